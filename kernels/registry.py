@@ -1,0 +1,41 @@
+"""Named kernels with one calling convention: `fn(inputs: VerifyInputs) -> out tensor`.
+
+Listing the registry imports nothing heavy; `get_kernel` imports the kernel's module.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    name: str
+    description: str
+    target: str  # "module:function"
+
+    def load(self) -> Callable:
+        module, func = self.target.split(":")
+        return getattr(importlib.import_module(module), func)
+
+
+KERNELS: dict[str, KernelInfo] = {k.name: k for k in [
+    KernelInfo("torch_ref", "plain PyTorch, fp32 math through the page table, with the tree mask (the reference)",
+               "kernels.reference:torch_ref"),
+    KernelInfo("triton_mla", "SGLang-shaped extend kernel: grid (batch, heads, q blocks), each program walks the whole prefix",
+               "kernels.triton_mla:triton_mla"),
+]}
+
+
+class UnknownKernel(KeyError):
+    def __str__(self) -> str:
+        return f"unknown kernel {self.args[0]!r}; known: {', '.join(KERNELS)}"
+
+
+def get_kernel(name: str) -> KernelInfo:
+    try:
+        return KERNELS[name]
+    except KeyError:
+        raise UnknownKernel(name) from None

@@ -1,0 +1,124 @@
+"""The verify-attention workload spec: pure Python, no torch, so every stage can read it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from dataclasses import dataclass
+
+# MLA with weight absorption (DeepSeek-V3 / Kimi K2 configs): one latent KV vector per token.
+KV_LORA_RANK = 512
+QK_ROPE_HEAD_DIM = 64
+DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
+TREE_MASKS = ("tree", "chain")
+
+_CTX_RE = re.compile(r"^\s*(\d+)\s*([kKmM]?)\s*$")
+
+
+class WorkloadError(ValueError):
+    """A workload parameter that cannot describe a real verify step."""
+
+
+def parse_ctx_len(text: str | int) -> int:
+    """Parse a context length: `131072`, `128k`, `128K`, `1m` (k = 1024, m = 1024**2)."""
+    if isinstance(text, bool):
+        raise WorkloadError(f"context length {text!r} is not a number")
+    if isinstance(text, int):
+        value = text
+    else:
+        match = _CTX_RE.match(str(text))
+        if not match:
+            raise WorkloadError(
+                f"context length {text!r} is not a positive token count "
+                "(examples: 4096, 128k, 128K, 1m)")
+        value = int(match.group(1)) * {"": 1, "k": 1024, "m": 1024 ** 2}[match.group(2).lower()]
+    if value <= 0:
+        raise WorkloadError(f"context length {text!r} must be at least 1 token")
+    return value
+
+
+@dataclass(frozen=True)
+class VerifyWorkload:
+    """One speculative-decoding verify step of MLA attention over a paged KV cache.
+
+    `ctx_len` counts the prefix already in the cache; each request's `q_len` draft tokens
+    have their own KV entries right after it in the same paged cache. `ctx_lens`, when
+    given, makes the batch ragged (one prefix length per request) and overrides `ctx_len`.
+    """
+
+    ctx_len: int = 128 * 1024
+    batch: int = 1
+    heads: int = 8  # per GPU: Kimi K2's 64 heads at TP8
+    q_len: int = 9  # draft-tree budget 8 + 1
+    page_size: int = 1
+    dtype: str = "bf16"
+    kv_lora_rank: int = KV_LORA_RANK
+    rope_dim: int = QK_ROPE_HEAD_DIM
+    tree_mask: str = "tree"
+    seed: int = 0
+    ctx_lens: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        checks = [
+            (self.batch >= 1, f"batch must be >= 1, got {self.batch}"),
+            (self.heads >= 1, f"heads must be >= 1, got {self.heads}"),
+            (self.q_len >= 1, f"q_len must be >= 1, got {self.q_len}"),
+            (self.page_size >= 1, f"page_size must be >= 1, got {self.page_size}"),
+            (self.dtype in DTYPE_BYTES, f"dtype must be one of {sorted(DTYPE_BYTES)}, got {self.dtype!r}"),
+            (self.tree_mask in TREE_MASKS, f"tree_mask must be one of {TREE_MASKS}, got {self.tree_mask!r}"),
+            (self.kv_lora_rank >= 1 and self.rope_dim >= 0, "kv_lora_rank and rope_dim must be positive"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise WorkloadError(message)
+        parse_ctx_len(self.ctx_len)
+        if self.ctx_lens is not None:
+            object.__setattr__(self, "ctx_lens", tuple(int(c) for c in self.ctx_lens))
+            if len(self.ctx_lens) != self.batch:
+                raise WorkloadError(f"ctx_lens has {len(self.ctx_lens)} entries for batch {self.batch}")
+            for c in self.ctx_lens:
+                parse_ctx_len(c)
+
+    @property
+    def head_dim(self) -> int:
+        """Lk: latent plus rope part (576 for MLA)."""
+        return self.kv_lora_rank + self.rope_dim
+
+    @property
+    def v_dim(self) -> int:
+        """Lv: the latent part, shared by K and V (512 for MLA)."""
+        return self.kv_lora_rank
+
+    @property
+    def request_ctx_lens(self) -> tuple[int, ...]:
+        return self.ctx_lens if self.ctx_lens is not None else (self.ctx_len,) * self.batch
+
+    @property
+    def kv_lens(self) -> tuple[int, ...]:
+        """Tokens each request attends: its prefix plus its own draft tokens."""
+        return tuple(c + self.q_len for c in self.request_ctx_lens)
+
+    @property
+    def token_bytes(self) -> int:
+        """Bytes of one cached token (1,152 for bf16 MLA)."""
+        return self.head_dim * DTYPE_BYTES[self.dtype]
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), indent=2)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "VerifyWorkload":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise WorkloadError(f"unknown workload fields: {', '.join(unknown)}")
+        data = dict(data)
+        if data.get("ctx_lens") is not None:
+            data["ctx_lens"] = tuple(data["ctx_lens"])
+        return cls(**data)
+
+    def describe(self) -> str:
+        ctx = ",".join(map(str, self.ctx_lens)) if self.ctx_lens else str(self.ctx_len)
+        return (f"ctx_len={ctx} batch={self.batch} heads={self.heads} q_len={self.q_len} "
+                f"page_size={self.page_size} dtype={self.dtype} mask={self.tree_mask}")

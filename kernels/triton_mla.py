@@ -1,0 +1,102 @@
+"""`triton_mla`: the baseline, shaped like SGLang's Triton backend runs MLA target verify.
+
+SGLang sends verify through its prefill ("extend") kernel with the draft tree as a custom
+mask (domain.md section 1). The shape reproduced here, not the code:
+- grid (batch, heads, cdiv(q_len, BLOCK_M)): at batch 1, 8 heads and 9 draft tokens that is
+  8 programs on a 132-SM GPU;
+- each program walks the whole prefix serially in BLOCK_N tiles through a per-token index
+  (`token_slots`, like SGLang's `kv_indices`), so every head re-reads the same latent KV;
+- then the draft block under the tree mask; online softmax throughout.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from kernels.inputs import VerifyInputs
+
+
+@triton.jit
+def _verify_extend_kernel(
+    Q, KV, TokenSlots, KVIndptr, TreeMask, Out, sm_scale,
+    stride_qt, stride_qh, stride_kv, stride_ot, stride_oh,
+    Q_LEN: tl.constexpr, D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_Q: tl.constexpr,
+):
+    b = tl.program_id(0)
+    h = tl.program_id(1)
+    m_blk = tl.program_id(2)
+
+    offs_m = m_blk * BLOCK_M + tl.arange(0, BLOCK_M)
+    m_ok = offs_m < Q_LEN
+    offs_d = tl.arange(0, D_LATENT)
+    offs_r = tl.arange(0, D_ROPE)
+    q_rows = (b * Q_LEN + offs_m) * stride_qt + h * stride_qh
+    q_lat = tl.load(Q + q_rows[:, None] + offs_d[None, :], mask=m_ok[:, None], other=0.0)
+    q_pe = tl.load(Q + q_rows[:, None] + D_LATENT + offs_r[None, :], mask=m_ok[:, None], other=0.0)
+
+    kv_start = tl.load(KVIndptr + b)
+    kv_len = tl.load(KVIndptr + b + 1) - kv_start
+    ctx_len = kv_len - Q_LEN
+
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, D_LATENT], dtype=tl.float32)
+
+    # Stage 1: the whole prefix, one BLOCK_N tile at a time, gathered token by token.
+    for start in range(0, ctx_len, BLOCK_N):
+        offs_n = start + tl.arange(0, BLOCK_N)
+        n_ok = offs_n < ctx_len
+        slot = tl.load(TokenSlots + kv_start + offs_n, mask=n_ok, other=0).to(tl.int64)
+        k_lat = tl.load(KV + slot[:, None] * stride_kv + offs_d[None, :], mask=n_ok[:, None], other=0.0)
+        k_pe = tl.load(KV + slot[:, None] * stride_kv + D_LATENT + offs_r[None, :], mask=n_ok[:, None], other=0.0)
+        qk = tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))
+        qk = tl.where(n_ok[None, :], qk * sm_scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        alpha = tl.exp(m_i - m_new)
+        p = tl.exp(qk - m_new[:, None])
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(k_lat.dtype), k_lat)
+        m_i = m_new
+
+    # Stage 2: the draft tokens' own entries under the tree mask.
+    offs_j = tl.arange(0, BLOCK_Q)
+    j_ok = offs_j < Q_LEN
+    slot = tl.load(TokenSlots + kv_start + ctx_len + offs_j, mask=j_ok, other=0).to(tl.int64)
+    k_lat = tl.load(KV + slot[:, None] * stride_kv + offs_d[None, :], mask=j_ok[:, None], other=0.0)
+    k_pe = tl.load(KV + slot[:, None] * stride_kv + D_LATENT + offs_r[None, :], mask=j_ok[:, None], other=0.0)
+    visible = tl.load(TreeMask + b * Q_LEN * Q_LEN + offs_m[:, None] * Q_LEN + offs_j[None, :],
+                      mask=m_ok[:, None] & j_ok[None, :], other=0)
+    qk = tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))
+    qk = tl.where(visible != 0, qk * sm_scale, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(qk, 1))
+    m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # padding rows see nothing
+    alpha = tl.exp(m_i - m_safe)
+    p = tl.exp(qk - m_safe[:, None])
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = acc * alpha[:, None] + tl.dot(p.to(k_lat.dtype), k_lat)
+
+    out = acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]
+    o_rows = (b * Q_LEN + offs_m) * stride_ot + h * stride_oh
+    tl.store(Out + o_rows[:, None] + offs_d[None, :], out.to(Out.dtype.element_ty), mask=m_ok[:, None])
+
+
+def triton_mla(inp: VerifyInputs, block_m: int = 32, block_n: int = 64,
+               num_warps: int = 8, num_stages: int = 1) -> torch.Tensor:
+    """Run the extend-style verify kernel; returns [batch * q_len, heads, v_dim]."""
+    w = inp.workload
+    if inp.q.shape[-1] != w.head_dim or w.rope_dim & (w.rope_dim - 1) or w.v_dim & (w.v_dim - 1):
+        raise ValueError("triton_mla needs power-of-two kv_lora_rank and rope_dim (MLA: 512 + 64)")
+    out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=inp.q.device)
+    kv = inp.kv_cache.view(-1, w.head_dim)
+    grid = (w.batch, w.heads, triton.cdiv(w.q_len, block_m))
+    _verify_extend_kernel[grid](
+        inp.q, kv, inp.token_slots, inp.kv_indptr, inp.tree_mask, out, inp.sm_scale,
+        inp.q.stride(0), inp.q.stride(1), kv.stride(0), out.stride(0), out.stride(1),
+        Q_LEN=w.q_len, D_LATENT=w.v_dim, D_ROPE=w.rope_dim,
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_Q=max(16, triton.next_power_of_2(w.q_len)),
+        num_warps=num_warps, num_stages=num_stages,
+    )
+    return out

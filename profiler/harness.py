@@ -1,0 +1,61 @@
+"""The child process a profiler runs: build the workload, warm up, then N launches in one NVTX range.
+
+    python -m profiler.harness --spec run/spec.json --kernel triton_mla --iters 3
+
+Warm-up (Triton compilation, first launch) happens before the range, so a profiler told
+to include only the range (`ncu --nvtx --nvtx-include roofline/`) sees just the kernel's launches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+NVTX_RANGE = "roofline"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m profiler.harness")
+    parser.add_argument("--spec", required=True, help="workload spec JSON file")
+    parser.add_argument("--kernel", required=True)
+    parser.add_argument("--iters", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--info", help="write device and library versions here (JSON)")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from kernels.inputs import build_inputs
+    from kernels.registry import get_kernel
+    from kernels.spec import VerifyWorkload
+
+    with open(args.spec) as f:
+        spec = json.load(f)
+    workload = VerifyWorkload.from_dict(spec["workload"])
+    if not torch.cuda.is_available():
+        print("harness: no CUDA device visible to torch", file=sys.stderr)
+        return 3
+    fn = get_kernel(args.kernel).load()
+    inp = build_inputs(workload, device="cuda")
+    for _ in range(args.warmup):
+        fn(inp)
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_push(NVTX_RANGE)
+    for _ in range(args.iters):
+        fn(inp)
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_pop()
+    if args.info:
+        import triton
+        with open(args.info, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                       "triton": triton.__version__, "cuda": torch.version.cuda,
+                       "sm_count": torch.cuda.get_device_properties(0).multi_processor_count}, f, indent=2)
+    print(f"harness: {args.kernel} ran {args.iters} times on {torch.cuda.get_device_name()} "
+          f"({workload.describe()})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Render results (text tables, markdown). Computes nothing."""

@@ -1,0 +1,1 @@
+"""GPU specs, ceilings, analytic floors and verdicts. Takes tables and specs, not files."""

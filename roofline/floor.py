@@ -1,0 +1,47 @@
+"""First-principles floor of a verify step: KV bytes over bandwidth vs FLOPs over the tensor peak."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kernels.spec import DTYPE_BYTES, VerifyWorkload
+from roofline.gpus import GpuSpec
+
+
+@dataclass(frozen=True)
+class WorkloadFloor:
+    gpu: str
+    layers: int
+    kv_bytes: int  # every cached token read once, per the layers asked
+    io_bytes: int  # queries read + outputs written
+    flops: int  # QK^T and PV over the visible tokens
+    arithmetic_intensity: float  # FLOP per byte moved
+    bandwidth_gbps: float
+    bandwidth_kind: str
+    peak_tflops: float
+    peak_kind: str
+    memory_ms: float
+    compute_ms: float
+    floor_ms: float
+    bound: str  # "bandwidth" or "compute"
+
+
+def workload_floor(w: VerifyWorkload, gpu: GpuSpec, layers: int = 1) -> WorkloadFloor:
+    """Bytes: KV read once + Q in + O out. FLOPs: 2 * heads * visible tokens * (Lk + Lv) per query."""
+    elem = DTYPE_BYTES[w.dtype]
+    kv_bytes = sum(w.kv_lens) * w.token_bytes * layers
+    io_bytes = w.batch * w.q_len * w.heads * (w.head_dim + w.v_dim) * elem * layers
+    # Query i of a request sees the prefix plus its ancestors; count the whole draft block
+    # (an upper bound by at most q_len tokens per query: negligible next to ctx_len).
+    visible = sum(w.q_len * kv for kv in w.kv_lens)
+    flops = 2 * w.heads * visible * (w.head_dim + w.v_dim) * layers
+    bw, peak = gpu.dram_ceiling(), gpu.bf16_ceiling()
+    memory_ms = (kv_bytes + io_bytes) / (bw.value * 1e9) * 1e3
+    compute_ms = flops / (peak.value * 1e12) * 1e3
+    return WorkloadFloor(
+        gpu=gpu.short_name, layers=layers, kv_bytes=kv_bytes, io_bytes=io_bytes, flops=flops,
+        arithmetic_intensity=flops / (kv_bytes + io_bytes),
+        bandwidth_gbps=bw.value, bandwidth_kind=bw.kind, peak_tflops=peak.value, peak_kind=peak.kind,
+        memory_ms=memory_ms, compute_ms=compute_ms, floor_ms=max(memory_ms, compute_ms),
+        bound="bandwidth" if memory_ms >= compute_ms else "compute",
+    )

@@ -1,0 +1,7 @@
+from pathlib import Path
+
+FIXTURES = Path(__file__).parent / "fixtures" / "h200"
+SAMPLE_RUN = Path(__file__).parent.parent / "roofline" / "data" / "samples" / "h200-triton_mla-128k"
+FULL_SET = FIXTURES / "triton_mla_8k_full.ncu-rep"
+TORCH_DEFAULT = FIXTURES / "torch_copy_matmul_default.ncu-rep"
+NO_KERNELS_LOG = FIXTURES / "ncu_no_kernels.log"

@@ -1,0 +1,88 @@
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from roofline.cli import main
+from tests.paths import SAMPLE_RUN, TORCH_DEFAULT
+
+KEYS = {"kernel", "launches", "duration_ms", "dram_throughput_pct", "sm_throughput_pct", "l2_hit_rate_pct",
+        "dram_gbps", "waves_per_sm", "bound", "evidence"}
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_kernels_json():
+    out = json.loads(run("kernels", "--format", "json").output)
+    assert {k["name"] for k in out} >= {"torch_ref", "triton_mla"} and all(k["description"] for k in out)
+
+
+def test_analyze_bundled_sample_json():
+    r = run("analyze", "--format", "json")
+    assert r.exit_code == 0
+    d = json.loads(r.output)
+    assert d["gpu"]["name"] == "NVIDIA H200"
+    (k,) = d["kernels"]
+    assert KEYS <= set(k) and k["bound"] == "latency" and k["launches"] == 3
+
+
+def test_analyze_text_and_bare_report(tmp_path):
+    r = run("analyze", str(SAMPLE_RUN))
+    assert "_verify_extend_kernel" in r.output and "small grid" in r.output and "x from the floor" in r.output
+    d = json.loads(run("analyze", str(TORCH_DEFAULT), "--format", "json").output)
+    assert len(d["kernels"]) == 2 and d["floor"] is None
+
+
+def test_analyze_bad_paths(tmp_path):
+    r = run("analyze", str(tmp_path / "nope"))
+    assert r.exit_code == 1 and "no such run directory or report" in r.output
+    r = run("analyze", str(tmp_path))
+    assert r.exit_code == 1 and "no .ncu-rep" in r.output
+
+
+@pytest.mark.parametrize("ctx", ["12q", "-5", "0"])
+def test_bad_ctx_is_one_line_usage_error(ctx):
+    r = run("model", "--ctx", ctx)
+    assert r.exit_code == 2 and "context length" in r.output and "Traceback" not in r.output
+
+
+def test_model_reproduces_the_seed_arithmetic():
+    d = json.loads(run("model", "--ctx", "128k", "--gpu", "rtx-pro-6000", "--heads", "8", "--q-len", "9",
+                       "--layers", "61", "--format", "json").output)
+    assert d["kv_bytes"] / 1e9 == pytest.approx(9.2, abs=0.05)
+    assert d["floor_ms"] == pytest.approx(5.1, abs=0.2) and d["bound"] == "bandwidth"
+    d64 = json.loads(run("model", "--ctx", "128k", "--gpu", "rtx-pro-6000", "--heads", "64",
+                         "--layers", "61", "--format", "json").output)
+    assert d64["bound"] == "compute" and d64["arithmetic_intensity"] > 1000
+    r = run("model", "--gpu", "rtx-9999")
+    assert r.exit_code == 2 and "known: h200" in r.output
+
+
+def test_check_cpu_json():
+    r = run("check", "--kernel", "triton_mla", "--ctx", "77", "--page-size", "16", "--device", "cpu",
+            "--format", "json")
+    d = json.loads(r.output)
+    assert r.exit_code == 0 and d["ok"] and d["kernel"] == "triton_mla" and d["rel_err"] < 2e-3
+    r = run("check", "--kernel", "nope", "--device", "cpu")
+    assert r.exit_code == 2 and "known: torch_ref, triton_mla" in r.output
+
+
+def test_profile_without_ncu_keeps_the_run_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv("NCU", raising=False)
+    monkeypatch.setattr("profiler.ncu._INSTALL_GLOBS", ())
+    r = run("profile", "--ctx", "1k", "--out", str(tmp_path / "run"))
+    assert r.exit_code == 1 and "ncu (Nsight Compute) not found" in r.output
+    assert json.loads((tmp_path / "run" / "spec.json").read_text())["workload"]["ctx_len"] == 1024
+
+
+def test_reading_commands_do_not_import_torch():
+    code = ("import sys; from click.testing import CliRunner; from roofline.cli import main; "
+            "r = CliRunner().invoke(main, ['analyze', '--format', 'json']); assert r.exit_code == 0, r.output; "
+            "CliRunner().invoke(main, ['model']); CliRunner().invoke(main, ['kernels']); "
+            "assert 'torch' not in sys.modules and 'triton' not in sys.modules, 'torch imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,71 @@
+"""Kernels against torch_ref through Triton's interpreter (fp16: its bf16 dots are wrong)."""
+
+import dataclasses
+
+import pytest
+import torch
+
+from kernels.check import check_kernel
+from kernels.inputs import ancestor_mask, build_inputs, draft_tree_parents
+from kernels.reference import torch_ref
+from kernels.spec import VerifyWorkload
+
+CASES = [
+    dict(ctx_len=70, page_size=1),  # not a multiple of BLOCK_N (64)
+    dict(ctx_len=128, page_size=16, tree_mask="chain"),
+    dict(ctx_len=100, page_size=16, batch=2),
+    dict(ctx_len=1, page_size=1, q_len=3),
+    dict(ctx_len=50, batch=3, ctx_lens=(33, 150, 64), page_size=16, q_len=5, heads=2),
+    dict(ctx_len=200, page_size=64, q_len=9, heads=4, seed=3),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(f"{k}{v}" for k, v in c.items()))
+def test_triton_mla_matches_reference(case):
+    result = check_kernel("triton_mla", VerifyWorkload(**case), device="cpu", dtype="fp16")
+    assert result.unwritten == 0
+    assert result.ok, result
+
+
+def test_inputs_are_random_paged_and_shuffled():
+    inp = build_inputs(VerifyWorkload(ctx_len=300, page_size=16, batch=2), dtype="fp16")
+    assert inp.kv_cache.abs().min() >= 0 and inp.kv_cache.std() > 0.5  # random, not zeros
+    pages = inp.page_table[0, :20]
+    assert not torch.equal(pages, torch.sort(pages).values)  # pages not in order
+    assert len(set(inp.page_table[:, :19].flatten().tolist())) == 38  # no page shared
+
+
+def test_tree_masks():
+    gen = torch.Generator().manual_seed(0)
+    chain = ancestor_mask(draft_tree_parents(5, "chain", gen))
+    assert torch.equal(chain, torch.tril(torch.ones(5, 5, dtype=torch.bool)))
+    parents = draft_tree_parents(9, "tree", gen)
+    tree = ancestor_mask(parents)
+    assert tree.diagonal().all() and tree[:, 0].all()  # itself, and the root
+    assert not tree.triu(1).any()  # never a later token
+    eye = torch.eye(9, dtype=torch.bool)
+    for i, p in enumerate(parents[1:], start=1):
+        assert torch.equal(tree[i], tree[p] | eye[i])  # a token sees what its parent sees, plus itself
+
+
+def test_mask_changes_the_answer():
+    """The reference honours the mask: tree and chain give different outputs on the same data."""
+    tree = build_inputs(VerifyWorkload(ctx_len=20, q_len=6, tree_mask="tree", seed=1), dtype="fp32")
+    chain = build_inputs(VerifyWorkload(ctx_len=20, q_len=6, tree_mask="chain", seed=1), dtype="fp32")
+    assert not torch.equal(tree.tree_mask, chain.tree_mask)
+    assert not torch.allclose(torch_ref(tree), torch_ref(chain))
+
+
+def test_check_catches_a_wrong_kernel(monkeypatch):
+    """A kernel that ignores the draft block must fail the check."""
+    import kernels.reference as ref
+
+    def prefix_only(inp):
+        diagonal = torch.eye(inp.workload.q_len, dtype=torch.int8).expand_as(inp.tree_mask)
+        return ref.torch_ref(dataclasses.replace(inp, tree_mask=diagonal.contiguous()))
+
+    from kernels import registry
+    monkeypatch.setitem(registry.KERNELS, "broken", registry.KernelInfo("broken", "x", "tests.test_kernels_cpu:_unused"))
+    monkeypatch.setattr(registry.KernelInfo, "load", lambda self: prefix_only)
+    result = check_kernel("broken", VerifyWorkload(ctx_len=10, q_len=6, seed=2), device="cpu", dtype="fp32")
+    assert not result.ok

@@ -1,0 +1,67 @@
+"""The ncu driver: finding ncu, its command line, and its failures turned into typed errors.
+
+The stub `ncu` below replays logs that the real ncu 2025.3.1 printed on the H200
+(tests/fixtures/h200/*.log), so the classification is tested on the tool's own words.
+"""
+
+import os
+import stat
+
+import pytest
+
+from profiler.errors import NoKernelsProfiled, ProfilerError, ToolNotFound
+from profiler.ncu import VERDICT_METRICS, classify_failure, find_ncu, ncu_command, run_ncu
+from tests.paths import NO_KERNELS_LOG
+
+
+def _stub(tmp_path, log, code=0, write_report=False):
+    script = tmp_path / "ncu"
+    lines = ["#!/bin/sh", f"cat '{log}'"]
+    if write_report:  # ncu writes <--export>.ncu-rep; the argument follows --export
+        lines.append('while [ "$1" != "--export" ]; do shift; done; : > "$2.ncu-rep"')
+    lines.append(f"exit {code}")
+    script.write_text("\n".join(lines) + "\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+def test_find_ncu_missing_is_clear(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("NCU", raising=False)
+    monkeypatch.setattr("profiler.ncu._INSTALL_GLOBS", ())
+    with pytest.raises(ToolNotFound, match="ncu .*not found.*--ncu"):
+        find_ncu()
+    with pytest.raises(ToolNotFound, match="/nope/ncu"):
+        find_ncu("/nope/ncu")
+
+
+def test_command_line_pins_clocks_and_range():
+    cmd = ncu_command("ncu", ["python", "app.py"], "out/profile")
+    assert cmd[cmd.index("--clock-control") + 1] == "none"
+    assert cmd[cmd.index("--nvtx-include") + 1] == "roofline/"
+    assert cmd[cmd.index("--metrics") + 1].split(",") == list(VERDICT_METRICS)
+    assert cmd[-2:] == ["python", "app.py"]
+
+
+def test_no_kernels_profiled_exit_zero_is_an_error(tmp_path):
+    ncu = _stub(tmp_path, NO_KERNELS_LOG, code=0)
+    with pytest.raises(NoKernelsProfiled) as info:
+        run_ncu(["python", "-c", "pass"], tmp_path / "run", ncu=ncu)
+    text = str(info.value)
+    assert "No kernels were profiled" in text and "nvjet_sm90" in text  # ncu's own list is shown
+    assert (tmp_path / "run" / "profile.ncu.log").read_text().count("Available Kernels") == 1
+
+
+def test_nonzero_exit_and_missing_report(tmp_path):
+    log = tmp_path / "empty.log"
+    log.write_text("")
+    with pytest.raises(ProfilerError, match="exited with code 9"):
+        run_ncu(["true"], tmp_path / "a", ncu=_stub(tmp_path, log, code=9))
+    with pytest.raises(ProfilerError, match="wrote no report"):
+        run_ncu(["true"], tmp_path / "b", ncu=_stub(tmp_path, log, code=0))
+
+
+def test_application_error_and_permission_lines():
+    app = ["==ERROR== The application returned an error code (1)."]  # as printed on the H200
+    assert "exit code 1" in str(classify_failure(app, 1, "x.log"))
+    assert classify_failure(["==PROF== Disconnected from process 1"], 0, "x.log") is None

@@ -1,0 +1,67 @@
+"""The ncu report parser on real H200 captures (tests/fixtures/README.md says how each was made)."""
+
+import shutil
+
+import pytest
+
+from profiler.errors import ReportError
+from profiler.ncu_reader import read_ncu_report
+from profiler.ncu_tidy import UnitError, tidy_launches, unit_scale
+from tests.paths import FULL_SET, SAMPLE_RUN, TORCH_DEFAULT
+
+
+def test_sample_run_one_row_per_launch_with_units():
+    raw = read_ncu_report(SAMPLE_RUN / "profile.ncu-rep")
+    assert list(raw["launch"]) == [0, 1, 2]
+    assert set(raw["kernel"]) == {"_verify_extend_kernel"}
+    assert raw.attrs["units"]["gpu__time_duration.sum"] == "ns"
+    assert raw.attrs["units"]["dram__bytes_read.sum"] == "byte"
+    tidy = tidy_launches(raw)
+    assert tidy["device"].iloc[0] == "NVIDIA H200"
+    assert (tidy["grid_size"] == 8).all() and (tidy["sm_count"] == 132).all()
+    # ns -> ms: 128k tokens through 8 programs takes milliseconds, not nanoseconds
+    assert tidy["duration_ms"].between(1, 100).all()
+    # DRAM bytes: at least the 151 MB of KV once, and GB/s consistent with bytes / time
+    read = tidy["dram_bytes_read"].iloc[0]
+    assert read > 131072 * 1152
+    gbps = (read + tidy["dram_bytes_write"].iloc[0]) / (tidy["duration_ms"].iloc[0] * 1e-3) / 1e9
+    assert tidy["dram_gbps"].iloc[0] == pytest.approx(gbps, rel=0.05)
+    assert tidy["dram_peak_gbps"].iloc[0] == pytest.approx(4800, rel=0.1)
+    assert tidy.attrs["missing_metrics"] == []
+
+
+def test_full_set_report_other_kernels_and_default_sections():
+    full = tidy_launches(read_ncu_report(FULL_SET))
+    assert len(full) == 1 and full["stall_long_scoreboard"].notna().all()
+    torch_ops = tidy_launches(read_ncu_report(TORCH_DEFAULT))
+    assert len(torch_ops) == 2
+    assert torch_ops["dram_bytes_read"].isna().all()  # not in ncu's default sections
+    assert "dram__bytes_read.sum" in torch_ops.attrs["missing_metrics"]
+    assert torch_ops["sm_throughput_pct"].notna().all()
+
+
+def test_rule_results_kept():
+    raw = read_ncu_report(SAMPLE_RUN / "profile.ncu-rep")
+    ids = [r["rule_identifier"] for r in raw.attrs["rules"][0]]
+    assert "SOLBottleneck" in ids
+
+
+@pytest.mark.parametrize("damage", ["missing", "empty", "truncated", "garbage"])
+def test_bad_reports_name_the_file(tmp_path, damage):
+    bad = tmp_path / "bad.ncu-rep"
+    data = (SAMPLE_RUN / "profile.ncu-rep").read_bytes()
+    if damage == "empty":
+        bad.write_bytes(b"")
+    elif damage == "truncated":
+        bad.write_bytes(data[: len(data) // 3])
+    elif damage == "garbage":
+        bad.write_bytes(b"this is not a report\n" * 100)
+    with pytest.raises(ReportError, match="bad.ncu-rep"):
+        read_ncu_report(bad)
+
+
+def test_unit_scale():
+    assert unit_scale("ns") == 1e-9 and unit_scale("byte/s") == 1.0 and unit_scale("Kbyte") == 1e3
+    assert unit_scale("byte/cycle") == 1.0 and unit_scale("hz") == 1.0
+    with pytest.raises(UnitError, match="furlong"):
+        unit_scale("furlong")

@@ -1,0 +1,64 @@
+import pytest
+
+from profiler.ncu_reader import read_ncu_report
+from profiler.ncu_tidy import tidy_launches
+from roofline.analysis import summarize
+from roofline.verdict import classify
+from kernels.spec import VerifyWorkload
+from tests.paths import FULL_SET, SAMPLE_RUN, TORCH_DEFAULT
+
+
+@pytest.mark.parametrize("sm,mem,dram,waves,bound,cause", [
+    (20, 30, 25, 0.5, "latency", "small grid"),
+    (20, 30, 25, 4.0, "latency", "low throughput: too little work in flight"),
+    (90, 40, 30, 4.0, "compute", "compute pipes lead memory by 10+ points"),
+    (30, 92, 91, 4.0, "bandwidth", "memory leads compute by 10+ points"),
+    (70, 75, 74, 4.0, "bandwidth", "balanced: compute and memory within 10 points"),
+    (93, 94, 19, 1.0, "compute", "balanced, with memory traffic on-chip: SM pipes near the roof, DRAM lightly used"),
+    (59.9, 59.9, None, None, "latency", "low throughput: too little work in flight"),
+    (60, 45, None, None, "compute", "compute pipes lead memory by 10+ points"),
+])
+def test_rule_thresholds(sm, mem, dram, waves, bound, cause):
+    v = classify(sm, mem, dram, waves)
+    assert (v.bound, v.cause) == (bound, cause)
+    assert v.evidence and f"{sm:.1f}%" in v.evidence[0]
+
+
+@pytest.mark.parametrize("sm,mem", [(None, 50), (50, float("nan")), (None, None)])
+def test_missing_metrics_are_unknown(sm, mem):
+    v = classify(sm, mem)
+    assert v.bound == "unknown" and "missing metric" in v.evidence[0]
+
+
+def test_sample_capture_triton_mla_is_a_small_grid():
+    launches = tidy_launches(read_ncu_report(SAMPLE_RUN / "profile.ncu-rep"))
+    a = summarize(launches, VerifyWorkload(ctx_len=131072), iterations=3)
+    (k,) = a.kernels
+    assert k.launches == 3 and k.bound == "latency" and k.cause == "small grid"
+    assert any("grid of 8 blocks on 132 SMs" in e for e in k.evidence)
+    assert k.top_stalls[0]["reason"] == "long_scoreboard"
+    assert k.ncu_rule.startswith("Small Grid")  # ncu's own rule agrees
+    assert a.floor["bound"] == "bandwidth" and a.floor["kv_bytes"] == (131072 + 9) * 1152
+    assert k.gap_to_floor > 100  # far from the floor: the point of the sample
+    assert a.step["gap"] == pytest.approx(k.gap_to_floor, rel=0.01)
+
+
+def test_other_kernels_get_sensible_verdicts():
+    a = summarize(tidy_launches(read_ncu_report(TORCH_DEFAULT)))
+    bounds = {k.kernel.split("_")[0]: k.bound for k in a.kernels}
+    assert bounds == {"distribution": "compute", "nvjet": "compute"}  # RNG fill and a bf16 GEMM
+    assert a.floor is None and a.kernels[0].gap_to_floor is None
+    assert any("absent from the report" in n for n in a.notes)
+    full = summarize(tidy_launches(read_ncu_report(FULL_SET)))
+    assert full.kernels[0].bound == "latency"
+
+
+def test_launch_with_missing_values_is_unknown_not_a_crash():
+    launches = tidy_launches(read_ncu_report(SAMPLE_RUN / "profile.ncu-rep"))
+    launches["sm_throughput_pct"] = float("nan")
+    for col in [c for c in launches if c.startswith("stall_")] + ["waves_per_sm", "duration_ms"]:
+        launches[col] = float("nan")
+    a = summarize(launches, VerifyWorkload(ctx_len=131072), iterations=3)
+    assert a.kernels[0].bound == "unknown" and a.kernels[0].gap_to_floor is None
+    d = a.to_dict()
+    assert d["kernels"][0]["duration_ms"] is None and d["kernels"][0]["top_stalls"] == []
