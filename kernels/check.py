@@ -31,13 +31,13 @@ class CheckResult:
 
 
 def check_kernel(name: str, workload: VerifyWorkload, device: str = "cuda",
-                 dtype: str | None = None) -> CheckResult:
-    """Run kernel `name` and the reference; NaN or an unwritten output element fails."""
+                 dtype: str | None = None, **kernel_kwargs) -> CheckResult:
+    """Run kernel `name` (with `kernel_kwargs`) and the reference; NaN or an unwritten element fails."""
     dtype = dtype or workload.dtype
     workload = dataclasses.replace(workload, dtype=dtype)
     fn = get_kernel(name).load()
     inp = build_inputs(workload, device=device, dtype=dtype)
-    out = fn(inp)
+    out = fn(inp, **kernel_kwargs)
     ref = torch_ref(inp)
     if out.shape != ref.shape:
         raise ValueError(f"{name} returned shape {tuple(out.shape)}, reference {tuple(ref.shape)}")

@@ -26,6 +26,10 @@ KERNELS: dict[str, KernelInfo] = {k.name: k for k in [
                "kernels.reference:torch_ref"),
     KernelInfo("triton_mla", "SGLang-shaped extend kernel: grid (batch, heads, q blocks), each program walks the whole prefix",
                "kernels.triton_mla:triton_mla"),
+    KernelInfo("triton_mla_decode", "SGLang-shaped split-KV decode: each draft token a decode row, 16 heads per program, 8 kv splits, LSE merge",
+               "kernels.triton_mla_decode:triton_mla_decode"),
+    KernelInfo("triton_mla_fast", "all q_len x heads rows share each KV tile, prefix split to fill the GPU, tensor-core dots, LSE merge",
+               "kernels.triton_mla_fast:triton_mla_fast"),
 ]}
 
 

@@ -16,6 +16,7 @@ import triton
 import triton.language as tl
 
 from kernels.inputs import VerifyInputs
+from kernels.plan import EXTEND_BLOCK_M
 
 
 @triton.jit
@@ -83,7 +84,7 @@ def _verify_extend_kernel(
     tl.store(Out + o_rows[:, None] + offs_d[None, :], out.to(Out.dtype.element_ty), mask=m_ok[:, None])
 
 
-def triton_mla(inp: VerifyInputs, block_m: int = 32, block_n: int = 64,
+def triton_mla(inp: VerifyInputs, block_m: int = EXTEND_BLOCK_M, block_n: int = 64,
                num_warps: int = 8, num_stages: int = 1) -> torch.Tensor:
     """Run the extend-style verify kernel; returns [batch * q_len, heads, v_dim]."""
     w = inp.workload

@@ -49,6 +49,34 @@ VERDICT_METRICS = (
     "device__attribute_multiprocessor_count",
 ) + tuple(stall_metric(r) for r in STALL_REASONS)
 
+# Hierarchical roofline: FLOPs (tensor and FP32) and bytes at L1, L2 and DRAM, with the
+# report's own peaks (per-cycle peak x clock), plus what limits occupancy.
+ROOFLINE_METRICS = (
+    "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+    "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
+    "sm__cycles_elapsed.avg.per_second",
+    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
+    "l1tex__t_bytes.sum",
+    "l1tex__t_bytes.sum.peak_sustained",
+    "l1tex__cycles_elapsed.avg.per_second",
+    "l1tex__t_sector_hit_rate.pct",
+    "lts__t_bytes.sum",
+    "lts__t_bytes.sum.peak_sustained",
+    "lts__cycles_elapsed.avg.per_second",
+    "dram__bytes.sum",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "launch__occupancy_limit_registers",
+    "launch__occupancy_limit_shared_mem",
+    "launch__occupancy_limit_warps",
+    "launch__occupancy_limit_blocks",
+)
+
+DEFAULT_METRICS = VERDICT_METRICS + ROOFLINE_METRICS
+
 # Sections whose rules we want ncu to evaluate too (SpeedOfLight carries SOLBottleneck).
 VERDICT_SECTIONS = ("SpeedOfLight",)
 
@@ -90,7 +118,7 @@ class NcuRun:
         return shlex.join(self.command)
 
 
-def ncu_command(ncu: str, app: list[str], report_base: Path, metrics: tuple[str, ...] = VERDICT_METRICS,
+def ncu_command(ncu: str, app: list[str], report_base: Path, metrics: tuple[str, ...] = DEFAULT_METRICS,
                 sections: tuple[str, ...] = VERDICT_SECTIONS, nvtx_range: str | None = "roofline",
                 extra: list[str] | None = None) -> list[str]:
     """The ncu command line. Clocks are left alone; caches flushed between replay passes."""

@@ -85,8 +85,10 @@ def read_ncu_report(path: str | Path) -> pd.DataFrame:
                     metric = action.metric_by_name(name)
                     if metric is None:
                         continue
-                    row[name] = _metric_value(metric)
-                    if name not in units:
+                    row[name] = value = _metric_value(metric)
+                    # unit() of a string metric crashed the ncu_report in Nsight Compute 2025.3.1's
+                    # extras/python (segfault, seen on the H200): ask numeric metrics only
+                    if name not in units and value is not None and not isinstance(value, str):
                         units[name] = metric.unit() or ""
                 rows.append(row)
                 rules[launch] = _rule_results(action)

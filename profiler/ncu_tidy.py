@@ -53,6 +53,29 @@ TIDY = {
     "shared_mem_per_block": ("launch__shared_mem_per_block", 1.0),
     "sm_count": ("device__attribute_multiprocessor_count", 1.0),
 }
+TIDY.update({
+    "tensor_bf16_ops": ("sm__ops_path_tensor_src_bf16_dst_fp32.sum", 1.0),
+    "tensor_ops_per_cycle_peak": ("sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained", 1.0),
+    "sm_cycles_per_second": ("sm__cycles_elapsed.avg.per_second", 1.0),
+    "fp32_fadd": ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 1.0),
+    "fp32_fmul": ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", 1.0),
+    "fp32_ffma": ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 1.0),
+    "ffma_per_cycle_peak": ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", 1.0),
+    "l1_bytes": ("l1tex__t_bytes.sum", 1.0),
+    "l1_bytes_per_cycle_peak": ("l1tex__t_bytes.sum.peak_sustained", 1.0),
+    "l1_cycles_per_second": ("l1tex__cycles_elapsed.avg.per_second", 1.0),
+    "l1_hit_rate_pct": ("l1tex__t_sector_hit_rate.pct", 1.0),
+    "l2_bytes": ("lts__t_bytes.sum", 1.0),
+    "l2_bytes_per_cycle_peak": ("lts__t_bytes.sum.peak_sustained", 1.0),
+    "l2_cycles_per_second": ("lts__cycles_elapsed.avg.per_second", 1.0),
+    "dram_bytes": ("dram__bytes.sum", 1.0),
+    "tensor_pipe_pct": ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", 1.0),
+    "fma_pipe_pct": ("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed", 1.0),
+    "occupancy_limit_registers": ("launch__occupancy_limit_registers", 1.0),
+    "occupancy_limit_shared_mem": ("launch__occupancy_limit_shared_mem", 1.0),
+    "occupancy_limit_warps": ("launch__occupancy_limit_warps", 1.0),
+    "occupancy_limit_blocks": ("launch__occupancy_limit_blocks", 1.0),
+})
 TIDY.update({f"stall_{r}": (stall_metric(r), 1.0) for r in STALL_REASONS})
 
 
@@ -76,7 +99,19 @@ def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
         total = out["dram_bytes_read"] + out["dram_bytes_write"]
         out["dram_gbps"] = total / (out["duration_ms"] * 1e-3) / 1e9
     out["dram_peak_gbps"] = out["dram_bytes_per_cycle_peak"] * out["dram_cycles_per_second"] / 1e9
+    _derive_hierarchy(out)
     out.attrs["missing_metrics"] = missing
     out.attrs["rules"] = raw.attrs.get("rules", {})
     out.attrs["source"] = raw.attrs.get("source")
     return out
+
+
+def _derive_hierarchy(out: pd.DataFrame) -> None:
+    """FLOPs and per-level peaks from the raw counters (the report's own ceilings)."""
+    out["tensor_flops"] = out["tensor_bf16_ops"]  # bf16 -> fp32 MMA ops (2 per multiply-add)
+    out["tensor_peak_tflops"] = out["tensor_ops_per_cycle_peak"] * out["sm_cycles_per_second"] / 1e12
+    out["fp32_flops"] = out["fp32_fadd"] + out["fp32_fmul"] + 2 * out["fp32_ffma"]
+    out["fp32_peak_tflops"] = 2 * out["ffma_per_cycle_peak"] * out["sm_cycles_per_second"] / 1e12
+    out["l1_peak_gbps"] = out["l1_bytes_per_cycle_peak"] * out["l1_cycles_per_second"] / 1e9
+    out["l2_peak_gbps"] = out["l2_bytes_per_cycle_peak"] * out["l2_cycles_per_second"] / 1e9
+    out["dram_bytes"] = out["dram_bytes"].fillna(out["dram_bytes_read"] + out["dram_bytes_write"])

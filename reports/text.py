@@ -33,6 +33,16 @@ def align(rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def hierarchy_line(h: dict) -> str:
+    peak = f" of {h['compute_peak_tflops']:.0f}" if h.get("compute_peak_tflops") else ""
+    parts = [f"{h['tflops']:.2f}{peak} TFLOP/s {h['compute_kind']}"]
+    for lv in h["levels"]:
+        pct = f" ({lv['pct_of_peak']:.0f}% of peak)" if lv.get("pct_of_peak") is not None else ""
+        parts.append(f"{lv['level']} {lv['bytes'] / 1e6:.1f} MB, {lv['arithmetic_intensity']:.1f} FLOP/B, "
+                     f"{lv['gbps']:.0f} GB/s{pct}")
+    return "roofline: " + "; ".join(parts)
+
+
 def render_text(analysis: Analysis) -> str:
     out = [f"GPU: {analysis.gpu.get('name') or 'unknown'}"]
     if analysis.workload:
@@ -46,13 +56,53 @@ def render_text(analysis: Analysis) -> str:
                    f"{f['flops'] / 1e9:.2f} GFLOP at {f['peak_tflops']:.0f} TFLOP/s {f['peak_kind']})")
     out += ["", align(kernel_table(analysis)), ""]
     for k in analysis.kernels:
-        out.append(f"{k.kernel}: {k.bound}" + (f" ({k.cause})" if k.cause else ""))
+        out.append(f"{k.kernel}: {k.bound}" + (f" ({k.roof or k.cause})" if (k.roof or k.cause) else ""))
         out += [f"  - {e}" for e in k.evidence]
         if k.ncu_rule:
-            out.append(f"  - ncu SOLBottleneck says: {k.ncu_rule}")
+            agree = {True: "agrees", False: "DISAGREES", None: "not comparable"}[k.agrees_with_ncu]
+            out.append(f"  - ncu SOLBottleneck ({agree}): {k.ncu_rule[:160]}")
+        if k.hierarchy:
+            out.append("  - " + hierarchy_line(k.hierarchy))
+        if k.advice:
+            out.append(f"  - try: {k.advice}")
     if analysis.step:
         s = analysis.step
         out.append(f"\nstep: {s['kernel_ms_per_step']:.3f} ms of kernels vs floor {s['floor_ms']:.4f} ms: "
                    f"{s['gap']:.1f}x from the floor")
     out += [f"note: {n}" for n in analysis.notes]
+    return "\n".join(out)
+
+
+def render_bench(table, meta: dict) -> str:
+    """The benchmark table, one line per kernel x ctx_len x page_size x heads."""
+    head = (f"GPU: {meta['device']} (driver {meta.get('driver', '?')}), torch {meta.get('torch')}, "
+            f"triton {meta.get('triton')}\nmeasured here: read {meta['read_gbps']:.0f} GB/s, copy "
+            f"{meta['copy_gbps']:.0f} GB/s (read+write), bf16 matmul {meta['matmul_tflops']:.0f} TFLOP/s")
+    rows = [["kernel", "ctx", "page", "heads", "ms", "KV GB/s", "% read BW", "TFLOP/s", "% matmul",
+             "floor ms", "gap", "speedup"]]
+    for _, r in table.iterrows():
+        if r.get("error"):
+            rows.append([r.kernel, str(r.ctx_len), str(r.page_size), str(r.heads), "error: " + r.error[:60]]
+                        + [""] * 7)
+            continue
+        rows.append([r.kernel, f"{r.ctx_len // 1024}k", str(r.page_size), str(r.heads), f"{r.median_ms:.4f}",
+                     f"{r.eff_gbps:.0f}", f"{r.pct_of_read_bw:.1f}", f"{r.tflops:.1f}", f"{r.pct_of_matmul:.1f}",
+                     f"{r.floor_ms:.4f}", f"{r.gap:.2f}x", f"{r.speedup_vs_triton_mla:.1f}x"])
+    return head + "\n\n" + align(rows)
+
+
+def render_projection(p: dict) -> str:
+    out = [f"projection onto {p['target_name']} (from {p['source']})"]
+    if p.get("floor"):
+        f = p["floor"]
+        out.append(f"  floor on target: {f['floor_ms'] * 1e3:.1f} us per layer, {f['bound']}-bound "
+                   f"({f['bandwidth_gbps']:.0f} GB/s {f['bandwidth_kind']}, {f['peak_tflops']:.0f} TFLOP/s {f['peak_kind']})")
+    for r in p["kernels"]:
+        ms = f"{r['projected_ms']:.3f} ms" if r["projected_ms"] is not None else "-"
+        measured = f"{r['measured_ms']:.3f} ms" if r["measured_ms"] is not None else "-"
+        out.append(f"  {r['kernel']}: measured {measured} ({r['bound_measured']}) -> {ms}; {r['method']}")
+    if p.get("projected_step_ms") is not None:
+        out.append(f"  projected step: {p['projected_step_ms']:.3f} ms")
+    out.append(f"  measured: {p['measured']}")
+    out.append(f"  modelled: {p['modelled']}")
     return "\n".join(out)

@@ -11,7 +11,8 @@ import pandas as pd
 from kernels.spec import VerifyWorkload
 from roofline.floor import WorkloadFloor, workload_floor
 from roofline.gpus import GpuSpec, match_gpu
-from roofline.verdict import classify
+from roofline.hierarchy import hierarchical_roofline
+from roofline.verdict import agrees_with_ncu, classify
 
 GROUP_KEYS = ["kernel", "grid_size", "block_size"]
 STALL_PREFIX = "stall_"
@@ -41,8 +42,12 @@ class KernelSummary:
     bound: str
     cause: str | None
     evidence: list[str]
+    roof: str | None = None
+    advice: str | None = None
     ncu_rule: str | None = None
+    agrees_with_ncu: bool | None = None
     gap_to_floor: float | None = None
+    hierarchy: dict | None = None
 
 
 @dataclass
@@ -56,6 +61,10 @@ class Analysis:
 
     def to_dict(self) -> dict:
         return _clean(dataclasses.asdict(self))
+
+    @staticmethod
+    def clean(obj):
+        return _clean(obj)
 
 
 def _clean(obj):
@@ -105,11 +114,9 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
     for key, group in keyed.groupby(GROUP_KEYS, sort=False, dropna=False):
         med = group.median(numeric_only=True)
         stalls = top_stalls(med)
-        verdict = classify(med.get("sm_throughput_pct"), med.get("memory_throughput_pct"),
-                           med.get("dram_throughput_pct"), med.get("waves_per_sm"),
-                           med.get("grid_size"), med.get("sm_count"),
-                           [(s["reason"], s["cycles_per_issue"]) for s in stalls])
+        verdict = classify(med.to_dict())
         first = int(group["launch"].iloc[0])
+        rule = ncu_rule_text(rules.get(first, []))
         values = {f: _opt(med.get(f)) for f in FIELDS}
         duration = values["duration_ms"]
         kernels.append(KernelSummary(
@@ -118,8 +125,10 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
             block_size=_opt(group["block_size"].iloc[0]) if key[2] != -1 else None,
             **{f: values[f] for f in FIELDS if f != "sm_count"},
             top_stalls=stalls, bound=verdict.bound, cause=verdict.cause, evidence=verdict.evidence,
-            ncu_rule=ncu_rule_text(rules.get(first, [])),
+            roof=verdict.roof, advice=verdict.advice, ncu_rule=rule,
+            agrees_with_ncu=agrees_with_ncu(verdict.bound, rule),
             gap_to_floor=(duration / floor.floor_ms) if (floor and duration) else None,
+            hierarchy=hierarchical_roofline(med.to_dict()),
         ))
 
     step = None

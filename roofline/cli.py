@@ -178,10 +178,13 @@ def _load(path: Path):
     return launches, workload, (spec or {}).get("iterations")
 
 
-def _analyze_run(path: Path, fmt: str) -> dict:
-    from reports.text import render_text
+def _analyze_run(path: Path, fmt: str, project_to: str | None = None) -> dict:
+    from reports.text import render_projection, render_text
     from roofline.analysis import summarize
+    from roofline.gpus import match_gpu
+    from roofline.projection import project
 
+    target = _gpu(project_to) if project_to else None
     try:
         launches, workload, iterations = _load(path)
     except (ProfilerError, WorkloadError, ValueError) as exc:
@@ -189,48 +192,129 @@ def _analyze_run(path: Path, fmt: str) -> dict:
     if path.is_dir():
         launches.to_csv(path / "launches.csv", index=False)
     analysis = summarize(launches, workload, iterations)
+    result = analysis.to_dict()
+    projection = None
+    if target is not None:
+        source = match_gpu(analysis.gpu.get("name"))
+        if source is None:
+            raise click.ClickException(f"cannot project: profiled device {analysis.gpu.get('name')!r} "
+                                       "is not in the GPU catalogue")
+        projection = project(analysis.kernels, source, target, workload)
+        result["projection"] = analysis.clean(projection)
     if fmt == "json":
-        click.echo(json.dumps(analysis.to_dict(), indent=2))
+        click.echo(json.dumps(result, indent=2))
     else:
         click.echo(render_text(analysis))
-    return analysis.to_dict()
+        if projection:
+            click.echo("\n" + render_projection(projection))
+    return result
+
+
+def _gpu(name: str):
+    try:
+        return get_gpu(name)
+    except UnknownGpu as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 @main.command("analyze")
 @click.argument("path", type=click.Path(), required=False)
+@click.option("--project-to", default=None, help="also project the kernels onto this GPU (e.g. rtx-pro-6000)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def analyze_cmd(path, fmt) -> None:
+def analyze_cmd(path, project_to, fmt) -> None:
     """Re-read a run directory or a bare .ncu-rep (no GPU needed). Default: the bundled H200 sample."""
     target = Path(path) if path else sample_run()
     if not path and fmt == "text":
         progress(f"no path given: analyzing the bundled H200 capture {target}")
     if not target.exists():
         raise click.ClickException(f"{target}: no such run directory or report")
-    _analyze_run(target, fmt)
+    _analyze_run(target, fmt, project_to)
+
+
+def _int_list(text: str, parse=int) -> list[int]:
+    try:
+        return [parse(x) for x in text.split(",") if x.strip()]
+    except (ValueError, WorkloadError) as exc:
+        raise click.BadParameter(f"{text!r}: {exc}") from None
+
+
+@main.command("bench")
+@click.option("--kernels", "kernel_list", default="triton_mla,triton_mla_decode,triton_mla_fast", show_default=True)
+@click.option("--ctx", "ctx_list", default="8k,32k,128k,256k", show_default=True)
+@click.option("--page-sizes", default="1,64", show_default=True)
+@click.option("--heads", "heads_list", default="8,64", show_default=True)
+@click.option("--q-len", type=int, default=9, show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/bench", show_default=True)
+def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, q_len, out_dir) -> None:
+    """Time every kernel x ctx x page size x heads on this GPU against the floor (needs a GPU)."""
+    import subprocess
+
+    import torch
+    import triton
+
+    from profiler.bench import bench_grid, measure_ceilings
+    from reports.text import render_bench
+    from roofline.bench_table import bench_table
+    from roofline.gpus import match_gpu
+
+    names = [kernel_name(k) for k in kernel_list.split(",")]
+    grid = dict(ctx_lens=_int_list(ctx_list, parse_ctx_len), page_sizes=_int_list(page_sizes),
+                heads=_int_list(heads_list))
+    if not torch.cuda.is_available():
+        raise click.ClickException("roofline bench needs a CUDA GPU (torch sees none)")
+    progress("measuring ceilings: 4 GiB copy and read, 8192^3 bf16 matmul")
+    ceil = measure_ceilings()
+    gpu = match_gpu(ceil.device)
+    if gpu is None:
+        raise click.ClickException(f"{ceil.device!r} is not in the GPU catalogue (roofline/data/gpus.json)")
+    try:
+        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        driver = "unknown"
+    meta = {**ceil.__dict__, "driver": driver, "torch": torch.__version__, "triton": triton.__version__}
+    times = bench_grid(names, q_len=q_len, progress=progress, **grid)
+    table = bench_table(times, gpu, ceil.read_gbps, ceil.matmul_tflops,
+                        source=f"measured by roofline bench on this {ceil.device}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / "bench.csv", index=False)
+    (out / "bench.json").write_text(json.dumps({"meta": meta, "rows": json.loads(table.to_json(orient="records"))},
+                                               indent=2) + "\n")
+    click.echo(render_bench(table, meta))
+    progress(f"wrote {out / 'bench.csv'} and {out / 'bench.json'}")
 
 
 @main.command("model")
-@click.option("--kernel", default=None, help="(reserved) a kernel's own model")
+@click.option("--kernel", default=None, help="add this kernel's own model (bytes it moves, grid, time)")
 @workload_options
 @click.option("--layers", type=int, default=1, show_default=True)
-@click.option("--gpu", "gpu_name", default="h200", show_default=True)
+@click.option("--gpu", "gpu_name", default="h200", show_default=True, help="short name; see `roofline gpus`")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
-    """The floor the hardware allows for a verify workload (no GPU needed)."""
+    """The floor the hardware allows for a verify workload, and a kernel's own model (no GPU needed)."""
     import dataclasses
 
     from roofline.floor import workload_floor
+    from roofline.kernel_models import kernel_model
 
     workload = make_workload(**wkw)
-    try:
-        gpu = get_gpu(gpu_name)
-    except UnknownGpu as exc:
-        raise click.UsageError(str(exc)) from None
+    gpu = _gpu(gpu_name)
     if layers < 1:
         raise click.UsageError("--layers must be at least 1")
+    if kernel is not None and kernel_name(kernel) == "torch_ref":
+        raise click.UsageError("torch_ref is the reference, not modelled; pick a Triton kernel")
     floor = workload_floor(workload, gpu, layers)
+    out = dataclasses.asdict(floor)
+    out["gpu_name"] = gpu.name
+    out["ceilings"] = [dataclasses.asdict(c) for c in gpu.ceilings()]
+    model = None
+    if kernel is not None:
+        model = kernel_model(kernel, workload, gpu)
+        out["kernel_model"] = {**dataclasses.asdict(model), "time_ms_all_layers": model.time_ms * layers,
+                               "gap_to_floor": model.time_ms * layers / floor.floor_ms}
     if fmt == "json":
-        click.echo(json.dumps(dataclasses.asdict(floor), indent=2))
+        click.echo(json.dumps(out, indent=2))
         return
     click.echo(f"{gpu.name}, {workload.describe()}, {layers} layer(s)\n"
                f"  KV bytes     {floor.kv_bytes / 1e9:.3f} GB\n"
@@ -238,6 +322,100 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
                f"  memory time  {floor.memory_ms:.3f} ms at {floor.bandwidth_gbps:.0f} GB/s ({floor.bandwidth_kind})\n"
                f"  compute time {floor.compute_ms:.3f} ms at {floor.peak_tflops:.0f} TFLOP/s ({floor.peak_kind})\n"
                f"  floor        {floor.floor_ms:.3f} ms, {floor.bound}-bound")
+    if model:
+        click.echo(f"{kernel} model (a lower bound): {model.programs} programs on {model.sm_count} SMs "
+                   f"({model.waves:.2f} waves), moves {model.moved_bytes * layers / 1e9:.2f} GB "
+                   f"({model.unique_bytes * layers / 1e9:.2f} GB unique)\n"
+                   f"  time >= {model.time_ms * layers:.3f} ms, limited by {model.limited_by}: "
+                   f"{model.time_ms * layers / floor.floor_ms:.1f}x the floor\n  {model.notes}")
+
+
+@main.command("calibrate")
+@click.option("--save/--no-save", default=True, show_default=True,
+              help="write roofline/data/measured/<gpu>.json, used as this GPU's ceilings from then on")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def calibrate_cmd(save, fmt) -> None:
+    """Measure this GPU's ceilings: DRAM copy and read, L2-resident read, bf16 matmul (needs a GPU)."""
+    import torch
+
+    from profiler.bench import measure_ceilings
+    from roofline.gpus import MEASURED_DIR, match_gpu
+
+    if not torch.cuda.is_available():
+        raise click.ClickException("roofline calibrate needs a CUDA GPU (torch sees none)")
+    progress("measuring: 4 GiB copy and read, 16 MiB L2-resident re-read, 8192^3 bf16 matmul")
+    c = measure_ceilings()
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    data = {**c.__dict__, "source": f"roofline calibrate on this {c.device}, {stamp} (do_bench medians; "
+            "copy counts bytes read + written; L2 read timed back to back without a flush)"}
+    gpu = match_gpu(c.device)
+    if save:
+        if gpu is None:
+            raise click.ClickException(f"{c.device!r} is not in the catalogue: nothing to save it under")
+        path = Path(str(resources.files("roofline").joinpath(f"{MEASURED_DIR}/{gpu.short_name}.json")))
+        path.write_text(json.dumps(data, indent=2) + "\n")
+        progress(f"saved {path}")
+    if fmt == "json":
+        click.echo(json.dumps(data, indent=2))
+    else:
+        click.echo(f"{c.device}: read {c.read_gbps:.0f} GB/s, copy {c.copy_gbps:.0f} GB/s (read+write), "
+                   f"L2 read {c.l2_read_gbps:.0f} GB/s, bf16 matmul {c.matmul_tflops:.0f} TFLOP/s")
+
+
+@main.command("validate")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/validate", show_default=True)
+@click.option("--ncu", "ncu_path", default=None)
+@click.option("--probe", "only", multiple=True, help="run only these probes")
+def validate_cmd(out_dir, ncu_path, only) -> None:
+    """Profile the probe kernels (known bounds) and check the verdicts against them (needs a GPU)."""
+    from profiler.ncu import run_ncu
+    from profiler.ncu_reader import read_ncu_report
+    from profiler.ncu_tidy import tidy_launches
+    from roofline.analysis import summarize
+    from roofline.validation import EXPECTED, check_probe
+
+    names = list(only) or list(EXPECTED)
+    unknown = set(names) - set(EXPECTED)
+    if unknown:
+        raise click.UsageError(f"unknown probe(s) {sorted(unknown)}; known: {', '.join(EXPECTED)}")
+    failures = 0
+    for name in names:
+        progress(f"profiling probe {name}")
+        try:
+            run = run_ncu([sys.executable, "-m", "profiler.probes", name], Path(out_dir), name=name,
+                          ncu=ncu_path, progress=progress)
+        except ProfilerError as exc:
+            raise click.ClickException(str(exc)) from None
+        k = summarize(tidy_launches(read_ncu_report(run.report))).kernels[0]
+        ok, msg = check_probe(name, k.bound, k.roof, k.cause)
+        failures += not ok
+        click.echo(("ok    " if ok else "WRONG ") + msg)
+    sys.exit(1 if failures else 0)
+
+
+@main.command("gpus")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def gpus_cmd(fmt) -> None:
+    """The GPU catalogue: datasheet ceilings (dense tensor rates, boost clocks) and measured ones."""
+    import dataclasses
+
+    from reports.text import align
+    from roofline.gpus import load_catalogue
+
+    gpus = load_catalogue()
+    if fmt == "json":
+        click.echo(json.dumps([dataclasses.asdict(g) for g in gpus], indent=2))
+        return
+    rows = [["short name", "name", "arch", "SMs", "boost MHz", "DRAM GB/s", "L2 MB", "FP32 TF", "BF16 TF",
+             "FP8 TF", "measured"]]
+    for g in gpus:
+        m = g.measured
+        meas = (f"read {m['read_gbps']:.0f} GB/s, bf16 {m['matmul_tflops']:.0f} TF" if m else "-")
+        rows.append([g.short_name, g.name, g.arch, str(g.sm_count), str(g.boost_clock_mhz or "-"),
+                     f"{g.dram_gbps:.0f}", f"{g.l2_mb:.0f}", f"{g.fp32_tflops:g}", f"{g.bf16_dense_tflops:g}",
+                     f"{g.fp8_dense_tflops:g}" if g.fp8_dense_tflops else "-", meas])
+    click.echo(align(rows))
+    click.echo("\ntensor rates dense (no sparsity), clocks boost; sources: roofline gpus --format json")
 
 
 if __name__ == "__main__":

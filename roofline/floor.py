@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kernels.spec import DTYPE_BYTES, VerifyWorkload
-from roofline.gpus import GpuSpec
+from roofline.gpus import Ceiling, GpuSpec
 
 
 @dataclass(frozen=True)
@@ -26,8 +26,12 @@ class WorkloadFloor:
     bound: str  # "bandwidth" or "compute"
 
 
-def workload_floor(w: VerifyWorkload, gpu: GpuSpec, layers: int = 1) -> WorkloadFloor:
-    """Bytes: KV read once + Q in + O out. FLOPs: 2 * heads * visible tokens * (Lk + Lv) per query."""
+def workload_floor(w: VerifyWorkload, gpu: GpuSpec, layers: int = 1, bandwidth: Ceiling | None = None,
+                   peak: Ceiling | None = None) -> WorkloadFloor:
+    """Bytes: KV read once + Q in + O out. FLOPs: 2 * heads * visible tokens * (Lk + Lv) per query.
+
+    `bandwidth` and `peak` override the catalogue's ceilings (e.g. ones measured in the same run).
+    """
     elem = DTYPE_BYTES[w.dtype]
     kv_bytes = sum(w.kv_lens) * w.token_bytes * layers
     io_bytes = w.batch * w.q_len * w.heads * (w.head_dim + w.v_dim) * elem * layers
@@ -35,7 +39,7 @@ def workload_floor(w: VerifyWorkload, gpu: GpuSpec, layers: int = 1) -> Workload
     # (an upper bound by at most q_len tokens per query: negligible next to ctx_len).
     visible = sum(w.q_len * kv for kv in w.kv_lens)
     flops = 2 * w.heads * visible * (w.head_dim + w.v_dim) * layers
-    bw, peak = gpu.dram_ceiling(), gpu.bf16_ceiling()
+    bw, peak = bandwidth or gpu.dram_ceiling(), peak or gpu.bf16_ceiling()
     memory_ms = (kv_bytes + io_bytes) / (bw.value * 1e9) * 1e3
     compute_ms = flops / (peak.value * 1e12) * 1e3
     return WorkloadFloor(

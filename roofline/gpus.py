@@ -1,4 +1,5 @@
-"""The GPU catalogue (roofline/data/gpus.json): datasheet ceilings with their sources."""
+"""The GPU catalogue: datasheet ceilings with sources (data/gpus.json), plus measured ceilings
+from `roofline calibrate` (data/measured/<short_name>.json) where they exist."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import json
 from dataclasses import dataclass, field
 from importlib import resources
 
+MEASURED_DIR = "data/measured"
+
 
 @dataclass(frozen=True)
 class Ceiling:
-    """One roof: value, unit, and which kind of number it is (datasheet / measured / report)."""
+    """One roof: value, unit, and which kind of number it is: datasheet, report or measured."""
 
     value: float
     unit: str
@@ -25,23 +28,39 @@ class GpuSpec:
     sm_count: int
     dram_gbps: float
     l2_mb: float
-    bf16_dense_tflops: float
     fp32_tflops: float
+    bf16_dense_tflops: float
+    fp16_dense_tflops: float | None = None
+    fp8_dense_tflops: float | None = None
+    boost_clock_mhz: float | None = None
+    dram_type: str = ""
     match: tuple[str, ...] = ()
     sources: dict = field(default_factory=dict)
     measured: dict = field(default_factory=dict)
 
     def dram_ceiling(self) -> Ceiling:
-        """Measured bandwidth when the catalogue has it, else the datasheet's."""
-        if "dram_gbps" in self.measured:
-            return Ceiling(self.measured["dram_gbps"], "GB/s", "measured", self.measured["source"])
+        """Measured streaming-read bandwidth when calibrated, else the datasheet's."""
+        if "read_gbps" in self.measured:
+            return Ceiling(self.measured["read_gbps"], "GB/s", "measured", self.measured.get("source", ""))
         return Ceiling(self.dram_gbps, "GB/s", "datasheet", self.sources.get("dram_gbps", ""))
 
     def bf16_ceiling(self) -> Ceiling:
-        if "bf16_dense_tflops" in self.measured:
-            return Ceiling(self.measured["bf16_dense_tflops"], "TFLOP/s", "measured", self.measured["source"])
-        return Ceiling(self.bf16_dense_tflops, "TFLOP/s", "datasheet",
-                       self.sources.get("bf16_dense_tflops", ""))
+        """Measured bf16 matmul rate when calibrated, else the datasheet's dense rate."""
+        if "matmul_tflops" in self.measured:
+            return Ceiling(self.measured["matmul_tflops"], "TFLOP/s", "measured", self.measured.get("source", ""))
+        return Ceiling(self.bf16_dense_tflops, "TFLOP/s", "datasheet", self.sources.get("bf16_dense_tflops", ""))
+
+    def ceilings(self) -> list[Ceiling]:
+        """Every roof this GPU has, datasheet and measured, each labelled."""
+        out = [Ceiling(self.dram_gbps, "GB/s DRAM", "datasheet", self.sources.get("dram_gbps", "")),
+               Ceiling(self.bf16_dense_tflops, "TFLOP/s bf16 dense", "datasheet", self.sources.get("bf16_dense_tflops", "")),
+               Ceiling(self.fp32_tflops, "TFLOP/s fp32", "datasheet", self.sources.get("fp32_tflops", ""))]
+        m, src = self.measured, self.measured.get("source", "")
+        for key, unit in (("read_gbps", "GB/s DRAM read"), ("copy_gbps", "GB/s DRAM copy (read+write)"),
+                          ("l2_read_gbps", "GB/s L2-resident read"), ("matmul_tflops", "TFLOP/s bf16 matmul")):
+            if key in m:
+                out.append(Ceiling(m[key], unit, "measured", src))
+        return out
 
 
 class UnknownGpu(KeyError):
@@ -49,9 +68,15 @@ class UnknownGpu(KeyError):
         return f"unknown GPU {self.args[0]!r}; known: {', '.join(g.short_name for g in load_catalogue())}"
 
 
+def _measured(short_name: str) -> dict:
+    f = resources.files("roofline").joinpath(f"{MEASURED_DIR}/{short_name}.json")
+    return json.loads(f.read_text()) if f.is_file() else {}
+
+
 def load_catalogue() -> list[GpuSpec]:
     data = json.loads(resources.files("roofline").joinpath("data/gpus.json").read_text())
-    return [GpuSpec(**{**g, "match": tuple(g.get("match", ()))}) for g in data["gpus"]]
+    return [GpuSpec(**{**g, "match": tuple(g.get("match", ())), "measured": _measured(g["short_name"])})
+            for g in data["gpus"]]
 
 
 def get_gpu(short_name: str) -> GpuSpec:
@@ -62,10 +87,8 @@ def get_gpu(short_name: str) -> GpuSpec:
 
 
 def match_gpu(device_name: str | None) -> GpuSpec | None:
-    """The catalogue entry for a device name as a report gives it (e.g. 'NVIDIA H200'), or None."""
+    """The entry whose longest match pattern occurs in a report's device name ('NVIDIA H200')."""
     if not device_name:
         return None
-    for gpu in load_catalogue():
-        if any(m.lower() in device_name.lower() for m in gpu.match):
-            return gpu
-    return None
+    hits = [(len(m), gpu) for gpu in load_catalogue() for m in gpu.match if m.lower() in device_name.lower()]
+    return max(hits, key=lambda h: h[0])[1] if hits else None

@@ -1,32 +1,72 @@
-"""The bound of one kernel from its speed-of-light throughputs, with the numbers that decided it.
+"""The bound of one kernel, the roof or cause behind it, the numbers that decided it, and what to try.
 
-The rule follows Nsight Compute's own SOLBottleneck (sections/SpeedOfLight.py), with SM% the
-compute throughput and Memory% the memory throughput, both as % of peak sustained:
+Step 1 follows Nsight Compute's own SOLBottleneck rule (sections/SpeedOfLight.py), with SM% the
+compute and Memory% the memory speed-of-light throughput, both % of peak sustained:
 - either missing                      -> unknown
-- both under LATENCY_PCT (60)         -> latency ("small grid" when waves per SM < 1)
+- both under LATENCY_PCT (60)         -> latency
 - one leads by LEAD_PCT (10) or more  -> compute or bandwidth
-- otherwise balanced                  -> the larger of the two, marked balanced; except that
-  with the SM pipes near the roof (>= 80%) and DRAM under half the memory throughput, the
-  memory traffic is on-chip operand feed (L1/shared memory, as in a GEMM): compute
-Either at HIGH_PCT (80) or more is noted as near the roof.
+- otherwise balanced                  -> the larger one; except that with SM% >= HIGH_PCT and
+  DRAM under half of Memory%, the memory traffic is on-chip operand feed (a GEMM): compute
+
+Step 2 names the cause:
+- bandwidth: the memory level with the highest utilisation (DRAM, L2, L1: bytes/time over the
+  report's own peak; DRAM from ncu's DRAM throughput %)
+- compute: the tensor pipe or the FP32 (FMA) pipe, whichever is busier
+- latency, first that applies: small grid (waves per SM < 1); short launches (under
+  SHORT_LAUNCH_US each: launch overhead dominates); low occupancy (achieved under LOW_OCC_PCT,
+  with the launch limit that caps it: registers, shared memory, warps, blocks); the dominant
+  warp stall (long_scoreboard = waiting on global memory); otherwise "too little work in flight".
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Mapping
 
 LATENCY_PCT = 60.0
 LEAD_PCT = 10.0
 HIGH_PCT = 80.0
+SHORT_LAUNCH_US = 5.0
+LOW_OCC_PCT = 25.0
 BOUNDS = ("compute", "bandwidth", "latency", "unknown")
+
+STALL_MEANING = {
+    "long_scoreboard": "waiting on global/local memory loads",
+    "short_scoreboard": "waiting on shared memory or special-function results",
+    "barrier": "waiting at block-wide barriers",
+    "wait": "fixed-latency dependencies between instructions",
+    "math_pipe_throttle": "math pipes busy",
+    "mio_throttle": "shared-memory/IO queue full",
+    "lg_throttle": "global load/store queue full",
+    "not_selected": "ready but another warp issued (enough parallelism)",
+    "no_instruction": "instruction cache misses",
+    "branch_resolving": "branch target computation",
+    "membar": "memory barriers",
+    "gmma": "waiting on warpgroup MMA",
+}
+
+ADVICE = {
+    "DRAM": "at the DRAM roof: only moving fewer bytes helps (read KV once, smaller KV dtype)",
+    "L2": "L2-bound: the same bytes are re-read from L2; share each tile across more rows/heads",
+    "L1": "L1/shared-bound: cut shared-memory and L1 traffic per FLOP (larger tiles, register reuse)",
+    "tensor pipe": "tensor-pipe-bound: fewer padded rows, or a faster MMA path (wgmma on Hopper)",
+    "FP32 pipe": "FP32-bound: move the math onto tensor cores or cut scalar work (exp, rescales)",
+    "small grid": "launch more programs: split the sequence (split-KV) so blocks >= 2x the SMs",
+    "short launches": "fuse the launches or capture them in a CUDA graph",
+    "low occupancy": "free the occupancy limiter (fewer registers or less shared memory per block)",
+    "long_scoreboard": "keep more loads in flight: deeper pipelining (num_stages), more programs per SM",
+    "default": "more independent work per SM: more programs, deeper pipelining",
+}
 
 
 @dataclass(frozen=True)
 class Verdict:
     bound: str
     cause: str | None
+    roof: str | None = None
     evidence: list[str] = field(default_factory=list)
+    advice: str | None = None
 
 
 def _num(x) -> float | None:
@@ -39,49 +79,125 @@ def _num(x) -> float | None:
     return None if math.isnan(x) else x
 
 
-def classify(sm_pct, mem_pct, dram_pct=None, waves_per_sm=None, grid_size=None, sm_count=None,
-             top_stalls: list[tuple[str, float]] | None = None) -> Verdict:
-    """Bound and evidence from one kernel's metrics (any may be None/NaN)."""
-    sm, mem, dram, waves = _num(sm_pct), _num(mem_pct), _num(dram_pct), _num(waves_per_sm)
+def _pct(part, peak) -> float | None:
+    return 100 * part / peak if part is not None and peak else None
+
+
+def memory_levels(m: Mapping, duration_ms: float | None) -> dict[str, float]:
+    """% of peak at each memory level that the report lets us compute."""
+    levels = {}
+    dram = _num(m.get("dram_throughput_pct"))
+    if dram is not None:
+        levels["DRAM"] = dram
+    sec = duration_ms * 1e-3 if duration_ms else None
+    for level, bytes_key, peak_key in (("L2", "l2_bytes", "l2_peak_gbps"), ("L1", "l1_bytes", "l1_peak_gbps")):
+        b, peak = _num(m.get(bytes_key)), _num(m.get(peak_key))
+        if b is not None and peak and sec:
+            levels[level] = _pct(b / sec / 1e9, peak)
+    return levels
+
+
+def top_stalls(m: Mapping, n: int = 3) -> list[tuple[str, float]]:
+    stalls = [(k[len("stall_"):], _num(v)) for k, v in m.items()
+              if k.startswith("stall_") and k != "stall_selected" and _num(v)]
+    return sorted(stalls, key=lambda kv: -kv[1])[:n]
+
+
+def occupancy_limiter(m: Mapping) -> str | None:
+    """The launch limit with the fewest blocks per SM (ncu's launch__occupancy_limit_*)."""
+    limits = {k: _num(m.get(f"occupancy_limit_{k}")) for k in ("registers", "shared_mem", "warps", "blocks")}
+    limits = {k: v for k, v in limits.items() if v is not None}
+    if not limits:
+        return None
+    name = min(limits, key=limits.get)
+    return {"shared_mem": "shared memory"}.get(name, name)
+
+
+def classify(m: Mapping) -> Verdict:
+    """Verdict from one kernel's metrics (tidy column names; any may be missing or NaN)."""
+    sm, mem = _num(m.get("sm_throughput_pct")), _num(m.get("memory_throughput_pct"))
     if sm is None or mem is None:
         missing = [n for n, v in (("SM throughput", sm), ("memory throughput", mem)) if v is None]
-        return Verdict("unknown", None, [f"missing metric: {', '.join(missing)}"])
+        return Verdict("unknown", None, None, [f"missing metric: {', '.join(missing)}"])
+    dram, waves = _num(m.get("dram_throughput_pct")), _num(m.get("waves_per_sm"))
+    duration = _num(m.get("duration_ms"))
     evidence = [f"SM throughput {sm:.1f}% and memory throughput {mem:.1f}% of peak"
                 + (f" (DRAM {dram:.1f}%)" if dram is not None else "")]
-    stall_text = None
-    if top_stalls:
-        reason, ratio = top_stalls[0]
-        stall_text = f"top warp stall: {reason} ({ratio:.1f} cycles per issued instruction)"
+    stalls = top_stalls(m)
+    stall_line = (f"top warp stall: {stalls[0][0]} ({stalls[0][1]:.1f} cycles per issued instruction: "
+                  f"{STALL_MEANING.get(stalls[0][0], 'see ncu docs')})") if stalls else None
 
     if sm < LATENCY_PCT and mem < LATENCY_PCT:
         evidence.append(f"both under {LATENCY_PCT:.0f}%: neither compute nor memory is the limit")
-        cause = "low throughput: too little work in flight"
-        if waves is not None and waves < 1:
-            grid = _num(grid_size)
-            sms = _num(sm_count)
-            detail = f"{waves:.2f} waves per SM"
-            if grid is not None and sms is not None:
-                detail = f"grid of {grid:.0f} blocks on {sms:.0f} SMs ({waves:.2f} waves)"
-            evidence.append(f"small grid: {detail}; most SMs idle")
-            cause = "small grid"
-        elif stall_text and top_stalls[0][0] == "long_scoreboard":
-            cause = "waiting on global memory loads (long_scoreboard)"
-        if stall_text:
-            evidence.append(stall_text)
-        return Verdict("latency", cause, evidence)
+        cause, advice = _latency_cause(m, waves, duration, stalls, evidence)
+        if stall_line:
+            evidence.append(stall_line)
+        return Verdict("latency", cause, None, evidence, advice)
 
     if sm - mem >= LEAD_PCT:
         bound, cause = "compute", "compute pipes lead memory by 10+ points"
     elif mem - sm >= LEAD_PCT:
         bound, cause = "bandwidth", "memory leads compute by 10+ points"
     elif sm >= HIGH_PCT and dram is not None and dram < mem / 2:
-        bound = "compute"
-        cause = "balanced, with memory traffic on-chip: SM pipes near the roof, DRAM lightly used"
+        bound, cause = "compute", "balanced, with memory traffic on-chip: SM pipes near the roof, DRAM lightly used"
     else:
         bound = "compute" if sm >= mem else "bandwidth"
         cause = "balanced: compute and memory within 10 points"
     if max(sm, mem) >= HIGH_PCT:
         evidence.append(f"at {max(sm, mem):.1f}% of peak: near the roof")
-    if stall_text:
-        evidence.append(stall_text)
-    return Verdict(bound, cause, evidence)
+
+    roof = None
+    if bound == "bandwidth":
+        levels = memory_levels(m, duration)
+        if levels:
+            roof = max(levels, key=levels.get)
+            evidence.append("memory levels, % of peak: " + ", ".join(f"{k} {v:.1f}%" for k, v in levels.items()))
+    else:
+        pipes = {k: v for k, v in (("tensor pipe", _num(m.get("tensor_pipe_pct"))),
+                                   ("FP32 pipe", _num(m.get("fma_pipe_pct")))) if v is not None}
+        if pipes:
+            roof = max(pipes, key=pipes.get)
+            evidence.append("pipes, % of peak: " + ", ".join(f"{k} {v:.1f}%" for k, v in pipes.items()))
+    if stall_line:
+        evidence.append(stall_line)
+    return Verdict(bound, cause, roof, evidence, ADVICE.get(roof or "", None))
+
+
+def _latency_cause(m, waves, duration, stalls, evidence) -> tuple[str, str]:
+    grid, sms = _num(m.get("grid_size")), _num(m.get("sm_count"))
+    if waves is not None and waves < 1:
+        detail = (f"grid of {grid:.0f} blocks on {sms:.0f} SMs ({waves:.2f} waves)"
+                  if grid is not None and sms is not None else f"{waves:.2f} waves per SM")
+        evidence.append(f"small grid: {detail}; most SMs idle")
+        return "small grid", ADVICE["small grid"]
+    if duration is not None and duration * 1e3 < SHORT_LAUNCH_US:
+        evidence.append(f"each launch runs {duration * 1e3:.1f} us: launch overhead is comparable")
+        return "short launches", ADVICE["short launches"]
+    occ = _num(m.get("achieved_occupancy_pct"))
+    if occ is not None and occ < LOW_OCC_PCT:
+        limiter = occupancy_limiter(m)
+        theo = _num(m.get("theoretical_occupancy_pct"))
+        evidence.append(f"achieved occupancy {occ:.1f}% (theoretical {theo:.1f}%)" if theo is not None
+                        else f"achieved occupancy {occ:.1f}%")
+        if limiter:
+            regs = _num(m.get("registers_per_thread"))
+            evidence.append(f"occupancy limited by {limiter}"
+                            + (f" ({regs:.0f} registers per thread)" if limiter == "registers" and regs else ""))
+        return f"low occupancy{' (' + limiter + ')' if limiter else ''}", ADVICE["low occupancy"]
+    if stalls and stalls[0][0] == "long_scoreboard":
+        return "waiting on global memory loads (long_scoreboard)", ADVICE["long_scoreboard"]
+    return "low throughput: too little work in flight", ADVICE["default"]
+
+
+NCU_TITLES = {"Small Grid": {"latency"}, "Latency Issue": {"latency"}, "High Compute Throughput": {"compute"},
+              "High Memory Throughput": {"bandwidth"}, "High Throughput": {"compute", "bandwidth"},
+              "Balanced Throughput": {"compute", "bandwidth"}}
+
+
+def agrees_with_ncu(bound: str, ncu_rule: str | None) -> bool | None:
+    """Whether ncu's SOLBottleneck title ('Small Grid: ...') allows this bound; None if unknown."""
+    if not ncu_rule:
+        return None
+    title = ncu_rule.split(":", 1)[0].strip()
+    allowed = NCU_TITLES.get(title)
+    return None if allowed is None else bound in allowed

@@ -59,7 +59,7 @@ def test_model_reproduces_the_seed_arithmetic():
                          "--layers", "61", "--format", "json").output)
     assert d64["bound"] == "compute" and d64["arithmetic_intensity"] > 1000
     r = run("model", "--gpu", "rtx-9999")
-    assert r.exit_code == 2 and "known: h200" in r.output
+    assert r.exit_code == 2 and "known: rtx-pro-6000" in r.output and "h200" in r.output
 
 
 def test_check_cpu_json():

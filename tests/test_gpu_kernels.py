@@ -16,7 +16,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("kernel", ["triton_mla"])
+@pytest.mark.parametrize("kernel", ["triton_mla", "triton_mla_decode", "triton_mla_fast"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"p{c['page_size']}-{c['tree_mask']}-b{c.get('batch', 1)}")
 def test_kernel_matches_reference_on_gpu(kernel, case):
     from kernels.check import check_kernel

@@ -20,11 +20,48 @@ CASES = [
 ]
 
 
+KERNELS = ["triton_mla", "triton_mla_decode", "triton_mla_fast"]
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(f"{k}{v}" for k, v in c.items()))
-def test_triton_mla_matches_reference(case):
-    result = check_kernel("triton_mla", VerifyWorkload(**case), device="cpu", dtype="fp16")
+def test_kernel_matches_reference(kernel, case):
+    result = check_kernel(kernel, VerifyWorkload(**case), device="cpu", dtype="fp16")
     assert result.unwritten == 0
     assert result.ok, result
+
+
+@pytest.mark.parametrize("kw", [
+    dict(split_len=16, block_n=16, block_m=16),  # draft tokens straddle splits
+    dict(split_len=32, block_n=16, block_m=32, num_warps=4),
+])
+def test_fast_kernel_many_splits(kw):
+    # q_len 20, ctx 64, splits of 16: the last split holds only draft tokens 16..19, which
+    # most rows cannot see (an empty split: lse = -inf must not poison the merge)
+    w = VerifyWorkload(ctx_len=64, q_len=20, heads=2, page_size=16, seed=5)
+    result = check_kernel("triton_mla_fast", w, device="cpu", dtype="fp16", **kw)
+    assert result.ok, result
+
+
+def test_decode_kernel_more_splits_than_tokens():
+    w = VerifyWorkload(ctx_len=5, q_len=4, heads=3, page_size=1, seed=6)
+    result = check_kernel("triton_mla_decode", w, device="cpu", dtype="fp16", kv_splits=16)
+    assert result.ok, result
+
+
+@pytest.mark.parametrize("kernel,kw,match", [
+    ("triton_mla_fast", dict(page_size=3), "power-of-two page_size"),
+    ("triton_mla_decode", dict(), "kv_splits must be >= 1"),
+])
+def test_bad_arguments_are_clear_errors(kernel, kw, match):
+    extra = {"kv_splits": 0} if kernel == "triton_mla_decode" else {}
+    with pytest.raises(ValueError, match=match):
+        check_kernel(kernel, VerifyWorkload(ctx_len=40, **kw), device="cpu", dtype="fp16", **extra)
+
+
+def test_fast_kernel_rejects_unknown_launch_parameters():
+    with pytest.raises(TypeError, match="block_q"):
+        check_kernel("triton_mla_fast", VerifyWorkload(ctx_len=40), device="cpu", dtype="fp16", block_q=4)
 
 
 def test_inputs_are_random_paged_and_shuffled():

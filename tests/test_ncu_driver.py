@@ -10,7 +10,7 @@ import stat
 import pytest
 
 from profiler.errors import NoKernelsProfiled, ProfilerError, ToolNotFound
-from profiler.ncu import VERDICT_METRICS, classify_failure, find_ncu, ncu_command, run_ncu
+from profiler.ncu import DEFAULT_METRICS, classify_failure, find_ncu, ncu_command, run_ncu
 from tests.paths import NO_KERNELS_LOG
 
 
@@ -39,7 +39,7 @@ def test_command_line_pins_clocks_and_range():
     cmd = ncu_command("ncu", ["python", "app.py"], "out/profile")
     assert cmd[cmd.index("--clock-control") + 1] == "none"
     assert cmd[cmd.index("--nvtx-include") + 1] == "roofline/"
-    assert cmd[cmd.index("--metrics") + 1].split(",") == list(VERDICT_METRICS)
+    assert cmd[cmd.index("--metrics") + 1].split(",") == list(DEFAULT_METRICS)
     assert cmd[-2:] == ["python", "app.py"]
 
 

@@ -1,0 +1,49 @@
+"""Merge split-KV partial outputs by their log-sum-exp (shared by the split kernels).
+
+Partials: `part_o` [splits, rows, v_dim] fp32, each normalised within its split, and `part_lse`
+[splits, rows] fp32 (natural log; -inf for a split that saw no visible token). Row r of the
+output is sum_s exp(lse_s - max) * o_s / sum_s exp(lse_s - max).
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _combine_kernel(PartO, PartLse, Out, total_rows, num_splits,
+                    D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_S: tl.constexpr):
+    """One program per (row, BLOCK_D columns): enough programs to fill the GPU at batch 1."""
+    row = tl.program_id(0)
+    offs_d = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
+    offs_s = tl.arange(0, BLOCK_S)
+    m = tl.max(tl.full([BLOCK_S], float("-inf"), dtype=tl.float32), 0)
+    for s0 in range(0, num_splits, BLOCK_S):
+        s = s0 + offs_s
+        lse = tl.load(PartLse + s * total_rows + row, mask=s < num_splits, other=float("-inf"))
+        m = tl.maximum(m, tl.max(lse, 0))
+    m_safe = tl.where(m == float("-inf"), 0.0, m)
+    acc = tl.zeros([BLOCK_D], dtype=tl.float32)
+    den = tl.sum(tl.zeros([BLOCK_S], dtype=tl.float32), 0)
+    for s0 in range(0, num_splits, BLOCK_S):
+        s = s0 + offs_s
+        ok = s < num_splits
+        w = tl.exp(tl.load(PartLse + s * total_rows + row, mask=ok, other=float("-inf")) - m_safe)
+        o = tl.load(PartO + (s.to(tl.int64) * total_rows + row)[:, None] * D + offs_d[None, :],
+                    mask=ok[:, None], other=0.0)
+        acc += tl.sum(w[:, None] * o, 0)
+        den += tl.sum(w, 0)
+    out = acc / tl.where(den > 0, den, 1.0)
+    tl.store(Out + row.to(tl.int64) * D + offs_d, out.to(Out.dtype.element_ty))
+
+
+def combine_splits(part_o: torch.Tensor, part_lse: torch.Tensor, out: torch.Tensor,
+                   block_d: int = 128, block_s: int = 16) -> torch.Tensor:
+    """Write the merged rows into `out` (viewed as [rows, v_dim]); returns `out`."""
+    splits, rows, d = part_o.shape
+    block_d = min(block_d, d)
+    _combine_kernel[(rows, triton.cdiv(d, block_d))](part_o, part_lse, out, rows, splits,
+                                                     D=d, BLOCK_D=block_d, BLOCK_S=block_s, num_warps=4)
+    return out

@@ -1,0 +1,40 @@
+"""Child process that runs one probe kernel (kernels/probes.py) inside the NVTX range.
+
+    python -m profiler.probes NAME [--iters N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from profiler.harness import NVTX_RANGE
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m profiler.probes")
+    parser.add_argument("name")
+    parser.add_argument("--iters", type=int, default=1)
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from kernels.probes import PROBES
+
+    if args.name not in PROBES:
+        print(f"unknown probe {args.name!r}; known: {', '.join(PROBES)}", file=sys.stderr)
+        return 2
+    run = PROBES[args.name]("cuda")
+    run()  # compile and warm up outside the range
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_push(NVTX_RANGE)
+    for _ in range(args.iters):
+        run()
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_pop()
+    print(f"probe {args.name} ran {args.iters} time(s) on {torch.cuda.get_device_name()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""Benchmark times against the floor: effective GB/s, % of measured bandwidth, gap, speedup."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from kernels.spec import VerifyWorkload
+from roofline.floor import workload_floor
+from roofline.gpus import Ceiling, GpuSpec
+
+BASELINE = "triton_mla"
+
+
+def bench_table(times: pd.DataFrame, gpu: GpuSpec, read_gbps: float, matmul_tflops: float,
+                source: str) -> pd.DataFrame:
+    """Add kv_bytes, eff_gbps (KV bytes / time), pct_of_read_bw, tflops, pct_of_matmul,
+    floor_ms and gap (from the ceilings measured in the same run), speedup over triton_mla."""
+    bw = Ceiling(read_gbps, "GB/s", "measured", source)
+    peak = Ceiling(matmul_tflops, "TFLOP/s", "measured", source)
+    out = times.copy()
+    extra = []
+    for _, r in out.iterrows():
+        w = VerifyWorkload(ctx_len=int(r.ctx_len), heads=int(r.heads), q_len=int(r.q_len),
+                           page_size=int(r.page_size), batch=int(r.batch))
+        f = workload_floor(w, gpu, bandwidth=bw, peak=peak)
+        sec = r.median_ms * 1e-3
+        extra.append({"kv_bytes": f.kv_bytes, "eff_gbps": f.kv_bytes / sec / 1e9,
+                      "pct_of_read_bw": 100 * f.kv_bytes / sec / 1e9 / read_gbps,
+                      "tflops": f.flops / sec / 1e12, "pct_of_matmul": 100 * f.flops / sec / 1e12 / matmul_tflops,
+                      "floor_ms": f.floor_ms, "floor_bound": f.bound, "gap": r.median_ms / f.floor_ms})
+    out = pd.concat([out.reset_index(drop=True), pd.DataFrame(extra)], axis=1)
+    keys = ["ctx_len", "page_size", "heads", "q_len", "batch"]
+    base = out[out.kernel == BASELINE].set_index(keys)["median_ms"]
+    out["speedup_vs_triton_mla"] = [
+        base.get(tuple(r[k] for k in keys), float("nan")) / r.median_ms for _, r in out.iterrows()]
+    return out

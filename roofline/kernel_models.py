@@ -1,0 +1,73 @@
+"""Each kernel's own model: the bytes its algorithm moves (re-reads included), its grid against
+the GPU's SMs, and the time that implies. Plain arithmetic on the launch shapes in kernels/plan.py.
+
+Time model (a lower bound, stated as such): the larger of
+- all bytes the algorithm moves through the memory system / DRAM bandwidth, and
+- the serial work of one program: its bytes / (DRAM bandwidth / SMs), times the waves
+  (ceil(programs / SMs), one program per SM), i.e. a program gets at most its SM's fair share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kernels.plan import (DECODE_BLOCK_H, DECODE_KV_SPLITS, EXTEND_BLOCK_M, FAST_DEFAULTS, FAST_MIN_SPLIT_LEN,
+                          cdiv, plan_splits)
+from kernels.spec import VerifyWorkload
+from roofline.gpus import GpuSpec
+
+PARTIAL_BYTES = 4  # fp32 partial outputs of the split kernels
+
+
+@dataclass(frozen=True)
+class KernelModel:
+    kernel: str
+    programs: int
+    sm_count: int
+    waves: float
+    moved_bytes: int  # through the memory system, re-reads included
+    unique_bytes: int  # the least DRAM traffic it needs (KV once + scratch)
+    per_program_bytes: float
+    time_ms: float
+    limited_by: str  # "bandwidth" or "serial program" (too few programs for the bytes each walks)
+    notes: str
+
+
+def kernel_model(kernel: str, w: VerifyWorkload, gpu: GpuSpec) -> KernelModel:
+    kv = [n * w.token_bytes for n in w.kv_lens]
+    kv_total = sum(kv)
+    if kernel == "triton_mla":
+        per_req = w.heads * cdiv(w.q_len, EXTEND_BLOCK_M)
+        programs = w.batch * per_req
+        moved = per_req * kv_total
+        unique, per_program = kv_total, max(kv)
+        notes = (f"grid (batch, heads, cdiv(q_len, {EXTEND_BLOCK_M})): each program walks its request's whole "
+                 f"prefix, so the KV is read {per_req}x (once per head)")
+    elif kernel == "triton_mla_decode":
+        per_row = cdiv(w.heads, DECODE_BLOCK_H)
+        programs = w.batch * w.q_len * per_row * DECODE_KV_SPLITS
+        scratch = 2 * DECODE_KV_SPLITS * w.batch * w.q_len * w.heads * (w.v_dim + 1) * PARTIAL_BYTES
+        moved = w.q_len * per_row * kv_total + scratch
+        unique, per_program = kv_total + scratch, max(kv) / DECODE_KV_SPLITS
+        notes = (f"each of the q_len={w.q_len} draft rows re-reads the prefix ({w.q_len * per_row}x the KV), "
+                 f"{DECODE_KV_SPLITS} splits per row, fp32 partials merged by a second kernel")
+    elif kernel == "triton_mla_fast":
+        cfg = FAST_DEFAULTS
+        m_blocks = cdiv(w.q_len * w.heads, cfg["block_m"])
+        split_len, splits = plan_splits(max(w.kv_lens), w.batch, m_blocks, gpu.sm_count, cfg["block_n"],
+                                        cfg["programs_per_sm"], FAST_MIN_SPLIT_LEN)
+        programs = m_blocks * splits * w.batch
+        scratch = 2 * splits * w.batch * w.q_len * w.heads * (w.v_dim + 1) * PARTIAL_BYTES
+        moved = m_blocks * kv_total + scratch
+        unique, per_program = kv_total + scratch, split_len * w.token_bytes
+        notes = (f"{m_blocks} M block(s) of {cfg['block_m']} rows share each KV tile (re-reads hit L2 when they "
+                 f"run together); {splits} splits of {split_len} tokens; fp32 partials + LSE merged after")
+    else:
+        raise KeyError(f"no model for kernel {kernel!r}; models exist for triton_mla, triton_mla_decode, triton_mla_fast")
+    bw = gpu.dram_ceiling().value * 1e9
+    waves = programs / gpu.sm_count
+    bandwidth_ms = moved / bw * 1e3
+    serial_ms = cdiv(programs, gpu.sm_count) * per_program / (bw / gpu.sm_count) * 1e3
+    return KernelModel(kernel=kernel, programs=programs, sm_count=gpu.sm_count, waves=waves, moved_bytes=moved,
+                       unique_bytes=unique, per_program_bytes=per_program, time_ms=max(bandwidth_ms, serial_ms),
+                       limited_by="bandwidth" if bandwidth_ms >= serial_ms else "serial program", notes=notes)
