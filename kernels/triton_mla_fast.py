@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import torch
 import triton
 import triton.language as tl
@@ -85,10 +87,13 @@ def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_sc
              o, mask=r_ok[:, None])
 
 
-def default_sm_count(device: torch.device) -> int:
+@functools.lru_cache(maxsize=None)
+def _device_facts(device: torch.device) -> tuple[str, int]:
+    """(name, SM count), looked up once: the lookup costs host time before every launch."""
     if device.type == "cuda":
-        return torch.cuda.get_device_properties(device).multi_processor_count
-    return 132  # the interpreter: size splits as for an H100/H200
+        props = torch.cuda.get_device_properties(device)
+        return props.name, props.multi_processor_count
+    return "cpu", 132  # the interpreter: size splits as for an H100/H200
 
 
 DEFAULTS = FAST_DEFAULTS
@@ -105,9 +110,8 @@ def triton_mla_fast(inp: VerifyInputs, split_len: int | None = None, min_split_l
     unknown = set(launch) - set(DEFAULTS)
     if unknown:
         raise TypeError(f"triton_mla_fast: unknown launch parameters {sorted(unknown)}")
-    tuned = {}
-    if inp.q.device.type == "cuda":
-        tuned = tuned_config("triton_mla_fast", torch.cuda.get_device_name(inp.q.device), w.heads, w.page_size)
+    device_name, sm_count = _device_facts(inp.q.device)
+    tuned = tuned_config("triton_mla_fast", device_name, w.heads, w.page_size)
     cfg = {**DEFAULTS, **tuned, **launch}
     block_m, block_n = cfg["block_m"], cfg["block_n"]
     if w.page_size & (w.page_size - 1):
@@ -117,7 +121,7 @@ def triton_mla_fast(inp: VerifyInputs, split_len: int | None = None, min_split_l
     m = w.q_len * w.heads
     m_blocks = triton.cdiv(m, block_m)
     if split_len is None:
-        split_len, splits = plan_splits(max(w.kv_lens), w.batch, m_blocks, default_sm_count(inp.q.device),
+        split_len, splits = plan_splits(max(w.kv_lens), w.batch, m_blocks, sm_count,
                                         block_n, cfg["programs_per_sm"], min_split_len)
     else:
         split_len = triton.cdiv(split_len, block_n) * block_n

@@ -21,10 +21,15 @@ def _entries() -> tuple:
     return tuple(json.loads(f.read_text()).get("entries", []))
 
 
-def tuned_config(kernel: str, device_name: str, heads: int, page_size: int) -> dict:
-    """The tuned keyword arguments for this case, or {}."""
+@lru_cache(maxsize=256)
+def _tuned(kernel: str, device_name: str, heads: int, page_size: int) -> tuple:
     cands = [e for e in _entries() if e["kernel"] == kernel and e["device"] == device_name]
     if not cands:
-        return {}
+        return ()
     best = min(cands, key=lambda e: (abs(e["heads"] - heads), (e["page_size"] > 1) != (page_size > 1)))
-    return dict(best["config"])
+    return tuple(best["config"].items())
+
+
+def tuned_config(kernel: str, device_name: str, heads: int, page_size: int) -> dict:
+    """The tuned keyword arguments for this case, or {} (cached: it runs before every launch)."""
+    return dict(_tuned(kernel, device_name, heads, page_size))

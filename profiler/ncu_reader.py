@@ -61,12 +61,53 @@ def read_ncu_report(path: str | Path) -> pd.DataFrame:
         raise ReportError(f"{path}: no such report")
     if path.stat().st_size == 0:
         raise ReportError(f"{path}: the report is empty (0 bytes)")
-    ncu_report = import_ncu_report()
+    module = import_ncu_report()
+    if _from_nsight_install(module):
+        rows, units, rules = _read_in_child(path, str(Path(module.__file__).parent))
+    else:
+        rows, units, rules = _read_rows(module, path)
+    if not rows:
+        raise ReportError(f"{path}: the report holds no kernel launches (no kernel was profiled, "
+                          "or the file was cut short before the first one)")
+    df = pd.DataFrame(rows)
+    df.attrs["units"] = units
+    df.attrs["rules"] = rules
+    df.attrs["source"] = str(path)
+    return df
+
+
+def _from_nsight_install(module) -> bool:
+    """True for the ncu_report.py shipped in an Nsight Compute install's extras/python."""
+    return Path(getattr(module, "__file__", "")).name == "ncu_report.py"
+
+
+def _read_in_child(path: Path, module_dir: str):
+    """Read with the install's module in a child process: the one in Nsight Compute 2025.3.1's
+    extras/python crashed (segfault in IMetric.unit(), seen on the H200), and a crash must not
+    take the caller and its run directory down with it."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        try:
+            return pool.submit(_read_rows_in_child, str(path), module_dir).result()
+        except BrokenProcessPool:
+            raise ReportError(f"{path}: the ncu_report module from the Nsight Compute install crashed while "
+                              "reading this report; install the PyPI package instead: pip install ncu-report") from None
+
+
+def _read_rows_in_child(path: str, module_dir: str):
+    sys.path.insert(0, module_dir)  # the same ncu_report.py the parent found
+    return _read_rows(importlib.import_module("ncu_report"), Path(path))
+
+
+def _read_rows(ncu_report, path: Path):
+    """(rows, units, rules) from the report: one row dict per launch."""
     try:
         ctx = ncu_report.load_report(str(path))
     except Exception as exc:  # the library raises several types for a bad file
         raise ReportError(f"{path}: not a readable Nsight Compute report ({exc})") from exc
-
     rows: list[dict] = []
     units: dict[str, str] = {}
     rules: dict[int, list] = {}
@@ -86,8 +127,6 @@ def read_ncu_report(path: str | Path) -> pd.DataFrame:
                     if metric is None:
                         continue
                     row[name] = value = _metric_value(metric)
-                    # unit() of a string metric crashed the ncu_report in Nsight Compute 2025.3.1's
-                    # extras/python (segfault, seen on the H200): ask numeric metrics only
                     if name not in units and value is not None and not isinstance(value, str):
                         units[name] = metric.unit() or ""
                 rows.append(row)
@@ -97,13 +136,7 @@ def read_ncu_report(path: str | Path) -> pd.DataFrame:
         raise
     except Exception as exc:
         raise ReportError(f"{path}: report is damaged or truncated at launch {launch} ({exc})") from exc
-    if not rows:
-        raise ReportError(f"{path}: the report holds no kernel launches (no kernel was profiled, or the file was cut short before the first one)")
-    df = pd.DataFrame(rows)
-    df.attrs["units"] = units
-    df.attrs["rules"] = rules
-    df.attrs["source"] = str(path)
-    return df
+    return rows, units, rules
 
 
 def _nvtx_text(action) -> str:

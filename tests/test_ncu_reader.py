@@ -65,3 +65,17 @@ def test_unit_scale():
     assert unit_scale("byte/cycle") == 1.0 and unit_scale("hz") == 1.0
     with pytest.raises(UnitError, match="furlong"):
         unit_scale("furlong")
+
+
+def test_a_crashing_install_module_is_isolated(tmp_path, monkeypatch):
+    """Nsight Compute 2025.3.1's extras/python ncu_report segfaulted in unit() on the H200: a module
+    found in an install (ncu_report.py, not the PyPI package) is run in a child process."""
+    (tmp_path / "ncu_report.py").write_text("import os\ndef load_report(path):\n    os.abort()\n")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ncu_report_install", tmp_path / "ncu_report.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr("profiler.ncu_reader.import_ncu_report", lambda: module)
+    with pytest.raises(ReportError, match="crashed while reading.*pip install ncu-report"):
+        read_ncu_report(SAMPLE_RUN / "profile.ncu-rep")

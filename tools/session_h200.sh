@@ -10,10 +10,7 @@ NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
 step() { echo; echo "=== $* ($(date +%T))"; }
 
 step "ncu_report from Nsight Compute's extras/python (no wheel on the path)"
-NCU_REPORT_PYTHON=/opt/nvidia/nsight-compute/2025.3.1/extras/python timeout 120 python3 -X faulthandler -c "
-from profiler.ncu_reader import read_ncu_report
-df = read_ncu_report('roofline/data/samples/h200-triton_mla-128k/profile.ncu-rep')
-import ncu_report; print('extras ncu_report', ncu_report.__file__, 'read ok', df.shape)" 2>&1 | tail -8
+timeout 120 python3 -m roofline analyze roofline/data/samples/h200-triton_mla-128k 2>&1 | tail -4; echo "analyze with the install's ncu_report: exit ${PIPESTATUS[0]}"
 if [ -d .whl ]; then python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=$PYTHONPATH:/tmp/site; fi
 python3 -m pip install -q --no-build-isolation --no-deps --no-index -e . >/dev/null 2>&1 \
   || { echo "pip -e failed; using python3 -m roofline"; roofline() { python3 -m roofline "$@"; }; }
