@@ -60,7 +60,7 @@ def kernel_model(kernel: str, w: VerifyWorkload, gpu: GpuSpec) -> KernelModel:
         scratch = 2 * splits * w.batch * w.q_len * w.heads * (w.v_dim + 1) * PARTIAL_BYTES
         moved = m_blocks * kv_total + scratch
         unique, per_program = kv_total + scratch, split_len * w.token_bytes
-        notes = (f"{m_blocks} M block(s) of {cfg['block_m']} rows share each KV tile (re-reads hit L2 when they "
+        notes = (f"default launch parameters; {m_blocks} M block(s) of {cfg['block_m']} rows share each KV tile (re-reads hit L2 when they "
                  f"run together); {splits} splits of {split_len} tokens; fp32 partials + LSE merged after")
     else:
         raise KeyError(f"no model for kernel {kernel!r}; models exist for triton_mla, triton_mla_decode, triton_mla_fast")

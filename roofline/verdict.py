@@ -12,10 +12,15 @@ Step 2 names the cause:
 - bandwidth: the memory level with the highest utilisation (DRAM, L2, L1: bytes/time over the
   report's own peak; DRAM from ncu's DRAM throughput %)
 - compute: the tensor pipe or the FP32 (FMA) pipe, whichever is busier
-- latency, first that applies: small grid (waves per SM < 1); short launches (under
-  SHORT_LAUNCH_US each: launch overhead dominates); low occupancy (achieved under LOW_OCC_PCT,
-  with the launch limit that caps it: registers, shared memory, warps, blocks); the dominant
-  warp stall (long_scoreboard = waiting on global memory); otherwise "too little work in flight".
+- latency, first that applies:
+  1. small grid: under one wave and fewer blocks than half the SMs (most SMs idle);
+  2. short launches: under SHORT_LAUNCH_US each, launch overhead is comparable;
+  3. low occupancy set by the launch: theoretical occupancy under LOW_OCC_PCT, with the limit
+     that caps it (registers, shared memory, warps, blocks);
+  4. small grid: under one wave (the blocks do not fill the SMs' capacity);
+  5. low achieved occupancy (under LOW_OCC_PCT);
+  6. the dominant warp stall when it is long_scoreboard (waiting on global memory);
+  otherwise "too little work in flight".
 """
 
 from __future__ import annotations
@@ -165,24 +170,43 @@ def classify(m: Mapping) -> Verdict:
 
 def _latency_cause(m, waves, duration, stalls, evidence) -> tuple[str, str]:
     grid, sms = _num(m.get("grid_size")), _num(m.get("sm_count"))
-    if waves is not None and waves < 1:
-        detail = (f"grid of {grid:.0f} blocks on {sms:.0f} SMs ({waves:.2f} waves)"
-                  if grid is not None and sms is not None else f"{waves:.2f} waves per SM")
-        evidence.append(f"small grid: {detail}; most SMs idle")
-        return "small grid", ADVICE["small grid"]
-    if duration is not None and duration * 1e3 < SHORT_LAUNCH_US:
-        evidence.append(f"each launch runs {duration * 1e3:.1f} us: launch overhead is comparable")
-        return "short launches", ADVICE["short launches"]
-    occ = _num(m.get("achieved_occupancy_pct"))
-    if occ is not None and occ < LOW_OCC_PCT:
+    occ, theo = _num(m.get("achieved_occupancy_pct")), _num(m.get("theoretical_occupancy_pct"))
+    small = waves is not None and waves < 1
+
+    def grid_line() -> str:
+        if grid is None or sms is None:
+            return f"small grid: {waves:.2f} waves per SM"
+        idle = f"{sms - grid:.0f} of {sms:.0f} SMs get no block" if grid < sms else "the SMs are not full"
+        return f"small grid: grid of {grid:.0f} blocks on {sms:.0f} SMs ({waves:.2f} waves): {idle}"
+
+    def occupancy_lines() -> None:
+        evidence.append(f"achieved occupancy {occ:.1f}%" if occ is not None else "achieved occupancy unknown")
+        if theo is not None:
+            evidence[-1] += f" (theoretical {theo:.1f}%)"
         limiter = occupancy_limiter(m)
-        theo = _num(m.get("theoretical_occupancy_pct"))
-        evidence.append(f"achieved occupancy {occ:.1f}% (theoretical {theo:.1f}%)" if theo is not None
-                        else f"achieved occupancy {occ:.1f}%")
         if limiter:
             regs = _num(m.get("registers_per_thread"))
             evidence.append(f"occupancy limited by {limiter}"
                             + (f" ({regs:.0f} registers per thread)" if limiter == "registers" and regs else ""))
+
+    if small and (grid is None or sms is None or grid < sms / 2):
+        evidence.append(grid_line())
+        return "small grid", ADVICE["small grid"]
+    if duration is not None and duration * 1e3 < SHORT_LAUNCH_US:
+        evidence.append(f"each launch runs {duration * 1e3:.1f} us: launch overhead is comparable")
+        return "short launches", ADVICE["short launches"]
+    if theo is not None and theo < LOW_OCC_PCT:
+        occupancy_lines()
+        if small:
+            evidence.append(grid_line())
+        limiter = occupancy_limiter(m)
+        return f"low occupancy{' (' + limiter + ')' if limiter else ''}", ADVICE["low occupancy"]
+    if small:
+        evidence.append(grid_line())
+        return "small grid", ADVICE["small grid"]
+    if occ is not None and occ < LOW_OCC_PCT:
+        occupancy_lines()
+        limiter = occupancy_limiter(m)
         return f"low occupancy{' (' + limiter + ')' if limiter else ''}", ADVICE["low occupancy"]
     if stalls and stalls[0][0] == "long_scoreboard":
         return "waiting on global memory loads (long_scoreboard)", ADVICE["long_scoreboard"]

@@ -9,9 +9,9 @@ import stat
 
 import pytest
 
-from profiler.errors import NoKernelsProfiled, ProfilerError, ToolNotFound
+from profiler.errors import ApplicationFailed, NoKernelsProfiled, ProfilerError, ToolNotFound
 from profiler.ncu import DEFAULT_METRICS, classify_failure, find_ncu, ncu_command, run_ncu
-from tests.paths import NO_KERNELS_LOG
+from tests.paths import APP_FAILED_LOG, BAD_OPTION_LOG, NO_KERNELS_LOG
 
 
 def _stub(tmp_path, log, code=0, write_report=False):
@@ -61,7 +61,15 @@ def test_nonzero_exit_and_missing_report(tmp_path):
         run_ncu(["true"], tmp_path / "b", ncu=_stub(tmp_path, log, code=0))
 
 
-def test_application_error_and_permission_lines():
-    app = ["==ERROR== The application returned an error code (1)."]  # as printed on the H200
-    assert "exit code 1" in str(classify_failure(app, 1, "x.log"))
+def test_application_failure_shows_the_programs_own_error(tmp_path):
+    with pytest.raises(ApplicationFailed) as info:
+        run_ncu(["true"], tmp_path / "run", ncu=_stub(tmp_path, APP_FAILED_LOG, code=1))
+    text = str(info.value)
+    assert "failed with exit code 1" in text and "FileNotFoundError" in text
+
+
+def test_bad_ncu_option_keeps_ncus_message(tmp_path):
+    with pytest.raises(ProfilerError, match="exited with code 1") as info:
+        run_ncu(["true"], tmp_path / "run", ncu=_stub(tmp_path, BAD_OPTION_LOG, code=1))
+    assert "Invalid configuration for nvtx-include" in str(info.value)
     assert classify_failure(["==PROF== Disconnected from process 1"], 0, "x.log") is None

@@ -1,0 +1,96 @@
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from kernels.spec import VerifyWorkload
+from roofline.cli import main
+from roofline.gpus import get_gpu, load_catalogue, match_gpu
+from roofline.kernel_models import kernel_model
+from tests.paths import BENCH_CSV, RUNS, SAMPLE_RUN
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_catalogue_covers_the_field_with_sources():
+    names = {g.short_name for g in load_catalogue()}
+    assert {"rtx-pro-6000", "rtx-pro-6000-server", "rtx-pro-6000-maxq", "rtx-5090", "b200", "gb200", "h100",
+            "h100-pcie", "h200", "h800", "a100", "l40s"} <= names
+    for g in load_catalogue():
+        for key in ("dram_gbps", "bf16_dense_tflops", "fp32_tflops", "sm_count"):
+            assert g.sources.get(key), f"{g.short_name}.{key} has no source"
+    assert match_gpu("NVIDIA RTX PRO 6000 Blackwell Server Edition").short_name == "rtx-pro-6000-server"
+    assert match_gpu("NVIDIA GB200").short_name == "gb200" and match_gpu("Tesla T4") is None
+
+
+def test_measured_ceilings_win_and_are_labelled():
+    h200 = get_gpu("h200")
+    assert h200.dram_ceiling().kind == "measured" and 4000 < h200.dram_ceiling().value < 4800
+    assert get_gpu("rtx-pro-6000").dram_ceiling().kind == "datasheet"
+    kinds = {c.kind for c in h200.ceilings()}
+    assert kinds == {"datasheet", "measured"}
+
+
+def test_gpus_command():
+    out = run("gpus").output
+    assert "rtx-pro-6000" in out and "dense" in out
+    data = json.loads(run("gpus", "--format", "json").output)
+    assert any(g["short_name"] == "h200" and g["measured"] for g in data)
+
+
+@pytest.mark.parametrize("kernel,programs,limited", [("triton_mla", 8, "serial program"),
+                                                     ("triton_mla_decode", 72, "serial program"),
+                                                     ("triton_mla_fast", 130, "bandwidth")])  # as profiled: 130 blocks
+def test_kernel_models_h200_128k(kernel, programs, limited):
+    m = kernel_model(kernel, VerifyWorkload(ctx_len=131072), get_gpu("h200"))
+    assert m.programs == programs and m.limited_by == limited
+    kv = (131072 + 9) * 1152
+    assert m.unique_bytes >= kv and m.moved_bytes >= kv
+
+
+def test_model_cli_with_kernel_and_ceilings():
+    d = json.loads(run("model", "--kernel", "triton_mla", "--ctx", "128k", "--gpu", "h200", "--format", "json").output)
+    km = d["kernel_model"]
+    assert km["moved_bytes"] == 8 * (131072 + 9) * 1152  # once per head
+    assert km["gap_to_floor"] > 50 and d["ceilings"][0]["kind"] in ("datasheet", "measured")
+    r = run("model", "--kernel", "torch_ref")
+    assert r.exit_code == 2 and "reference" in r.output
+
+
+def test_projection_says_what_is_measured_and_modelled():
+    d = json.loads(run("analyze", str(SAMPLE_RUN), "--project-to", "rtx-pro-6000", "--format", "json").output)
+    p = d["projection"]
+    (k,) = p["kernels"]
+    assert k["bound_measured"] == "latency" and k["method"].startswith("modelled: latency-bound")
+    assert k["projected_ms"] == pytest.approx(k["measured_ms"] * 1980 / 2617)
+    assert p["floor"]["bound"] == "bandwidth" and p["floor"]["bandwidth_kind"] == "datasheet"
+    assert "measured" in p and "modelled" in p
+    r = run("analyze", str(SAMPLE_RUN), "--project-to", "tpu-v9")
+    assert r.exit_code == 2 and "unknown GPU" in r.output
+
+
+def test_split_kernel_runs_analyze_with_two_kernels_and_a_roofline():
+    d = json.loads(run("analyze", str(RUNS / "h200-triton_mla_fast-128k-p64"), "--format", "json").output)
+    names = [k["kernel"] for k in d["kernels"]]
+    assert names == ["_fast_split_kernel", "_combine_kernel"]
+    split = d["kernels"][0]
+    levels = {lv["level"]: lv for lv in split["hierarchy"]["levels"]}
+    assert set(levels) == {"L1", "L2", "DRAM"}
+    assert levels["DRAM"]["bytes"] == pytest.approx((131072 + 9) * 1152, rel=0.1)  # KV read ~once
+    assert split["hierarchy"]["tensor_flops"] > 2e10
+    assert d["step"]["gap"] < 20  # the fast kernel is near the floor's order of magnitude
+
+
+def test_bench_table_recomputes_from_times():
+    import pandas as pd
+
+    from roofline.bench_table import bench_table
+
+    saved = pd.read_csv(BENCH_CSV, keep_default_na=False)
+    again = bench_table(saved[["kernel", "ctx_len", "page_size", "heads", "q_len", "batch", "median_ms", "error"]],
+                        get_gpu("h200"), read_gbps=4489.0, matmul_tflops=686.6, source="test")
+    assert again["eff_gbps"].tolist() == pytest.approx(saved["eff_gbps"].astype(float).tolist(), rel=1e-3)
+    base = again[(again.kernel == "triton_mla")]
+    assert (base["speedup_vs_triton_mla"] == 1.0).all()
