@@ -32,7 +32,7 @@ def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_sc
                        stride_pt, total_rows,
                        HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
                        D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
-                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, Q_IN_LOOP: tl.constexpr):
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     mb = tl.program_id(0)
     split = tl.program_id(1)
     b = tl.program_id(2)
@@ -63,9 +63,6 @@ def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_sc
         tok = page.to(tl.int64) * PAGE_SIZE + pos % PAGE_SIZE
         k_lat = tl.load(KV + tok[:, None] * D + offs_d[None, :], mask=n_ok[:, None], other=0.0)
         k_pe = tl.load(KV + tok[:, None] * D + D_LATENT + offs_r[None, :], mask=n_ok[:, None], other=0.0)
-        if Q_IN_LOOP:  # re-read the (L1-resident) query tile instead of holding it in registers
-            q_lat = tl.load(Q + q_rows[:, None] + offs_d[None, :], mask=r_ok[:, None], other=0.0)
-            q_pe = tl.load(Q + q_rows[:, None] + D_LATENT + offs_r[None, :], mask=r_ok[:, None], other=0.0)
         qk = tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))
         # Tree mask: only tail tiles have draft positions (j >= 0); prefix tiles load nothing.
         j = pos - ctx_len
@@ -137,7 +134,6 @@ def triton_mla_fast(inp: VerifyInputs, split_len: int | None = None, min_split_l
         inp.q, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
         inp.sm_scale * LOG2E, split_len, inp.page_table.stride(0), total_rows,
         HEADS=w.heads, Q_LEN=w.q_len, PAGE_SIZE=w.page_size, D_LATENT=w.v_dim, D_ROPE=w.rope_dim,
-        BLOCK_M=block_m, BLOCK_N=block_n, Q_IN_LOOP=bool(cfg["q_in_loop"]),
-        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+        BLOCK_M=block_m, BLOCK_N=block_n, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=dev)
     return combine_splits(part_o, part_lse, out)

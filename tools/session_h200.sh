@@ -43,12 +43,7 @@ step "real ncu failure logs"
 "$NCU" --clock-control none --nvtx --nvtx-include "*/x/" python3 -c pass > "$R/logs/ncu_bad_option.log" 2>&1; echo "bad option exit $?"
 
 fi
-if [ "${PHASE:-A}" = C ]; then
-step tune; python3 tools/tune_fast.py "$R" 2>&1 | grep -v "^tune:"; cp kernels/data/tuned.json "$R/"
-step "gpu tests (tuned)"; ROOFLINE_GPU_TESTS=1 python3 -m pytest -q -m gpu tests/ -k fast 2>&1 | tail -2
-roofline profile --kernel triton_mla_fast --ctx 128k --page-size 64 --out "$R/runs/h200-triton_mla_fast-128k-p64" | sed -n 5,20p
-fi
-if [ "${PHASE:-A}" = B ] || [ "${PHASE:-A}" = C ]; then
+if [ "${PHASE:-A}" = B ]; then
 step bench
 roofline bench --out "$R" 2>"$R/bench.log"; echo "bench exit $?"; tail -60 "$R/bench.log" | grep -v "^\["
 fi

@@ -13,9 +13,10 @@ import torch
 from kernels.spec import VerifyWorkload
 from profiler.bench import tune
 
-SPACE = {"block_m": [32, 64], "block_n": [64], "num_warps": [4, 8], "num_stages": [2, 3],
-         "programs_per_sm": [1.0, 2.0], "q_in_loop": [False, True]}
-SPACE_H64 = SPACE
+SPACE = {"block_m": [16, 32, 64], "block_n": [32, 64], "num_warps": [4, 8], "num_stages": [2],
+         "programs_per_sm": [1.0, 2.0]}
+SPACE_H64 = {"block_m": [32, 64], "block_n": [64], "num_warps": [4, 8], "num_stages": [2, 3],
+             "programs_per_sm": [1.0, 2.0]}
 CASES = [dict(heads=8, page_size=64), dict(heads=8, page_size=1), dict(heads=64, page_size=64),
          dict(heads=64, page_size=1)]
 
@@ -31,8 +32,7 @@ for case in CASES:
     print(f"\n== triton_mla_fast {w.describe()}: best of {len(table)}")
     print(table.head(5).to_string(index=False))
     best = table.iloc[0].to_dict()
-    config = {k: (float(best[k]) if k == "programs_per_sm" else bool(best[k]) if k == "q_in_loop" else int(best[k]))
-              for k in SPACE}
+    config = {k: (int(best[k]) if k != "programs_per_sm" else float(best[k])) for k in SPACE}
     entries.append({"kernel": "triton_mla_fast", "device": device, "heads": case["heads"],
                     "page_size": case["page_size"], "ctx_len": w.ctx_len, "config": config,
                     "median_ms": round(float(best["median_ms"]), 5)})
