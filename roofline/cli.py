@@ -323,10 +323,11 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
                f"  compute time {floor.compute_ms:.3f} ms at {floor.peak_tflops:.0f} TFLOP/s ({floor.peak_kind})\n"
                f"  floor        {floor.floor_ms:.3f} ms, {floor.bound}-bound")
     if model:
-        click.echo(f"{kernel} model (a lower bound): {model.programs} programs on {model.sm_count} SMs "
+        click.echo(f"{kernel} model (an estimate): {model.programs} programs on {model.sm_count} SMs "
                    f"({model.waves:.2f} waves), moves {model.moved_bytes * layers / 1e9:.2f} GB "
                    f"({model.unique_bytes * layers / 1e9:.2f} GB unique)\n"
-                   f"  time >= {model.time_ms * layers:.3f} ms, limited by {model.limited_by}: "
+                   f"  time ~ {model.time_ms * layers:.3f} ms at one SM's fair share of bandwidth, "
+                   f"limited by {model.limited_by}: "
                    f"{model.time_ms * layers / floor.floor_ms:.1f}x the floor\n  {model.notes}")
 
 

@@ -1,10 +1,12 @@
 """Each kernel's own model: the bytes its algorithm moves (re-reads included), its grid against
 the GPU's SMs, and the time that implies. Plain arithmetic on the launch shapes in kernels/plan.py.
 
-Time model (a lower bound, stated as such): the larger of
+Time model (an estimate, not a bound): the larger of
 - all bytes the algorithm moves through the memory system / DRAM bandwidth, and
 - the serial work of one program: its bytes / (DRAM bandwidth / SMs), times the waves
-  (ceil(programs / SMs), one program per SM), i.e. a program gets at most its SM's fair share.
+  (ceil(programs / SMs), one program per SM): each program streams at its SM's fair share of
+  DRAM bandwidth. A lone SM can draw more than that, and a latency-bound one less (triton_mla on
+  the H200 drew 10 GB/s per program against a 34 GB/s share), so compare with a profile.
 """
 
 from __future__ import annotations
