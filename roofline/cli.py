@@ -153,7 +153,7 @@ def profile_cmd(kernel, iters, out_dir, ncu_path, fmt, **wkw) -> None:
     run.log_command(ncu_run.command)
     progress(f"[2/3] ncu done: {len(ncu_run.passes)} launches profiled, "
              f"{max(ncu_run.passes, default=0)} replay passes each")
-    analysis = _analyze_run(run.path, fmt)
+    analysis = _analyze_run(run.path, fmt, write=True)
     analysis["profile"] = {"passes": ncu_run.passes, "wall_s": round(time.time() - started, 1)}
     (run.path / "analysis.json").write_text(json.dumps(analysis, indent=2) + "\n")
     progress(f"[3/3] wrote {run.path} in {time.time() - started:.1f} s")
@@ -178,7 +178,8 @@ def _load(path: Path):
     return launches, workload, (spec or {}).get("iterations")
 
 
-def _analyze_run(path: Path, fmt: str, project_to: str | None = None) -> dict:
+def _analyze_run(path: Path, fmt: str, project_to: str | None = None, write: bool = False) -> dict:
+    """Parse, summarise and print a run; `write` (profile only) saves launches.csv in the run."""
     from reports.text import render_projection, render_text
     from roofline.analysis import summarize
     from roofline.gpus import match_gpu
@@ -189,7 +190,7 @@ def _analyze_run(path: Path, fmt: str, project_to: str | None = None) -> dict:
         launches, workload, iterations = _load(path)
     except (ProfilerError, WorkloadError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
-    if path.is_dir():
+    if write:
         launches.to_csv(path / "launches.csv", index=False)
     analysis = summarize(launches, workload, iterations)
     result = analysis.to_dict()

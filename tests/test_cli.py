@@ -86,3 +86,24 @@ def test_reading_commands_do_not_import_torch():
             "CliRunner().invoke(main, ['model']); CliRunner().invoke(main, ['kernels']); "
             "assert 'torch' not in sys.modules and 'triton' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_profile_end_to_end_with_a_replaying_ncu(tmp_path):
+    """`roofline profile` with an ncu stand-in that replays the real H200 sample's log and report:
+    the run directory gets everything later stages need, and the verdict is printed."""
+    stub = tmp_path / "ncu"
+    stub.write_text("#!/bin/sh\n"
+                    f"cat '{SAMPLE_RUN / 'profile.ncu.log'}'\n"
+                    'while [ "$1" != "--export" ]; do shift; done\n'
+                    f"cp '{SAMPLE_RUN / 'profile.ncu-rep'}' \"$2.ncu-rep\"\n")
+    stub.chmod(0o755)
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["profile", "--kernel", "triton_mla", "--ctx", "128k", "--out", str(out),
+                                  "--ncu", str(stub)], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "small grid" in r.output and "x from the floor" in r.output
+    for name in ("spec.json", "commands.txt", "profile.ncu-rep", "profile.ncu.log", "launches.csv", "analysis.json"):
+        assert (out / name).exists(), name
+    analysis = json.loads((out / "analysis.json").read_text())
+    assert analysis["kernels"][0]["bound"] == "latency" and analysis["profile"]["passes"] == [17, 17, 17]
+    assert "--clock-control none" in (out / "commands.txt").read_text()
