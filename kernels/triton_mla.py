@@ -17,11 +17,12 @@ import triton.language as tl
 
 from kernels.inputs import VerifyInputs
 from kernels.plan import EXTEND_BLOCK_M
+from kernels.softmax import LOG2E, online_softmax_update
 
 
 @triton.jit
 def _verify_extend_kernel(
-    Q, KV, TokenSlots, KVIndptr, TreeMask, Out, sm_scale,
+    Q, KV, TokenSlots, KVIndptr, TreeMask, Out, qk_scale,
     stride_qt, stride_qh, stride_kv, stride_ot, stride_oh,
     Q_LEN: tl.constexpr, D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_Q: tl.constexpr,
@@ -54,13 +55,8 @@ def _verify_extend_kernel(
         k_lat = tl.load(KV + slot[:, None] * stride_kv + offs_d[None, :], mask=n_ok[:, None], other=0.0)
         k_pe = tl.load(KV + slot[:, None] * stride_kv + D_LATENT + offs_r[None, :], mask=n_ok[:, None], other=0.0)
         qk = tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))
-        qk = tl.where(n_ok[None, :], qk * sm_scale, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(qk, 1))
-        alpha = tl.exp(m_i - m_new)
-        p = tl.exp(qk - m_new[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None] + tl.dot(p.to(k_lat.dtype), k_lat)
-        m_i = m_new
+        qk = tl.where(n_ok[None, :], qk * qk_scale, float("-inf"))
+        m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
 
     # Stage 2: the draft tokens' own entries under the tree mask.
     offs_j = tl.arange(0, BLOCK_Q)
@@ -71,13 +67,8 @@ def _verify_extend_kernel(
     visible = tl.load(TreeMask + b * Q_LEN * Q_LEN + offs_m[:, None] * Q_LEN + offs_j[None, :],
                       mask=m_ok[:, None] & j_ok[None, :], other=0)
     qk = tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))
-    qk = tl.where(visible != 0, qk * sm_scale, float("-inf"))
-    m_new = tl.maximum(m_i, tl.max(qk, 1))
-    m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # padding rows see nothing
-    alpha = tl.exp(m_i - m_safe)
-    p = tl.exp(qk - m_safe[:, None])
-    l_i = l_i * alpha + tl.sum(p, 1)
-    acc = acc * alpha[:, None] + tl.dot(p.to(k_lat.dtype), k_lat)
+    qk = tl.where(visible != 0, qk * qk_scale, float("-inf"))
+    m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
 
     out = acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]
     o_rows = (b * Q_LEN + offs_m) * stride_ot + h * stride_oh
@@ -94,7 +85,7 @@ def triton_mla(inp: VerifyInputs, block_m: int = EXTEND_BLOCK_M, block_n: int = 
     kv = inp.kv_cache.view(-1, w.head_dim)
     grid = (w.batch, w.heads, triton.cdiv(w.q_len, block_m))
     _verify_extend_kernel[grid](
-        inp.q, kv, inp.token_slots, inp.kv_indptr, inp.tree_mask, out, inp.sm_scale,
+        inp.q, kv, inp.token_slots, inp.kv_indptr, inp.tree_mask, out, inp.sm_scale * LOG2E,
         inp.q.stride(0), inp.q.stride(1), kv.stride(0), out.stride(0), out.stride(1),
         Q_LEN=w.q_len, D_LATENT=w.v_dim, D_ROPE=w.rope_dim,
         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_Q=max(16, triton.next_power_of_2(w.q_len)),

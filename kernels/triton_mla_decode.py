@@ -18,10 +18,11 @@ import triton.language as tl
 from kernels.combine import combine_splits
 from kernels.inputs import VerifyInputs
 from kernels.plan import DECODE_BLOCK_H, DECODE_KV_SPLITS
+from kernels.softmax import LN2, LOG2E, online_softmax_update
 
 
 @triton.jit
-def _decode_stage1(Q, KV, TokenSlots, KVIndptr, TreeMask, PartO, PartLse, sm_scale,
+def _decode_stage1(Q, KV, TokenSlots, KVIndptr, TreeMask, PartO, PartLse, qk_scale,
                    stride_qt, stride_qh, stride_kv, total_rows,
                    HEADS: tl.constexpr, Q_LEN: tl.constexpr, D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
                    BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr, KV_SPLITS: tl.constexpr):
@@ -59,17 +60,11 @@ def _decode_stage1(Q, KV, TokenSlots, KVIndptr, TreeMask, PartO, PartLse, sm_sca
         k_lat = tl.load(KV + slot[:, None] * stride_kv + offs_d[None, :], mask=n_ok[:, None], other=0.0)
         k_pe = tl.load(KV + slot[:, None] * stride_kv + D_LATENT + offs_r[None, :], mask=n_ok[:, None], other=0.0)
         qk = tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))
-        qk = tl.where(keep[None, :], qk * sm_scale, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(qk, 1))
-        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = tl.exp(m_i - m_safe)
-        p = tl.exp(qk - m_safe[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None] + tl.dot(p.to(k_lat.dtype), k_lat)
-        m_i = m_new
+        qk = tl.where(keep[None, :], qk * qk_scale, float("-inf"))
+        m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
 
     out_rows = row * HEADS + heads
-    lse = tl.where(l_i > 0, m_i + tl.log(l_i), float("-inf"))
+    lse = tl.where(l_i > 0, (m_i + tl.math.log2(l_i)) * LN2, float("-inf"))  # natural log
     tl.store(PartLse + split * total_rows + out_rows, lse, mask=h_ok)
     o = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]
     tl.store(PartO + (split * total_rows + out_rows.to(tl.int64))[:, None] * D_LATENT + offs_d[None, :],
@@ -89,7 +84,7 @@ def triton_mla_decode(inp: VerifyInputs, kv_splits: int = DECODE_KV_SPLITS, bloc
     kv = inp.kv_cache.view(-1, w.head_dim)
     grid = (w.batch * w.q_len, triton.cdiv(w.heads, block_h), kv_splits)
     _decode_stage1[grid](
-        inp.q, kv, inp.token_slots, inp.kv_indptr, inp.tree_mask, part_o, part_lse, inp.sm_scale,
+        inp.q, kv, inp.token_slots, inp.kv_indptr, inp.tree_mask, part_o, part_lse, inp.sm_scale * LOG2E,
         inp.q.stride(0), inp.q.stride(1), kv.stride(0), total_rows,
         HEADS=w.heads, Q_LEN=w.q_len, D_LATENT=w.v_dim, D_ROPE=w.rope_dim,
         BLOCK_H=block_h, BLOCK_N=block_n, KV_SPLITS=kv_splits, num_warps=num_warps, num_stages=num_stages)

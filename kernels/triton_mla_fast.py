@@ -22,10 +22,8 @@ import triton.language as tl
 from kernels.combine import combine_splits
 from kernels.inputs import VerifyInputs
 from kernels.plan import FAST_DEFAULTS, FAST_MIN_SPLIT_LEN, plan_splits
+from kernels.softmax import LN2, LOG2E, online_softmax_update
 from kernels.tuned import tuned_config
-
-LOG2E = 1.4426950408889634
-
 
 @triton.jit
 def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
@@ -70,17 +68,11 @@ def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_sc
                       mask=r_ok[:, None] & n_ok[None, :] & (j >= 0)[None, :], other=0)
         keep = n_ok[None, :] & ((j < 0)[None, :] | (vis != 0))
         qk = tl.where(keep, qk * qk_scale, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(qk, 1))
-        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = tl.math.exp2(m_i - m_safe)
-        p = tl.math.exp2(qk - m_safe[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None] + tl.dot(p.to(k_lat.dtype), k_lat)
-        m_i = m_new
+        m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
 
     out_rows = b * M + rows
     # m_i is in log2 units: lse (natural) = (m_i + log2(l_i)) / log2(e)
-    lse = tl.where(l_i > 0, (m_i + tl.math.log2(l_i)) * 0.6931471805599453, float("-inf"))
+    lse = tl.where(l_i > 0, (m_i + tl.math.log2(l_i)) * LN2, float("-inf"))
     tl.store(PartLse + split * total_rows + out_rows, lse, mask=r_ok)
     o = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]
     tl.store(PartO + (split * total_rows + out_rows.to(tl.int64))[:, None] * D_LATENT + offs_d[None, :],

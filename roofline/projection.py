@@ -18,36 +18,40 @@ from roofline.floor import workload_floor
 from roofline.gpus import GpuSpec
 
 
+def _scaling(k, source: GpuSpec, target: GpuSpec, dram, flops) -> tuple[float, str] | None:
+    """(factor from measured to projected time, how) for one kernel, or None."""
+    sec = k.duration_ms * 1e-3
+    if k.bound in ("bandwidth", "compute") and (dram if k.bound == "bandwidth" else flops):
+        if k.bound == "bandwidth":
+            src, tgt, amount, what, unit = source.dram_ceiling(), target.dram_ceiling(), dram / 1e9, "DRAM bytes", "GB/s"
+        else:
+            src, tgt, amount, what, unit = source.bf16_ceiling(), target.bf16_ceiling(), flops / 1e12, "FLOPs", "TFLOP/s"
+        frac = amount / src.value / sec
+        return src.value / tgt.value, (f"modelled: measured {what} at the measured {100 * frac:.0f}% of the roof, "
+                                       f"{src.value:.0f} -> {tgt.value:.0f} {unit} ({tgt.kind})")
+    if k.bound == "latency" and source.boost_clock_mhz and target.boost_clock_mhz:
+        return source.boost_clock_mhz / target.boost_clock_mhz, (
+            "modelled: latency-bound, so scaled by SM clock only "
+            f"({source.boost_clock_mhz:.0f} -> {target.boost_clock_mhz:.0f} MHz); "
+            "bandwidth and SM count do not help a too-small grid")
+    return None
+
+
 def project(kernels: list, source: GpuSpec, target: GpuSpec, workload: VerifyWorkload | None) -> dict:
     """`kernels`: KernelSummary objects from roofline.analysis (with `hierarchy` where counters exist)."""
     rows = []
     for k in kernels:
         h = k.hierarchy or {}
         dram = next((lv["bytes"] for lv in h.get("levels", []) if lv["level"] == "DRAM"), None)
-        flops = h.get("flops")
         row = {"kernel": k.kernel, "bound_measured": k.bound, "measured_ms": k.duration_ms,
-               "projected_ms": None, "method": None}
-        if k.duration_ms is None:
-            row["method"] = "no duration measured: nothing to project"
-        elif k.bound == "bandwidth" and dram:
-            src_roof = dram / (source.dram_ceiling().value * 1e9)
-            frac = src_roof / (k.duration_ms * 1e-3)
-            row["projected_ms"] = dram / (target.dram_ceiling().value * 1e9) / frac * 1e3
-            row["method"] = (f"modelled: measured DRAM bytes / {target.short_name} bandwidth at the measured "
-                             f"{100 * frac:.0f}% of the roof")
-        elif k.bound == "compute" and flops:
-            src_roof = flops / (source.bf16_ceiling().value * 1e12)
-            frac = src_roof / (k.duration_ms * 1e-3)
-            row["projected_ms"] = flops / (target.bf16_ceiling().value * 1e12) / frac * 1e3
-            row["method"] = (f"modelled: measured FLOPs / {target.short_name} bf16 peak at the measured "
-                             f"{100 * frac:.0f}% of the roof")
-        elif k.bound == "latency" and source.boost_clock_mhz and target.boost_clock_mhz:
-            row["projected_ms"] = k.duration_ms * source.boost_clock_mhz / target.boost_clock_mhz
-            row["method"] = ("modelled: latency-bound, so scaled by SM clock only "
-                             f"({source.boost_clock_mhz:.0f} -> {target.boost_clock_mhz:.0f} MHz); "
-                             "bandwidth and SM count do not help a too-small grid")
-        else:
-            row["method"] = "not projected: the bound or the counters it needs are missing"
+               "projected_ms": None, "method": "no duration measured: nothing to project"}
+        if k.duration_ms is not None:
+            scaled = _scaling(k, source, target, dram, h.get("flops"))
+            if scaled is None:
+                row["method"] = "not projected: the bound or the counters it needs are missing"
+            else:
+                row["projected_ms"] = k.duration_ms * scaled[0]
+                row["method"] = scaled[1]
         rows.append(row)
     out = {"source": source.short_name, "target": target.short_name, "target_name": target.name,
            "kernels": rows,

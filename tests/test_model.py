@@ -94,3 +94,14 @@ def test_bench_table_recomputes_from_times():
     assert again["eff_gbps"].tolist() == pytest.approx(saved["eff_gbps"].astype(float).tolist(), rel=1e-3)
     base = again[(again.kernel == "triton_mla")]
     assert (base["speedup_vs_triton_mla"] == 1.0).all()
+
+
+def test_projection_of_a_bandwidth_bound_kernel_scales_by_bandwidth():
+    from tests.paths import PROBES
+
+    d = json.loads(run("analyze", str(PROBES / "stream_copy.ncu-rep"), "--project-to", "rtx-pro-6000",
+                       "--format", "json").output)
+    (k,) = d["projection"]["kernels"]
+    ratio = get_gpu("h200").dram_ceiling().value / get_gpu("rtx-pro-6000").dram_ceiling().value
+    assert k["projected_ms"] == pytest.approx(k["measured_ms"] * ratio)
+    assert "of the roof" in k["method"] and "datasheet" in k["method"]
