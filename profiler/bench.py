@@ -39,7 +39,6 @@ def measure_ceilings(gib: float = 4.0) -> MeasuredCeilings:
     b = torch.empty_like(a)
     copy_ms = median_ms(lambda: b.copy_(a))
     read_ms = median_ms(lambda: stream_read(a))
-    del b
     x = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     y = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     mm_ms = median_ms(lambda: x @ y)
@@ -107,7 +106,7 @@ def tune(name: str, workload: VerifyWorkload, space: dict[str, list], progress=N
         try:
             fn(inp, **kw)
             torch.cuda.synchronize()
-            ms = median_ms(lambda: fn(inp, **kw), rep_ms=100)
+            ms = median_ms(lambda kw=kw: fn(inp, **kw), rep_ms=100)
         except Exception as exc:
             ms = float("nan")
             print(f"tune: {kw}: {type(exc).__name__}: {str(exc)[:120]}", file=sys.stderr)

@@ -110,7 +110,7 @@ def check_cmd(kernel, device, dtype, fmt, **wkw) -> None:
     try:
         result = check_kernel(name, workload, device=device, dtype=dtype)
     except (ValueError, RuntimeError) as exc:
-        raise click.ClickException(f"{name}: {exc}") from None
+        raise click.ClickException(str(exc)) from None
     if fmt == "json":
         click.echo(json.dumps(result.__dict__, indent=2))
     else:

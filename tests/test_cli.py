@@ -107,3 +107,10 @@ def test_profile_end_to_end_with_a_replaying_ncu(tmp_path):
     analysis = json.loads((out / "analysis.json").read_text())
     assert analysis["kernels"][0]["bound"] == "latency" and analysis["profile"]["passes"] == [17, 17, 17]
     assert "--clock-control none" in (out / "commands.txt").read_text()
+
+
+def test_check_bad_page_size_for_the_fast_kernel_is_a_clear_error():
+    r = run("check", "--kernel", "triton_mla_fast", "--ctx", "40", "--page-size", "3", "--device", "cpu")
+    assert r.exit_code == 1 and "power-of-two page_size" in r.output and "Traceback" not in r.output
+    r = run("check", "--kernel", "triton_mla_fast", "--ctx", "40", "--q-len", "0", "--device", "cpu")
+    assert r.exit_code == 2 and "q_len must be >= 1" in r.output

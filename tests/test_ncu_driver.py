@@ -4,7 +4,6 @@ The stub `ncu` below replays logs that the real ncu 2025.3.1 printed on the H200
 (tests/fixtures/h200/*.log), so the classification is tested on the tool's own words.
 """
 
-import os
 import stat
 
 import pytest
