@@ -34,13 +34,13 @@ def align(rows: list[list[str]]) -> str:
 
 
 def hierarchy_line(h: dict) -> str:
-    peak = f" of {h['compute_peak_tflops']:.0f}" if h.get("compute_peak_tflops") else ""
+    peak = f" of {h['compute_peak_tflops']:.0f}" if h.get("compute_peak_tflops") else ""  # the report's own peak
     parts = [f"{h['tflops']:.2f}{peak} TFLOP/s {h['compute_kind']}"]
     for lv in h["levels"]:
         pct = f" ({lv['pct_of_peak']:.0f}% of peak)" if lv.get("pct_of_peak") is not None else ""
         parts.append(f"{lv['level']} {lv['bytes'] / 1e6:.1f} MB, {lv['arithmetic_intensity']:.1f} FLOP/B, "
                      f"{lv['gbps']:.0f} GB/s{pct}")
-    return "roofline: " + "; ".join(parts)
+    return "roofline (peaks: the report's own): " + "; ".join(parts)
 
 
 def render_text(analysis: Analysis) -> str:
