@@ -67,6 +67,16 @@ def kernel_name(name: str) -> str:
         raise click.UsageError(str(exc)) from None
 
 
+def need_kernels(command: str) -> None:
+    """A clear error when torch/triton are missing (the reading commands never need them)."""
+    import importlib.util
+
+    missing = [m for m in ("torch", "triton") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise click.ClickException(f"roofline {command} needs {' and '.join(missing)}: "
+                                   "pip install 'roofline[kernels]' (on a CPU machine: pip install torch==2.13.0 first)")
+
+
 def progress(msg: str) -> None:
     click.echo(msg, err=True)
 
@@ -100,6 +110,7 @@ def check_cmd(kernel, device, dtype, fmt, **wkw) -> None:
     """Run a kernel and torch_ref on the same random inputs; exit 1 when they disagree."""
     name = kernel_name(kernel)
     workload = make_workload(**wkw)
+    need_kernels("check")
     if device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"  # before the kernel module imports triton
         dtype = dtype or "fp16"
@@ -250,6 +261,7 @@ def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, q_len, out_dir) -> 
     """Time every kernel x ctx x page size x heads on this GPU against the floor (needs a GPU)."""
     import subprocess
 
+    need_kernels("bench")
     import torch
     import triton
 
@@ -338,6 +350,7 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def calibrate_cmd(save, fmt) -> None:
     """Measure this GPU's ceilings: DRAM copy and read, L2-resident read, bf16 matmul (needs a GPU)."""
+    need_kernels("calibrate")
     import torch
 
     from profiler.bench import measure_ceilings

@@ -114,3 +114,12 @@ def test_check_bad_page_size_for_the_fast_kernel_is_a_clear_error():
     assert r.exit_code == 1 and "power-of-two page_size" in r.output and "Traceback" not in r.output
     r = run("check", "--kernel", "triton_mla_fast", "--ctx", "40", "--q-len", "0", "--device", "cpu")
     assert r.exit_code == 2 and "q_len must be >= 1" in r.output
+
+
+def test_kernel_commands_without_torch_say_what_to_install(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    r = run("check", "--ctx", "40", "--device", "cpu")
+    assert r.exit_code == 1 and "needs torch" in r.output and "roofline[kernels]" in r.output
