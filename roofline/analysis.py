@@ -12,10 +12,9 @@ from kernels.spec import VerifyWorkload
 from roofline.floor import WorkloadFloor, workload_floor
 from roofline.gpus import GpuSpec, match_gpu
 from roofline.hierarchy import hierarchical_roofline
-from roofline.verdict import agrees_with_ncu, classify
+from roofline.verdict import agrees_with_ncu, classify, num, top_stalls
 
 GROUP_KEYS = ["kernel", "grid_size", "block_size"]
-STALL_PREFIX = "stall_"
 FIELDS = ["duration_ms", "dram_throughput_pct", "sm_throughput_pct", "memory_throughput_pct",
           "l2_hit_rate_pct", "dram_gbps", "dram_peak_gbps", "waves_per_sm", "achieved_occupancy_pct",
           "theoretical_occupancy_pct", "registers_per_thread", "sm_count"]
@@ -80,17 +79,6 @@ def _clean(obj):
     return obj
 
 
-def _opt(x) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
-
-
-def top_stalls(row: pd.Series, n: int = 3) -> list[dict]:
-    stalls = [(c[len(STALL_PREFIX):], row[c]) for c in row.index
-              if c.startswith(STALL_PREFIX) and pd.notna(row[c]) and c != "stall_selected"]
-    stalls.sort(key=lambda kv: -kv[1])
-    return [{"reason": r, "cycles_per_issue": float(v)} for r, v in stalls[:n] if v > 0]
-
-
 def ncu_rule_text(rules: list[dict]) -> str | None:
     """ncu's own SOLBottleneck message for a launch, when the report carries it."""
     for rule in rules or []:
@@ -112,23 +100,23 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
     kernels = []
     keyed = launches.assign(**{k: launches[k].fillna(-1) for k in GROUP_KEYS if k != "kernel"})
     for key, group in keyed.groupby(GROUP_KEYS, sort=False, dropna=False):
-        med = group.median(numeric_only=True)
-        stalls = top_stalls(med)
-        verdict = classify(med.to_dict())
+        med = group.median(numeric_only=True).to_dict()
+        stalls = [{"reason": r, "cycles_per_issue": v} for r, v in top_stalls(med)]
+        verdict = classify(med)
         first = int(group["launch"].iloc[0])
         rule = ncu_rule_text(rules.get(first, []))
-        values = {f: _opt(med.get(f)) for f in FIELDS}
+        values = {f: num(med.get(f)) for f in FIELDS}
         duration = values["duration_ms"]
         kernels.append(KernelSummary(
             kernel=key[0], launches=len(group),
-            grid_size=_opt(group["grid_size"].iloc[0]) if key[1] != -1 else None,
-            block_size=_opt(group["block_size"].iloc[0]) if key[2] != -1 else None,
+            grid_size=num(group["grid_size"].iloc[0]) if key[1] != -1 else None,
+            block_size=num(group["block_size"].iloc[0]) if key[2] != -1 else None,
             **{f: values[f] for f in FIELDS if f != "sm_count"},
             top_stalls=stalls, bound=verdict.bound, cause=verdict.cause, evidence=verdict.evidence,
             roof=verdict.roof, advice=verdict.advice, ncu_rule=rule,
             agrees_with_ncu=agrees_with_ncu(verdict.bound, rule),
             gap_to_floor=(duration / floor.floor_ms) if (floor and duration) else None,
-            hierarchy=hierarchical_roofline(med.to_dict()),
+            hierarchy=hierarchical_roofline(med),
         ))
 
     step = None
@@ -144,7 +132,7 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
         notes.append(f"{len(missing)} metrics absent from the report: {', '.join(missing[:6])}"
                      + (" ..." if len(missing) > 6 else ""))
     gpu_info = {"name": device, "catalogue": gpu.short_name if gpu else None,
-                "sm_count": _opt(launches["sm_count"].dropna().iloc[0]) if launches["sm_count"].notna().any() else None}
+                "sm_count": num(launches["sm_count"].dropna().iloc[0]) if launches["sm_count"].notna().any() else None}
     return Analysis(gpu=gpu_info, kernels=kernels,
                     workload=dataclasses.asdict(workload) if workload else None,
                     floor=dataclasses.asdict(floor) if floor else None, step=step, notes=notes)

@@ -8,35 +8,28 @@ its own peak (the report's per-cycle peak x SM clock).
 
 from __future__ import annotations
 
-import math
 from typing import Mapping
+
+from roofline.verdict import num
 
 LEVELS = (("L1", "l1_bytes", "l1_peak_gbps"), ("L2", "l2_bytes", "l2_peak_gbps"),
           ("DRAM", "dram_bytes", "dram_peak_gbps"))
 
 
-def _num(x) -> float | None:
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(x) else x
-
-
 def hierarchical_roofline(m: Mapping) -> dict | None:
     """{'flops', 'tflops', 'compute_peak_tflops', 'compute_kind', 'levels': [...]} or None."""
-    sec = (_num(m.get("duration_ms")) or 0) * 1e-3
-    tensor, fp32 = _num(m.get("tensor_flops")) or 0.0, _num(m.get("fp32_flops")) or 0.0
-    if not sec or (tensor == 0 and fp32 == 0 and _num(m.get("tensor_flops")) is None):
+    sec = (num(m.get("duration_ms")) or 0) * 1e-3
+    tensor, fp32 = num(m.get("tensor_flops")) or 0.0, num(m.get("fp32_flops")) or 0.0
+    if not sec or (tensor == 0 and fp32 == 0 and num(m.get("tensor_flops")) is None):
         return None
     kind = "tensor" if tensor >= fp32 else "fp32"
-    peak = _num(m.get("tensor_peak_tflops") if kind == "tensor" else m.get("fp32_peak_tflops"))
+    peak = num(m.get("tensor_peak_tflops") if kind == "tensor" else m.get("fp32_peak_tflops"))
     flops = tensor + fp32
     out = {"flops": flops, "tensor_flops": tensor, "fp32_flops": fp32, "tflops": flops / sec / 1e12,
            "compute_kind": kind, "compute_peak_tflops": peak,
            "compute_pct": 100 * flops / sec / 1e12 / peak if peak else None, "levels": []}
     for level, bytes_key, peak_key in LEVELS:
-        b, bw_peak = _num(m.get(bytes_key)), _num(m.get(peak_key))
+        b, bw_peak = num(m.get(bytes_key)), num(m.get(peak_key))
         if not b:
             continue
         ai = flops / b

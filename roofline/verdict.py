@@ -74,7 +74,8 @@ class Verdict:
     advice: str | None = None
 
 
-def _num(x) -> float | None:
+def num(x) -> float | None:
+    """A finite-or-inf float, or None for None, NaN and non-numbers (metrics a report lacks)."""
     if x is None:
         return None
     try:
@@ -91,26 +92,26 @@ def _pct(part, peak) -> float | None:
 def memory_levels(m: Mapping, duration_ms: float | None) -> dict[str, float]:
     """% of peak at each memory level that the report lets us compute."""
     levels = {}
-    dram = _num(m.get("dram_throughput_pct"))
+    dram = num(m.get("dram_throughput_pct"))
     if dram is not None:
         levels["DRAM"] = dram
     sec = duration_ms * 1e-3 if duration_ms else None
     for level, bytes_key, peak_key in (("L2", "l2_bytes", "l2_peak_gbps"), ("L1", "l1_bytes", "l1_peak_gbps")):
-        b, peak = _num(m.get(bytes_key)), _num(m.get(peak_key))
+        b, peak = num(m.get(bytes_key)), num(m.get(peak_key))
         if b is not None and peak and sec:
             levels[level] = _pct(b / sec / 1e9, peak)
     return levels
 
 
 def top_stalls(m: Mapping, n: int = 3) -> list[tuple[str, float]]:
-    stalls = [(k[len("stall_"):], _num(v)) for k, v in m.items()
-              if k.startswith("stall_") and k != "stall_selected" and _num(v)]
+    stalls = [(k[len("stall_"):], num(v)) for k, v in m.items()
+              if k.startswith("stall_") and k != "stall_selected" and num(v)]
     return sorted(stalls, key=lambda kv: -kv[1])[:n]
 
 
 def occupancy_limiter(m: Mapping) -> str | None:
     """The launch limit with the fewest blocks per SM (ncu's launch__occupancy_limit_*)."""
-    limits = {k: _num(m.get(f"occupancy_limit_{k}")) for k in ("registers", "shared_mem", "warps", "blocks")}
+    limits = {k: num(m.get(f"occupancy_limit_{k}")) for k in ("registers", "shared_mem", "warps", "blocks")}
     limits = {k: v for k, v in limits.items() if v is not None}
     if not limits:
         return None
@@ -120,12 +121,12 @@ def occupancy_limiter(m: Mapping) -> str | None:
 
 def classify(m: Mapping) -> Verdict:
     """Verdict from one kernel's metrics (tidy column names; any may be missing or NaN)."""
-    sm, mem = _num(m.get("sm_throughput_pct")), _num(m.get("memory_throughput_pct"))
+    sm, mem = num(m.get("sm_throughput_pct")), num(m.get("memory_throughput_pct"))
     if sm is None or mem is None:
         missing = [n for n, v in (("SM throughput", sm), ("memory throughput", mem)) if v is None]
         return Verdict("unknown", None, None, [f"missing metric: {', '.join(missing)}"])
-    dram, waves = _num(m.get("dram_throughput_pct")), _num(m.get("waves_per_sm"))
-    duration = _num(m.get("duration_ms"))
+    dram, waves = num(m.get("dram_throughput_pct")), num(m.get("waves_per_sm"))
+    duration = num(m.get("duration_ms"))
     evidence = [f"SM throughput {sm:.1f}% and memory throughput {mem:.1f}% of peak"
                 + (f" (DRAM {dram:.1f}%)" if dram is not None else "")]
     stalls = top_stalls(m)
@@ -158,8 +159,8 @@ def classify(m: Mapping) -> Verdict:
             roof = max(levels, key=levels.get)
             evidence.append("memory levels, % of peak: " + ", ".join(f"{k} {v:.1f}%" for k, v in levels.items()))
     else:
-        pipes = {k: v for k, v in (("tensor pipe", _num(m.get("tensor_pipe_pct"))),
-                                   ("FP32 pipe", _num(m.get("fma_pipe_pct")))) if v is not None}
+        pipes = {k: v for k, v in (("tensor pipe", num(m.get("tensor_pipe_pct"))),
+                                   ("FP32 pipe", num(m.get("fma_pipe_pct")))) if v is not None}
         if pipes:
             roof = max(pipes, key=pipes.get)
             evidence.append("pipes, % of peak: " + ", ".join(f"{k} {v:.1f}%" for k, v in pipes.items()))
@@ -169,8 +170,8 @@ def classify(m: Mapping) -> Verdict:
 
 
 def _latency_cause(m, waves, duration, stalls, evidence) -> tuple[str, str]:
-    grid, sms = _num(m.get("grid_size")), _num(m.get("sm_count"))
-    occ, theo = _num(m.get("achieved_occupancy_pct")), _num(m.get("theoretical_occupancy_pct"))
+    grid, sms = num(m.get("grid_size")), num(m.get("sm_count"))
+    occ, theo = num(m.get("achieved_occupancy_pct")), num(m.get("theoretical_occupancy_pct"))
     small = waves is not None and waves < 1
 
     def grid_line() -> str:
@@ -185,7 +186,7 @@ def _latency_cause(m, waves, duration, stalls, evidence) -> tuple[str, str]:
             evidence[-1] += f" (theoretical {theo:.1f}%)"
         limiter = occupancy_limiter(m)
         if limiter:
-            regs = _num(m.get("registers_per_thread"))
+            regs = num(m.get("registers_per_thread"))
             evidence.append(f"occupancy limited by {limiter}"
                             + (f" ({regs:.0f} registers per thread)" if limiter == "registers" and regs else ""))
 
