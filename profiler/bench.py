@@ -65,13 +65,15 @@ def measure_l2_read(calls: int = 20) -> float:
     return run.bytes_read * calls / (start.elapsed_time(end) * 1e-3) / 1e9
 
 
+def _time_call(fn, inp, kwargs: dict, rep_ms: int = 200) -> float:
+    fn(inp, **kwargs)  # compile outside the timing
+    torch.cuda.synchronize()
+    return median_ms(lambda: fn(inp, **kwargs), rep_ms=rep_ms)
+
+
 def time_kernel(name: str, workload: VerifyWorkload, **kernel_kwargs) -> float:
     """Median milliseconds of one call of kernel `name` on fresh inputs for `workload`."""
-    fn = get_kernel(name).load()
-    inp = build_inputs(workload, device="cuda")
-    fn(inp, **kernel_kwargs)  # compile outside the timing
-    torch.cuda.synchronize()
-    return median_ms(lambda: fn(inp, **kernel_kwargs))
+    return _time_call(get_kernel(name).load(), build_inputs(workload, device="cuda"), kernel_kwargs)
 
 
 def bench_grid(kernels: list[str], ctx_lens: list[int], page_sizes: list[int], heads: list[int],
@@ -104,9 +106,7 @@ def tune(name: str, workload: VerifyWorkload, space: dict[str, list], progress=N
     for values in itertools.product(*(space[k] for k in keys)):
         kw = dict(zip(keys, values))
         try:
-            fn(inp, **kw)
-            torch.cuda.synchronize()
-            ms = median_ms(lambda kw=kw: fn(inp, **kw), rep_ms=100)
+            ms = _time_call(fn, inp, kw, rep_ms=100)
         except Exception as exc:
             ms = float("nan")
             print(f"tune: {kw}: {type(exc).__name__}: {str(exc)[:120]}", file=sys.stderr)

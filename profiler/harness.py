@@ -15,6 +15,20 @@ import sys
 NVTX_RANGE = "roofline"
 
 
+def run_in_range(call, iters: int, warmup: int = 1) -> None:
+    """`warmup` calls (compilation) outside, then `iters` calls inside one NVTX range."""
+    import torch
+
+    for _ in range(warmup):
+        call()
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_push(NVTX_RANGE)
+    for _ in range(iters):
+        call()
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_pop()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m profiler.harness")
     parser.add_argument("--spec", required=True, help="workload spec JSON file")
@@ -38,14 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     fn = get_kernel(args.kernel).load()
     inp = build_inputs(workload, device="cuda")
-    for _ in range(args.warmup):
-        fn(inp)
-    torch.cuda.synchronize()
-    torch.cuda.nvtx.range_push(NVTX_RANGE)
-    for _ in range(args.iters):
-        fn(inp)
-    torch.cuda.synchronize()
-    torch.cuda.nvtx.range_pop()
+    run_in_range(lambda: fn(inp), args.iters, args.warmup)
     if args.info:
         import triton
         with open(args.info, "w") as f:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from profiler.harness import NVTX_RANGE
+from profiler.harness import run_in_range
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,14 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.name not in PROBES:
         print(f"unknown probe {args.name!r}; known: {', '.join(PROBES)}", file=sys.stderr)
         return 2
-    run = PROBES[args.name]("cuda")
-    run()  # compile and warm up outside the range
-    torch.cuda.synchronize()
-    torch.cuda.nvtx.range_push(NVTX_RANGE)
-    for _ in range(args.iters):
-        run()
-    torch.cuda.synchronize()
-    torch.cuda.nvtx.range_pop()
+    run_in_range(PROBES[args.name]("cuda"), args.iters)
     print(f"probe {args.name} ran {args.iters} time(s) on {torch.cuda.get_device_name()}")
     return 0
 
