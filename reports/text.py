@@ -87,7 +87,8 @@ def render_bench(table, meta: dict) -> str:
             continue
         rows.append([r.kernel, f"{r.ctx_len // 1024}k", str(r.page_size), str(r.heads), f"{r.median_ms:.4f}",
                      f"{r.eff_gbps:.0f}", f"{r.pct_of_read_bw:.1f}", f"{r.tflops:.1f}", f"{r.pct_of_matmul:.1f}",
-                     f"{r.floor_ms:.4f}", f"{r.gap:.2f}x", f"{r.speedup_vs_triton_mla:.1f}x"])
+                     f"{r.floor_ms:.4f}", f"{r.gap:.2f}x",
+                     "-" if r.speedup_vs_triton_mla != r.speedup_vs_triton_mla else f"{r.speedup_vs_triton_mla:.1f}x"])
     return head + "\n\n" + align(rows)
 
 

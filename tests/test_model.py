@@ -105,3 +105,18 @@ def test_projection_of_a_bandwidth_bound_kernel_scales_by_bandwidth():
     ratio = get_gpu("h200").dram_ceiling().value / get_gpu("rtx-pro-6000").dram_ceiling().value
     assert k["projected_ms"] == pytest.approx(k["measured_ms"] * ratio)
     assert "of the roof" in k["method"] and "datasheet" in k["method"]
+
+
+def test_bench_rendering_without_the_baseline_prints_no_nan():
+    import pandas as pd
+
+    from reports.text import render_bench
+    from roofline.bench_table import bench_table
+
+    saved = pd.read_csv(BENCH_CSV, keep_default_na=False)
+    fast = saved[saved.kernel == "triton_mla_fast"][["kernel", "ctx_len", "page_size", "heads", "q_len", "batch",
+                                                      "median_ms", "error"]]
+    table = bench_table(fast, get_gpu("h200"), read_gbps=4489.0, matmul_tflops=686.6, source="test")
+    meta = {"device": "NVIDIA H200", "read_gbps": 4489.0, "copy_gbps": 4282.0, "matmul_tflops": 686.6}
+    text = render_bench(table, meta)
+    assert "nan" not in text.lower() and "triton_mla_fast" in text
