@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -311,6 +312,31 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
                    f"  time ~ {model.time_ms * layers:.3f} ms at one SM's fair share of bandwidth, "
                    f"limited by {model.limited_by}: "
                    f"{model.time_ms * layers / floor.floor_ms:.1f}x the floor\n  {model.notes}")
+
+
+@main.command("compile")
+@click.option("--kernel", required=True, help="a registered Triton kernel (roofline kernels)")
+@click.option("--arch", required=True, type=click.Choice(["sm_90", "sm_100", "sm_120"]))
+@workload_options
+@click.option("--gpu", "gpu_name", default=None, help="size the grid for this GPU (default: the arch's reference GPU)")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def compile_cmd(kernel, arch, gpu_name, fmt, **wkw) -> None:
+    """Compile a kernel's launches for an architecture without a GPU: registers, spills, shared memory, MMA, fit."""
+    from reports.text import render_resources
+    from roofline.resources import kernel_resources
+
+    if importlib.util.find_spec("triton") is None:
+        raise click.ClickException("roofline compile needs triton: pip install 'roofline[kernels]'")
+    from kernels.xcompile import CompileError
+
+    name = kernel_name(kernel)
+    try:
+        r = kernel_resources(name, make_workload(**wkw), arch, _gpu(gpu_name) if gpu_name else None)
+    except (KeyError, ValueError) as exc:
+        raise click.UsageError(str(exc).strip("'\"")) from None
+    except CompileError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(json.dumps(r, indent=2) if fmt == "json" else render_resources(r))
 
 
 @main.command("calibrate")
