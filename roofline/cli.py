@@ -273,8 +273,10 @@ def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, q_len, out_dir) -> 
 @workload_options
 @click.option("--layers", type=int, default=1, show_default=True)
 @click.option("--gpu", "gpu_name", default="h200", show_default=True, help="short name; see `roofline gpus`")
+@click.option("--compile", "compile_", is_flag=True,
+              help="compile the kernel for the GPU's architecture (needs triton) for blocks per SM")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
+def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     """The floor the hardware allows for a verify workload, and a kernel's own model (no GPU needed)."""
     import dataclasses
 
@@ -293,7 +295,13 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
     out["ceilings"] = [dataclasses.asdict(c) for c in gpu.ceilings()]
     model = None
     if kernel is not None:
-        model = kernel_model(kernel, workload, gpu)
+        compiled = None
+        if compile_:
+            from roofline.resources import kernel_resources
+
+            need_kernels("model --compile")
+            compiled = kernel_resources(kernel, workload, gpu.arch, gpu)
+        model = kernel_model(kernel, workload, gpu, compiled)
         out["kernel_model"] = {**dataclasses.asdict(model), "time_ms_all_layers": model.time_ms * layers,
                                "gap_to_floor": model.time_ms * layers / floor.floor_ms}
     if fmt == "json":
@@ -311,7 +319,10 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
                    f"({model.unique_bytes * layers / 1e9:.2f} GB unique)\n"
                    f"  time ~ {model.time_ms * layers:.3f} ms at one SM's fair share of bandwidth, "
                    f"limited by {model.limited_by}: "
-                   f"{model.time_ms * layers / floor.floor_ms:.1f}x the floor\n  {model.notes}")
+                   f"{model.time_ms * layers / floor.floor_ms:.1f}x the floor\n  {model.notes}\n"
+                   f"  {model.arch} grid {'x'.join(map(str, model.grid))}, {model.blocks_per_sm} block(s) per SM; inputs:")
+        for name, value, kind, source in model.inputs:
+            click.echo(f"    {name} = {value} ({kind}): {source}")
 
 
 @main.command("compile")
