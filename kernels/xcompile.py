@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
+import os
 import re
+import subprocess
+import sys
 import warnings
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import asdict, dataclass
 
 from kernels.launch import LaunchSpec
 
@@ -111,13 +114,55 @@ def _capability(arch: str) -> int:
     return int(arch[3:])
 
 
+_RESULTS: dict = {}  # memo of compile results by (spec, arch): compiling is pure and takes seconds
+
+
 def compile_launch(spec: LaunchSpec, arch: str) -> CompiledLaunch:
-    """Compile one launch for `arch` (e.g. "sm_120") and read its resources (cached per spec and arch)."""
-    return _compile_cached(spec, arch)
+    """Compile one launch for `arch` (e.g. "sm_120") and read its resources (memoized)."""
+    return compile_launches([spec], arch)[0]
 
 
-@lru_cache(maxsize=128)
-def _compile_cached(spec: LaunchSpec, arch: str) -> CompiledLaunch:
+def compile_launches(specs: list[LaunchSpec], arch: str) -> list[CompiledLaunch]:
+    """Compile launches for `arch`. Under Triton's interpreter (TRITON_INTERPRET=1, as in the CPU
+    tests) the jit functions of this process cannot be compiled, so a child process without the
+    interpreter compiles them."""
+    todo = [s for s in dict.fromkeys(specs) if (s, arch) not in _RESULTS]
+    if todo:
+        done = _compile_in_child(todo, arch) if _interpreting() else [_compile(s, arch) for s in todo]
+        _RESULTS.update({(s, arch): c for s, c in zip(todo, done)})
+    return [_RESULTS[(s, arch)] for s in specs]
+
+
+def _interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+
+
+def _compile_in_child(specs: list[LaunchSpec], arch: str) -> list[CompiledLaunch]:
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    payload = json.dumps({"arch": arch, "specs": [asdict(s) for s in specs]})
+    proc = subprocess.run([sys.executable, "-m", "kernels.xcompile"], input=payload, capture_output=True, text=True,
+                          env=env)
+    try:
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        raise CompileError(f"the compile process failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}") from None
+    if "error" in out:
+        raise CompileError(out["error"])
+    return [CompiledLaunch(**c) for c in out["launches"]]
+
+
+def _child_main() -> None:
+    job = json.loads(sys.stdin.read())
+    specs = [LaunchSpec(**{**d, "grid": tuple(d["grid"])}) for d in job["specs"]]
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            done = [_compile(s, job["arch"]) for s in specs]
+        print(json.dumps({"launches": [asdict(c) for c in done]}))
+    except CompileError as exc:
+        print(json.dumps({"error": str(exc)}))
+
+
+def _compile(spec: LaunchSpec, arch: str) -> CompiledLaunch:
     import triton
     from triton import knobs
     from triton.backends.compiler import GPUTarget
@@ -145,3 +190,7 @@ def _compile_cached(spec: LaunchSpec, arch: str) -> CompiledLaunch:
         registers=usage.registers, spill_stores=usage.spill_stores, spill_loads=usage.spill_loads,
         stack_bytes=usage.stack_bytes, shared_bytes=int(compiled.metadata.shared) + usage.static_shared_bytes,
         mma=mma_family(compiled.asm["ptx"]), triton_version=triton.__version__)
+
+
+if __name__ == "__main__":
+    _child_main()

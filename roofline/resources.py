@@ -37,15 +37,15 @@ def kernel_resources(kernel: str, workload: VerifyWorkload, arch: str, gpu: GpuS
 
     `gpu` sizes the grid (its SM count; split kernels plan by it); default: the architecture's
     reference GPU (data/archs.json). Raises kernels.xcompile.CompileError when a launch does not compile."""
-    from kernels.xcompile import compile_launch
+    from kernels.xcompile import compile_launches
 
     limits = get_arch(arch)
     gpu = gpu or get_gpu(limits.reference_gpu)
     if gpu.arch != arch:
         raise ValueError(f"{gpu.short_name} is {gpu.arch}, not {arch}")
     launches, version = [], None
-    for spec in launch_specs(kernel, workload, arch, gpu.sm_count):
-        c = compile_launch(spec, arch)
+    specs = launch_specs(kernel, workload, arch, gpu.sm_count)
+    for spec, c in zip(specs, compile_launches(specs, arch)):
         version = c.triton_version
         occ = occupancy(limits, spec.threads, c.registers, c.shared_bytes)
         waves = spec.programs / (occ.blocks_per_sm * gpu.sm_count) if occ.blocks_per_sm else None
