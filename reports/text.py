@@ -140,4 +140,6 @@ def render_projection(p: dict) -> str:
         out.append(f"  projected step: {p['projected_step_ms']:.3f} ms")
     out.append(f"  measured: {p['measured']}")
     out.append(f"  modelled: {p['modelled']}")
+    if p.get("kernel_model"):
+        out += wrap(f"  {p['kernel_model']['explanation']}")
     return "\n".join(out)
