@@ -87,7 +87,7 @@ ATTENTION_ADVICE = {
     "tensor pipe": "tensor-pipe-bound: fewer padded rows, or a faster MMA path (wgmma on Hopper)",
     "FMA": "FP32-bound: move the math onto tensor cores or cut scalar work (exp, rescales)",
     "small grid": "launch more programs: split the sequence (split-KV) so blocks >= 2x the SMs",
-    "long_scoreboard": "keep more KV loads in flight: deeper pipelining (num_stages), more programs per SM",
+    "long_scoreboard": "keep more loads in flight: deeper pipelining (num_stages), more programs per SM",
 }
 
 
