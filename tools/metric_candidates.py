@@ -62,4 +62,5 @@ if __name__ == "__main__":
     import sys
 
     table = NOSOL if sys.argv[1:] == ["nosol"] else CANDIDATES
+    for name, metrics in table.items():
         print(f"{name}\t{','.join(dict.fromkeys(metrics))}")
