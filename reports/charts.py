@@ -21,7 +21,7 @@ KERNEL_COLORS = ["black", "tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab
 STALL_COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
                 "#ff9da7", "#9c755f", "#bab0ac"]
 RC = {"svg.hashsalt": "roofline-report", "svg.fonttype": "none", "font.family": "DejaVu Sans", "font.size": 9,
-      "axes.titlesize": 10, "savefig.dpi": 130}
+      "axes.titlesize": 10, "figure.dpi": 120, "savefig.dpi": 120}
 
 
 class ChartError(RuntimeError):
@@ -172,11 +172,13 @@ def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "
         ax.set_ylabel("performance (TFLOP/s)")
         ax.set_title(title or "Roofline")
         ax.grid(True, which="major", color="0.88", lw=0.6)
-        ax.grid(True, which="minor", color="0.95", lw=0.4)
+        ax.grid(True, which="minor", color="0.95", lw=0.4, ls="-")
         ax.set_axisbelow(True)
-        first = ax.legend(handles=roof_handles, title="roofs (solid: report's own, dashed: datasheet, dotted: measured)",
-                          loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, title_fontsize=8, frameon=False, alignment="left")
-        ax.add_artist(first)
+        # fig.legend, not ax.add_artist(ax.legend(...)): with two axes legends, bbox_inches="tight"
+        # drops the first one at some dpi values (seen with matplotlib 3.11 at 110 and 120 dpi)
+        fig.legend(handles=roof_handles, title="roofs (solid: report's own, dashed: datasheet, dotted: measured)",
+                   loc="upper left", bbox_to_anchor=(1.02, 1.0), bbox_transform=ax.transAxes, fontsize=8,
+                   title_fontsize=8, frameon=False, alignment="left")
         shown = "" if len(points) == len(every) else f"; the {len(points)} of {len(every)} with the most time"
         ax.legend(handles=kernel_handles, title=f"kernels (filled: DRAM intensity{shown})", loc="upper left",
                   bbox_to_anchor=(0.0, -0.11), ncol=2 if len(kernel_handles) > 4 else 1, fontsize=8,
