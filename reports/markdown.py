@@ -256,7 +256,8 @@ def _reproduce(meta: ReportMeta) -> list[str]:
         first, rest = meta.commands[0], meta.commands[1:]
         out += ["The capture, exactly as run:", "", "```console", first, "```", ""]
         if rest:
-            out += _details(f"The tool command lines it ran ({len(rest)}, from commands.txt)", ["```console", *rest, "```"])
+            out += _details(f"The tool command lines it ran ({len(rest)}, from commands.txt)",
+                            ["```console", *rest, "```"])
     else:
         out += ["The capture command is not recorded (a bare report holds no command line).", ""]
     if meta.report_command:

@@ -72,7 +72,8 @@ def build_meta(path: Path, analysis: dict, out_md: Path | None = None) -> Report
     kernel = iterations = None
     why = None
     if path.is_dir():
-        spec = RunDir(path).read_spec() or {}
+        spec = RunDir(path).read_spec()
+        spec = spec if isinstance(spec, dict) else {}
         kernel, iterations = spec.get("kernel"), spec.get("iterations")
         first = _command_line(spec.get("command"))
         commands = ([first] if first else []) + [
