@@ -103,6 +103,16 @@ def find_ncu(explicit: str | None = None) -> str:
                        f"looked in {', '.join(_INSTALL_GLOBS)}")
 
 
+def ncu_version(ncu: str) -> str | None:
+    """`ncu --version`'s version line (e.g. 'Version 2025.3.1.0 (build ...)'), None if it fails."""
+    try:
+        out = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    return next((ln for ln in lines if ln.lower().startswith("version")), lines[-1] if lines else None)
+
+
 @dataclass
 class NcuRun:
     """What an ncu run left behind."""
