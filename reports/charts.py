@@ -29,9 +29,12 @@ class ChartError(RuntimeError):
 
 
 def kernel_label(index: int, name: str, width: int = 38) -> str:
-    """'K1 name' with the name cut to `width` characters: the same label in tables and charts."""
-    short = name if len(name) <= width else name[:width - 1] + "…"
-    return f"K{index + 1} {short}"
+    """'K1 name', the name cut in the middle to `width` characters (its head and its tail, where
+    variants differ, stay): the same label in tables and charts."""
+    if len(name) > width:
+        tail = (width - 1) // 2
+        name = name[:width - 1 - tail] + "…" + name[-tail:]
+    return f"K{index + 1} {name}"
 
 
 def report_roofs(analysis: dict) -> list[Roof]:
@@ -61,7 +64,7 @@ def roofline_points(analysis: dict) -> list[dict]:
         if not h.get("tflops") or not levels:
             continue
         main = next(lv for lv in ("DRAM", "L2", "L1") if lv in levels)
-        points.append({"index": i, "kernel": k["kernel"], "tflops": h["tflops"], "level": main,
+        points.append({"index": i, "kernel": k.get("label") or k["kernel"], "tflops": h["tflops"], "level": main,
                        "ai": levels[main], "levels": levels, "duration_ms": k.get("duration_ms") or 0})
     return points
 
@@ -84,7 +87,7 @@ def _save(fig, stem: Path) -> list[Path]:
     return [png, svg]
 
 
-def _top(points: list[dict]) -> list[dict]:
+def top_points(points: list[dict]) -> list[dict]:
     """The MAX_KERNELS kernels with the most time, in table order."""
     keep = sorted(points, key=lambda p: -p["duration_ms"])[:MAX_KERNELS]
     return sorted(keep, key=lambda p: p["index"])
@@ -115,7 +118,7 @@ def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "
     memory roofs as diagonals and compute roofs as horizontals, coloured by level and dashed by kind.
     Writes stem.png and stem.svg; [] when no kernel has FLOP and byte counters."""
     every = roofline_points(analysis)
-    points = _top(every)
+    points = top_points(every)
     if not points:
         return []
     matplotlib, plt = _pyplot()
@@ -203,7 +206,7 @@ def stall_chart(analysis: dict, stem: Path, title: str = "") -> list[Path]:
     matplotlib, plt = _pyplot()
     with matplotlib.rc_context(RC):
         fig, ax = plt.subplots(figsize=(9.5, 1.2 + 0.55 * len(rows)))
-        labels = [kernel_label(i, k["kernel"]) for i, k in rows]
+        labels = [kernel_label(i, k.get("label") or k["kernel"]) for i, k in rows]
         widest = max(sum(s["cycles_per_issue"] or 0 for s in k["top_stalls"]) for _, k in rows) or 1
         seen: set[str] = set()
         for y, (_, k) in enumerate(rows):

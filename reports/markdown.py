@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reports.charts import kernel_label, report_roofs, roofline_chart, roofline_points, stall_chart
+from reports.charts import kernel_label, report_roofs, roofline_chart, roofline_points, stall_chart, top_points
 from reports.meta import KINDS, ReportMeta
 from roofline.verdict import STALL_MEANING
 
@@ -66,6 +66,11 @@ def _dram_pct(k: dict) -> float | None:
     return None
 
 
+def _name(k: dict) -> str:
+    """The row's distinct label (kernel + what tells it apart), else the kernel name."""
+    return k.get("label") or k["kernel"]
+
+
 def _stalls(k: dict, n: int = 3) -> str:
     return ", ".join(f"{s['reason']} {s['cycles_per_issue']:.1f}" for s in k.get("top_stalls", [])[:n]) or "–"
 
@@ -90,7 +95,7 @@ def _title(analysis: dict, meta: ReportMeta) -> list[str]:
                  f"{s['floor_ms'] * 1e3:.1f} µs: **{s['gap']:.1f}x** from the floor")
     elif ks:
         slowest = max(ks, key=lambda k: (k.get("duration_ms") or 0) * k["launches"])
-        line += f"; most time in {_code(slowest['kernel'])} ({slowest['bound']}-bound)"
+        line += f"; most time in {_code(_name(slowest))} ({slowest['bound']}-bound)"
     return [f"# Roofline report: {_cell(name)}", "",
             f"{line}.", "",
             f"Source: {_code(meta.source)} ({meta.source_kind})"
@@ -159,21 +164,26 @@ def _floor(analysis: dict) -> list[str]:
 
 
 def _kernel_table(analysis: dict, meta: ReportMeta) -> list[str]:
-    header = ["#", "kernel", "launches", "time (ms)", "DRAM GB/s", "% of DRAM peak", "TFLOP/s",
-              "FLOP/B (DRAM)", "L2 hit %", "occupancy %", "top stalls (cycles/issue)", "bound", "gap to floor"]
+    floor = bool(analysis.get("floor"))
+    header = ["#", "kernel", "launches", "time (ms)", "% of step", "DRAM GB/s", "% of DRAM peak", "TFLOP/s",
+              "FLOP/B (DRAM)", "L2 hit %", "occupancy %", "top stalls (cycles/issue)", "bound"]
+    header += ["gap to floor"] if floor else []
     rows = []
     for i, k in enumerate(analysis.get("kernels", [])):
         h = k.get("hierarchy") or {}
         pct = _dram_pct(k)
-        rows.append([f"K{i + 1}", _code(kernel_label(i, k["kernel"], 48).split(" ", 1)[1]), str(k["launches"]),
-                     _f(k.get("duration_ms"), ".4f"), _f(k.get("dram_gbps"), ",.0f"), _f(pct, ".1f"),
+        share = k.get("share_of_step")
+        rows.append([f"K{i + 1}", _code(kernel_label(i, _name(k), 60).split(" ", 1)[1]), str(k["launches"]),
+                     _f(k.get("duration_ms"), ".4f"), _f(None if share is None else 100 * share, ".1f"),
+                     _f(k.get("dram_gbps"), ",.0f"), _f(pct, ".1f"),
                      _f(h.get("tflops"), ".2f"), _f(_dram_level(k).get("arithmetic_intensity"), ",.1f"),
                      _f(k.get("l2_hit_rate_pct"), ".1f"), _f(k.get("achieved_occupancy_pct"), ".1f"),
-                     _stalls(k), _bound(k), _f(k.get("gap_to_floor"), ".1f", "x")])
-    out = ["## Kernels", ""] + _table(header, rows, "llrrrrrrrrlll")
-    out += ["", "Time is the median per launch; % of DRAM peak is against the report's own peak. "
-            + ("Gap to floor: the kernel's time over the workload's floor." if analysis.get("floor")
-               else "No gap to floor: the workload is not known."), ""]
+                     _stalls(k), _bound(k)] + ([_f(k.get("gap_to_floor"), ".1f", "x")] if floor else []))
+    out = ["## Kernels", ""] + _table(header, rows, "llrrrrrrrrrll" + ("l" if floor else ""))
+    out += ["", "Time is the median per launch; % of step is the kernel's share of all kernel time; "
+            "% of DRAM peak is against the report's own peak. "
+            + ("Gap to floor (only where one kernel is the whole step): its time over the workload's floor."
+               if floor else "No gap to floor: the workload is not known."), ""]
     return out
 
 
@@ -203,12 +213,16 @@ def _kernel_section(i: int, k: dict, meta: ReportMeta) -> list[str]:
         ["top stalls", "; ".join(f"{s['reason']} {s['cycles_per_issue']:.1f} ({STALL_MEANING.get(s['reason'], '')})".replace(" ()", "")
                                  for s in k.get("top_stalls", [])) or "– (no stall metrics in the report)"],
         ["bound", _bound(k)],
+        ["busiest unit", k.get("unit") or "–"],
+        ["share of step", _f(None if k.get("share_of_step") is None else 100 * k["share_of_step"], ".1f", "%")],
         ["gap to floor", _f(k.get("gap_to_floor"), ".1f", "x")],
     ]
-    out = [f"### K{i + 1} {_code(k['kernel'])}", ""] + _table(["", ""], rows) + [""]
+    out = [f"### K{i + 1} {_code(_name(k))}", ""] + _table(["", ""], rows) + [""]
     if k.get("advice"):
         out += [f"Try: {k['advice']}.", ""]
     body = [f"- {_plain(e)}" for e in k.get("evidence", [])]
+    if k.get("mangled_name") and k["mangled_name"] != k["kernel"]:
+        body += ["", f"Full (mangled) name: {_code(k['mangled_name'])}"]
     if k.get("ncu_rule"):
         agree = {True: "agrees with this verdict", False: "**disagrees** with this verdict",
                  None: "not comparable"}[k.get("agrees_with_ncu")]
@@ -224,6 +238,20 @@ def _kernel_section(i: int, k: dict, meta: ReportMeta) -> list[str]:
     return out
 
 
+def _off_chart(analysis: dict) -> str:
+    """Which kernels the roofline chart leaves out, and why (no FLOPs, or not among the slowest)."""
+    points = roofline_points(analysis)
+    shown = {p["index"] for p in top_points(points)}
+    no_flops = [f"K{i + 1}" for i in range(len(analysis.get("kernels", []))) if i not in {p["index"] for p in points}]
+    dropped = [f"K{p['index'] + 1}" for p in points if p["index"] not in shown]
+    out = ""
+    if no_flops:
+        out += f" Not on the chart, no FLOPs counted: {', '.join(no_flops)}."
+    if dropped:
+        out += f" Left out to keep it readable (least time): {', '.join(dropped)}."
+    return out
+
+
 def _charts(charts: dict[str, Path], analysis: dict) -> list[str]:
     out = ["## Charts", ""]
     gpu = analysis["gpu"].get("name") or "the GPU"
@@ -232,7 +260,7 @@ def _charts(charts: dict[str, Path], analysis: dict) -> list[str]:
         out += [f"![Roofline: each kernel against the {gpu} roofs]({png})", "",
                 f"Roofline ([SVG]({Path(png).with_suffix('.svg').as_posix()})): each kernel a filled point at its "
                 "DRAM arithmetic intensity, hollow markers at its L2 and L1 intensity; roofs coloured by level, "
-                "solid the report's own, dashed the datasheet's, dotted measured.", ""]
+                "solid the report's own, dashed the datasheet's, dotted measured." + _off_chart(analysis), ""]
     elif roofline_points(analysis):
         out += ["No roofline chart: charts were not written with this report.", ""]
     else:
@@ -278,6 +306,9 @@ def render_markdown(analysis: dict, meta: ReportMeta, charts: dict[str, Path] | 
     out += _charts(charts, analysis) + _reproduce(meta)
     if analysis.get("notes"):
         out += ["## Notes", ""] + [f"- {_plain(n)}" for n in analysis["notes"]] + [""]
+    if analysis.get("missing_metrics"):
+        out += _details(f"The {len(analysis['missing_metrics'])} ncu metrics this report lacks",
+                        [", ".join(_code(m) for m in analysis["missing_metrics"])])
     return "\n".join(out).rstrip() + "\n"
 
 

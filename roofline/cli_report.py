@@ -1,4 +1,4 @@
-"""`roofline report`: markdown with charts from a run directory or a bare .ncu-rep."""
+"""`roofline report`: markdown with charts from a run directory, a report or a folder of reports."""
 
 from __future__ import annotations
 
@@ -13,28 +13,26 @@ import click
               help="report file (DIR/report.md; a folder gets report.md inside). "
                    "Default: ./<run name>-report/report.md")
 @click.option("--force", is_flag=True, help="overwrite an existing report and its charts")
-def report_cmd(path, out, force) -> None:
+@click.option("--allow-incomplete", is_flag=True,
+              help="report on a capture holding fewer launches than its run asked for (said in the report)")
+def report_cmd(path, out, force, allow_incomplete) -> None:
     """Write a GitHub-flavoured markdown report with roofline and stall charts (PNG + SVG)."""
+    from kernels.spec import WorkloadError
     from profiler.errors import ProfilerError
     from reports.charts import ChartError
-    from reports.markdown import ReportExists, write_report
-    from roofline.analysis import summarize
-    from roofline.cli import _load, progress, sample_run
-    from roofline.reporting import REPORT_NAME, build_meta, default_output
+    from reports.markdown import ReportExists
+    from roofline import api
+    from roofline.cli import _fail, progress
+    from roofline.reporting import REPORT_NAME, report
 
-    target = Path(path) if path else sample_run()
     if not path:
-        progress(f"no path given: reporting on the bundled H200 capture {target}")
-    if not target.exists():
-        raise click.ClickException(f"{target}: no such run directory or report")
-    out_md = Path(out) if out else default_output(target)
-    if out and (out_md.is_dir() or out.endswith(("/", "\\"))):
-        out_md = out_md / REPORT_NAME
+        progress(f"no path given: reporting on the bundled H200 capture {api.sample_run()}")
+    out_md = Path(out) if out else None
+    if out and (Path(out).is_dir() or out.endswith(("/", "\\"))):
+        out_md = Path(out) / REPORT_NAME
     try:
-        launches, workload, iterations = _load(target)
-        analysis = summarize(launches, workload, iterations).to_dict()
-        meta = build_meta(Path(path) if path else target, analysis, out_md if out else None)
-        files = write_report(analysis, meta, out_md, force=force)
-    except (ReportExists, ChartError, ProfilerError, ValueError, OSError) as exc:
-        raise click.ClickException(str(exc)) from None
+        run = api.load(path, allow_incomplete=allow_incomplete)
+        files = report(run, out_md, force=force, source=path)
+    except (ReportExists, ChartError, ProfilerError, WorkloadError, ValueError, OSError) as exc:
+        raise _fail(exc) from None
     click.echo(f"wrote {files[0]}" + (f" and {len(files) - 1} chart files beside it" if len(files) > 1 else ""))

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from reports.markdown import render_markdown
 from reports.meta import ReportMeta
-from roofline.analysis import summarize
-from roofline.cli import _load, main
+from roofline.api import load
+from roofline.cli import main
 from tests.paths import FULL_SET, RUNS, SAMPLE_RUN, TORCH_DEFAULT
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -49,11 +49,11 @@ def test_bundled_run_report(tmp_path):
     r = report(SAMPLE_RUN, "-o", out)
     assert r.exit_code == 0, r.output
     md = out.read_text()
-    assert "| # | kernel | launches | time (ms) | DRAM GB/s |" in md
+    assert "| # | kernel | launches | time (ms) | % of step | DRAM GB/s |" in md
     assert "| K1 | `_verify_extend_kernel` | 3 | 15.2407 |" in md and "**latency**: small grid" in md
     assert "## Floor" in md and "452.5x" in md
     assert "roofline profile --kernel triton_mla --ctx 128k" in md and "--section SpeedOfLight" in md
-    assert "| triton | `3.6.0` |" in md
+    assert "| triton | `3.6.0` |" in md and "| ncu | `2025.3.1 (build 36398880)` |" in md
     assert md.count("<details>") == md.count("</details>") >= 2
     assert check_charts(out) == ["report_roofline.png", "report_stalls.png"]
     svg = (tmp_path / "evidence" / "report_roofline.svg").read_text()
@@ -67,6 +67,7 @@ def test_fixture_runs(tmp_path, run):
     assert report(RUNS / run, "-o", out).exit_code == 0
     md = out.read_text()
     assert "## Floor" in md and "| K2 |" in md and "_combine_kernel" in md
+    assert "gap to floor |" in md  # the column is there; a value only where one kernel is the whole step
     assert len(check_charts(out)) == 2
 
 
@@ -124,7 +125,7 @@ def test_rerun_gives_identical_files(tmp_path):
 
 def test_renderer_takes_a_plain_dict():
     """Any source of Analysis.to_dict() works: a JSON round trip, no charts, minimal metadata."""
-    analysis = json.loads(json.dumps(summarize(*_load(SAMPLE_RUN)).to_dict()))
+    analysis = json.loads(json.dumps(load(SAMPLE_RUN).analysis.to_dict()))
     md = render_markdown(analysis, ReportMeta(source="somewhere/run"))
     assert "| K1 | `_verify_extend_kernel` |" in md and "charts were not written" in md
     assert "The capture command is not recorded" in md
@@ -153,3 +154,13 @@ def test_reading_commands_do_not_import_matplotlib():
             "print('matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_api_report(tmp_path):
+    """roofline.report(run, path): the same report from the Python API."""
+    import roofline
+
+    files = roofline.report(roofline.load(RUNS / "h200-triton_mla_fast-128k-p64"), tmp_path / "r.md")
+    assert [f.name for f in files] == ["r.md", "r_roofline.png", "r_roofline.svg", "r_stalls.png", "r_stalls.svg"]
+    with pytest.raises(FileExistsError, match="--force"):
+        roofline.report(RUNS / "h200-triton_mla_fast-128k-p64", tmp_path / "r.md")
