@@ -166,10 +166,10 @@ def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "
                            zorder=5, label=kernel_label(p["index"], p["kernel"])
                            + (f" ({p['level']} intensity)" if p["level"] != "DRAM" else ""))
             kernel_handles.append(h)
-        if any(len(p["levels"]) > 1 for p in points):
-            kernel_handles += [
-                ax.scatter([], [], s=36, marker="s", facecolors="white", edgecolors="0.3", label="same kernel, L2 intensity"),
-                ax.scatter([], [], s=36, marker="^", facecolors="white", edgecolors="0.3", label="same kernel, L1 intensity")]
+        for level, marker in (("L2", "s"), ("L1", "^")):  # key for the hollow markers actually drawn
+            if any(level in p["levels"] and level != p["level"] for p in points):
+                kernel_handles.append(ax.scatter([], [], s=36, marker=marker, facecolors="white", edgecolors="0.3",
+                                                 label=f"same kernel, {level} intensity"))
         _place_labels(ax, fig, [(p["ai"], p["tflops"]) for p in points], [f"K{p['index'] + 1}" for p in points])
         ax.set_xlabel("arithmetic intensity (FLOP / byte)")
         ax.set_ylabel("performance (TFLOP/s)")

@@ -196,22 +196,31 @@ def _kernel_section(i: int, k: dict, meta: ReportMeta) -> list[str]:
     elif k.get("dram_gbps") and k.get("dram_peak_gbps"):
         dram += f" ({100 * k['dram_gbps'] / k['dram_peak_gbps']:.1f}% of the report's own {k['dram_peak_gbps']:,.0f}"
         dram += f"; {100 * k['dram_gbps'] / measured:.1f}% of the measured {measured:,.0f})" if measured else ")"
+    compute = "– (no FLOP counters in the report)"
+    if h.get("tflops") is not None:
+        compute = f"{h['tflops']:.2f} TFLOP/s {h['compute_kind']}"
+        if h.get("compute_pct"):
+            compute += f" ({h['compute_pct']:.1f}% of {h['compute_peak_tflops']:,.0f})"
+    levels = h.get("levels", [])
+    intensity = (", ".join(f"{lv['level']} {lv['arithmetic_intensity']:,.1f}" for lv in levels) + " FLOP/B"
+                 if levels else "–")
+    stalls = "; ".join(f"{s['reason']} {s['cycles_per_issue']:.1f}"
+                       + (f" ({STALL_MEANING[s['reason']]})" if s["reason"] in STALL_MEANING else "")
+                       for s in k.get("top_stalls", [])) or "– (no stall metrics in the report)"
+    pct = lambda key: _f(k.get(key), ".1f", "%")  # noqa: E731
     rows = [
-        ["launches, grid x block", f"{k['launches']}, {_f(k.get('grid_size'), '.0f')} x {_f(k.get('block_size'), '.0f')}"],
+        ["launches, grid x block",
+         f"{k['launches']}, {_f(k.get('grid_size'), '.0f')} x {_f(k.get('block_size'), '.0f')}"],
         ["time per launch (median)", _f(k.get("duration_ms"), ".4f", " ms")],
         ["DRAM throughput", dram],
-        ["compute", (f"{h['tflops']:.2f} TFLOP/s {h['compute_kind']}"
-                     + (f" ({h['compute_pct']:.1f}% of {h['compute_peak_tflops']:,.0f})" if h.get("compute_pct") else ""))
-         if h.get("tflops") is not None else "– (no FLOP counters in the report)"],
-        ["arithmetic intensity", ", ".join(f"{lv['level']} {lv['arithmetic_intensity']:,.1f}" for lv in h.get("levels", []))
-         + " FLOP/B" if h.get("levels") else "–"],
-        ["SM / memory throughput", f"{_f(k.get('sm_throughput_pct'), '.1f', '%')} / {_f(k.get('memory_throughput_pct'), '.1f', '%')} of peak"],
+        ["compute", compute],
+        ["arithmetic intensity", intensity],
+        ["SM / memory throughput", f"{pct('sm_throughput_pct')} / {pct('memory_throughput_pct')} of peak"],
         ["L2 hit rate", _f(k.get("l2_hit_rate_pct"), ".1f", "%")],
-        ["occupancy achieved / theoretical", f"{_f(k.get('achieved_occupancy_pct'), '.1f', '%')} / "
-                                             f"{_f(k.get('theoretical_occupancy_pct'), '.1f', '%')}"],
-        ["registers per thread, waves per SM", f"{_f(k.get('registers_per_thread'), '.0f')}, {_f(k.get('waves_per_sm'), '.2f')}"],
-        ["top stalls", "; ".join(f"{s['reason']} {s['cycles_per_issue']:.1f} ({STALL_MEANING.get(s['reason'], '')})".replace(" ()", "")
-                                 for s in k.get("top_stalls", [])) or "– (no stall metrics in the report)"],
+        ["occupancy achieved / theoretical", f"{pct('achieved_occupancy_pct')} / {pct('theoretical_occupancy_pct')}"],
+        ["registers per thread, waves per SM",
+         f"{_f(k.get('registers_per_thread'), '.0f')}, {_f(k.get('waves_per_sm'), '.2f')}"],
+        ["top stalls", stalls],
         ["bound", _bound(k)],
         ["busiest unit", k.get("unit") or "–"],
         ["share of step", _f(None if k.get("share_of_step") is None else 100 * k["share_of_step"], ".1f", "%")],
