@@ -205,3 +205,11 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
         raise
     say(f"[3/3] wrote {final} in {time.time() - started:.1f} s")
     return load(final)
+
+
+def report(run: "Run | str | Path | None" = None, out: str | Path | None = None, force: bool = False) -> list[Path]:
+    """A GitHub-flavoured markdown report of a run (or of what `load(path)` reads) with roofline and
+    stall charts beside it; never replaces an existing report unless `force`. See roofline/reporting.py."""
+    from roofline.reporting import report as write_report
+
+    return write_report(run, out, force=force)

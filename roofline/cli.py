@@ -404,5 +404,9 @@ def gpus_cmd(fmt) -> None:
     click.echo("\ntensor rates dense (no sparsity), clocks boost; sources: roofline gpus --format json")
 
 
+from roofline.cli_report import report_cmd  # noqa: E402  (its own module: roofline report)
+
+main.add_command(report_cmd)
+
 if __name__ == "__main__":
     main()
