@@ -5,6 +5,8 @@
     run.kernels                                          # one row per kernel, with bound and cause
     run.launches                                         # one row per launch, units in column names
     run = roofline.profile(kernel="triton_mla", ctx="128k")   # on a GPU box with ncu
+    cmp = roofline.compare(base_run_or_path, head_run_or_path, fail_if_slower_pct=5)
+    cmp.speedup, cmp.passed, cmp.to_dict()               # step, kernels (value, delta %, noise), gate
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from profiler.errors import ProfilerError, ReportError
 from profiler.rundir import (ANALYSIS, HARNESS, LAUNCHES, Manifest, RunDir, RunDirError, RunSpec, RunWriter,
                              default_run_name)
 from roofline.analysis import Analysis, summarize
+from roofline.comparison import CompareError, Comparison, compare  # noqa: F401 (public API)
 
 SAMPLE_RUN = "data/samples/h200-triton_mla-128k"
 KERNEL_COLUMNS = ["kernel", "launches", "duration_ms", "grid_size", "block_size", "dram_gbps", "dram_throughput_pct",

@@ -402,5 +402,9 @@ def gpus_cmd(fmt) -> None:
     click.echo("\ntensor rates dense (no sparsity), clocks boost; sources: roofline gpus --format json")
 
 
+from roofline.cli_compare import compare_cmd  # noqa: E402 (commands in modules of their own)
+
+main.add_command(compare_cmd)
+
 if __name__ == "__main__":
     main()
