@@ -154,8 +154,12 @@ def make_workload(ctx: int | str = "128k", **fields) -> VerifyWorkload:
 
 def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: int = 3,
             out: str | Path | None = None, force: bool = False, ncu: str | None = None,
-            progress: Callable[[str], None] | None = None, **workload_fields) -> Run:
+            progress: Callable[[str], None] | None = None, env: dict[str, str] | None = None,
+            command: list[str] | None = None, **workload_fields) -> Run:
     """Run `kernel` on `workload` under Nsight Compute in a child process and return the new run.
+
+    `env` is added to the profiled child's environment (e.g. CUDA_VISIBLE_DEVICES); `command` is
+    the command recorded in spec.json as the one that made the run (default: sys.argv).
 
     The run is written atomically (see profiler/rundir.py): on failure or Ctrl-C it is kept under
     `<out>.failed-<time>` with its log, and an existing `out` is never touched unless `force`.
@@ -173,12 +177,12 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
     started = time.time()
     try:
         spec = RunSpec(kernel=name, workload=json.loads(workload.to_json()), iterations=iterations,
-                       created=writer.manifest.created, command=tuple(sys.argv))
+                       created=writer.manifest.created, command=tuple(command or sys.argv))
         spec_file = writer.write_spec(spec)
         app = [sys.executable, "-m", "profiler.harness", "--spec", str(spec_file), "--kernel", name,
                "--iters", str(iterations), "--info", str(writer.path / HARNESS)]
         say(f"[1/3] profiling {name} ({workload.describe()}) under ncu -> {writer.final}")
-        ncu_run = run_ncu(app, writer.path, ncu=ncu, progress=say)
+        ncu_run = run_ncu(app, writer.path, ncu=ncu, progress=say, env=env)
         writer.log_command(ncu_run.command)
         writer.add_log(ncu_run.log)
         writer.manifest.tools["ncu"] = {"path": ncu_run.command[0], "version": ncu_version(ncu_run.command[0])}

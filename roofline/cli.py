@@ -403,8 +403,10 @@ def gpus_cmd(fmt) -> None:
 
 
 from roofline.cli_compare import compare_cmd  # noqa: E402 (commands in modules of their own)
+from roofline.cli_sweep import sweep_cmd  # noqa: E402
 
 main.add_command(compare_cmd)
+main.add_command(sweep_cmd)
 
 if __name__ == "__main__":
     main()
