@@ -44,7 +44,10 @@ def _summary(sweep_dir: Path, fmt: str) -> None:
     table.to_csv(sweep_dir / "summary.csv", index=False)
     charts = []
     if (table["status"] == "done").any() and table["step_ms"].notna().any():
-        charts = plot_sweep(table, sweep_dir / "sweep", title=_chart_title(sweep_dir, table))
+        try:
+            charts = plot_sweep(table, sweep_dir / "sweep", title=_chart_title(sweep_dir, table))
+        except ImportError as exc:
+            click.echo(f"no chart: {exc} (pip install matplotlib)", err=True)
     if fmt == "json":
         click.echo(table.to_json(orient="records", indent=2))
     elif fmt == "markdown":

@@ -265,6 +265,8 @@ def run_sweep(points: list[SweepPoint], sweep_dir: str | Path, iterations: int =
             done(PointResult(p.name, p.kernel, json.loads(p.workload.to_json()), "failed", error=str(exc)))
             continue
         todo.append(p)
+        state["points"].setdefault(p.name, {"kernel": p.kernel, "workload": json.loads(p.workload.to_json()),
+                                            "status": "pending"})
     write_state(sweep_dir, state)
     if not todo:
         return outcome
