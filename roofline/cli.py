@@ -278,7 +278,7 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
     import dataclasses
 
     from roofline.floor import workload_floor
-    from roofline.kernel_models import kernel_model
+    from roofline.kernel_models import assumption_note, kernel_model
 
     workload = make_workload(**wkw)
     gpu = _gpu(gpu_name)
@@ -294,7 +294,8 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
     if kernel is not None:
         model = kernel_model(kernel, workload, gpu)
         out["kernel_model"] = {**dataclasses.asdict(model), "time_ms_all_layers": model.time_ms * layers,
-                               "gap_to_floor": model.time_ms * layers / floor.floor_ms}
+                               "gap_to_floor": model.time_ms * layers / floor.floor_ms,
+                               "assumption": assumption_note(model, gpu)}
     if fmt == "json":
         click.echo(json.dumps(out, indent=2))
         return
@@ -310,7 +311,8 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
                    f"({model.unique_bytes * layers / 1e9:.2f} GB unique)\n"
                    f"  time ~ {model.time_ms * layers:.3f} ms at one SM's fair share of bandwidth, "
                    f"limited by {model.limited_by}: "
-                   f"{model.time_ms * layers / floor.floor_ms:.1f}x the floor\n  {model.notes}")
+                   f"{model.time_ms * layers / floor.floor_ms:.1f}x the floor\n  {model.notes}\n"
+                   f"  this {assumption_note(model, gpu)}")
 
 
 @main.command("calibrate")
