@@ -51,6 +51,7 @@ class KernelSummary:
     share_of_step: float | None = None  # fraction of the step's kernel time
     hierarchy: dict | None = None
     label: str = ""  # a name no other row shares (kernel + what tells it apart)
+    source: str | None = None  # the report file, when the launches came from several
     mangled_name: str | None = None
     project_kernel: str | None = None  # the registered kernel that launches it, if any
 
@@ -113,7 +114,9 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
     kernels = []
     keyed = launches.assign(**{k: launches[k].fillna(-1) for k in GROUP_KEYS if k != "kernel"})
     total_ms = float(launches["duration_ms"].sum())
-    groups = list(keyed.groupby(GROUP_KEYS, sort=False, dropna=False))
+    # a folder of reports: the same kernel from two files stays two rows, each naming its file
+    by_source = "source" in launches and launches["source"].nunique() > 1
+    groups = list(keyed.groupby(GROUP_KEYS + (["source"] if by_source else []), sort=False, dropna=False))
     whole_step = len(groups) == 1
     for key, group in groups:
         med = group.median(numeric_only=True).to_dict()
@@ -136,6 +139,7 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
             gap_to_floor=(duration / floor.floor_ms) if (floor and duration and whole_step) else None,
             share_of_step=share if (share is not None and not math.isnan(share)) else None,
             hierarchy=hierarchical_roofline(med), mangled_name=key[1], project_kernel=project,
+            source=key[4] if by_source else (group["source"].iloc[0] if "source" in group else None),
         ))
     for k, label in zip(kernels, distinct_labels(kernels)):
         k.label = label
@@ -165,7 +169,8 @@ def distinct_labels(kernels: list[KernelSummary]) -> list[str]:
     """Each row's kernel name, plus what tells it apart from rows of the same name (grid, block,
     then a number for different instantiations, e.g. templates, with the same launch shape)."""
     labels = [k.kernel for k in kernels]
-    for describe in (lambda k: f"grid {_int(k.grid_size)}", lambda k: f"block {_int(k.block_size)}"):
+    for describe in (lambda k: k.source or "", lambda k: f"grid {_int(k.grid_size)}",
+                     lambda k: f"block {_int(k.block_size)}"):
         clash = _clashing(labels)
         labels = [f"{lab} [{describe(k)}]" if i in clash else lab for i, (lab, k) in enumerate(zip(labels, kernels))]
     clash = _clashing(labels)

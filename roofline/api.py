@@ -30,10 +30,10 @@ from roofline.analysis import Analysis, summarize
 from roofline.comparison import CompareError, Comparison, compare  # noqa: F401 (public API)
 
 SAMPLE_RUN = "data/samples/h200-triton_mla-128k"
-KERNEL_COLUMNS = ["kernel", "launches", "duration_ms", "grid_size", "block_size", "dram_gbps", "dram_throughput_pct",
+KERNEL_COLUMNS = ["kernel", "label", "source", "launches", "duration_ms", "grid_size", "block_size", "dram_gbps", "dram_throughput_pct",
                   "sm_throughput_pct", "memory_throughput_pct", "l2_hit_rate_pct", "waves_per_sm",
                   "achieved_occupancy_pct", "theoretical_occupancy_pct", "registers_per_thread",
-                  "bound", "cause", "roof", "advice"]
+                  "bound", "cause", "roof", "unit", "advice"]
 
 
 class IncompleteRun(ReportError):
