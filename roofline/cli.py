@@ -404,9 +404,14 @@ def gpus_cmd(fmt) -> None:
     click.echo("\ntensor rates dense (no sparsity), clocks boost; sources: roofline gpus --format json")
 
 
-from roofline.cli_report import report_cmd  # noqa: E402  (its own module: roofline report)
+# Commands that live in modules of their own.
+from roofline.cli_compare import compare_cmd  # noqa: E402
+from roofline.cli_report import report_cmd  # noqa: E402
+from roofline.cli_sweep import sweep_cmd  # noqa: E402
 
+main.add_command(compare_cmd)
 main.add_command(report_cmd)
+main.add_command(sweep_cmd)
 
 if __name__ == "__main__":
     main()
