@@ -281,7 +281,7 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     import dataclasses
 
     from roofline.floor import workload_floor
-    from roofline.kernel_models import kernel_model
+    from roofline.kernel_models import assumption_note, kernel_model
 
     workload = make_workload(**wkw)
     gpu = _gpu(gpu_name)
@@ -303,7 +303,8 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
             compiled = kernel_resources(kernel, workload, gpu.arch, gpu)
         model = kernel_model(kernel, workload, gpu, compiled)
         out["kernel_model"] = {**dataclasses.asdict(model), "time_ms_all_layers": model.time_ms * layers,
-                               "gap_to_floor": model.time_ms * layers / floor.floor_ms}
+                               "gap_to_floor": model.time_ms * layers / floor.floor_ms,
+                               "assumption": assumption_note(model, gpu)}
     if fmt == "json":
         click.echo(json.dumps(out, indent=2))
         return
@@ -320,6 +321,7 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
                    f"  time ~ {model.time_ms * layers:.3f} ms at one SM's fair share of bandwidth, "
                    f"limited by {model.limited_by}: "
                    f"{model.time_ms * layers / floor.floor_ms:.1f}x the floor\n  {model.notes}\n"
+                   f"  this {assumption_note(model, gpu)}\n"
                    f"  {model.arch} grid {'x'.join(map(str, model.grid))}, {model.blocks_per_sm} block(s) per SM; inputs:")
         for name, value, kind, source in model.inputs:
             click.echo(f"    {name} = {value} ({kind}): {source}")
@@ -438,6 +440,15 @@ def gpus_cmd(fmt) -> None:
     click.echo(align(rows))
     click.echo("\ntensor rates dense (no sparsity), clocks boost; sources: roofline gpus --format json")
 
+
+# Commands that live in modules of their own.
+from roofline.cli_compare import compare_cmd  # noqa: E402
+from roofline.cli_report import report_cmd  # noqa: E402
+from roofline.cli_sweep import sweep_cmd  # noqa: E402
+
+main.add_command(compare_cmd)
+main.add_command(report_cmd)
+main.add_command(sweep_cmd)
 
 if __name__ == "__main__":
     main()
