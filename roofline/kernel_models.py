@@ -36,13 +36,12 @@ class KernelModel:
 
 
 def kernel_model(kernel: str, w: VerifyWorkload, gpu: GpuSpec) -> KernelModel:
-    kv = [n * w.token_bytes for n in w.kv_lens]
-    kv_total = sum(kv)
+    kv_total, kv_max = w.kv_tokens * w.token_bytes, w.max_kv_len * w.token_bytes  # closed form, any batch
     if kernel == "triton_mla":
         per_req = w.heads * cdiv(w.q_len, EXTEND_BLOCK_M)
         programs = w.batch * per_req
         moved = per_req * kv_total
-        unique, per_program = kv_total, max(kv)
+        unique, per_program = kv_total, kv_max
         notes = (f"grid (batch, heads, cdiv(q_len, {EXTEND_BLOCK_M})): each program walks its request's whole "
                  f"prefix, so the KV is read {per_req}x (once per head)")
     elif kernel == "triton_mla_decode":
@@ -50,13 +49,13 @@ def kernel_model(kernel: str, w: VerifyWorkload, gpu: GpuSpec) -> KernelModel:
         programs = w.batch * w.q_len * per_row * DECODE_KV_SPLITS
         scratch = 2 * DECODE_KV_SPLITS * w.batch * w.q_len * w.heads * (w.v_dim + 1) * PARTIAL_BYTES
         moved = w.q_len * per_row * kv_total + scratch
-        unique, per_program = kv_total + scratch, max(kv) / DECODE_KV_SPLITS
+        unique, per_program = kv_total + scratch, kv_max / DECODE_KV_SPLITS
         notes = (f"each of the q_len={w.q_len} draft rows re-reads the prefix ({w.q_len * per_row}x the KV), "
                  f"{DECODE_KV_SPLITS} splits per row, fp32 partials merged by a second kernel")
     elif kernel == "triton_mla_fast":
         cfg = FAST_DEFAULTS
         m_blocks = cdiv(w.q_len * w.heads, cfg["block_m"])
-        split_len, splits = plan_splits(max(w.kv_lens), w.batch, m_blocks, gpu.sm_count, cfg["block_n"],
+        split_len, splits = plan_splits(w.max_kv_len, w.batch, m_blocks, gpu.sm_count, cfg["block_n"],
                                         cfg["programs_per_sm"], FAST_MIN_SPLIT_LEN)
         programs = m_blocks * splits * w.batch
         scratch = 2 * splits * w.batch * w.q_len * w.heads * (w.v_dim + 1) * PARTIAL_BYTES
