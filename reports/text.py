@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from reports.table import align
 from roofline.analysis import Analysis
 
 
@@ -24,13 +25,6 @@ def kernel_table(analysis: Analysis) -> list[list[str]]:
 
 def _short(name: str, width: int = 40) -> str:
     return name if len(name) <= width else name[:width - 3] + "..."
-
-
-def align(rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def hierarchy_line(h: dict) -> str:
