@@ -15,6 +15,7 @@ class KernelInfo:
     name: str
     description: str
     target: str  # "module:function"
+    device_kernels: tuple[str, ...] = ()  # the GPU kernels it launches, as ncu names them
 
     def load(self) -> Callable:
         module, func = self.target.split(":")
@@ -25,12 +26,17 @@ KERNELS: dict[str, KernelInfo] = {k.name: k for k in [
     KernelInfo("torch_ref", "plain PyTorch, fp32 math through the page table, with the tree mask (the reference)",
                "kernels.reference:torch_ref"),
     KernelInfo("triton_mla", "SGLang-shaped extend kernel: grid (batch, heads, q blocks), each program walks the whole prefix",
-               "kernels.triton_mla:triton_mla"),
+               "kernels.triton_mla:triton_mla", ("_verify_extend_kernel",)),
     KernelInfo("triton_mla_decode", "SGLang-shaped split-KV decode: each draft token a decode row, 16 heads per program, 8 kv splits, LSE merge",
-               "kernels.triton_mla_decode:triton_mla_decode"),
+               "kernels.triton_mla_decode:triton_mla_decode", ("_decode_stage1", "_combine_kernel")),
     KernelInfo("triton_mla_fast", "all q_len x heads rows share each KV tile, prefix split to fill the GPU, tensor-core dots, LSE merge",
-               "kernels.triton_mla_fast:triton_mla_fast"),
+               "kernels.triton_mla_fast:triton_mla_fast", ("_fast_split_kernel", "_combine_kernel")),
 ]}
+
+
+def project_kernel_of(device_kernel: str) -> str | None:
+    """The registered kernel that launches this GPU kernel (first match), or None for any other kernel."""
+    return next((k.name for k in KERNELS.values() if device_kernel in k.device_kernels), None)
 
 
 class UnknownKernel(KeyError):

@@ -6,6 +6,11 @@ no counter), with `source` naming the file each launch came from.
 
 from __future__ import annotations
 
+import contextlib
+import gzip
+import shutil
+import tempfile
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -13,7 +18,8 @@ import pandas as pd
 from profiler.errors import ReportError
 
 NCU_REP = "ncu-rep"
-READS = "Nsight Compute reports (.ncu-rep), roofline run directories, and folders of reports"
+READS = ("Nsight Compute reports (.ncu-rep), roofline run directories, and folders of reports; "
+         "any of these files also gzip-compressed")
 
 _MAGIC = {b"NVR\x00": NCU_REP}
 
@@ -25,14 +31,44 @@ def sniff(path: Path) -> str:
         raise ReportError(f"{path}: no such file or directory")
     if path.is_dir():
         raise ReportError(f"{path}: is a folder, not a report")
-    with open(path, "rb") as f:
-        head = f.read(512)
+    head = _head(path)
     if not head:
         raise ReportError(f"{path}: the file is empty (0 bytes)")
     for magic, kind in _MAGIC.items():
         if head.startswith(magic):
             return kind
     raise ReportError(f"{path}: {describe(head)}, not a capture roofline reads ({READS})")
+
+
+def _head(path: Path, n: int = 512) -> bytes:
+    """The first bytes of the file, or of its content when it is gzip-compressed."""
+    with open(path, "rb") as f:
+        head = f.read(n)
+    if head.startswith(b"\x1f\x8b"):
+        try:
+            with gzip.open(path, "rb") as g:
+                return g.read(n)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise ReportError(f"{path}: a gzip file that cannot be decompressed ({exc})") from None
+    return head
+
+
+@contextlib.contextmanager
+def plain_file(path: Path):
+    """`path` itself, or a temporary decompressed copy of a gzip-compressed capture."""
+    with open(path, "rb") as f:
+        compressed = f.read(2) == b"\x1f\x8b"
+    if not compressed:
+        yield Path(path)
+        return
+    with tempfile.TemporaryDirectory(prefix="roofline-") as tmp:
+        plain = Path(tmp) / Path(path).name.removesuffix(".gz")
+        try:
+            with gzip.open(path, "rb") as src, open(plain, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise ReportError(f"{path}: the gzip file is damaged or cut short ({exc})") from None
+        yield plain
 
 
 def describe(head: bytes) -> str:
@@ -54,13 +90,14 @@ def describe(head: bytes) -> str:
 def read_launches(path: Path) -> pd.DataFrame:
     """The tidy launch table of one report file, whatever its format."""
     kind = sniff(path)
-    if kind == NCU_REP:
-        from profiler.ncu_reader import read_ncu_report
-        from profiler.ncu_tidy import tidy_launches
+    with plain_file(path) as plain:
+        if kind == NCU_REP:
+            from profiler.ncu_reader import read_ncu_report
+            from profiler.ncu_tidy import tidy_launches
 
-        table = tidy_launches(read_ncu_report(path))
-    else:  # pragma: no cover - every kind in _MAGIC has a branch
-        raise ReportError(f"{path}: no reader for {kind}")
+            table = tidy_launches(read_ncu_report(plain, name=path))
+        else:  # pragma: no cover - every kind in _MAGIC has a branch
+            raise ReportError(f"{path}: no reader for {kind}")
     table["source"] = Path(path).name
     table.attrs["source"] = str(path)
     return table

@@ -310,7 +310,7 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
     import dataclasses
 
     from roofline.floor import workload_floor
-    from roofline.kernel_models import kernel_model
+    from roofline.kernel_models import assumption_note, kernel_model
 
     workload = make_workload(**wkw)
     gpu = _gpu(gpu_name)
@@ -326,7 +326,8 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
     if kernel is not None:
         model = kernel_model(kernel, workload, gpu)
         out["kernel_model"] = {**dataclasses.asdict(model), "time_ms_all_layers": model.time_ms * layers,
-                               "gap_to_floor": model.time_ms * layers / floor.floor_ms}
+                               "gap_to_floor": model.time_ms * layers / floor.floor_ms,
+                               "assumption": assumption_note(model, gpu)}
     if fmt == "json":
         click.echo(json.dumps(out, indent=2))
         return
@@ -342,7 +343,8 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
                    f"({model.unique_bytes * layers / 1e9:.2f} GB unique)\n"
                    f"  time ~ {model.time_ms * layers:.3f} ms at one SM's fair share of bandwidth, "
                    f"limited by {model.limited_by}: "
-                   f"{model.time_ms * layers / floor.floor_ms:.1f}x the floor\n  {model.notes}")
+                   f"{model.time_ms * layers / floor.floor_ms:.1f}x the floor\n  {model.notes}\n"
+                   f"  this {assumption_note(model, gpu)}")
 
 
 @main.command("calibrate")
@@ -444,6 +446,15 @@ def gpus_cmd(fmt) -> None:
                        + ("(yours, from roofline calibrate --save)" if mine else "(packaged defaults)"))
     click.echo(f"roofline calibrate --save writes to {user_measured_dir()}, read before the packaged numbers")
 
+
+# Commands that live in modules of their own.
+from roofline.cli_compare import compare_cmd  # noqa: E402
+from roofline.cli_report import report_cmd  # noqa: E402
+from roofline.cli_sweep import sweep_cmd  # noqa: E402
+
+main.add_command(compare_cmd)
+main.add_command(report_cmd)
+main.add_command(sweep_cmd)
 
 if __name__ == "__main__":
     main()

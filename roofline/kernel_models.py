@@ -72,3 +72,43 @@ def kernel_model(kernel: str, w: VerifyWorkload, gpu: GpuSpec) -> KernelModel:
     return KernelModel(kernel=kernel, programs=programs, sm_count=gpu.sm_count, waves=waves, moved_bytes=moved,
                        unique_bytes=unique, per_program_bytes=per_program, time_ms=max(bandwidth_ms, serial_ms),
                        limited_by="bandwidth" if bandwidth_ms >= serial_ms else "serial program", notes=notes)
+
+
+def share_gbps(gpu: GpuSpec) -> float:
+    """One SM's fair share of DRAM bandwidth: the per-program rate the serial-program time assumes."""
+    return gpu.dram_ceiling().value / gpu.sm_count
+
+
+def assumption_note(model: KernelModel, gpu: GpuSpec) -> str:
+    """What the model's time assumes, and how `analyze --project-to` differs, in one sentence."""
+    if model.limited_by != "serial program":
+        return ("assumes the bytes it moves stream at the full DRAM bandwidth; `roofline analyze RUN "
+                "--project-to GPU` instead scales a measured time by the measured bound")
+    return (f"assumes each program streams its {model.per_program_bytes / 1e6:.1f} MB at one SM's share of "
+            f"DRAM bandwidth ({share_gbps(gpu):.1f} GB/s on {gpu.short_name}); a latency-bound program draws "
+            "only what its own loads in flight allow, which tracks the SM clock, not the bandwidth, so "
+            "`roofline analyze RUN --project-to GPU` (measured time x SM clock ratio) is the number to "
+            "trust for a profiled kernel")
+
+
+def compare_with_measurement(kernel: str, w: VerifyWorkload, source: GpuSpec, target: GpuSpec,
+                             measured_ms: float, projected_ms: float | None) -> dict:
+    """The kernel model against a profile of the same kernel and its projection: where they differ, why."""
+    src, tgt = kernel_model(kernel, w, source), kernel_model(kernel, w, target)
+    out = {"kernel": kernel, "model_ms_source": src.time_ms, "measured_ms_source": measured_ms,
+           "model_ms_target": tgt.time_ms, "projected_ms_target": projected_ms, "limited_by": tgt.limited_by}
+    text = (f"kernel model (`roofline model --kernel {kernel}`): {src.time_ms:.3f} ms on {source.short_name} "
+            f"against {measured_ms:.3f} ms measured, {tgt.time_ms:.3f} ms on {target.short_name}"
+            + (f" against {projected_ms:.3f} ms projected" if projected_ms is not None else ""))
+    if src.limited_by == "serial program":
+        drawn = src.per_program_bytes / (measured_ms * 1e-3) / 1e9
+        text += (f". The model assumes each program streams at one SM's share of DRAM bandwidth "
+                 f"({share_gbps(source):.1f} GB/s on {source.short_name}, {share_gbps(target):.1f} GB/s on "
+                 f"{target.short_name}); measured, each program drew {drawn:.1f} GB/s: it is latency-bound, "
+                 "so the projection scales the measured time by the SM clock instead, and the projection "
+                 "is the number to trust")
+    else:
+        text += (". The model streams the bytes at full DRAM bandwidth; the projection keeps the measured "
+                 "fraction of the roof")
+    out["explanation"] = text
+    return out

@@ -35,6 +35,32 @@ CANDIDATES = {
     "core_pcsamp_pipes_mem": CORE + PCSAMP + PIPES + MEMUNITS,
 }
 
+# Second search (no --section at all: the SpeedOfLight section alone costs 10 passes on the H200).
+LAUNCH = tuple(m for m in CORE if m.startswith(("launch__", "device__", "gpu__time"))) + (
+    "launch__occupancy_limit_registers", "launch__occupancy_limit_shared_mem", "launch__occupancy_limit_warps",
+    "launch__occupancy_limit_blocks", "sm__maximum_warps_per_active_cycle_pct")
+SOL = ("sm__throughput.avg.pct_of_peak_sustained_elapsed",
+       "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed")
+DRAM = ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "dram__bytes_read.sum", "dram__bytes_write.sum")
+OCC = ("sm__warps_active.avg.pct_of_peak_sustained_active", "lts__t_sector_hit_rate.pct")
+NOSOL = {
+    "launch": LAUNCH,
+    "launch_sm": LAUNCH + SOL[:1],
+    "launch_mem": LAUNCH + SOL[1:],
+    "launch_sol": LAUNCH + SOL,
+    "launch_sol_dram": LAUNCH + SOL + DRAM,
+    "launch_sol_dram_occ": LAUNCH + SOL + DRAM + OCC,
+    "launch_pcsamp": LAUNCH + PCSAMP,
+    "v_pcsamp": LAUNCH + SOL + DRAM + OCC + PCSAMP,
+    "v_stalls": LAUNCH + SOL + DRAM + OCC + STALLS,
+    "v_breakdown": LAUNCH + BREAKDOWN + DRAM + OCC,
+    "v_breakdown_pcsamp": LAUNCH + BREAKDOWN + DRAM + OCC + PCSAMP,
+    "v_pipes_pcsamp": LAUNCH + SOL + DRAM + OCC + PCSAMP + PIPES,
+}
+
 if __name__ == "__main__":
-    for name, metrics in CANDIDATES.items():
-        print(f"{name}\t{','.join(metrics)}")
+    import sys
+
+    table = NOSOL if sys.argv[1:] == ["nosol"] else CANDIDATES
+    for name, metrics in table.items():
+        print(f"{name}\t{','.join(dict.fromkeys(metrics))}")
