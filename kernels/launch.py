@@ -177,7 +177,7 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
     block_m, block_n = cfg["block_m"], cfg["block_n"]
     m = w.q_len * w.heads
     m_blocks = cdiv(m, block_m)
-    max_kv = max(w.kv_lens)
+    max_kv = w.max_kv_len  # closed form: no per-request list at any batch
     if split_len is None:
         split_len, splits = plan_splits(max_kv, w.batch, m_blocks, sm_count, block_n, cfg["programs_per_sm"],
                                         min_split_len)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+from reports.table import align
 from roofline.analysis import Analysis
 
 WRAP = 100  # text width for rule text and notes
@@ -52,13 +53,6 @@ def short_names(names: list[str], width: int = 40) -> list[str]:
 def wrap(text: str, indent: str = "    ") -> list[str]:
     """Text wrapped at word boundaries, continuation lines indented; nothing is cut."""
     return textwrap.wrap(text, WRAP, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
-
-
-def align(rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def hierarchy_line(h: dict) -> str:

@@ -8,7 +8,6 @@ import os
 import sys
 import time
 from datetime import datetime, timezone
-from importlib import resources
 from pathlib import Path
 
 import click
@@ -16,7 +15,7 @@ import click
 from kernels.registry import KERNELS, UnknownKernel, get_kernel
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
 from profiler.errors import ProfilerError
-from roofline.gpus import UnknownGpu, get_gpu
+from roofline.gpus import MeasuredFileError, UnknownGpu, get_gpu
 
 class CtxLen(click.ParamType):
     name = "ctx_len"
@@ -94,22 +93,39 @@ def kernels_cmd(fmt: str) -> None:
 @main.command("check")
 @click.option("--kernel", default="triton_mla", show_default=True)
 @workload_options
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cuda", show_default=True,
-              help="cpu runs Triton's interpreter (TRITON_INTERPRET=1)")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default=None,
+              help="default: cuda when torch sees a GPU; cpu runs Triton's interpreter (TRITON_INTERPRET=1, slow)")
 @click.option("--dtype", type=click.Choice(["bf16", "fp16", "fp32"]), default=None,
-              help="default: bf16 on cuda, fp16 on cpu (the interpreter gets bf16 dots wrong)")
+              help="default: bf16 on cuda, fp16 on cpu (bf16 refused there: the interpreter gets bf16 dots wrong)")
+@click.option("--allow-slow", is_flag=True, help="run the interpreter above its size limit (minutes)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def check_cmd(kernel, device, dtype, fmt, **wkw) -> None:
+def check_cmd(kernel, device, dtype, allow_slow, fmt, **wkw) -> None:
     """Run a kernel and torch_ref on the same random inputs; exit 1 when they disagree."""
     name = kernel_name(kernel)
     workload = make_workload(**wkw)
     need_kernels("check")
+    from kernels.device import DeviceError, interpreter_max_ctx, interpreter_too_slow, pick_device, pick_dtype
+
+    try:
+        device = pick_device(device)
+    except DeviceError as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        dtype = pick_dtype(device, dtype)
+    except DeviceError as exc:
+        raise click.UsageError(str(exc)) from None
     if device == "cpu":
+        too_slow = interpreter_too_slow(workload)
+        if too_slow and not allow_slow:
+            fits = interpreter_max_ctx(workload)
+            smaller = f"--ctx {fits} or less" if fits else "fewer --heads or a smaller --batch"
+            raise click.UsageError(f"{too_slow}: use {smaller}, or --allow-slow to run it anyway")
         os.environ["TRITON_INTERPRET"] = "1"  # before the kernel module imports triton
-        dtype = dtype or "fp16"
         if fmt == "text":
-            progress("note: on cpu the kernel runs in Triton's interpreter with fp16 inputs "
+            progress(f"note: on cpu the kernel runs in Triton's interpreter with {dtype} inputs "
                      "(its bf16 dots are wrong, triton-lang/triton#11584); bf16 is checked on the GPU")
+            if too_slow:
+                progress(f"note: --allow-slow: {too_slow}")
     from kernels.check import check_kernel
     try:
         result = check_kernel(name, workload, device=device, dtype=dtype)
@@ -192,11 +208,27 @@ def _gpu(name: str):
         return get_gpu(name)
     except UnknownGpu as exc:
         raise click.UsageError(str(exc)) from None
+    except MeasuredFileError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _gpu_option(ctx, param, value):
+    """Check a GPU-name option before any work; an empty name is an error naming the option."""
+    if value is None:
+        return None
+    try:
+        get_gpu(value)
+    except UnknownGpu as exc:
+        raise click.BadParameter(str(exc) if value.strip() else f"needs a GPU name; {str(exc).split('; ')[-1]}",
+                                 ctx, param) from None
+    except MeasuredFileError as exc:
+        raise click.ClickException(str(exc)) from None
+    return value
 
 
 @main.command("analyze")
 @click.argument("path", type=click.Path(), required=False)
-@click.option("--project-to", default=None, help="also project the kernels onto this GPU (e.g. rtx-pro-6000)")
+@click.option("--project-to", default=None, callback=_gpu_option, help="also project the kernels onto this GPU (e.g. rtx-pro-6000)")
 @click.option("--allow-incomplete", is_flag=True,
               help="analyze a report holding fewer launches than its run asked for (marked complete: false)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
@@ -354,7 +386,7 @@ def compile_cmd(kernel, arch, gpu_name, fmt, **wkw) -> None:
 
 @main.command("calibrate")
 @click.option("--save/--no-save", default=True, show_default=True,
-              help="write roofline/data/measured/<gpu>.json, used as this GPU's ceilings from then on")
+              help="write $XDG_CONFIG_HOME/roofline/measured/<gpu>.json (~/.config/...), this GPU's ceilings from then on")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def calibrate_cmd(save, fmt) -> None:
     """Measure this GPU's ceilings: DRAM copy and read, L2-resident read, bf16 matmul (needs a GPU)."""
@@ -362,7 +394,7 @@ def calibrate_cmd(save, fmt) -> None:
     import torch
 
     from profiler.bench import measure_ceilings
-    from roofline.gpus import MEASURED_DIR, match_gpu
+    from roofline.gpus import match_gpu, save_measured
 
     if not torch.cuda.is_available():
         raise click.ClickException("roofline calibrate needs a CUDA GPU (torch sees none)")
@@ -375,9 +407,11 @@ def calibrate_cmd(save, fmt) -> None:
     if save:
         if gpu is None:
             raise click.ClickException(f"{c.device!r} is not in the catalogue: nothing to save it under")
-        path = Path(str(resources.files("roofline").joinpath(f"{MEASURED_DIR}/{gpu.short_name}.json")))
-        path.write_text(json.dumps(data, indent=2) + "\n")
-        progress(f"saved {path}")
+        try:
+            path = save_measured(gpu.short_name, data)
+        except OSError as exc:
+            raise click.ClickException(f"cannot save the measured ceilings: {exc}") from None
+        progress(f"saved {path} (`roofline gpus` reads it before the packaged numbers)")
     if fmt == "json":
         click.echo(json.dumps(data, indent=2))
     else:
@@ -422,10 +456,13 @@ def gpus_cmd(fmt) -> None:
     """The GPU catalogue: datasheet ceilings (dense tensor rates, boost clocks) and measured ones."""
     import dataclasses
 
-    from reports.text import align
-    from roofline.gpus import load_catalogue
+    from reports.table import align
+    from roofline.gpus import load_catalogue, user_measured_dir
 
-    gpus = load_catalogue()
+    try:
+        gpus = load_catalogue()
+    except MeasuredFileError as exc:
+        raise click.ClickException(str(exc)) from None
     if fmt == "json":
         click.echo(json.dumps([dataclasses.asdict(g) for g in gpus], indent=2))
         return
@@ -439,6 +476,12 @@ def gpus_cmd(fmt) -> None:
                      f"{g.fp8_dense_tflops:g}" if g.fp8_dense_tflops else "-", meas])
     click.echo(align(rows))
     click.echo("\ntensor rates dense (no sparsity), clocks boost; sources: roofline gpus --format json")
+    for g in gpus:
+        if g.measured_from:
+            mine = Path(g.measured_from).parent == user_measured_dir()
+            click.echo(f"{g.short_name} measured: {g.measured_from} "
+                       + ("(yours, from roofline calibrate --save)" if mine else "(packaged defaults)"))
+    click.echo(f"roofline calibrate --save writes to {user_measured_dir()}, read before the packaged numbers")
 
 
 # Commands that live in modules of their own.

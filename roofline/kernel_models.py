@@ -72,13 +72,12 @@ def kernel_model(kernel: str, w: VerifyWorkload, gpu: GpuSpec, compiled: dict | 
     specs = launch_specs(kernel, w, arch, gpu.sm_count)
     main = specs[0]
     blocks_per_sm = compiled["launches"][0]["blocks_per_sm"] if compiled else 1
-    kv = [n * w.token_bytes for n in w.kv_lens]
-    kv_total = sum(kv)
+    kv_total, kv_max = w.kv_tokens * w.token_bytes, w.max_kv_len * w.token_bytes  # closed form, any batch
     programs = main.programs
     if kernel == "triton_mla":
         per_req = programs // w.batch
         moved = per_req * kv_total
-        unique, per_program = kv_total, max(kv)
+        unique, per_program = kv_total, kv_max
         notes = (f"grid (batch, heads, cdiv(q_len, {main.constexprs['BLOCK_M']})): each program walks its request's "
                  f"whole prefix, so the KV is read {per_req}x (once per head)")
     elif kernel == "triton_mla_decode":
@@ -86,7 +85,7 @@ def kernel_model(kernel: str, w: VerifyWorkload, gpu: GpuSpec, compiled: dict | 
         splits = main.constexprs["KV_SPLITS"]
         scratch = 2 * splits * w.batch * w.q_len * w.heads * (w.v_dim + 1) * PARTIAL_BYTES
         moved = w.q_len * per_row * kv_total + scratch
-        unique, per_program = kv_total + scratch, max(kv) / splits
+        unique, per_program = kv_total + scratch, kv_max / splits
         notes = (f"each of the q_len={w.q_len} draft rows re-reads the prefix ({w.q_len * per_row}x the KV), "
                  f"{splits} splits per row, fp32 partials merged by a second kernel")
     else:
