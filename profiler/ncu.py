@@ -15,70 +15,7 @@ from typing import Callable
 from profiler.errors import (ApplicationFailed, CounterPermission, NoKernelsProfiled,
                              ProfilerError, ToolNotFound)
 
-STALL_REASONS = (
-    "barrier", "branch_resolving", "dispatch_stall", "drain", "gmma", "imc_miss", "lg_throttle",
-    "long_scoreboard", "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction",
-    "not_selected", "selected", "short_scoreboard", "sleeping", "tex_throttle", "wait",
-)
-
-
-def stall_metric(reason: str) -> str:
-    return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
-
-
-# The smallest list that decides a verdict and explains it (names checked against ncu 2025.3.1).
-VERDICT_METRICS = (
-    "gpu__time_duration.sum",
-    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-    "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-    "dram__bytes_read.sum",
-    "dram__bytes_write.sum",
-    "dram__bytes.sum.per_second",
-    "dram__bytes.sum.peak_sustained",
-    "dram__cycles_elapsed.avg.per_second",
-    "lts__t_sector_hit_rate.pct",
-    "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "sm__maximum_warps_per_active_cycle_pct",
-    "launch__waves_per_multiprocessor",
-    "launch__grid_size",
-    "launch__block_size",
-    "launch__registers_per_thread",
-    "launch__shared_mem_per_block",
-    "device__attribute_display_name",
-    "device__attribute_multiprocessor_count",
-) + tuple(stall_metric(r) for r in STALL_REASONS)
-
-# Hierarchical roofline: FLOPs (tensor and FP32) and bytes at L1, L2 and DRAM, with the
-# report's own peaks (per-cycle peak x clock), plus what limits occupancy.
-ROOFLINE_METRICS = (
-    "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
-    "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
-    "sm__cycles_elapsed.avg.per_second",
-    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
-    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
-    "l1tex__t_bytes.sum",
-    "l1tex__t_bytes.sum.peak_sustained",
-    "l1tex__cycles_elapsed.avg.per_second",
-    "l1tex__t_sector_hit_rate.pct",
-    "lts__t_bytes.sum",
-    "lts__t_bytes.sum.peak_sustained",
-    "lts__cycles_elapsed.avg.per_second",
-    "dram__bytes.sum",
-    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
-    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed",
-    "launch__occupancy_limit_registers",
-    "launch__occupancy_limit_shared_mem",
-    "launch__occupancy_limit_warps",
-    "launch__occupancy_limit_blocks",
-)
-
-DEFAULT_METRICS = VERDICT_METRICS + ROOFLINE_METRICS
-
-# Sections whose rules we want ncu to evaluate too (SpeedOfLight carries SOLBottleneck).
-VERDICT_SECTIONS = ("SpeedOfLight",)
+from profiler.metrics import DEFAULT_PRESET, STALL_REASONS, Preset, get_preset, stall_metric  # noqa: F401
 
 _INSTALL_GLOBS = ("/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu",
                   "/opt/nvidia/nsight-compute/*/ncu")
@@ -128,17 +65,15 @@ class NcuRun:
         return shlex.join(self.command)
 
 
-def ncu_command(ncu: str, app: list[str], report_base: Path, metrics: tuple[str, ...] = DEFAULT_METRICS,
-                sections: tuple[str, ...] = VERDICT_SECTIONS, nvtx_range: str | None = "roofline",
-                extra: list[str] | None = None) -> list[str]:
-    """The ncu command line. Clocks are left alone; caches flushed between replay passes."""
+def ncu_command(ncu: str, app: list[str], report_base: Path, preset: str | Preset = DEFAULT_PRESET,
+                nvtx_range: str | None = "roofline", extra: list[str] | None = None) -> list[str]:
+    """The ncu command line for a preset (profiler/metrics.py; resolve it per chip first).
+    Clocks are left alone; caches flushed between replay passes."""
+    preset = get_preset(preset) if isinstance(preset, str) else preset
     cmd = [ncu, "--config-file", "off", "--clock-control", "none", "--cache-control", "all"]
     if nvtx_range:
         cmd += ["--nvtx", "--nvtx-include", f"{nvtx_range}/"]
-    for section in sections:
-        cmd += ["--section", section]
-    if metrics:
-        cmd += ["--metrics", ",".join(metrics)]
+    cmd += preset.ncu_args()
     cmd += ["--export", str(report_base), "--force-overwrite"]
     return cmd + list(extra or []) + list(app)
 

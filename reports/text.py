@@ -88,6 +88,8 @@ def render_text(analysis: Analysis) -> str:
         if k.ncu_rule:
             agree = {True: "agrees", False: "DISAGREES", None: "not comparable"}[k.agrees_with_ncu]
             out += wrap(f"  - ncu SOLBottleneck ({agree}): {k.ncu_rule}")
+        elif getattr(k, "ncu_rule_note", None):
+            out += wrap(f"  - {k.ncu_rule_note}")
         if k.hierarchy:
             out += wrap("  - " + hierarchy_line(k.hierarchy))
         if k.advice:

@@ -140,7 +140,9 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
     if problems and not allow_incomplete:
         raise IncompleteRun(f"{source}: incomplete capture: {'; '.join(problems)} "
                             "(pass --allow-incomplete to analyze it anyway, marked incomplete)")
-    analysis = summarize(launches, workload, None if problems else iterations, gpu=gpu)
+    presets = {e.preset for e in manifest.reports if e.tool == "ncu"} if manifest is not None else set()
+    analysis = summarize(launches, workload, None if problems else iterations, gpu=gpu,
+                         preset=next(iter(presets)) if len(presets) == 1 else None)
     if problems:
         analysis.notes.append("INCOMPLETE: " + "; ".join(problems) + " (no step time)")
     return Run(source=source, launches=launches, analysis=analysis, spec=spec, workload=workload,
@@ -155,7 +157,8 @@ def make_workload(ctx: int | str = "128k", **fields) -> VerifyWorkload:
 def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: int = 3,
             out: str | Path | None = None, force: bool = False, ncu: str | None = None,
             progress: Callable[[str], None] | None = None, env: dict[str, str] | None = None,
-            command: list[str] | None = None, **workload_fields) -> Run:
+            command: list[str] | None = None, preset: str | None = None, chip: str | None = None,
+            **workload_fields) -> Run:
     """Run `kernel` on `workload` under Nsight Compute in a child process and return the new run.
 
     `env` is added to the profiled child's environment (e.g. CUDA_VISIBLE_DEVICES); `command` is
@@ -163,11 +166,17 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
 
     The run is written atomically (see profiler/rundir.py): on failure or Ctrl-C it is kept under
     `<out>.failed-<time>` with its log, and an existing `out` is never touched unless `force`.
+    `preset`: the ncu metric preset (profiler/metrics.py; default DEFAULT_PRESET), resolved for `chip`
+    (default: the chip of the local GPU, roofline/data/chips.json).
     """
     from kernels.registry import get_kernel
+    from profiler.metrics import DEFAULT_PRESET, get_preset
     from profiler.ncu import ncu_version, run_ncu
+    from roofline.chips import local_device_name, preset_for_device
 
     say = progress or (lambda msg: None)
+    preset = get_preset(preset or DEFAULT_PRESET).name  # unknown name: error before anything runs
+    resolved, chip, chip_note = preset_for_device(preset, chip, None if chip else local_device_name())
     name = get_kernel(kernel).name
     workload = workload or make_workload(**workload_fields)
     if iterations < 1:
@@ -181,13 +190,15 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
         spec_file = writer.write_spec(spec)
         app = [sys.executable, "-m", "profiler.harness", "--spec", str(spec_file), "--kernel", name,
                "--iters", str(iterations), "--info", str(writer.path / HARNESS)]
-        say(f"[1/3] profiling {name} ({workload.describe()}) under ncu -> {writer.final}")
-        ncu_run = run_ncu(app, writer.path, ncu=ncu, progress=say, env=env)
+        say(f"[1/3] profiling {name} ({workload.describe()}) under ncu, preset {preset} ({chip}) -> {writer.final}")
+        if chip_note:
+            say(chip_note)
+        ncu_run = run_ncu(app, writer.path, ncu=ncu, progress=say, env=env, preset=resolved)
         writer.log_command(ncu_run.command)
         writer.add_log(ncu_run.log)
         writer.manifest.tools["ncu"] = {"path": ncu_run.command[0], "version": ncu_version(ncu_run.command[0])}
         writer.add_report(ncu_run.report, "ncu", launches=len(ncu_run.passes),
-                          passes=max(ncu_run.passes, default=None))
+                          passes=max(ncu_run.passes, default=None), preset=preset)
         say(f"[2/3] ncu done: {len(ncu_run.passes)} launches profiled, "
             f"{max(ncu_run.passes, default=0)} replay passes each")
         harness = RunDir(writer.path).harness()
@@ -201,16 +212,18 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
         if problems:
             raise IncompleteRun(f"{ncu_run.report}: incomplete capture: {'; '.join(problems)}")
         launches.to_csv(writer.path / LAUNCHES, index=False)
-        analysis = summarize(launches, workload, iterations)
+        analysis = summarize(launches, workload, iterations, preset=preset)
         result = analysis.to_dict()
-        result["profile"] = {"passes": ncu_run.passes, "wall_s": round(time.time() - started, 1)}
+        result["profile"] = {"passes": ncu_run.passes, "wall_s": round(time.time() - started, 1),
+                             "preset": preset, "chip": chip}
         writer.write_json(ANALYSIS, result)
         final = writer.commit()
     except BaseException as exc:
         reason = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else str(exc).splitlines()[0]
         exc.kept_at = writer.fail(reason)  # the CLI names it; nothing captured is lost
         raise
-    say(f"[3/3] wrote {final} in {time.time() - started:.1f} s")
+    say(f"[3/3] wrote {final}: {max(ncu_run.passes, default=0)} replay passes per launch, preset {preset}, "
+        f"wall {time.time() - started:.1f} s")
     return load(final)
 
 

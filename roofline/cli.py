@@ -183,8 +183,11 @@ def _print_run(run, fmt: str, project_to: str | None = None) -> dict:
               help="run directory (default runs/<kernel>-<ctx>-h<heads>-q<q_len>-p<page>-<time>)")
 @click.option("--force", is_flag=True, help="replace an existing run directory at --out (only once the new run is complete)")
 @click.option("--ncu", "ncu_path", default=None, help="path to ncu (else $NCU, PATH, usual folders)")
+@click.option("--preset", default=None, help="ncu metric preset: verdict (default, 4 passes on the H200), "
+              "roofline (6), full (--set full); see `roofline metrics`")
+@click.option("--chip", default=None, help="resolve the preset for this ncu chip (default: the local GPU's)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def profile_cmd(kernel, iters, out_dir, force, ncu_path, fmt, **wkw) -> None:
+def profile_cmd(kernel, iters, out_dir, force, ncu_path, preset, chip, fmt, **wkw) -> None:
     """Run a kernel under Nsight Compute, parse the report, print verdicts (needs a GPU)."""
     from roofline import api
 
@@ -194,7 +197,7 @@ def profile_cmd(kernel, iters, out_dir, force, ncu_path, fmt, **wkw) -> None:
         raise click.UsageError("--iters must be at least 1")
     try:
         run = api.profile(name, workload, iterations=iters, out=out_dir, force=force, ncu=ncu_path,
-                          progress=progress)
+                          progress=progress, preset=preset, chip=chip)
     except (ProfilerError, WorkloadError, ValueError) as exc:
         raise _fail(exc) from None
     except KeyboardInterrupt as exc:
@@ -423,12 +426,15 @@ def calibrate_cmd(save, fmt) -> None:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/validate", show_default=True)
 @click.option("--ncu", "ncu_path", default=None)
 @click.option("--probe", "only", multiple=True, help="run only these probes")
-def validate_cmd(out_dir, ncu_path, only) -> None:
+@click.option("--preset", default=None, help="ncu metric preset (default: profile's)")
+def validate_cmd(out_dir, ncu_path, only, preset) -> None:
     """Profile the probe kernels (known bounds) and check the verdicts against them (needs a GPU)."""
+    from profiler.metrics import DEFAULT_PRESET
     from profiler.ncu import run_ncu
     from profiler.ncu_reader import read_ncu_report
     from profiler.ncu_tidy import tidy_launches
     from roofline.analysis import summarize
+    from roofline.chips import local_device_name, preset_for_device
     from roofline.validation import EXPECTED, check_probe
 
     names = list(only) or list(EXPECTED)
@@ -436,14 +442,19 @@ def validate_cmd(out_dir, ncu_path, only) -> None:
     if unknown:
         raise click.UsageError(f"unknown probe(s) {sorted(unknown)}; known: {', '.join(EXPECTED)}")
     failures = 0
+    try:
+        resolved, chip, note = preset_for_device(preset or DEFAULT_PRESET, device_name=local_device_name())
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
     for name in names:
-        progress(f"profiling probe {name}")
+        progress(f"profiling probe {name} (preset {resolved.name}, {chip})" + (f": {note}" if note else ""))
         try:
             run = run_ncu([sys.executable, "-m", "profiler.probes", name], Path(out_dir), name=name,
-                          ncu=ncu_path, progress=progress)
+                          ncu=ncu_path, progress=progress, preset=resolved)
         except ProfilerError as exc:
             raise click.ClickException(str(exc)) from None
-        k = summarize(tidy_launches(read_ncu_report(run.report))).kernels[0]
+        progress(f"{name}: {max(run.passes, default=0)} replay passes per launch")
+        k = summarize(tidy_launches(read_ncu_report(run.report)), preset=resolved.name).kernels[0]
         ok, msg = check_probe(name, k.bound, k.roof, k.cause)
         failures += not ok
         click.echo(("ok    " if ok else "WRONG ") + msg)
@@ -488,10 +499,12 @@ def gpus_cmd(fmt) -> None:
 from roofline.cli_compare import compare_cmd  # noqa: E402
 from roofline.cli_report import report_cmd  # noqa: E402
 from roofline.cli_sweep import sweep_cmd  # noqa: E402
+from roofline.metrics_cmd import metrics_cmd  # noqa: E402
 
 main.add_command(compare_cmd)
 main.add_command(report_cmd)
 main.add_command(sweep_cmd)
+main.add_command(metrics_cmd)
 
 if __name__ == "__main__":
     main()
