@@ -126,7 +126,7 @@ def check_cmd(kernel, device, dtype, fmt, **wkw) -> None:
 
 def _fail(exc: Exception) -> click.ClickException:
     """A library error as a one-line CLI error (plus the tool's own lines and where a failed run went)."""
-    msg = str(exc)
+    msg = str(exc) or getattr(exc, "reason", "")
     kept = getattr(exc, "kept_at", None)
     if kept is not None:
         msg += f"\nthe failed run is kept at {kept} (manifest.json says why; nothing captured was lost)"
@@ -135,7 +135,7 @@ def _fail(exc: Exception) -> click.ClickException:
 
 def _print_run(run, fmt: str, project_to: str | None = None) -> dict:
     """Print a run's analysis (text or JSON), with a projection onto another GPU when asked."""
-    from reports.text import render_projection, render_text
+    from reports.text import render_projection, render_text, render_timeline
     from roofline.gpus import match_gpu
     from roofline.projection import project
 
@@ -153,6 +153,9 @@ def _print_run(run, fmt: str, project_to: str | None = None) -> dict:
         click.echo(json.dumps(result, indent=2))
     else:
         click.echo(render_text(run.analysis))
+        if run.timeline is not None:
+            counters = run.launches.attrs.get("counters", True)  # False: the table is the timeline's own
+            click.echo("\n" + render_timeline(run.timeline, run.analysis if counters else None))
         if projection:
             click.echo("\n" + render_projection(projection))
     return result
@@ -165,10 +168,15 @@ def _print_run(run, fmt: str, project_to: str | None = None) -> dict:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="run directory (default runs/<kernel>-<ctx>-h<heads>-q<q_len>-p<page>-<time>)")
 @click.option("--force", is_flag=True, help="replace an existing run directory at --out (only once the new run is complete)")
+@click.option("--tool", type=click.Choice(["ncu", "nsys", "both"]), default=None,
+              help="counters (ncu), timeline (nsys) or both [default: both when both are found, else the one found]")
 @click.option("--ncu", "ncu_path", default=None, help="path to ncu (else $NCU, PATH, usual folders)")
+@click.option("--nsys", "nsys_path", default=None, help="path to nsys (else $NSYS, PATH, usual folders)")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=900, show_default=True,
+              help="seconds for the whole capture; past it the running tool's process group is ended")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def profile_cmd(kernel, iters, out_dir, force, ncu_path, fmt, **wkw) -> None:
-    """Run a kernel under Nsight Compute, parse the report, print verdicts (needs a GPU)."""
+def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, timeout, fmt, **wkw) -> None:
+    """Run a kernel under Nsight Compute and/or Nsight Systems, parse the reports, print verdicts (needs a GPU)."""
     from roofline import api
 
     name = kernel_name(kernel)
@@ -177,11 +185,11 @@ def profile_cmd(kernel, iters, out_dir, force, ncu_path, fmt, **wkw) -> None:
         raise click.UsageError("--iters must be at least 1")
     try:
         run = api.profile(name, workload, iterations=iters, out=out_dir, force=force, ncu=ncu_path,
-                          progress=progress)
+                          nsys=nsys_path, tool=tool, timeout=timeout, progress=progress)
     except (ProfilerError, WorkloadError, ValueError) as exc:
         raise _fail(exc) from None
     except KeyboardInterrupt as exc:
-        click.echo(str(_fail(exc).message).strip(), err=True)
+        click.echo("Error: " + str(_fail(exc).message).strip(), err=True)
         sys.exit(130)
     _print_run(run, fmt)
 
