@@ -12,10 +12,15 @@ from pathlib import Path
 
 import click
 
-from kernels.registry import KERNELS, UnknownKernel, get_kernel
-from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
-from profiler.errors import ProfilerError
-from roofline.gpus import UnknownGpu, get_gpu
+from roofline.shadowing import exit_if_shadowed
+
+exit_if_shadowed(sys.argv[1:])  # a foreign `kernels`/`profiler` package: one line, not a traceback
+
+from kernels.registry import KERNELS, UnknownKernel, get_kernel  # noqa: E402
+from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len  # noqa: E402
+from profiler.errors import ProfilerError  # noqa: E402
+from roofline.doctor import doctor_cmd  # noqa: E402
+from roofline.gpus import UnknownGpu, get_gpu  # noqa: E402
 
 class CtxLen(click.ParamType):
     name = "ctx_len"
@@ -411,6 +416,8 @@ def gpus_cmd(fmt) -> None:
     click.echo(align(rows))
     click.echo("\ntensor rates dense (no sparsity), clocks boost; sources: roofline gpus --format json")
 
+
+main.add_command(doctor_cmd)
 
 if __name__ == "__main__":
     main()
