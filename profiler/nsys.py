@@ -133,7 +133,7 @@ def run_nsys(app: list[str], out_dir: Path, name: str = "profile", nsys: str | N
     started = time.monotonic()
 
     def on_line(line: str) -> None:
-        if progress and line.startswith(("Collecting data", "Generated", "Importer error")):
+        if progress and line.startswith(("Collecting data", "Importer error")):
             progress(f"nsys: {line.strip()}")
 
     result = run_tool(cmd, log, "nsys", timeout=timeout, env=env, on_line=on_line, limit_name=limit_name)
