@@ -5,6 +5,8 @@
     run.kernels                                          # one row per kernel, with bound and cause
     run.launches                                         # one row per launch, units in column names
     run = roofline.profile(kernel="triton_mla", ctx="128k")   # on a GPU box with ncu
+    cmp = roofline.compare(base_run_or_path, head_run_or_path, fail_if_slower_pct=5)
+    cmp.speedup, cmp.passed, cmp.to_dict()               # step, kernels (value, delta %, noise), gate
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from profiler.nsys_reader import Timeline
 from profiler.rundir import (ANALYSIS, HARNESS, LAUNCHES, Manifest, RunDir, RunDirError, RunSpec, RunWriter,
                              default_run_name)
 from roofline.analysis import Analysis, summarize
+from roofline.comparison import CompareError, Comparison, compare  # noqa: F401 (public API)
 
 SAMPLE_RUN = "data/samples/h200-triton_mla-128k"
 KERNEL_COLUMNS = ["kernel", "label", "source", "launches", "duration_ms", "grid_size", "block_size", "dram_gbps", "dram_throughput_pct",
@@ -204,12 +207,15 @@ def choose_tools(tool: str | None = None, ncu: str | None = None, nsys: str | No
 def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: int = 3,
             out: str | Path | None = None, force: bool = False, ncu: str | None = None,
             nsys: str | None = None, tool: str | None = None, timeout: float | None = DEFAULT_TIMEOUT_S,
-            progress: Callable[[str], None] | None = None, **workload_fields) -> Run:
+            progress: Callable[[str], None] | None = None, env: dict[str, str] | None = None,
+            command: list[str] | None = None, **workload_fields) -> Run:
     """Run `kernel` on `workload` under Nsight Compute and/or Nsight Systems in a child process and
     return the new run.
 
     `tool`: "ncu", "nsys" or "both"; None takes both when both are found, else the one found.
     `timeout` bounds the whole capture (seconds): past it the running tool's process group is ended.
+    `env` is added to the profiled child's environment (e.g. CUDA_VISIBLE_DEVICES); `command` is
+    the command recorded in spec.json as the one that made the run (default: sys.argv).
     The run is written atomically (see profiler/rundir.py): on failure, timeout or Ctrl-C it is kept
     under `<out>.failed-<time>` with its logs, and an existing `out` is never touched unless `force`.
     """
@@ -230,7 +236,7 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
     running = "setup"
     try:
         spec = RunSpec(kernel=name, workload=json.loads(workload.to_json()), iterations=iterations,
-                       created=writer.manifest.created, command=tuple(sys.argv))
+                       created=writer.manifest.created, command=tuple(command or sys.argv))
         spec_file = writer.write_spec(spec)
         app = [sys.executable, "-m", "profiler.harness", "--spec", str(spec_file), "--kernel", name,
                "--iters", str(iterations), "--info", str(writer.path / HARNESS)]
@@ -246,10 +252,11 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
         result: dict = {"profile": {"tools": list(tools)}}
         if "ncu" in tools:
             running = "ncu"
-            launches = _capture_ncu(writer, app, tools["ncu"], iterations, workload, say, left(), limit, result)
+            launches = _capture_ncu(writer, app, tools["ncu"], iterations, workload, say, left(), limit, result,
+                                    env)
         if "nsys" in tools:
             running = "nsys"
-            timeline = _capture_nsys(writer, app, tools["nsys"], say, left(), limit, result)
+            timeline = _capture_nsys(writer, app, tools["nsys"], say, left(), limit, result, env)
             if launches is None:
                 launches = _timeline_table(timeline, writer.path / Path(timeline.source).name)
                 problems = completeness(launches, iterations, None)
@@ -282,7 +289,8 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
 
 
 def _capture_ncu(writer: RunWriter, app: list[str], exe: str, iterations: int, workload: VerifyWorkload,
-                 say: Callable[[str], None], timeout: float | None, limit: str | None, result: dict) -> pd.DataFrame:
+                 say: Callable[[str], None], timeout: float | None, limit: str | None, result: dict,
+                 env: dict[str, str] | None = None) -> pd.DataFrame:
     """ncu into the run: report, log, version, the launch table (checked for missing metrics)."""
     from profiler.ncu import check_collected, ncu_version, requested_metrics, run_ncu
     from profiler.ncu_reader import read_ncu_report
@@ -290,7 +298,7 @@ def _capture_ncu(writer: RunWriter, app: list[str], exe: str, iterations: int, w
 
     say(f"[ncu] profiling {spec_name(app)} ({workload.describe()}) -> {writer.final}")
     t0 = time.time()
-    ncu_run = run_ncu(app, writer.path, ncu=exe, progress=say, timeout=timeout, limit_name=limit)
+    ncu_run = run_ncu(app, writer.path, ncu=exe, progress=say, timeout=timeout, limit_name=limit, env=env)
     writer.log_command(ncu_run.command)
     writer.add_log(ncu_run.log)
     writer.manifest.tools["ncu"] = {"path": exe, "version": ncu_version(exe)}
@@ -309,14 +317,15 @@ def _capture_ncu(writer: RunWriter, app: list[str], exe: str, iterations: int, w
 
 
 def _capture_nsys(writer: RunWriter, app: list[str], exe: str, say: Callable[[str], None],
-                  timeout: float | None, limit: str | None, result: dict) -> Timeline:
+                  timeout: float | None, limit: str | None, result: dict,
+                  env: dict[str, str] | None = None) -> Timeline:
     """nsys into the run: timeline report, sqlite export, log, version; the timeline read back."""
     from profiler.nsys import nsys_version, run_nsys
     from profiler.nsys_reader import read_nsys_sqlite
 
     say(f"[nsys] timeline of {spec_name(app)} (-t cuda,nvtx) -> {writer.final}")
     t0 = time.time()
-    nsys_run = run_nsys(app, writer.path, nsys=exe, progress=say, timeout=timeout, limit_name=limit)
+    nsys_run = run_nsys(app, writer.path, nsys=exe, progress=say, timeout=timeout, limit_name=limit, env=env)
     writer.log_command(nsys_run.command)
     writer.log_command(nsys_run.export)
     writer.add_log(nsys_run.log)
@@ -335,3 +344,11 @@ def _capture_nsys(writer: RunWriter, app: list[str], exe: str, say: Callable[[st
 def spec_name(app: list[str]) -> str:
     """The kernel a harness command line runs."""
     return app[app.index("--kernel") + 1] if "--kernel" in app else "the program"
+
+
+def report(run: "Run | str | Path | None" = None, out: str | Path | None = None, force: bool = False) -> list[Path]:
+    """A GitHub-flavoured markdown report of a run (or of what `load(path)` reads) with roofline and
+    stall charts beside it; never replaces an existing report unless `force`. See roofline/reporting.py."""
+    from roofline.reporting import report as write_report
+
+    return write_report(run, out, force=force)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -285,8 +286,10 @@ def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, q_len, out_dir) -> 
 @workload_options
 @click.option("--layers", type=int, default=1, show_default=True)
 @click.option("--gpu", "gpu_name", default="h200", show_default=True, help="short name; see `roofline gpus`")
+@click.option("--compile", "compile_", is_flag=True,
+              help="compile the kernel for the GPU's architecture (needs triton) for blocks per SM")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
+def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     """The floor the hardware allows for a verify workload, and a kernel's own model (no GPU needed)."""
     import dataclasses
 
@@ -305,7 +308,13 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
     out["ceilings"] = [dataclasses.asdict(c) for c in gpu.ceilings()]
     model = None
     if kernel is not None:
-        model = kernel_model(kernel, workload, gpu)
+        compiled = None
+        if compile_:
+            from roofline.resources import kernel_resources
+
+            need_kernels("model --compile")
+            compiled = kernel_resources(kernel, workload, gpu.arch, gpu)
+        model = kernel_model(kernel, workload, gpu, compiled)
         out["kernel_model"] = {**dataclasses.asdict(model), "time_ms_all_layers": model.time_ms * layers,
                                "gap_to_floor": model.time_ms * layers / floor.floor_ms,
                                "assumption": assumption_note(model, gpu)}
@@ -325,7 +334,35 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
                    f"  time ~ {model.time_ms * layers:.3f} ms at one SM's fair share of bandwidth, "
                    f"limited by {model.limited_by}: "
                    f"{model.time_ms * layers / floor.floor_ms:.1f}x the floor\n  {model.notes}\n"
-                   f"  this {assumption_note(model, gpu)}")
+                   f"  this {assumption_note(model, gpu)}\n"
+                   f"  {model.arch} grid {'x'.join(map(str, model.grid))}, {model.blocks_per_sm} block(s) per SM; inputs:")
+        for name, value, kind, source in model.inputs:
+            click.echo(f"    {name} = {value} ({kind}): {source}")
+
+
+@main.command("compile")
+@click.option("--kernel", required=True, help="a registered Triton kernel (roofline kernels)")
+@click.option("--arch", required=True, type=click.Choice(["sm_90", "sm_100", "sm_120"]))
+@workload_options
+@click.option("--gpu", "gpu_name", default=None, help="size the grid for this GPU (default: the arch's reference GPU)")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def compile_cmd(kernel, arch, gpu_name, fmt, **wkw) -> None:
+    """Compile a kernel's launches for an architecture without a GPU: registers, spills, shared memory, MMA, fit."""
+    from reports.text import render_resources
+    from roofline.resources import kernel_resources
+
+    if importlib.util.find_spec("triton") is None:
+        raise click.ClickException("roofline compile needs triton: pip install 'roofline[kernels]'")
+    from kernels.xcompile import CompileError
+
+    name = kernel_name(kernel)
+    try:
+        r = kernel_resources(name, make_workload(**wkw), arch, _gpu(gpu_name) if gpu_name else None)
+    except (KeyError, ValueError) as exc:
+        raise click.UsageError(str(exc).strip("'\"")) from None
+    except CompileError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(json.dumps(r, indent=2) if fmt == "json" else render_resources(r))
 
 
 @main.command("calibrate")
@@ -417,6 +454,14 @@ def gpus_cmd(fmt) -> None:
     click.echo("\ntensor rates dense (no sparsity), clocks boost; sources: roofline gpus --format json")
 
 
+# Commands that live in modules of their own.
+from roofline.cli_compare import compare_cmd  # noqa: E402
+from roofline.cli_report import report_cmd  # noqa: E402
+from roofline.cli_sweep import sweep_cmd  # noqa: E402
+
+main.add_command(compare_cmd)
+main.add_command(report_cmd)
+main.add_command(sweep_cmd)
 main.add_command(doctor_cmd)
 
 if __name__ == "__main__":
