@@ -138,7 +138,7 @@ def export_report(report: Path, out_dir: Path, nsys: str | None = None, timeout:
     try:
         result = run_tool(export_command(exe, report, sqlite), log, "nsys export", timeout=timeout)
     except ProfilerError as exc:
-        raise ReportError(f"{report}: {exc}") from None
+        raise ReportError(f"{report}: {str(exc).splitlines()[0]}") from None
     if result.returncode != 0 or not sqlite.exists():
         tail = "; ".join(ln.strip() for ln in result.lines[-3:] if ln.strip())
         raise ReportError(f"{report}: nsys export --type sqlite failed (exit code {result.returncode}): {tail}")
@@ -174,11 +174,17 @@ def _read(path: Path, name: Path) -> Timeline:
     except sqlite3.OperationalError as exc:
         if "interrupted" in str(exc):
             raise ReportError(f"{name}: reading took longer than {READ_BUDGET_S:g} s (a damaged file?)") from None
-        raise ReportError(f"{name}: damaged or cut short: not a readable nsys sqlite export ({exc})") from None
+        raise ReportError(f"{name}: damaged or cut short: not a readable nsys sqlite export ({_short(exc)})") from None
     except (sqlite3.Error, ValueError, TypeError, OverflowError, KeyError, IndexError, ArithmeticError,
             MemoryError, UnicodeDecodeError) as exc:
         raise ReportError(f"{name}: damaged or cut short: not a readable nsys sqlite export "
-                          f"({type(exc).__name__}: {exc})") from None
+                          f"({type(exc).__name__}: {_short(exc)})") from None
+
+
+def _short(exc: BaseException, limit: int = 160) -> str:
+    """An exception's text on one line, cut (sqlite quotes whole schema statements in some errors)."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 # ---------------------------------------------------------------------------------------------
