@@ -108,8 +108,9 @@ PRESETS = {
     "full": Preset("full", "ncu's --set full (every section, SOLBottleneck rule text included)",
                    sets=("full",), passes_h200=38),
 }
-# `profile` default: the verdict in <= 5 passes; the roofline counts would make it 6.
-DEFAULT_PRESET = "verdict"
+# `profile` default: 6 passes keep DRAM GB/s, the hierarchical roofline and the report charts;
+# `--preset verdict` (4 passes) decides bound and cause alone.
+DEFAULT_PRESET = "roofline"
 
 # Chips: `ncu --list-chips` names; the presets above use gh100's names.
 CHIPS = ("gh100", "gb100", "gb202")

@@ -91,7 +91,7 @@ def test_presets_are_the_measured_lists_and_verdict_fits_five_passes():
     # ncu's own SM% and Memory% are what does not fit: 9 and 6 passes, with the SpeedOfLight section 10
     assert passes(PASSES / "nosol_launch_sm.log") == 9 and passes(PASSES / "nosol_launch_mem.log") == 6
     assert passes(PASSES / "sol_only.log") == 10
-    assert DEFAULT_PRESET == "verdict"
+    assert DEFAULT_PRESET == "roofline" and PRESETS["verdict"].passes_h200 <= 5 < PRESETS["roofline"].passes_h200
 
 
 def _reports():
