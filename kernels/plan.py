@@ -7,6 +7,10 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def next_pow2(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
 def plan_splits(max_kv_len: int, batch: int, m_blocks: int, sm_count: int, block_n: int,
                 programs_per_sm: float, min_split_len: int) -> tuple[int, int]:
     """(split_len, splits) for triton_mla_fast: about programs_per_sm x SMs programs in all,
@@ -17,9 +21,92 @@ def plan_splits(max_kv_len: int, batch: int, m_blocks: int, sm_count: int, block
     return split_len, cdiv(max_kv_len, split_len)
 
 
+def split_rows(m: int, block_m: int, tail_m: int) -> tuple[int, int]:
+    """(block_m, tail) for M = q_len x heads rows: tail > 0 when the rows are one BLOCK_M tile
+    plus one smaller power-of-two tile of at least 16 rows and at most `tail_m` (72 = 64 + 16,
+    not 128); tail 0 means M blocks of block_m rows."""
+    if tail_m <= 0 or m <= block_m:
+        return block_m, 0
+    tail = max(16, next_pow2(m - block_m))
+    return (block_m, tail) if tail <= tail_m and tail < block_m else (block_m, 0)
+
+
 # Default launch parameters, shared by the kernels and by roofline's models of them.
 EXTEND_BLOCK_M = 32  # triton_mla: query rows per program (SGLang's extend kernel on sm_90)
 DECODE_BLOCK_H = 16  # triton_mla_decode: heads per program
 DECODE_KV_SPLITS = 8  # triton_mla_decode: splits per row (SGLang's default)
-FAST_DEFAULTS = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0)
+# triton_mla_fast: tail_m 0 = plain M blocks; partials "fp32" | "input" (the q dtype: bf16, fp16 in the interpreter); evict_first on KV loads.
+FAST_DEFAULTS = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0,
+                     tail_m=0, partials="fp32", evict_first=False)
 FAST_MIN_SPLIT_LEN = 256
+
+# Per architecture: the fast kernel's launch config and code path. "measured" entries come from
+# a search on that GPU (docs/results/), "untuned" ones were only chosen to fit the chip's limits
+# (checked by cross-compiling; see docs/results/fast-kernel.md).
+ARCH_FAST_CONFIGS: dict[str, dict] = {
+    "sm_90": dict(status="measured on the H200 (docs/results/fast-kernel.md)",
+                  by_heads={8: dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0,
+                                    tail_m=0, partials="fp32", evict_first=False),
+                            64: dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=2.0,
+                                     tail_m=0, partials="fp32", evict_first=False)}),
+    # B200: 228 KB shared memory per SM like Hopper, 148 SMs; tcgen05 code from the portable kernel.
+    "sm_100": dict(status="untuned: chosen to fit sm_100 limits, never run",
+                   by_heads={8: dict(FAST_DEFAULTS), 64: dict(FAST_DEFAULTS, programs_per_sm=2.0)}),
+    # RTX PRO 6000 (consumer Blackwell): 99 KB shared memory per block, mma.sync only: half-size KV
+    # tiles so two pipeline stages fit.
+    "sm_120": dict(status="untuned: chosen to fit sm_120 limits (99 KB smem per block), never run",
+                   by_heads={8: dict(FAST_DEFAULTS, block_n=32, num_warps=4),
+                             64: dict(FAST_DEFAULTS, block_n=32, num_warps=4, programs_per_sm=2.0)}),
+}
+
+# Which code path of each kernel runs on which architecture; anything not named: portable.
+CODE_PATHS: dict[str, dict[str, str]] = {
+    "triton_mla_fast": {"sm_90": "portable"},
+}
+
+
+def normalise_arch(arch: str) -> str:
+    """"sm_90", "sm90", "90", "9.0" -> "sm_90"."""
+    a = str(arch).strip().lower().removeprefix("sm_").removeprefix("sm").replace(".", "")
+    if not a.isdigit():
+        raise ValueError(f"architecture {arch!r} is not like sm_90, sm_100, sm_120")
+    return f"sm_{a}"
+
+
+def fast_launch_config(arch: str, heads: int, page_size: int) -> dict:
+    """triton_mla_fast's launch parameters on `arch` (e.g. "sm_90"); an unknown architecture
+    (or "interpreter") gets FAST_DEFAULTS. The entry with the nearest heads count wins."""
+    try:
+        entry = ARCH_FAST_CONFIGS.get(normalise_arch(arch))
+    except ValueError:
+        entry = None
+    if entry is None:
+        return dict(FAST_DEFAULTS)
+    by_heads = entry["by_heads"]
+    best = min(by_heads, key=lambda h: (abs(h - heads), h))
+    return {**FAST_DEFAULTS, **by_heads[best]}
+
+
+def fast_config_status(arch: str) -> str:
+    """How the architecture's config was chosen ("measured ...", "untuned ...", or "default")."""
+    try:
+        entry = ARCH_FAST_CONFIGS.get(normalise_arch(arch))
+    except ValueError:
+        entry = None
+    return entry["status"] if entry else "default: no config for this architecture"
+
+
+def code_path(kernel: str, arch: str, page_size: int = 1) -> str:
+    """The code path of `kernel` on `arch`: "hopper" where a Hopper-only path exists and is
+    selected, else "portable" (every other GPU and the interpreter)."""
+    try:
+        arch = normalise_arch(arch)
+    except ValueError:
+        return "portable"
+    path = CODE_PATHS.get(kernel, {}).get(arch, "portable")
+    if path == "hopper" and page_size < HOPPER_MIN_PAGE_SIZE:
+        return "portable"
+    return path
+
+
+HOPPER_MIN_PAGE_SIZE = 64  # the Hopper path loads whole pages with TMA: page_size >= its BLOCK_N

@@ -15,6 +15,8 @@ class KernelInfo:
     name: str
     description: str
     target: str  # "module:function"
+    # Code paths and where each runs (see kernels.plan.code_path / CODE_PATHS).
+    paths: tuple[str, ...] = ("portable",)
 
     def load(self) -> Callable:
         module, func = self.target.split(":")
@@ -30,7 +32,18 @@ KERNELS: dict[str, KernelInfo] = {k.name: k for k in [
                "kernels.triton_mla_decode:triton_mla_decode"),
     KernelInfo("triton_mla_fast", "all q_len x heads rows share each KV tile, prefix split to fill the GPU, tensor-core dots, LSE merge",
                "kernels.triton_mla_fast:triton_mla_fast"),
+    KernelInfo("triton_mla_fast_graph", "triton_mla_fast with its split and combine launches replayed as one CUDA graph (one launch per step)",
+               "kernels.triton_mla_fast:triton_mla_fast_graph"),
 ]}
+
+
+def code_path(kernel: str, arch: str, page_size: int = 1) -> str:
+    """Which code path of `kernel` runs on `arch` ("sm_90", "sm_120", ...): "portable" unless
+    kernels.plan.CODE_PATHS selects another for that architecture."""
+    from kernels.plan import code_path as plan_code_path
+
+    base = kernel.removesuffix("_graph")
+    return plan_code_path(base, arch, page_size)
 
 
 class UnknownKernel(KeyError):
