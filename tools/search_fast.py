@@ -17,22 +17,29 @@ from kernels.inputs import build_inputs
 from kernels.reference import torch_ref
 from kernels.spec import VerifyWorkload
 
-CANDIDATES = {
-    "tuned": {},
-    "b64": dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0),
-    "b64-pp2": dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=2.0),
-    "b64-ev": dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0, evict_first=True),
-    "b64-ev-p16": dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0, evict_first=True,
-                       partials="input"),
-    "n32s3": dict(block_m=64, block_n=32, num_warps=8, num_stages=3, programs_per_sm=1.0, partials="input"),
-    "n32s4-pp2": dict(block_m=64, block_n=32, num_warps=8, num_stages=4, programs_per_sm=2.0, partials="input"),
-    "tail-n32s3": dict(block_m=64, block_n=32, num_warps=8, num_stages=3, programs_per_sm=1.0, tail_m=16,
-                       partials="input"),
-    "tail-n32s2-ev": dict(block_m=64, block_n=32, num_warps=8, num_stages=2, programs_per_sm=1.0, tail_m=16,
-                          partials="input", evict_first=True),
-    "tail-n16s4": dict(block_m=64, block_n=16, num_warps=8, num_stages=4, programs_per_sm=1.0, tail_m=16,
-                       partials="input"),
-    "m32w4-pp2-p16": dict(block_m=32, block_n=64, num_warps=4, num_stages=2, programs_per_sm=2.0, partials="input"),
+P16 = dict(partials="input")
+CANDIDATES = {  # name: (path, launch config); "h-" = the Hopper (TMA) path, page_size >= block_n only
+    "tuned": ("portable", {}),
+    "b64": ("portable", dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0)),
+    "b64-ev-p16": ("portable", dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0,
+                                    evict_first=True, **P16)),
+    "w16": ("portable", dict(block_m=64, block_n=64, num_warps=16, num_stages=2, programs_per_sm=1.0, **P16)),
+    "w16-n32s3": ("portable", dict(block_m=64, block_n=32, num_warps=16, num_stages=3, programs_per_sm=1.0, **P16)),
+    "w16-n32s3-pp2": ("portable", dict(block_m=64, block_n=32, num_warps=16, num_stages=3, programs_per_sm=2.0,
+                                       **P16)),
+    "n32s4-pp2": ("portable", dict(block_m=64, block_n=32, num_warps=8, num_stages=4, programs_per_sm=2.0, **P16)),
+    "tail-n32s3": ("portable", dict(block_m=64, block_n=32, num_warps=8, num_stages=3, programs_per_sm=1.0,
+                                    tail_m=16, **P16)),
+    "m32w4-pp2-p16": ("portable", dict(block_m=32, block_n=64, num_warps=4, num_stages=2, programs_per_sm=2.0, **P16)),
+    "h-b64": ("hopper", dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0, **P16)),
+    "h-w16": ("hopper", dict(block_m=64, block_n=64, num_warps=16, num_stages=2, programs_per_sm=1.0, **P16)),
+    "h-w16-pp2": ("hopper", dict(block_m=64, block_n=64, num_warps=16, num_stages=2, programs_per_sm=2.0, **P16)),
+    "h-w16-n32s3": ("hopper", dict(block_m=64, block_n=32, num_warps=16, num_stages=3, programs_per_sm=1.0, **P16)),
+    "h-w16-n32s4-pp2": ("hopper", dict(block_m=64, block_n=32, num_warps=16, num_stages=4, programs_per_sm=2.0,
+                                       **P16)),
+    "h-n32s3": ("hopper", dict(block_m=64, block_n=32, num_warps=8, num_stages=3, programs_per_sm=1.0, **P16)),
+    "h-tail-w16-n32s3": ("hopper", dict(block_m=64, block_n=32, num_warps=16, num_stages=3, programs_per_sm=1.0,
+                                        tail_m=16, **P16)),
 }
 SHAPES = [  # (label, workload)
     ("128k h8 p1", VerifyWorkload(ctx_len=131072, heads=8, page_size=1)),
@@ -62,16 +69,18 @@ def main() -> None:
         ref = torch_ref(inp)
         torch.cuda.synchronize()
         cands = dict(CANDIDATES)
-        if w.heads == 64:  # h64 is compute-bound: skip the 1-program-per-split tail layouts (M = 576)
-            cands = {k: v for k, v in cands.items() if not k.startswith("tail")}
-        for name, cfg in cands.items():
-            row = dict(shape=label, candidate=name, config=cfg)
+        if w.heads == 64:  # M = 576 = 9 x 64: no tail layout
+            cands = {k: v for k, v in cands.items() if "tail" not in k}
+        if w.page_size < 64:
+            cands = {k: v for k, v in cands.items() if v[0] != "hopper"}
+        for name, (path, cfg) in cands.items():
+            row = dict(shape=label, candidate=name, path=path, config=cfg)
             try:
-                out = triton_mla_fast(inp, path="portable", **cfg)
+                out = triton_mla_fast(inp, path=path, **cfg)
                 row["rel_err"] = rel_err(out, ref)
                 row["ok"] = row["rel_err"] <= CHECK_TOL
                 row["median_ms"] = float(triton.testing.do_bench(
-                    lambda: triton_mla_fast(inp, path="portable", **cfg), warmup=10, rep=60, return_mode="median"))
+                    lambda: triton_mla_fast(inp, path=path, **cfg), warmup=10, rep=60, return_mode="median"))
             except Exception as e:  # a config that fails to compile or launch is a result too
                 row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:150]}"
             rows.append(row)
@@ -93,6 +102,21 @@ def main() -> None:
         del inp, ref
         torch.cuda.empty_cache()
         json.dump(rows, open(f"{out_dir}/search.json", "w"), indent=1)
+    for w in [VerifyWorkload(ctx_len=5000, page_size=64, tree_mask="chain", seed=3),
+              VerifyWorkload(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=64, seed=4),
+              VerifyWorkload(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=128, heads=64, seed=5)]:
+        inp = build_inputs(w, device="cuda")
+        ref = torch_ref(inp)
+        for name in [k for k, v in CANDIDATES.items() if v[0] == "hopper"]:
+            path, cfg = CANDIDATES[name]
+            row = dict(shape="check " + w.describe()[:40], candidate=name, path=path, config=cfg)
+            try:
+                row["rel_err"] = rel_err(triton_mla_fast(inp, path=path, **cfg), ref)
+                row["ok"] = row["rel_err"] <= CHECK_TOL
+            except Exception as e:
+                row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:150]}"
+            rows.append(row)
+    json.dump(rows, open(f"{out_dir}/search.json", "w"), indent=1)
     print(f"\nsearch took {time.time() - t0:.0f} s on {torch.cuda.get_device_name()}")
     print(f"{'shape':14} {'candidate':22} {'ms':>8} {'rel_err':>8} ok")
     for r in rows:

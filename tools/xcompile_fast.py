@@ -90,9 +90,27 @@ def main() -> None:
                 rows.append(dict(c, shared=r["shared"], mma=r["mma"], regs=regs, spill_bytes=spill))
             except Exception as e:  # report and go on: one config that does not fit is a result
                 rows.append(dict(c, error=str(e).splitlines()[0][:160]))
-    else:
-        from kernels.triton_mla_fast_hopper import xcompile_rows
-        rows = xcompile_rows(args.arch, args.heads, args.page_size, compile_one, ptxas_usage)
+    else:  # the Hopper path: tensor descriptors for the latent and rope parts of a KV tile
+        from kernels.triton_mla_fast_hopper import _hopper_split_kernel as fn
+        configs = json.loads(args.configs) if args.configs else [
+            dict(block_m=64, block_n=bn, num_warps=8, num_stages=ns, tail_m=tm)
+            for bn, ns, tm in [(64, 2, 0), (32, 3, 0), (32, 4, 0), (32, 3, 16), (16, 4, 16)]]
+        for c in configs:
+            bn = c["block_n"]
+            sig = {"Q": "*bf16", "KLat": f"tensordesc<bf16[{bn},512]>", "KPe": f"tensordesc<bf16[{bn},64]>",
+                   **{k: v for k, v in PORTABLE_SIG.items() if k != "Q"}}
+            sig = {k: sig[k] for k in ["Q", "KLat", "KPe", "KV", "PageTable", "KVLens", "TreeMask", "PartO",
+                                       "PartLse", "qk_scale", "split_len", "stride_pt", "total_rows"]}
+            consts = dict(HEADS=args.heads, Q_LEN=9, PAGE_SIZE=args.page_size, D_LATENT=512, D_ROPE=64,
+                          BLOCK_M=c["block_m"], BLOCK_N=bn, TAIL_M=c.get("tail_m", 0))
+            try:
+                r = compile_one(fn, sig, consts, args.arch, c["num_warps"], c["num_stages"])
+                regs, spill = ptxas_usage(r["kernel"], args.arch)
+                tg = r["kernel"].asm["ttgir"]
+                rows.append(dict(c, shared=r["shared"], mma=r["mma"], regs=regs, spill_bytes=spill,
+                                 tma_loads=tg.count("async_tma_copy_global_to_local")))
+            except Exception as e:
+                rows.append(dict(c, error=str(e).splitlines()[0][:200]))
     for r in rows:
         print(json.dumps(r))
 
