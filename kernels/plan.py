@@ -13,9 +13,10 @@ def next_pow2(n: int) -> int:
 
 def plan_splits(max_kv_len: int, batch: int, m_blocks: int, sm_count: int, block_n: int,
                 programs_per_sm: float, min_split_len: int) -> tuple[int, int]:
-    """(split_len, splits) for triton_mla_fast: about programs_per_sm x SMs programs in all,
-    split_len a multiple of block_n and at least min_split_len."""
-    target_splits = max(1, round(programs_per_sm * sm_count / (batch * m_blocks)))
+    """(split_len, splits) for triton_mla_fast: at most programs_per_sm x SMs programs in all (never
+    a few over: 9 M blocks x 15 splits = 135 programs on 132 SMs is a second, nearly empty wave
+    that cost the H200 1.8x at 64 heads), split_len a multiple of block_n, >= min_split_len."""
+    target_splits = max(1, int(programs_per_sm * sm_count) // (batch * m_blocks))
     split_len = max(min_split_len, cdiv(max_kv_len, target_splits))
     split_len = cdiv(split_len, block_n) * block_n
     return split_len, cdiv(max_kv_len, split_len)
@@ -28,7 +29,7 @@ def split_rows(m: int, block_m: int, tail_m: int) -> tuple[int, int]:
     if tail_m <= 0 or m <= block_m:
         return block_m, 0
     tail = max(16, next_pow2(m - block_m))
-    return (block_m, tail) if tail <= tail_m and tail < block_m else (block_m, 0)
+    return (block_m, tail) if tail <= min(tail_m, block_m) else (block_m, 0)
 
 
 # Default launch parameters, shared by the kernels and by roofline's models of them.
@@ -40,29 +41,45 @@ FAST_DEFAULTS = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs
                      tail_m=0, partials="fp32", evict_first=False)
 FAST_MIN_SPLIT_LEN = 256
 
-# Per architecture: the fast kernel's launch config and code path. "measured" entries come from
-# a search on that GPU (docs/results/), "untuned" ones were only chosen to fit the chip's limits
-# (checked by cross-compiling; see docs/results/fast-kernel.md).
+# Per architecture: the fast kernel's launch configs, one per (heads, paged) case; the entry with
+# the nearest heads count and the same page class (page_size 1 vs >= 16) wins. "measured" entries
+# come from a search on that GPU (docs/results/fast-kernel.md); "untuned" ones were only chosen
+# to fit the chip's limits (checked by cross-compiling with tools/xcompile_fast.py).
 ARCH_FAST_CONFIGS: dict[str, dict] = {
-    "sm_90": dict(status="measured on the H200 (docs/results/fast-kernel.md)",
-                  by_heads={8: dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0,
-                                    tail_m=0, partials="fp32", evict_first=False),
-                            64: dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=2.0,
-                                     tail_m=0, partials="fp32", evict_first=False)}),
-    # B200: 228 KB shared memory per SM like Hopper, 148 SMs; tcgen05 code from the portable kernel.
-    "sm_100": dict(status="untuned: chosen to fit sm_100 limits, never run",
-                   by_heads={8: dict(FAST_DEFAULTS), 64: dict(FAST_DEFAULTS, programs_per_sm=2.0)}),
-    # RTX PRO 6000 (consumer Blackwell): 99 KB shared memory per block, mma.sync only: half-size KV
-    # tiles so two pipeline stages fit.
-    "sm_120": dict(status="untuned: chosen to fit sm_120 limits (99 KB smem per block), never run",
-                   by_heads={8: dict(FAST_DEFAULTS, block_n=32, num_warps=4),
-                             64: dict(FAST_DEFAULTS, block_n=32, num_warps=4, programs_per_sm=2.0)}),
+    "sm_90": dict(status="measured on the H200 (docs/results/fast-kernel.md)", entries=[
+        # portable kernel, 3 M blocks of 32 rows (mma.sync), 2 programs per SM (110 KB smem each)
+        dict(heads=8, paged=False, config=dict(block_m=64 // 2, block_n=64, num_warps=4, num_stages=2,
+                                               programs_per_sm=2.0)),
+        # Hopper path (TMA), 2 M blocks of 64 rows, 229 KB smem: one program per SM
+        dict(heads=8, paged=True, config=dict(block_m=64, block_n=64, num_warps=8, num_stages=2,
+                                              programs_per_sm=1.0)),
+        dict(heads=64, paged=False, config=dict(block_m=64, block_n=64, num_warps=8, num_stages=2,
+                                                programs_per_sm=2.0)),
+        dict(heads=64, paged=True, config=dict(block_m=64, block_n=64, num_warps=8, num_stages=2,
+                                               programs_per_sm=2.0)),
+    ]),
+    # B200: 228 KB shared memory per block, 148 SMs; tcgen05 code from the portable kernel. The
+    # defaults (64-token tiles) ask for 356 KB there: 32-token tiles take 215 KB, no spills.
+    "sm_100": dict(status="untuned: chosen to fit sm_100 limits (228 KB smem per block), never run", entries=[
+        dict(heads=8, paged=False, config=dict(FAST_DEFAULTS, block_n=32)),
+        dict(heads=64, paged=False, config=dict(FAST_DEFAULTS, block_n=32, programs_per_sm=2.0)),
+    ]),
+    # RTX PRO 6000 (consumer Blackwell): 99 KB shared memory per block, mma.sync only: 32-row M
+    # blocks and 32-token KV tiles so that two pipeline stages fit.
+    "sm_120": dict(status="untuned: chosen to fit sm_120 limits (99 KB smem per block), never run", entries=[
+        dict(heads=8, paged=False, config=dict(FAST_DEFAULTS, block_m=32, block_n=32, num_warps=4)),
+        dict(heads=64, paged=False, config=dict(FAST_DEFAULTS, block_m=32, block_n=32, num_warps=4,
+                                                programs_per_sm=2.0)),
+    ]),
 }
 
 # Which code path of each kernel runs on which architecture; anything not named: portable.
+# The Hopper path (TMA tiles) needs page_size to be a multiple of its block_n: smaller pages
+# run the portable kernel on sm_90 too.
 CODE_PATHS: dict[str, dict[str, str]] = {
-    "triton_mla_fast": {"sm_90": "portable"},
+    "triton_mla_fast": {"sm_90": "hopper"},
 }
+HOPPER_MIN_PAGE_SIZE = 64
 
 
 def normalise_arch(arch: str) -> str:
@@ -82,9 +99,9 @@ def fast_launch_config(arch: str, heads: int, page_size: int) -> dict:
         entry = None
     if entry is None:
         return dict(FAST_DEFAULTS)
-    by_heads = entry["by_heads"]
-    best = min(by_heads, key=lambda h: (abs(h - heads), h))
-    return {**FAST_DEFAULTS, **by_heads[best]}
+    paged = page_size > 1
+    best = min(entry["entries"], key=lambda e: (abs(e["heads"] - heads), e["paged"] != paged, e["heads"]))
+    return {**FAST_DEFAULTS, **best["config"]}
 
 
 def fast_config_status(arch: str) -> str:
@@ -107,6 +124,3 @@ def code_path(kernel: str, arch: str, page_size: int = 1) -> str:
     if path == "hopper" and page_size < HOPPER_MIN_PAGE_SIZE:
         return "portable"
     return path
-
-
-HOPPER_MIN_PAGE_SIZE = 64  # the Hopper path loads whole pages with TMA: page_size >= its BLOCK_N
