@@ -80,6 +80,10 @@ CODE_PATHS: dict[str, dict[str, str]] = {
     "triton_mla_fast": {"sm_90": "hopper"},
 }
 HOPPER_MIN_PAGE_SIZE = 64
+# Below this many tokens a launch is host-bound and the Hopper path's TMA descriptors cost host
+# time on every launch (H200, 32k, 8 heads, page 64: 0.095 ms against the portable 0.062 ms;
+# docs/results/fast-kernel.md): the portable path runs there (a CUDA graph hides either cost).
+HOPPER_MIN_KV_LEN = 65536
 
 
 def normalise_arch(arch: str) -> str:
@@ -113,14 +117,16 @@ def fast_config_status(arch: str) -> str:
     return entry["status"] if entry else "default: no config for this architecture"
 
 
-def code_path(kernel: str, arch: str, page_size: int = 1) -> str:
+def code_path(kernel: str, arch: str, page_size: int = 1, max_kv_len: int | None = None) -> str:
     """The code path of `kernel` on `arch`: "hopper" where a Hopper-only path exists and is
-    selected, else "portable" (every other GPU and the interpreter)."""
+    selected (whole-page tiles, and a long enough context when `max_kv_len` is given), else
+    "portable" (every other GPU and the interpreter)."""
     try:
         arch = normalise_arch(arch)
     except ValueError:
         return "portable"
     path = CODE_PATHS.get(kernel, {}).get(arch, "portable")
-    if path == "hopper" and page_size < HOPPER_MIN_PAGE_SIZE:
+    if path == "hopper" and (page_size < HOPPER_MIN_PAGE_SIZE
+                             or (max_kv_len is not None and max_kv_len < HOPPER_MIN_KV_LEN)):
         return "portable"
     return path

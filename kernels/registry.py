@@ -37,13 +37,13 @@ KERNELS: dict[str, KernelInfo] = {k.name: k for k in [
 ]}
 
 
-def code_path(kernel: str, arch: str, page_size: int = 1) -> str:
+def code_path(kernel: str, arch: str, page_size: int = 1, max_kv_len: int | None = None) -> str:
     """Which code path of `kernel` runs on `arch` ("sm_90", "sm_120", ...): "portable" unless
     kernels.plan.CODE_PATHS selects another for that architecture."""
     from kernels.plan import code_path as plan_code_path
 
     base = kernel.removesuffix("_graph")
-    return plan_code_path(base, arch, page_size)
+    return plan_code_path(base, arch, page_size, max_kv_len)
 
 
 class UnknownKernel(KeyError):

@@ -224,7 +224,7 @@ def triton_mla_fast(inp: VerifyInputs, split_len: int | None = None, min_split_l
 
     check_shapes(inp)
     cfg, arch, sm_count = resolve_config(inp, launch)
-    path = path or code_path("triton_mla_fast", arch, inp.workload.page_size)
+    path = path or code_path("triton_mla_fast", arch, inp.workload.page_size, max(inp.workload.kv_lens))
     if path == "hopper":
         from kernels.triton_mla_fast_hopper import hopper_split
 

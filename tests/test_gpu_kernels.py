@@ -31,7 +31,7 @@ FAST_PATH_CASES = [  # (path, workload fields, launch overrides)
     ("default", dict(ctx_len=100_003, page_size=16, tree_mask="chain"), {}),
     ("hopper", dict(ctx_len=128 * 1024, page_size=64, tree_mask="tree"), {}),
     ("hopper", dict(ctx_len=128 * 1024, page_size=64, tree_mask="chain", heads=64), {}),
-    ("hopper", dict(ctx_len=100_003, page_size=16, tree_mask="tree"), dict(block_n=16)),  # ctx not a tile multiple
+    ("hopper", dict(ctx_len=100_003, page_size=16, tree_mask="tree"), dict(block_n=16)),  # ctx not a tile multiple (forced: p16)
     ("hopper", dict(ctx_len=1000, ctx_lens=(4093, 70001, 128 * 1024), batch=3, page_size=64, tree_mask="tree"), {}),
     ("hopper", dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=128, tree_mask="chain",
                     heads=64), {}),

@@ -56,6 +56,8 @@ def test_code_paths_hopper_only_on_sm90_with_whole_page_tiles():
     assert code_path("triton_mla_fast", "sm_90", 64) == "hopper"
     assert code_path("triton_mla_fast", "sm_90", 1) == "portable"  # TMA tiles need whole pages
     assert code_path("triton_mla_fast", "sm_90", 16) == "portable"
+    assert code_path("triton_mla_fast", "sm_90", 64, max_kv_len=32768 + 9) == "portable"  # host-bound there
+    assert code_path("triton_mla_fast", "sm_90", 64, max_kv_len=131072 + 9) == "hopper"
     for arch in ("sm_100", "sm_120", "sm_80", "interpreter", "cpu"):
         assert code_path("triton_mla_fast", arch, 64) == "portable"
     assert code_path("triton_mla", "sm_90", 64) == "portable"
