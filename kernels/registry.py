@@ -15,7 +15,8 @@ class KernelInfo:
     name: str
     description: str
     target: str  # "module:function"
-    # Code paths and where each runs (see kernels.plan.code_path / CODE_PATHS).
+    device_kernels: tuple[str, ...] = ()  # the GPU kernels it launches, as ncu names them
+    # Its code paths; which one runs on which architecture: code_path() (kernels.plan.CODE_PATHS).
     paths: tuple[str, ...] = ("portable",)
 
     def load(self) -> Callable:
@@ -27,13 +28,15 @@ KERNELS: dict[str, KernelInfo] = {k.name: k for k in [
     KernelInfo("torch_ref", "plain PyTorch, fp32 math through the page table, with the tree mask (the reference)",
                "kernels.reference:torch_ref"),
     KernelInfo("triton_mla", "SGLang-shaped extend kernel: grid (batch, heads, q blocks), each program walks the whole prefix",
-               "kernels.triton_mla:triton_mla"),
+               "kernels.triton_mla:triton_mla", ("_verify_extend_kernel",)),
     KernelInfo("triton_mla_decode", "SGLang-shaped split-KV decode: each draft token a decode row, 16 heads per program, 8 kv splits, LSE merge",
-               "kernels.triton_mla_decode:triton_mla_decode"),
+               "kernels.triton_mla_decode:triton_mla_decode", ("_decode_stage1", "_combine_kernel")),
     KernelInfo("triton_mla_fast", "all q_len x heads rows share each KV tile, prefix split to fill the GPU, tensor-core dots, LSE merge",
-               "kernels.triton_mla_fast:triton_mla_fast"),
+               "kernels.triton_mla_fast:triton_mla_fast",
+               ("_fast_split_kernel", "_hopper_split_kernel", "_combine_kernel"), ("portable", "hopper")),
     KernelInfo("triton_mla_fast_graph", "triton_mla_fast with its split and combine launches replayed as one CUDA graph (one launch per step)",
-               "kernels.triton_mla_fast:triton_mla_fast_graph"),
+               "kernels.triton_mla_fast:triton_mla_fast_graph",
+               ("_fast_split_kernel", "_hopper_split_kernel", "_combine_kernel"), ("portable", "hopper")),
 ]}
 
 
@@ -44,6 +47,11 @@ def code_path(kernel: str, arch: str, page_size: int = 1, max_kv_len: int | None
 
     base = kernel.removesuffix("_graph")
     return plan_code_path(base, arch, page_size, max_kv_len)
+
+
+def project_kernel_of(device_kernel: str) -> str | None:
+    """The registered kernel that launches this GPU kernel (first match), or None for any other kernel."""
+    return next((k.name for k in KERNELS.values() if device_kernel in k.device_kernels), None)
 
 
 class UnknownKernel(KeyError):

@@ -60,6 +60,18 @@ class VerifyWorkload:
     ctx_lens: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name == "ctx_lens":
+                ok = value is None or (isinstance(value, (list, tuple))
+                                       and all(isinstance(c, int) and not isinstance(c, bool) for c in value))
+                want = "a list of integers or null"
+            elif f.type in ("int", int):
+                ok, want = isinstance(value, int) and not isinstance(value, bool), "an integer"
+            else:
+                ok, want = isinstance(value, str), "a string"
+            if not ok:
+                raise WorkloadError(f"{f.name} must be {want}, got {json.dumps(value)}")
         checks = [
             (self.batch >= 1, f"batch must be >= 1, got {self.batch}"),
             (self.heads >= 1, f"heads must be >= 1, got {self.heads}"),

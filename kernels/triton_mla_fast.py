@@ -16,11 +16,11 @@
 
 The Hopper path (kernels/triton_mla_fast_hopper.py) is chosen by compute capability
 (kernels.plan.code_path); this module's kernel runs everywhere else and in the interpreter.
+Grid, constexprs and warps of every launch come from kernels.launch.fast_specs, the same specs
+`roofline compile` cross-compiles.
 """
 
 from __future__ import annotations
-
-import functools
 
 import torch
 import triton
@@ -28,9 +28,9 @@ import triton.language as tl
 
 from kernels.combine import combine_splits
 from kernels.inputs import VerifyInputs
-from kernels.plan import FAST_DEFAULTS, FAST_MIN_SPLIT_LEN, fast_launch_config, plan_splits, split_rows
+from kernels.launch import LaunchSpec, device_facts, fast_specs
+from kernels.plan import FAST_DEFAULTS, FAST_MIN_SPLIT_LEN
 from kernels.softmax import LN2, LOG2E, online_softmax_update
-from kernels.tuned import tuned_config
 
 
 @triton.jit
@@ -139,35 +139,8 @@ def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_sc
         _store_partial(PartO, PartLse, m_i2, l_i2, acc2, rows2, r_ok2, split, b, total_rows, M, D_LATENT)
 
 
-@functools.lru_cache(maxsize=None)
-def device_facts(device: torch.device) -> tuple[str, str, int]:
-    """(name, arch such as "sm_90", SM count), looked up once: it costs host time per launch."""
-    if device.type == "cuda":
-        props = torch.cuda.get_device_properties(device)
-        return props.name, f"sm_{props.major}{props.minor}", props.multi_processor_count
-    return "cpu", "interpreter", 132  # the interpreter: size splits as for an H100/H200
-
-
 DEFAULTS = FAST_DEFAULTS
-
-
-def partial_dtype(cfg: dict, inp: VerifyInputs) -> torch.dtype:
-    if cfg["partials"] not in ("fp32", "input"):
-        raise ValueError(f"triton_mla_fast: partials must be 'fp32' or 'input', got {cfg['partials']!r}")
-    return torch.float32 if cfg["partials"] == "fp32" else inp.q.dtype
-
-
-def resolve_config(inp: VerifyInputs, launch: dict) -> tuple[dict, str, int]:
-    """(launch config, arch, SM count): `launch` over the tuned entry for this device over the
-    architecture's config (kernels.plan.fast_launch_config)."""
-    unknown = set(launch) - set(DEFAULTS)
-    if unknown:
-        raise TypeError(f"triton_mla_fast: unknown launch parameters {sorted(unknown)}")
-    w = inp.workload
-    device_name, arch, sm_count = device_facts(inp.q.device)
-    base = fast_launch_config(arch, w.heads, w.page_size)
-    tuned = tuned_config("triton_mla_fast", device_name, w.heads, w.page_size)
-    return {**base, **tuned, **launch}, arch, sm_count
+PART_DTYPES = {"*fp32": torch.float32, "*bf16": torch.bfloat16, "*fp16": torch.float16}
 
 
 def check_shapes(inp: VerifyInputs) -> None:
@@ -178,38 +151,13 @@ def check_shapes(inp: VerifyInputs) -> None:
         raise ValueError("triton_mla_fast needs power-of-two kv_lora_rank and rope_dim (MLA: 512 + 64)")
 
 
-def split_kv(inp: VerifyInputs, cfg: dict, sm_count: int, m_blocks: int, split_len: int | None,
-             min_split_len: int) -> tuple[int, int]:
-    """(split_len, splits) for this call: given, else planned from the GPU's SM count."""
+def partials(inp: VerifyInputs, split: LaunchSpec) -> tuple[torch.Tensor, torch.Tensor]:
+    """Empty (part_o, part_lse) for the split kernel's grid, part_o in the spec's dtype."""
     w = inp.workload
-    if split_len is None:
-        return plan_splits(max(w.kv_lens), w.batch, m_blocks, sm_count, cfg["block_n"],
-                           cfg["programs_per_sm"], max(min_split_len, cfg["block_n"]))
-    split_len = triton.cdiv(split_len, cfg["block_n"]) * cfg["block_n"]
-    return split_len, triton.cdiv(max(w.kv_lens), split_len)
-
-
-def portable_split(inp: VerifyInputs, cfg: dict, sm_count: int, split_len: int | None,
-                   min_split_len: int) -> torch.Tensor:
-    """The portable split kernel plus the combine kernel; returns the output tensor."""
-    w = inp.workload
-    m = w.q_len * w.heads
-    block_m, tail_m = split_rows(m, cfg["block_m"], cfg["tail_m"])
-    m_blocks = 1 if tail_m else triton.cdiv(m, block_m)
-    split_len, splits = split_kv(inp, cfg, sm_count, m_blocks, split_len, min_split_len)
-    total_rows = w.batch * m
+    splits, total_rows = split.grid[1], split.int_args["total_rows"]
     dev = inp.q.device
-    part_o = torch.empty(splits, total_rows, w.v_dim, dtype=partial_dtype(cfg, inp), device=dev)
-    part_lse = torch.empty(splits, total_rows, dtype=torch.float32, device=dev)
-    _fast_split_kernel[(m_blocks, splits, w.batch)](
-        inp.q, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
-        inp.sm_scale * LOG2E, split_len, inp.page_table.stride(0), total_rows,
-        HEADS=w.heads, Q_LEN=w.q_len, PAGE_SIZE=w.page_size, D_LATENT=w.v_dim, D_ROPE=w.rope_dim,
-        BLOCK_M=block_m, BLOCK_N=cfg["block_n"], TAIL_M=tail_m,
-        EVICT="evict_first" if cfg["evict_first"] else "",
-        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
-    out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=dev)
-    return combine_splits(part_o, part_lse, out)
+    part_o = torch.empty(splits, total_rows, w.v_dim, dtype=PART_DTYPES[split.signature["PartO"]], device=dev)
+    return part_o, torch.empty(splits, total_rows, dtype=torch.float32, device=dev)
 
 
 def triton_mla_fast(inp: VerifyInputs, split_len: int | None = None, min_split_len: int = FAST_MIN_SPLIT_LEN,
@@ -217,21 +165,26 @@ def triton_mla_fast(inp: VerifyInputs, split_len: int | None = None, min_split_l
     """Split-KV verify with all query rows of a request sharing each KV tile.
 
     `path`: "hopper" or "portable"; default kernels.plan.code_path for this GPU's architecture.
-    Launch parameters (see kernels.plan.FAST_DEFAULTS): `launch`, else the tuned entry for this
-    GPU (kernels/data/tuned.json), else the architecture's config.
+    Launch parameters (kernels.plan.FAST_DEFAULTS): `launch`, else kernels.launch.fast_launch_config
+    for this GPU and architecture (tuned entries in kernels/data/tuned.json, else kernels.plan's).
     """
-    from kernels.plan import code_path
-
     check_shapes(inp)
-    cfg, arch, sm_count = resolve_config(inp, launch)
-    path = path or code_path("triton_mla_fast", arch, inp.workload.page_size, max(inp.workload.kv_lens))
-    if path == "hopper":
-        from kernels.triton_mla_fast_hopper import hopper_split
+    w = inp.workload
+    device_name, sm_count, arch = device_facts(inp.q.device)
+    split, combine = fast_specs(w, arch=arch, sm_count=sm_count, device_name=device_name, split_len=split_len,
+                                min_split_len=min_split_len, path=path, **launch)
+    part_o, part_lse = partials(inp, split)
+    if split.name == "_hopper_split_kernel":
+        from kernels.triton_mla_fast_hopper import launch_hopper_split
 
-        return hopper_split(inp, cfg, sm_count, split_len, min_split_len)
-    if path != "portable":
-        raise ValueError(f"triton_mla_fast: unknown path {path!r}; known: hopper, portable")
-    return portable_split(inp, cfg, sm_count, split_len, min_split_len)
+        launch_hopper_split(inp, split, part_o, part_lse)
+    else:
+        _fast_split_kernel[split.grid](
+            inp.q, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
+            inp.sm_scale * LOG2E, split.int_args["split_len"], inp.page_table.stride(0), split.int_args["total_rows"],
+            **split.constexprs, num_warps=split.num_warps, num_stages=split.num_stages)
+    out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=inp.q.device)
+    return combine_splits(part_o, part_lse, out, spec=combine)
 
 
 def _make_graphed():

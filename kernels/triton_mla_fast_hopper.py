@@ -15,11 +15,10 @@ import triton
 import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-from kernels.combine import combine_splits
 from kernels.inputs import VerifyInputs
+from kernels.launch import LaunchSpec
 from kernels.softmax import LOG2E, online_softmax_update
-from kernels.triton_mla_fast import (_load_q, _masked_scores, _store_partial, partial_dtype, split_kv)
-from kernels.plan import split_rows
+from kernels.triton_mla_fast import _load_q, _masked_scores, _store_partial
 
 
 @triton.jit
@@ -85,29 +84,14 @@ def _hopper_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
         _store_partial(PartO, PartLse, m_i2, l_i2, acc2, rows2, r_ok2, split, b, total_rows, M, D_LATENT)
 
 
-def hopper_split(inp: VerifyInputs, cfg: dict, sm_count: int, split_len: int | None,
-                 min_split_len: int) -> torch.Tensor:
-    """The Hopper split kernel plus the shared combine kernel; returns the output tensor."""
+def launch_hopper_split(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
+    """Launch the Hopper split kernel as kernels.launch.fast_specs planned it (grid, constexprs)."""
     w = inp.workload
-    block_n = cfg["block_n"]
-    if w.page_size % block_n:
-        raise ValueError(f"the Hopper path needs page_size a multiple of block_n={block_n}, got {w.page_size}")
-    m = w.q_len * w.heads
-    block_m, tail_m = split_rows(m, cfg["block_m"], cfg["tail_m"])
-    m_blocks = 1 if tail_m else triton.cdiv(m, block_m)
-    split_len, splits = split_kv(inp, cfg, sm_count, m_blocks, split_len, min_split_len)
-    total_rows = w.batch * m
-    dev = inp.q.device
+    block_n = spec.constexprs["BLOCK_N"]
     kv2d = inp.kv_cache.view(-1, w.head_dim)
     k_lat = TensorDescriptor(kv2d, [kv2d.shape[0], w.v_dim], [w.head_dim, 1], [block_n, w.v_dim])
     k_pe = TensorDescriptor(kv2d[:, w.v_dim:], [kv2d.shape[0], w.rope_dim], [w.head_dim, 1], [block_n, w.rope_dim])
-    part_o = torch.empty(splits, total_rows, w.v_dim, dtype=partial_dtype(cfg, inp), device=dev)
-    part_lse = torch.empty(splits, total_rows, dtype=torch.float32, device=dev)
-    _hopper_split_kernel[(m_blocks, splits, w.batch)](
+    _hopper_split_kernel[spec.grid](
         inp.q, k_lat, k_pe, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
-        inp.sm_scale * LOG2E, split_len, inp.page_table.stride(0), total_rows,
-        HEADS=w.heads, Q_LEN=w.q_len, PAGE_SIZE=w.page_size, D_LATENT=w.v_dim, D_ROPE=w.rope_dim,
-        BLOCK_M=block_m, BLOCK_N=block_n, TAIL_M=tail_m,
-        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
-    out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=dev)
-    return combine_splits(part_o, part_lse, out)
+        inp.sm_scale * LOG2E, spec.int_args["split_len"], inp.page_table.stride(0), spec.int_args["total_rows"],
+        **spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages)

@@ -13,10 +13,12 @@ import json
 import sys
 
 NVTX_RANGE = "roofline"
+STEP_RANGE = "step"
 
 
 def run_in_range(call, iters: int, warmup: int = 1) -> None:
-    """`warmup` calls (compilation) outside, then `iters` calls inside one NVTX range."""
+    """`warmup` calls (compilation) outside, then `iters` calls inside one NVTX range, each call
+    in a nested `step` range of its own (nsys reads per-step time, gaps and launch cost from them)."""
     import torch
 
     for _ in range(warmup):
@@ -24,7 +26,9 @@ def run_in_range(call, iters: int, warmup: int = 1) -> None:
     torch.cuda.synchronize()
     torch.cuda.nvtx.range_push(NVTX_RANGE)
     for _ in range(iters):
+        torch.cuda.nvtx.range_push(STEP_RANGE)
         call()
+        torch.cuda.nvtx.range_pop()
     torch.cuda.synchronize()
     torch.cuda.nvtx.range_pop()
 

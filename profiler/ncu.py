@@ -103,6 +103,16 @@ def find_ncu(explicit: str | None = None) -> str:
                        f"looked in {', '.join(_INSTALL_GLOBS)}")
 
 
+def ncu_version(ncu: str) -> str | None:
+    """`ncu --version`'s version line (e.g. 'Version 2025.3.1.0 (build ...)'), None if it fails."""
+    try:
+        out = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    return next((ln for ln in lines if ln.lower().startswith("version")), lines[-1] if lines else None)
+
+
 @dataclass
 class NcuRun:
     """What an ncu run left behind."""
@@ -171,14 +181,22 @@ def run_ncu(app: list[str], out_dir: Path, name: str = "profile", ncu: str | Non
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 env={**os.environ, **(env or {})}, bufsize=1)
         assert proc.stdout is not None
-        for line in proc.stdout:
-            line = line.rstrip("\n")
-            lines.append(line)
-            logf.write(line + "\n")
-            logf.flush()
-            if progress and line.startswith("==PROF=="):
-                progress(line)
-        returncode = proc.wait()
+        try:
+            for line in proc.stdout:
+                line = line.rstrip("\n")
+                lines.append(line)
+                logf.write(line + "\n")
+                logf.flush()
+                if progress and line.startswith("==PROF=="):
+                    progress(line)
+            returncode = proc.wait()
+        except BaseException:  # Ctrl-C (or an error) here: ncu and its child must not outlive us
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            raise
     error = classify_failure(lines, returncode, log)
     if error is not None:
         raise error

@@ -51,12 +51,22 @@ def _metric_value(metric):
     return value
 
 
-def read_ncu_report(path: str | Path) -> pd.DataFrame:
+def read_ncu_report(path: str | Path, name: str | Path | None = None) -> pd.DataFrame:
     """One row per profiled launch; metric columns by ncu name, units in `df.attrs["units"]`.
 
     Rule results (e.g. SOLBottleneck) go to `df.attrs["rules"]`: launch -> list of dicts.
+    `name` is the path errors mention (the user's file when `path` is a decompressed copy).
     """
     path = Path(path)
+    if name is None or Path(name) == path:
+        return _read_report(path)
+    try:
+        return _read_report(path)
+    except ReportError as exc:  # name the user's file, not the temporary copy
+        raise ReportError(str(exc).replace(str(path), str(name))) from None
+
+
+def _read_report(path: Path) -> pd.DataFrame:
     if not path.exists():
         raise ReportError(f"{path}: no such report")
     if path.stat().st_size == 0:

@@ -78,32 +78,135 @@ TIDY.update({
 })
 TIDY.update({f"stall_{r}": (stall_metric(r), 1.0) for r in STALL_REASONS})
 
+# Fallbacks for `--set full`, which holds sector counts and per-cycle rates, not the byte and
+# instruction totals above: bytes = sectors x 32, totals = sum.per_cycle_elapsed x cycles.
+SECTOR_BYTES = 32
+FALLBACKS = {
+    "l1_sectors": ("l1tex__t_sectors.sum", 1.0),
+    "l2_sectors": ("lts__t_sectors.sum", 1.0),
+    "l2_sectors_per_cycle_peak_per_slice": ("lts__t_sectors.avg.peak_sustained", 1.0),
+    "l2_cycles_sum": ("lts__cycles_elapsed.sum", 1.0),
+    "l2_cycles_avg": ("lts__cycles_elapsed.avg", 1.0),
+    "dram_sectors_read": ("dram__sectors_read.sum", 1.0),
+    "dram_sectors_write": ("dram__sectors_write.sum", 1.0),
+    "smsp_cycles_avg": ("smsp__cycles_elapsed.avg", 1.0),
+    "fp32_fadd_per_cycle": ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed", 1.0),
+    "fp32_fmul_per_cycle": ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed", 1.0),
+    "fp32_ffma_per_cycle": ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed", 1.0),
+}
+TIDY.update(FALLBACKS)
+# L1 tag-stage sectors by pipe, memory space and op: their sum is l1tex__t_sectors.sum.
+L1_SECTOR_PARTS = tuple(f"l1tex__t_sectors_pipe_{part}.sum" for part in (
+    "lsu_mem_global_op_ld", "lsu_mem_global_op_st", "lsu_mem_global_op_atom", "lsu_mem_global_op_red",
+    "lsu_mem_local_op_ld", "lsu_mem_local_op_st", "lsu_mem_dshared_op_ld", "lsu_mem_dshared_op_st",
+    "lsu_mem_dshared_op_atom", "lsu_mem_dshared_op_redas", "tex_mem_texture", "tex_mem_surface_op_ld",
+    "tex_mem_surface_op_st", "tex_mem_surface_op_atom", "tex_mem_surface_op_red"))
+
+# ncu's GPU Throughput Breakdown (SpeedOfLight section; the report lists them under
+# `breakdown:sm__throughput...` and `breakdown:gpu__compute_memory_throughput...`): SM throughput
+# and memory throughput are each the largest of these, every one in % of peak over elapsed cycles.
+_PCT = ".avg.pct_of_peak_sustained_elapsed"
+SM_UNITS = {  # tidy column -> (unit, ncu metric)
+    "tensor_pipe_pct": ("tensor pipe", "sm__pipe_tensor_cycles_active" + _PCT),
+    "tensor_any_pipe_pct": ("tensor pipe", "sm__pipe_tensor_type_hmma_hgmma_qgmma_imma_igmma_bmma_bgmma_cycles_active" + _PCT),
+    "tensor_dmma_pipe_pct": ("FP64 tensor pipe", "sm__pipe_tensor_op_dmma_cycles_active" + _PCT),
+    "fma_pipe_pct": ("FMA pipe (FP32)", "sm__pipe_fma_cycles_active" + _PCT),
+    "fmaheavy_pipe_pct": ("FMA-heavy pipe (FP32, IMAD)", "sm__pipe_fmaheavy_cycles_active" + _PCT),
+    "alu_pipe_pct": ("ALU pipe (integer, logic, compare)", "sm__pipe_alu_cycles_active" + _PCT),
+    "fp64_pipe_pct": ("FP64 pipe", "sm__pipe_fp64_cycles_active" + _PCT),
+    "shared_pipe_pct": ("shared pipe (FP16 and tensor)", "sm__pipe_shared_cycles_active" + _PCT),
+    "tma_pipe_pct": ("TMA unit", "sm__pipe_tma_cycles_active" + _PCT),
+    "adu_pipe_pct": ("ADU pipe (address, branch targets)", "sm__inst_executed_pipe_adu" + _PCT),
+    "cbu_pipe_pct": ("CBU pipe (branches, barriers)", "sm__inst_executed_pipe_cbu_pred_on_any" + _PCT),
+    "lsu_pipe_pct": ("LSU pipe (load/store instructions)", "sm__inst_executed_pipe_lsu" + _PCT),
+    "tex_pipe_pct": ("TEX pipe", "sm__inst_executed_pipe_tex" + _PCT),
+    "uniform_pipe_pct": ("uniform pipe", "sm__inst_executed_pipe_uniform" + _PCT),
+    "xu_pipe_pct": ("XU pipe (exp, rsqrt, conversions)", "sm__inst_executed_pipe_xu" + _PCT),
+    "ipa_pipe_pct": ("IPA pipe", "sm__inst_executed_pipe_ipa" + _PCT),
+    "issue_active_pct": ("issue slots", "sm__issue_active" + _PCT),
+    "inst_executed_pct": ("issue slots", "sm__inst_executed" + _PCT),
+    "mio_inst_issued_pct": ("MIO queue (shared memory, special functions)", "sm__mio_inst_issued" + _PCT),
+    "mio2rf_writeback_pct": ("MIO queue (shared memory, special functions)", "sm__mio2rf_writeback_active" + _PCT),
+    "mio_pq_read_pct": ("MIO queue (shared memory, special functions)", "sm__mio_pq_read_cycles_active" + _PCT),
+    "mio_pq_write_pct": ("MIO queue (shared memory, special functions)", "sm__mio_pq_write_cycles_active" + _PCT),
+    "idc_pct": ("indexed constant cache", "idc__request_cycles_active" + _PCT),
+    "sm_inst_internal_pct": ("SM instruction internal", "sm__instruction_throughput_internal_activity" + _PCT),
+    "sm_mem_internal_pct": ("SM memory internal", "sm__memory_throughput_internal_activity" + _PCT),
+}
+MEMORY_UNITS = {  # tidy column -> (level, ncu metric)
+    "l1_lsu_wavefronts_pct": ("L1/shared", "l1tex__data_pipe_lsu_wavefronts" + _PCT),
+    "l1_tex_wavefronts_pct": ("L1/shared", "l1tex__data_pipe_tex_wavefronts" + _PCT),
+    "l1_bank_reads_pct": ("L1/shared", "l1tex__data_bank_reads" + _PCT),
+    "l1_bank_writes_pct": ("L1/shared", "l1tex__data_bank_writes" + _PCT),
+    "l1_f_wavefronts_pct": ("L1/shared", "l1tex__f_wavefronts" + _PCT),
+    "l1_lsu_writeback_pct": ("L1/shared", "l1tex__lsu_writeback_active" + _PCT),
+    "l1_tex_writeback_pct": ("L1/shared", "l1tex__tex_writeback_active" + _PCT),
+    "l1_lsuin_requests_pct": ("L1/shared", "l1tex__lsuin_requests" + _PCT),
+    "l1_texin_pct": ("L1/shared", "l1tex__texin_sm2tex_req_cycles_active" + _PCT),
+    "l1_tmain_pct": ("L1/shared", "l1tex__tmain_requests" + _PCT),
+    "l1_to_xbar_pct": ("L1/shared", "l1tex__m_l1tex2xbar_req_cycles_active" + _PCT),
+    "xbar_to_l1_pct": ("L1/shared", "l1tex__m_xbar2l1tex_read_sectors" + _PCT),
+    "l2_t_sectors_pct": ("L2", "lts__t_sectors" + _PCT),
+    "l2_t_tag_requests_pct": ("L2", "lts__t_tag_requests" + _PCT),
+    "l2_d_sectors_pct": ("L2", "lts__d_sectors" + _PCT),
+    "l2_d_fill_device_pct": ("L2", "lts__d_sectors_fill_device" + _PCT),
+    "l2_d_fill_sysmem_pct": ("L2", "lts__d_sectors_fill_sysmem" + _PCT),
+    "l2_d_atomic_pct": ("L2", "lts__d_atomic_input_cycles_active" + _PCT),
+    "l2_xbar_in_pct": ("L2", "lts__xbar2lts_cycles_active" + _PCT),
+    "l2_xbar_out_pct": ("L2", "lts__lts2xbar_cycles_active" + _PCT),
+    "dram_cycles_active_pct": ("DRAM", "dram__cycles_active" + _PCT),
+    "dram_sectors_pct": ("DRAM", "fbpa__dram_sectors" + _PCT),
+}
+TIDY.update({col: (metric, 1.0) for col, (_, metric) in {**SM_UNITS, **MEMORY_UNITS}.items()})
+
 
 def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
     """One row per launch with the TIDY columns (NaN where the report lacks a metric)."""
     units = raw.attrs.get("units", {})
-    out = pd.DataFrame({"launch": raw["launch"], "kernel": raw["kernel"]})
-    out["device"] = raw["device__attribute_display_name"] if "device__attribute_display_name" in raw else None
+    columns = {"launch": raw["launch"], "kernel": raw["kernel"],
+               "mangled_name": raw["mangled_name"] if "mangled_name" in raw else raw["kernel"],
+               "device": raw["device__attribute_display_name"] if "device__attribute_display_name" in raw else None}
     missing = []
+    nan = pd.Series(float("nan"), index=raw.index)
     for column, (metric, target) in TIDY.items():
         if metric not in raw:
-            out[column] = float("nan")
-            missing.append(metric)
+            columns[column] = nan
+            missing.append((column, metric))
             continue
         try:
             scale = unit_scale(units.get(metric, "")) / target
         except UnitError as exc:
             raise UnitError(f"{metric}: {exc}") from None
-        out[column] = pd.to_numeric(raw[metric], errors="coerce") * scale
-    if out["dram_gbps"].isna().all() and not out["duration_ms"].isna().all():
-        total = out["dram_bytes_read"] + out["dram_bytes_write"]
-        out["dram_gbps"] = total / (out["duration_ms"] * 1e-3) / 1e9
-    out["dram_peak_gbps"] = out["dram_bytes_per_cycle_peak"] * out["dram_cycles_per_second"] / 1e9
+        columns[column] = pd.to_numeric(raw[metric], errors="coerce") * scale
+    out = pd.DataFrame(columns)
+    _derive_from_sectors(out, raw)
     _derive_hierarchy(out)
-    out.attrs["missing_metrics"] = missing
+    out = out.copy()  # one block again after the derived columns
+    # DRAM GB/s from bytes and duration on any launch whose report lacks the rate metric
+    out["dram_gbps"] = out["dram_gbps"].fillna(out["dram_bytes"] / (out["duration_ms"] * 1e-3) / 1e9)
+    out["dram_peak_gbps"] = out["dram_bytes_per_cycle_peak"] * out["dram_cycles_per_second"] / 1e9
+    # absent and not derived from other counters (fallback inputs are only worth naming when used)
+    out.attrs["missing_metrics"] = [m for c, m in missing if c not in FALLBACKS and out[c].isna().all()]
     out.attrs["rules"] = raw.attrs.get("rules", {})
     out.attrs["source"] = raw.attrs.get("source")
     return out
+
+
+def _derive_from_sectors(out: pd.DataFrame, raw: pd.DataFrame) -> None:
+    """Fill byte and FLOP totals that `--set full` reports hold only as sectors or per-cycle rates."""
+    parts = [c for c in L1_SECTOR_PARTS if c in raw]
+    if parts:  # absent parts (older ncu, other chips) count as no traffic through them
+        summed = sum(pd.to_numeric(raw[c], errors="coerce").fillna(0.0) for c in parts)
+        out["l1_sectors"] = out["l1_sectors"].fillna(summed)
+    out["l1_bytes"] = out["l1_bytes"].fillna(out["l1_sectors"] * SECTOR_BYTES)
+    out["l2_bytes"] = out["l2_bytes"].fillna(out["l2_sectors"] * SECTOR_BYTES)
+    slices = out["l2_cycles_sum"] / out["l2_cycles_avg"]  # L2 slices: each counts its own cycles
+    out["l2_bytes_per_cycle_peak"] = out["l2_bytes_per_cycle_peak"].fillna(
+        out["l2_sectors_per_cycle_peak_per_slice"] * SECTOR_BYTES * slices)
+    for side in ("read", "write"):
+        out[f"dram_bytes_{side}"] = out[f"dram_bytes_{side}"].fillna(out[f"dram_sectors_{side}"] * SECTOR_BYTES)
+    for op in ("fadd", "fmul", "ffma"):
+        out[f"fp32_{op}"] = out[f"fp32_{op}"].fillna(out[f"fp32_{op}_per_cycle"] * out["smsp_cycles_avg"])
 
 
 def _derive_hierarchy(out: pd.DataFrame) -> None:

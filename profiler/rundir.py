@@ -1,55 +1,323 @@
-"""A run directory: everything later stages need, so they run without a GPU.
+"""The run directory: the unit of evidence. Nothing else in the project globs a run folder.
 
-    spec.json         kernel, workload, iterations, versions
-    commands.txt      every command run, exactly
+    manifest.json     status (complete | failed), the run's own reports with their sha256,
+                      the exact commands, tool and library versions, the GPU, passes, wall time
+    spec.json         kernel, workload, iterations (validated on read: one-line errors per field)
+    commands.txt      every command run, exactly, one per line
     profile.ncu-rep   the raw Nsight Compute report; profile.ncu.log its log
+    profile.nsys-rep, profile.sqlite   the Nsight Systems timeline and its export (when taken)
+    harness.json      device, torch, triton as the profiled child saw them
     launches.csv      the parsed table, one row per launch
-    analysis.json     per-kernel verdicts
+    analysis.json     verdicts, roofline, floor
+
+A run is written into a hidden temporary folder beside its final path and renamed into place only
+when complete, so a failed or interrupted run never replaces an earlier one: it is kept under
+`<name>.failed-<time>` with status "failed", its error and the tool's log.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
+import os
 import shlex
-from dataclasses import dataclass
+import shutil
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from profiler.errors import ReportError
 
+MANIFEST = "manifest.json"
 SPEC = "spec.json"
 COMMANDS = "commands.txt"
 LAUNCHES = "launches.csv"
 ANALYSIS = "analysis.json"
+HARNESS = "harness.json"
+FORMAT = "roofline-run/1"
+STATUSES = ("complete", "failed")
+
+
+class RunDirError(ReportError):
+    """A run directory that is missing, failed, tampered with, or would be overwritten."""
+
+
+def utc_stamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# spec.json
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What a run asked for: the kernel, the workload (as a dict of VerifyWorkload fields), and
+    how many launches of the kernel's step the profiled range holds."""
+
+    kernel: str
+    workload: dict
+    iterations: int
+    created: str | None = None
+    command: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["command"] = list(self.command)
+        return d
+
+
+def _want(cond: bool, where: str, what: str, value) -> None:
+    if not cond:
+        raise RunDirError(f"{where}: {what}, got {json.dumps(value)}")
+
+
+def parse_spec(data, where: str = SPEC) -> RunSpec:
+    """Validate a spec.json payload: one-line errors naming the field."""
+    _want(isinstance(data, dict), where, "must be a JSON object", type(data).__name__)
+    for key in ("kernel", "workload", "iterations"):
+        if key not in data:
+            raise RunDirError(f"{where}: missing field {key!r}")
+    kernel, workload, iterations = data["kernel"], data["workload"], data["iterations"]
+    _want(isinstance(kernel, str) and kernel != "", where, "kernel must be a non-empty string", kernel)
+    _want(isinstance(workload, dict), where, "workload must be a JSON object", workload)
+    _want(isinstance(iterations, int) and not isinstance(iterations, bool) and iterations >= 1,
+          where, "iterations must be an integer >= 1", iterations)
+    command = data.get("command") or []
+    _want(isinstance(command, list) and all(isinstance(c, str) for c in command), where,
+          "command must be a list of strings", command)
+    created = data.get("created")
+    _want(created is None or isinstance(created, str), where, "created must be a string", created)
+    return RunSpec(kernel=kernel, workload=dict(workload), iterations=iterations, created=created,
+                   command=tuple(command))
+
+
+# ---------------------------------------------------------------------------------------------
+# manifest.json
+
+
+@dataclass
+class ReportEntry:
+    """One report the run made itself: its file name in the run, the tool, and its checksum."""
+
+    path: str
+    tool: str  # "ncu" | "nsys" | "nsys-sqlite"
+    sha256: str
+    bytes: int
+    launches: int | None = None  # launches the tool said it profiled (ncu's ==PROF== lines)
+    passes: int | None = None  # replay passes per launch (ncu)
+    preset: str | None = None
+
+
+@dataclass
+class Manifest:
+    status: str
+    created: str
+    reports: list[ReportEntry] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    tools: dict = field(default_factory=dict)  # name -> {"path", "version"}
+    host: dict = field(default_factory=dict)  # gpu, torch, triton, python, roofline
+    logs: list[str] = field(default_factory=list)
+    wall_s: float | None = None
+    error: str | None = None
+    format: str = FORMAT
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data, where: str) -> "Manifest":
+        _want(isinstance(data, dict), where, "must be a JSON object", type(data).__name__)
+        _want(data.get("format") == FORMAT, where, f"format must be {FORMAT!r}", data.get("format"))
+        _want(data.get("status") in STATUSES, where, f"status must be one of {STATUSES}", data.get("status"))
+        reports = data.get("reports")
+        _want(isinstance(reports, list), where, "reports must be a list", reports)
+        entries = []
+        for i, r in enumerate(reports):
+            _want(isinstance(r, dict) and isinstance(r.get("path"), str) and isinstance(r.get("sha256"), str)
+                  and isinstance(r.get("tool"), str), where, f"reports[{i}] needs path, tool and sha256", r)
+            _want(Path(r["path"]).name == r["path"], where, f"reports[{i}].path must be a file in the run", r["path"])
+            known = {f.name for f in dataclasses.fields(ReportEntry)}
+            entries.append(ReportEntry(**{k: v for k, v in r.items() if k in known}))
+        known = {f.name for f in dataclasses.fields(cls)} - {"reports"}
+        return cls(reports=entries, **{k: v for k, v in data.items() if k in known})
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise RunDirError(f"{path}: not valid JSON ({exc})") from None
+    except OSError as exc:
+        raise RunDirError(f"{path}: cannot read ({exc.strerror})") from None
 
 
 @dataclass
 class RunDir:
+    """A finished run directory on disk, read-only."""
+
     path: Path
 
-    @classmethod
-    def create(cls, path: str | Path) -> "RunDir":
-        p = Path(path)
-        p.mkdir(parents=True, exist_ok=True)
-        return cls(p)
+    @staticmethod
+    def is_run(path: Path) -> bool:
+        return Path(path, MANIFEST).is_file()
 
-    def write_spec(self, spec: dict) -> None:
-        (self.path / SPEC).write_text(json.dumps(spec, indent=2) + "\n")
+    def manifest(self) -> Manifest:
+        f = self.path / MANIFEST
+        if not f.is_file():
+            raise RunDirError(f"{self.path}: no {MANIFEST}: not a roofline run directory")
+        return Manifest.from_dict(_read_json(f), str(f))
 
-    def read_spec(self) -> dict | None:
+    def spec(self) -> RunSpec | None:
         f = self.path / SPEC
-        if not f.exists():
-            return None
-        try:
-            return json.loads(f.read_text())
-        except json.JSONDecodeError as exc:
-            raise ReportError(f"{f}: not valid JSON ({exc})") from None
+        return parse_spec(_read_json(f), str(f)) if f.is_file() else None
+
+    def reports(self, tool: str | None = None, verify: bool = True) -> list[Path]:
+        """The run's own reports, as the manifest names them, checked against their checksums."""
+        m = self.manifest()
+        if m.status != "complete":
+            log = f"; see {', '.join(str(self.path / g) for g in m.logs)}" if m.logs else ""
+            raise RunDirError(f"{self.path}: this run {m.status}: {m.error or 'no reason recorded'}{log}")
+        out = []
+        for entry in m.reports:
+            if tool is not None and entry.tool != tool:
+                continue
+            p = self.path / entry.path
+            if not p.is_file():
+                raise RunDirError(f"{p}: named in {MANIFEST} but missing")
+            if verify and sha256(p) != entry.sha256:
+                raise RunDirError(f"{p}: does not match the sha256 in {MANIFEST} "
+                                  "(changed or cut short after the run was written)")
+            out.append(p)
+        return out
+
+    def entry(self, report: Path) -> ReportEntry | None:
+        return next((e for e in self.manifest().reports if e.path == Path(report).name), None)
+
+    def harness(self) -> dict:
+        f = self.path / HARNESS
+        return _read_json(f) if f.is_file() else {}
+
+
+# ---------------------------------------------------------------------------------------------
+# writing a run
+
+
+def default_run_name(kernel: str, workload) -> str:
+    """`<kernel>-<ctx>-h<heads>-q<q_len>-p<page>[-b<batch>][-chain]-<UTC time>`."""
+    return f"{run_name(kernel, workload)}-{utc_stamp()}"
+
+
+def run_name(kernel: str, workload) -> str:
+    """`<kernel>-<ctx>-h<heads>-q<q_len>-p<page>[-b<batch>][-chain]`: the same name for the same
+    kernel and workload (a sweep's point folders; a rerun finds them). The seed is not in it."""
+    ctx = workload.ctx_len
+    ctx_s = f"{ctx // 1024}k" if ctx % 1024 == 0 else str(ctx)
+    if workload.ctx_lens:
+        ctx_s = "ragged"
+    parts = [kernel, ctx_s, f"h{workload.heads}", f"q{workload.q_len}", f"p{workload.page_size}"]
+    if workload.batch != 1:
+        parts.append(f"b{workload.batch}")
+    if workload.tree_mask != "tree":
+        parts.append(workload.tree_mask)
+    return "-".join(parts)
+
+
+class RunWriter:
+    """Writes one run: in a hidden folder beside `final`, renamed into place by `commit()`.
+
+    `final` must not exist unless `force`; with `force` the old run is replaced only once the new
+    one is complete. `fail(error)` keeps what was captured under `<final>.failed-<time>`.
+    With `unique`, a taken `final` gets a `-2`, `-3`, ... suffix instead of an error.
+    """
+
+    def __init__(self, final: str | Path, force: bool = False, unique: bool = False):
+        final = Path(final)
+        if final.exists() and not force:
+            if not unique:
+                what = "a run directory" if RunDir.is_run(final) else "a file or folder"
+                raise RunDirError(f"{final}: already exists ({what}); pass --force to replace it, "
+                                  "or choose another --out")
+            n = 2
+            while Path(f"{final}-{n}").exists():
+                n += 1
+            final = Path(f"{final}-{n}")
+        self.final = final
+        self.force = force
+        final.parent.mkdir(parents=True, exist_ok=True)
+        self.path = final.parent / f".{final.name}.tmp-{os.getpid()}-{time.time_ns()}"
+        self.path.mkdir()
+        self.manifest = Manifest(status="failed", created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        self.started = time.time()
+
+    # -- content
+    def write_json(self, name: str, data) -> Path:
+        p = self.path / name
+        p.write_text(json.dumps(data, indent=2) + "\n")
+        return p
+
+    def write_spec(self, spec: RunSpec) -> Path:
+        return self.write_json(SPEC, spec.to_dict())
 
     def log_command(self, cmd: list[str]) -> None:
+        line = shlex.join(cmd)
+        self.manifest.commands.append(line)
         with open(self.path / COMMANDS, "a") as f:
-            f.write(shlex.join(cmd) + "\n")
+            f.write(line + "\n")
 
-    def ncu_report(self) -> Path:
-        reports = sorted(self.path.glob("*.ncu-rep"))
-        if not reports:
-            raise ReportError(f"{self.path}: no .ncu-rep report in this run directory")
-        return reports[0]
+    def add_report(self, path: Path, tool: str, **info) -> ReportEntry:
+        path = Path(path)
+        if path.parent.resolve() != self.path.resolve():
+            raise ValueError(f"{path}: reports must be written inside the run ({self.path})")
+        entry = ReportEntry(path=path.name, tool=tool, sha256=sha256(path), bytes=path.stat().st_size, **info)
+        self.manifest.reports.append(entry)
+        return entry
+
+    def add_log(self, path: Path) -> None:
+        if Path(path).name not in self.manifest.logs:
+            self.manifest.logs.append(Path(path).name)
+
+    # -- ending
+    def _write_manifest(self) -> None:
+        self.manifest.wall_s = round(time.time() - self.started, 1)
+        self.write_json(MANIFEST, self.manifest.to_dict())
+
+    def commit(self) -> Path:
+        """Mark complete and move into place (replacing an old run only now, when forced)."""
+        self.manifest.status, self.manifest.error = "complete", None
+        self._write_manifest()
+        old = None
+        if self.final.exists():
+            if not self.force:
+                raise RunDirError(f"{self.final}: appeared while this run was being written; "
+                                  f"the new run is kept at {self.path}")
+            old = self.final.parent / f".{self.final.name}.old-{time.time_ns()}"
+            os.rename(self.final, old)
+        os.rename(self.path, self.final)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        self.path = self.final
+        return self.final
+
+    def fail(self, error: str) -> Path:
+        """Keep what was captured, marked failed, beside the final path; return where it went."""
+        self.manifest.status, self.manifest.error = "failed", error
+        self._write_manifest()
+        dest = self.final.parent / f"{self.final.name}.failed-{utc_stamp()}"
+        n = 2
+        while dest.exists():
+            dest = self.final.parent / f"{self.final.name}.failed-{utc_stamp()}-{n}"
+            n += 1
+        os.rename(self.path, dest)
+        self.path = dest
+        return dest

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from roofline.analysis import Analysis
+
+WRAP = 100  # text width for rule text and notes
 
 
 def _fmt(value, spec: str, missing: str = "-") -> str:
@@ -11,19 +15,43 @@ def _fmt(value, spec: str, missing: str = "-") -> str:
 
 def kernel_table(analysis: Analysis) -> list[list[str]]:
     header = ["kernel", "launches", "ms", "DRAM GB/s", "DRAM %", "L2 hit %", "waves/SM",
-              "top stalls", "bound", "gap"]
+              "top stalls", "bound", "% of step"]
+    if analysis.floor:
+        header.append("gap")  # per kernel only where one kernel is the whole step
     rows = [header]
-    for k in analysis.kernels:
+    names = short_names([k.label or k.kernel for k in analysis.kernels])
+    for k, name in zip(analysis.kernels, names):
         stalls = ", ".join(s["reason"] for s in k.top_stalls) or "-"
-        rows.append([_short(k.kernel), str(k.launches), _fmt(k.duration_ms, ".3f"), _fmt(k.dram_gbps, ".0f"),
+        rows.append([name, str(k.launches), _fmt(k.duration_ms, ".3f"), _fmt(k.dram_gbps, ".0f"),
                      _fmt(k.dram_throughput_pct, ".1f"), _fmt(k.l2_hit_rate_pct, ".1f"),
                      _fmt(k.waves_per_sm, ".2f"), stalls, k.bound,
-                     _fmt(k.gap_to_floor, ".1f") + ("x" if k.gap_to_floor is not None else "")])
+                     _fmt(None if k.share_of_step is None else 100 * k.share_of_step, ".1f")]
+                    + ([_fmt(k.gap_to_floor, ".1f") + ("x" if k.gap_to_floor is not None else "")]
+                       if analysis.floor else []))
     return rows
 
 
-def _short(name: str, width: int = 40) -> str:
-    return name if len(name) <= width else name[:width - 3] + "..."
+def short_names(names: list[str], width: int = 40) -> list[str]:
+    """Names cut to `width` in the middle (the head and the tail, where variants differ, stay);
+    names that still coincide get #1, #2: two different kernels never print the same."""
+    def cut(name: str) -> str:
+        if len(name) <= width:
+            return name
+        tail = (width - 3) // 2
+        return name[:width - 3 - tail] + "..." + name[-tail:]
+
+    out = [cut(n) for n in names]
+    for short in {s for s in out if out.count(s) > 1}:
+        same = [i for i, s in enumerate(out) if s == short]
+        if len({names[i] for i in same}) > 1:
+            for n, i in enumerate(same, 1):
+                out[i] = f"{short} #{n}"
+    return out
+
+
+def wrap(text: str, indent: str = "    ") -> list[str]:
+    """Text wrapped at word boundaries, continuation lines indented; nothing is cut."""
+    return textwrap.wrap(text, WRAP, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
 
 
 def align(rows: list[list[str]]) -> str:
@@ -37,7 +65,8 @@ def hierarchy_line(h: dict) -> str:
     peak = f" of {h['compute_peak_tflops']:.0f}" if h.get("compute_peak_tflops") else ""  # the report's own peak
     parts = [f"{h['tflops']:.2f}{peak} TFLOP/s {h['compute_kind']}"]
     for lv in h["levels"]:
-        pct = f" ({lv['pct_of_peak']:.0f}% of peak)" if lv.get("pct_of_peak") is not None else ""
+        pct = (f" ({lv['pct_of_peak']:.0f}% of peak)" if lv.get("pct_of_peak") is not None
+               else " (peak not in this report)")
         parts.append(f"{lv['level']} {lv['bytes'] / 1e6:.1f} MB, {lv['arithmetic_intensity']:.1f} FLOP/B, "
                      f"{lv['gbps']:.0f} GB/s{pct}")
     return "roofline (peaks: the report's own): " + "; ".join(parts)
@@ -56,20 +85,25 @@ def render_text(analysis: Analysis) -> str:
                    f"{f['flops'] / 1e9:.2f} GFLOP at {f['peak_tflops']:.0f} TFLOP/s {f['peak_kind']})")
     out += ["", align(kernel_table(analysis)), ""]
     for k in analysis.kernels:
-        out.append(f"{k.kernel}: {k.bound}" + (f" ({k.roof or k.cause})" if (k.roof or k.cause) else ""))
-        out += [f"  - {e}" for e in k.evidence]
+        name = k.label or k.kernel
+        if k.mangled_name and k.mangled_name != k.kernel and name != k.kernel:
+            name += f" ({k.mangled_name})"
+        out.append(f"{name}: {k.bound}" + (f" ({k.roof or k.cause})" if (k.roof or k.cause) else ""))
+        for e in k.evidence:
+            out += wrap(f"  - {e}")
         if k.ncu_rule:
             agree = {True: "agrees", False: "DISAGREES", None: "not comparable"}[k.agrees_with_ncu]
-            out.append(f"  - ncu SOLBottleneck ({agree}): {k.ncu_rule[:160]}")
+            out += wrap(f"  - ncu SOLBottleneck ({agree}): {k.ncu_rule}")
         if k.hierarchy:
-            out.append("  - " + hierarchy_line(k.hierarchy))
+            out += wrap("  - " + hierarchy_line(k.hierarchy))
         if k.advice:
-            out.append(f"  - try: {k.advice}")
+            out += wrap(f"  - try: {k.advice}")
     if analysis.step:
         s = analysis.step
         out.append(f"\nstep: {s['kernel_ms_per_step']:.3f} ms of kernels vs floor {s['floor_ms']:.4f} ms: "
                    f"{s['gap']:.1f}x from the floor")
-    out += [f"note: {n}" for n in analysis.notes]
+    for n in analysis.notes:
+        out += wrap(f"note: {n}", "  ")
     return "\n".join(out)
 
 
@@ -106,4 +140,23 @@ def render_projection(p: dict) -> str:
         out.append(f"  projected step: {p['projected_step_ms']:.3f} ms")
     out.append(f"  measured: {p['measured']}")
     out.append(f"  modelled: {p['modelled']}")
+    if p.get("kernel_model"):
+        out += wrap(f"  {p['kernel_model']['explanation']}")
     return "\n".join(out)
+
+
+def render_resources(r: dict) -> str:
+    """`roofline compile`: one row per launch, then what does not fit and why."""
+    rows = [["launch", "grid", "warps", "stages", "regs", "spill B", "smem KB", "mma", "blocks/SM", "limited by",
+             "waves", "fits"]]
+    for x in r["launches"]:
+        rows.append([x["name"], "x".join(map(str, x["grid"])), str(x["threads"] // 32), str(x["num_stages"]),
+                     str(x["registers"]), str(x["spill_bytes"]), f"{x['shared_bytes'] / 1024:.1f}", x["mma"],
+                     str(x["blocks_per_sm"]), x["limited_by"], _fmt(x["waves"], ".2f"), "yes" if x["fits"] else "NO"])
+    lines = [f"{r['kernel']} on {r['arch']} (grid sized for {r['gpu']}, {r['sm_count']} SMs), compiled with triton "
+             f"{r['triton']} without a GPU", align(rows)]
+    for x in r["launches"]:
+        lines += [f"{x['name']} does not fit: {p}" for p in x["problems"]]
+    lines.append("smem = the kernel's own shared memory per block; the driver adds 1 KB per block "
+                 "(ncu: launch__shared_mem_per_block = dynamic + static + driver)")
+    return "\n".join(lines)

@@ -8,13 +8,14 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from kernels.registry import project_kernel_of
 from kernels.spec import VerifyWorkload
 from roofline.floor import WorkloadFloor, workload_floor
 from roofline.gpus import GpuSpec, match_gpu
 from roofline.hierarchy import hierarchical_roofline
 from roofline.verdict import agrees_with_ncu, classify, num, top_stalls
 
-GROUP_KEYS = ["kernel", "grid_size", "block_size"]
+GROUP_KEYS = ["kernel", "mangled_name", "grid_size", "block_size"]
 FIELDS = ["duration_ms", "dram_throughput_pct", "sm_throughput_pct", "memory_throughput_pct",
           "l2_hit_rate_pct", "dram_gbps", "dram_peak_gbps", "waves_per_sm", "achieved_occupancy_pct",
           "theoretical_occupancy_pct", "registers_per_thread", "sm_count"]
@@ -42,11 +43,17 @@ class KernelSummary:
     cause: str | None
     evidence: list[str]
     roof: str | None = None
+    unit: str | None = None  # the busiest unit with its %
     advice: str | None = None
     ncu_rule: str | None = None
     agrees_with_ncu: bool | None = None
-    gap_to_floor: float | None = None
+    gap_to_floor: float | None = None  # only when this kernel is the whole step
+    share_of_step: float | None = None  # fraction of the step's kernel time
     hierarchy: dict | None = None
+    label: str = ""  # a name no other row shares (kernel + what tells it apart)
+    source: str | None = None  # the report file, when the launches came from several
+    mangled_name: str | None = None
+    project_kernel: str | None = None  # the registered kernel that launches it, if any
 
 
 @dataclass
@@ -57,6 +64,7 @@ class Analysis:
     floor: dict | None = None
     step: dict | None = None
     notes: list[str] = field(default_factory=list)
+    missing_metrics: list[str] = field(default_factory=list)  # ncu metrics the report lacks
 
     def to_dict(self) -> dict:
         return _clean(dataclasses.asdict(self))
@@ -91,48 +99,97 @@ def ncu_rule_text(rules: list[dict]) -> str | None:
 
 def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
               iterations: int | None = None, gpu: GpuSpec | None = None) -> Analysis:
-    """Group launches by kernel and launch configuration; median of each metric; one verdict each."""
+    """Group launches by kernel and launch configuration; median of each metric; one verdict each.
+
+    Attention-specific advice goes to the project's registered kernels (kernels/registry.py) and to
+    any kernel of a run whose verify workload is known; every other kernel gets general advice.
+    """
     device = next((d for d in launches.get("device", pd.Series(dtype=object)).dropna()), None)
     gpu = gpu or match_gpu(device)
     rules = launches.attrs.get("rules", {})
     floor: WorkloadFloor | None = workload_floor(workload, gpu) if (workload and gpu) else None
+    if "mangled_name" not in launches:
+        launches = launches.assign(mangled_name=launches["kernel"])
 
     kernels = []
     keyed = launches.assign(**{k: launches[k].fillna(-1) for k in GROUP_KEYS if k != "kernel"})
-    for key, group in keyed.groupby(GROUP_KEYS, sort=False, dropna=False):
+    total_ms = float(launches["duration_ms"].sum())
+    # a folder of reports: the same kernel from two files stays two rows, each naming its file
+    by_source = "source" in launches and launches["source"].nunique() > 1
+    groups = list(keyed.groupby(GROUP_KEYS + (["source"] if by_source else []), sort=False, dropna=False))
+    whole_step = len(groups) == 1
+    for key, group in groups:
         med = group.median(numeric_only=True).to_dict()
         stalls = [{"reason": r, "cycles_per_issue": v} for r, v in top_stalls(med)]
-        verdict = classify(med)
+        project = project_kernel_of(key[0])
+        verdict = classify(med, attention=project is not None or workload is not None)
         first = int(group["launch"].iloc[0])
         rule = ncu_rule_text(rules.get(first, []))
         values = {f: num(med.get(f)) for f in FIELDS}
         duration = values["duration_ms"]
+        share = float(group["duration_ms"].sum()) / total_ms if total_ms > 0 else None
         kernels.append(KernelSummary(
             kernel=key[0], launches=len(group),
-            grid_size=num(group["grid_size"].iloc[0]) if key[1] != -1 else None,
-            block_size=num(group["block_size"].iloc[0]) if key[2] != -1 else None,
+            grid_size=num(group["grid_size"].iloc[0]) if key[2] != -1 else None,
+            block_size=num(group["block_size"].iloc[0]) if key[3] != -1 else None,
             **{f: values[f] for f in FIELDS if f != "sm_count"},
             top_stalls=stalls, bound=verdict.bound, cause=verdict.cause, evidence=verdict.evidence,
-            roof=verdict.roof, advice=verdict.advice, ncu_rule=rule,
+            roof=verdict.roof, unit=verdict.unit, advice=verdict.advice, ncu_rule=rule,
             agrees_with_ncu=agrees_with_ncu(verdict.bound, rule),
-            gap_to_floor=(duration / floor.floor_ms) if (floor and duration) else None,
-            hierarchy=hierarchical_roofline(med),
+            gap_to_floor=(duration / floor.floor_ms) if (floor and duration and whole_step) else None,
+            share_of_step=share if (share is not None and not math.isnan(share)) else None,
+            hierarchy=hierarchical_roofline(med), mangled_name=key[1], project_kernel=project,
+            source=key[4] if by_source else (group["source"].iloc[0] if "source" in group else None),
         ))
+    for k, label in zip(kernels, distinct_labels(kernels)):
+        k.label = label
 
     step = None
     notes = []
     if floor is not None and iterations:
-        total_ms = float(launches["duration_ms"].sum()) / iterations
-        step = {"kernel_ms_per_step": total_ms, "floor_ms": floor.floor_ms,
-                "gap": total_ms / floor.floor_ms}
+        step_ms = total_ms / iterations
+        step = {"kernel_ms_per_step": step_ms, "floor_ms": floor.floor_ms,
+                "gap": step_ms / floor.floor_ms}
     if workload is not None and gpu is None:
         notes.append(f"device {device!r} is not in the GPU catalogue: no floor")
     missing = launches.attrs.get("missing_metrics", [])
     if missing:
         notes.append(f"{len(missing)} metrics absent from the report: {', '.join(missing[:6])}"
-                     + (" ..." if len(missing) > 6 else ""))
+                     + (f" and {len(missing) - 6} more (all listed under missing_metrics in --format json)"
+                        if len(missing) > 6 else ""))
     gpu_info = {"name": device, "catalogue": gpu.short_name if gpu else None,
                 "sm_count": num(launches["sm_count"].dropna().iloc[0]) if launches["sm_count"].notna().any() else None}
     return Analysis(gpu=gpu_info, kernels=kernels,
                     workload=dataclasses.asdict(workload) if workload else None,
-                    floor=dataclasses.asdict(floor) if floor else None, step=step, notes=notes)
+                    floor=dataclasses.asdict(floor) if floor else None, step=step, notes=notes,
+                    missing_metrics=list(missing))
+
+
+def distinct_labels(kernels: list[KernelSummary]) -> list[str]:
+    """Each row's kernel name, plus what tells it apart from rows of the same name (grid, block,
+    then a number for different instantiations, e.g. templates, with the same launch shape)."""
+    labels = [k.kernel for k in kernels]
+    for describe in (lambda k: k.source or "", lambda k: f"grid {_int(k.grid_size)}",
+                     lambda k: f"block {_int(k.block_size)}"):
+        clash = _clashing(labels)
+        labels = [f"{lab} [{describe(k)}]" if i in clash else lab for i, (lab, k) in enumerate(zip(labels, kernels))]
+    clash = _clashing(labels)
+    seen: dict[str, int] = {}
+    out = []
+    for i, lab in enumerate(labels):
+        if i in clash:
+            seen[lab] = seen.get(lab, 0) + 1
+            lab = f"{lab} #{seen[lab]}"
+        out.append(lab)
+    return out
+
+
+def _int(x) -> str:
+    return "?" if x is None else f"{x:.0f}"
+
+
+def _clashing(labels: list[str]) -> set[int]:
+    counts: dict[str, int] = {}
+    for lab in labels:
+        counts[lab] = counts.get(lab, 0) + 1
+    return {i for i, lab in enumerate(labels) if counts[lab] > 1}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -16,14 +17,6 @@ from kernels.registry import KERNELS, UnknownKernel, get_kernel
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
 from profiler.errors import ProfilerError
 from roofline.gpus import UnknownGpu, get_gpu
-
-SAMPLE_RUN = "data/samples/h200-triton_mla-128k"
-
-
-def sample_run() -> Path:
-    """The bundled H200 capture that `roofline analyze` reads when given no path."""
-    return Path(str(resources.files("roofline").joinpath(SAMPLE_RUN)))
-
 
 class CtxLen(click.ParamType):
     name = "ctx_len"
@@ -132,94 +125,66 @@ def check_cmd(kernel, device, dtype, fmt, **wkw) -> None:
     sys.exit(0 if result.ok else 1)
 
 
+def _fail(exc: Exception) -> click.ClickException:
+    """A library error as a one-line CLI error (plus the tool's own lines and where a failed run went)."""
+    msg = str(exc)
+    kept = getattr(exc, "kept_at", None)
+    if kept is not None:
+        msg += f"\nthe failed run is kept at {kept} (manifest.json says why; nothing captured was lost)"
+    return click.ClickException(msg)
+
+
+def _print_run(run, fmt: str, project_to: str | None = None) -> dict:
+    """Print a run's analysis (text or JSON), with a projection onto another GPU when asked."""
+    from reports.text import render_projection, render_text
+    from roofline.gpus import match_gpu
+    from roofline.projection import project
+
+    result = run.to_dict()
+    projection = None
+    if project_to is not None:
+        target = _gpu(project_to)
+        source = match_gpu(run.analysis.gpu.get("name"))
+        if source is None:
+            raise click.ClickException(f"cannot project: profiled device {run.analysis.gpu.get('name')!r} "
+                                       "is not in the GPU catalogue")
+        projection = project(run.analysis.kernels, source, target, run.workload)
+        result["projection"] = run.analysis.clean(projection)
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=2))
+    else:
+        click.echo(render_text(run.analysis))
+        if projection:
+            click.echo("\n" + render_projection(projection))
+    return result
+
+
 @main.command("profile")
 @click.option("--kernel", default="triton_mla", show_default=True)
 @workload_options
 @click.option("--iters", type=int, default=3, show_default=True, help="launches inside the profiled range")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
-              help="run directory (default runs/<kernel>-<ctx>-<time>)")
+              help="run directory (default runs/<kernel>-<ctx>-h<heads>-q<q_len>-p<page>-<time>)")
+@click.option("--force", is_flag=True, help="replace an existing run directory at --out (only once the new run is complete)")
 @click.option("--ncu", "ncu_path", default=None, help="path to ncu (else $NCU, PATH, usual folders)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def profile_cmd(kernel, iters, out_dir, ncu_path, fmt, **wkw) -> None:
+def profile_cmd(kernel, iters, out_dir, force, ncu_path, fmt, **wkw) -> None:
     """Run a kernel under Nsight Compute, parse the report, print verdicts (needs a GPU)."""
-    from profiler.ncu import run_ncu
-    from profiler.rundir import RunDir
+    from roofline import api
 
-    started = time.time()
     name = kernel_name(kernel)
     workload = make_workload(**wkw)
     if iters < 1:
         raise click.UsageError("--iters must be at least 1")
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    run = RunDir.create(out_dir or Path("runs") / f"{name}-{workload.ctx_len}-{stamp}")
-    run.write_spec({"kernel": name, "workload": json.loads(workload.to_json()), "iterations": iters,
-                    "created": stamp, "command": sys.argv})
-    app = [sys.executable, "-m", "profiler.harness", "--spec", str(run.path / "spec.json"),
-           "--kernel", name, "--iters", str(iters), "--info", str(run.path / "harness.json")]
-    progress(f"[1/3] profiling {name} ({workload.describe()}) under ncu -> {run.path}")
     try:
-        ncu_run = run_ncu(app, run.path, ncu=ncu_path, progress=progress)
-    except ProfilerError as exc:
-        raise click.ClickException(str(exc)) from None
-    run.log_command(ncu_run.command)
-    progress(f"[2/3] ncu done: {len(ncu_run.passes)} launches profiled, "
-             f"{max(ncu_run.passes, default=0)} replay passes each")
-    analysis = _analyze_run(run.path, fmt, write=True)
-    analysis["profile"] = {"passes": ncu_run.passes, "wall_s": round(time.time() - started, 1)}
-    (run.path / "analysis.json").write_text(json.dumps(analysis, indent=2) + "\n")
-    progress(f"[3/3] wrote {run.path} in {time.time() - started:.1f} s")
-
-
-def _load(path: Path):
-    """(launch table, workload or None, iterations or None) from a run directory or a bare report."""
-    from profiler.ncu_reader import read_ncu_report
-    from profiler.ncu_tidy import tidy_launches
-    from profiler.rundir import RunDir
-
-    if path.is_dir():
-        run = RunDir(path)
-        spec = run.read_spec()
-        report = run.ncu_report()
-    elif path.suffix in (".ncu-rep", ".ncu-repz") or path.exists():
-        spec, report = None, path
-    else:
-        raise click.ClickException(f"{path}: no such run directory or report")
-    launches = tidy_launches(read_ncu_report(report))
-    workload = VerifyWorkload.from_dict(spec["workload"]) if spec and "workload" in spec else None
-    return launches, workload, (spec or {}).get("iterations")
-
-
-def _analyze_run(path: Path, fmt: str, project_to: str | None = None, write: bool = False) -> dict:
-    """Parse, summarise and print a run; `write` (profile only) saves launches.csv in the run."""
-    from reports.text import render_projection, render_text
-    from roofline.analysis import summarize
-    from roofline.gpus import match_gpu
-    from roofline.projection import project
-
-    target = _gpu(project_to) if project_to else None
-    try:
-        launches, workload, iterations = _load(path)
+        run = api.profile(name, workload, iterations=iters, out=out_dir, force=force, ncu=ncu_path,
+                          progress=progress)
     except (ProfilerError, WorkloadError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
-    if write:
-        launches.to_csv(path / "launches.csv", index=False)
-    analysis = summarize(launches, workload, iterations)
-    result = analysis.to_dict()
-    projection = None
-    if target is not None:
-        source = match_gpu(analysis.gpu.get("name"))
-        if source is None:
-            raise click.ClickException(f"cannot project: profiled device {analysis.gpu.get('name')!r} "
-                                       "is not in the GPU catalogue")
-        projection = project(analysis.kernels, source, target, workload)
-        result["projection"] = analysis.clean(projection)
-    if fmt == "json":
-        click.echo(json.dumps(result, indent=2))
-    else:
-        click.echo(render_text(analysis))
-        if projection:
-            click.echo("\n" + render_projection(projection))
-    return result
+        raise _fail(exc) from None
+    except KeyboardInterrupt as exc:
+        click.echo(str(_fail(exc).message).strip(), err=True)
+        sys.exit(130)
+    _print_run(run, fmt)
 
 
 def _gpu(name: str):
@@ -232,15 +197,20 @@ def _gpu(name: str):
 @main.command("analyze")
 @click.argument("path", type=click.Path(), required=False)
 @click.option("--project-to", default=None, help="also project the kernels onto this GPU (e.g. rtx-pro-6000)")
+@click.option("--allow-incomplete", is_flag=True,
+              help="analyze a report holding fewer launches than its run asked for (marked complete: false)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def analyze_cmd(path, project_to, fmt) -> None:
-    """Re-read a run directory or a bare .ncu-rep (no GPU needed). Default: the bundled H200 sample."""
-    target = Path(path) if path else sample_run()
+def analyze_cmd(path, project_to, allow_incomplete, fmt) -> None:
+    """Re-read a run directory, a report or a folder of reports (no GPU needed). Default: the bundled H200 sample."""
+    from roofline import api
+
     if not path and fmt == "text":
-        progress(f"no path given: analyzing the bundled H200 capture {target}")
-    if not target.exists():
-        raise click.ClickException(f"{target}: no such run directory or report")
-    _analyze_run(target, fmt, project_to)
+        progress(f"no path given: analyzing the bundled H200 capture {api.sample_run()}")
+    try:
+        run = api.load(path, allow_incomplete=allow_incomplete)
+    except (ProfilerError, WorkloadError, ValueError) as exc:
+        raise _fail(exc) from None
+    _print_run(run, fmt, project_to)
 
 
 def _int_list(text: str, parse=int) -> list[int]:
@@ -303,13 +273,15 @@ def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, q_len, out_dir) -> 
 @workload_options
 @click.option("--layers", type=int, default=1, show_default=True)
 @click.option("--gpu", "gpu_name", default="h200", show_default=True, help="short name; see `roofline gpus`")
+@click.option("--compile", "compile_", is_flag=True,
+              help="compile the kernel for the GPU's architecture (needs triton) for blocks per SM")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
+def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     """The floor the hardware allows for a verify workload, and a kernel's own model (no GPU needed)."""
     import dataclasses
 
     from roofline.floor import workload_floor
-    from roofline.kernel_models import kernel_model
+    from roofline.kernel_models import assumption_note, kernel_model
 
     workload = make_workload(**wkw)
     gpu = _gpu(gpu_name)
@@ -323,9 +295,16 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
     out["ceilings"] = [dataclasses.asdict(c) for c in gpu.ceilings()]
     model = None
     if kernel is not None:
-        model = kernel_model(kernel, workload, gpu)
+        compiled = None
+        if compile_:
+            from roofline.resources import kernel_resources
+
+            need_kernels("model --compile")
+            compiled = kernel_resources(kernel, workload, gpu.arch, gpu)
+        model = kernel_model(kernel, workload, gpu, compiled)
         out["kernel_model"] = {**dataclasses.asdict(model), "time_ms_all_layers": model.time_ms * layers,
-                               "gap_to_floor": model.time_ms * layers / floor.floor_ms}
+                               "gap_to_floor": model.time_ms * layers / floor.floor_ms,
+                               "assumption": assumption_note(model, gpu)}
     if fmt == "json":
         click.echo(json.dumps(out, indent=2))
         return
@@ -341,7 +320,36 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
                    f"({model.unique_bytes * layers / 1e9:.2f} GB unique)\n"
                    f"  time ~ {model.time_ms * layers:.3f} ms at one SM's fair share of bandwidth, "
                    f"limited by {model.limited_by}: "
-                   f"{model.time_ms * layers / floor.floor_ms:.1f}x the floor\n  {model.notes}")
+                   f"{model.time_ms * layers / floor.floor_ms:.1f}x the floor\n  {model.notes}\n"
+                   f"  this {assumption_note(model, gpu)}\n"
+                   f"  {model.arch} grid {'x'.join(map(str, model.grid))}, {model.blocks_per_sm} block(s) per SM; inputs:")
+        for name, value, kind, source in model.inputs:
+            click.echo(f"    {name} = {value} ({kind}): {source}")
+
+
+@main.command("compile")
+@click.option("--kernel", required=True, help="a registered Triton kernel (roofline kernels)")
+@click.option("--arch", required=True, type=click.Choice(["sm_90", "sm_100", "sm_120"]))
+@workload_options
+@click.option("--gpu", "gpu_name", default=None, help="size the grid for this GPU (default: the arch's reference GPU)")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def compile_cmd(kernel, arch, gpu_name, fmt, **wkw) -> None:
+    """Compile a kernel's launches for an architecture without a GPU: registers, spills, shared memory, MMA, fit."""
+    from reports.text import render_resources
+    from roofline.resources import kernel_resources
+
+    if importlib.util.find_spec("triton") is None:
+        raise click.ClickException("roofline compile needs triton: pip install 'roofline[kernels]'")
+    from kernels.xcompile import CompileError
+
+    name = kernel_name(kernel)
+    try:
+        r = kernel_resources(name, make_workload(**wkw), arch, _gpu(gpu_name) if gpu_name else None)
+    except (KeyError, ValueError) as exc:
+        raise click.UsageError(str(exc).strip("'\"")) from None
+    except CompileError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(json.dumps(r, indent=2) if fmt == "json" else render_resources(r))
 
 
 @main.command("calibrate")
@@ -432,6 +440,15 @@ def gpus_cmd(fmt) -> None:
     click.echo(align(rows))
     click.echo("\ntensor rates dense (no sparsity), clocks boost; sources: roofline gpus --format json")
 
+
+# Commands that live in modules of their own.
+from roofline.cli_compare import compare_cmd  # noqa: E402
+from roofline.cli_report import report_cmd  # noqa: E402
+from roofline.cli_sweep import sweep_cmd  # noqa: E402
+
+main.add_command(compare_cmd)
+main.add_command(report_cmd)
+main.add_command(sweep_cmd)
 
 if __name__ == "__main__":
     main()

@@ -65,4 +65,13 @@ def project(kernels: list, source: GpuSpec, target: GpuSpec, workload: VerifyWor
     total = [r["projected_ms"] for r in rows]
     if rows and all(t is not None for t in total):
         out["projected_step_ms"] = sum(total)
+    registered = {getattr(k, "project_kernel", None) for k in kernels}
+    measured = [k.duration_ms for k in kernels]
+    if (workload is not None and len(registered) == 1 and None not in registered
+            and all(m is not None for m in measured)):
+        # one registered kernel's launches: put its own model beside the projection, and say why they differ
+        from roofline.kernel_models import compare_with_measurement
+
+        out["kernel_model"] = compare_with_measurement(registered.pop(), workload, source, target,
+                                                       sum(measured), out.get("projected_step_ms"))
     return out

@@ -8,10 +8,14 @@ compute and Memory% the memory speed-of-light throughput, both % of peak sustain
 - otherwise balanced                  -> the larger one; except that with SM% >= HIGH_PCT and
   DRAM under half of Memory%, the memory traffic is on-chip operand feed (a GEMM): compute
 
-Step 2 names the cause:
-- bandwidth: the memory level with the highest utilisation (DRAM, L2, L1: bytes/time over the
-  report's own peak; DRAM from ncu's DRAM throughput %)
-- compute: the tensor pipe or the FP32 (FMA) pipe, whichever is busier
+Step 2 names the cause, from the units of ncu's own GPU Throughput Breakdown (SM% and Memory%
+are each the largest of them; profiler/ncu_tidy.py SM_UNITS and MEMORY_UNITS):
+- bandwidth: the memory level (L1/shared, L2, DRAM) with the busiest unit; without the breakdown,
+  bytes/time over the report's own peak (DRAM from ncu's DRAM throughput %)
+- compute: the busiest SM unit (tensor, FMA, ALU, XU, ADU, LSU, ... pipe, or the issue slots);
+  when every pipe is well under the leader (under PIPE_LEAD_FRAC of it) and the leader is the issue
+  slots, the kernel is issue-bound: "issue-bound: no pipe above 36%"
+- every verdict also names the busiest unit overall with its % (`unit`)
 - latency, first that applies:
   1. small grid: under one wave and fewer blocks than half the SMs (most SMs idle);
   2. short launches: under SHORT_LAUNCH_US each, launch overhead is comparable;
@@ -29,11 +33,14 @@ import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from profiler.ncu_tidy import MEMORY_UNITS, SM_UNITS
+
 LATENCY_PCT = 60.0
 LEAD_PCT = 10.0
 HIGH_PCT = 80.0
 SHORT_LAUNCH_US = 5.0
 LOW_OCC_PCT = 25.0
+PIPE_LEAD_FRAC = 0.8  # a pipe "leads" when it is within 80% of the busiest SM unit
 BOUNDS = ("compute", "bandwidth", "latency", "unknown")
 
 STALL_MEANING = {
@@ -51,18 +58,48 @@ STALL_MEANING = {
     "gmma": "waiting on warpgroup MMA",
 }
 
+# Advice for any kernel, keyed by roof, unit (label prefix) or latency cause.
 ADVICE = {
-    "DRAM": "at the DRAM roof: only moving fewer bytes helps (read KV once, smaller KV dtype)",
-    "L2": "L2-bound: the same bytes are re-read from L2; share each tile across more rows/heads",
-    "L1": "L1/shared-bound: cut shared-memory and L1 traffic per FLOP (larger tiles, register reuse)",
-    "tensor pipe": "tensor-pipe-bound: fewer padded rows, or a faster MMA path (wgmma on Hopper)",
-    "FP32 pipe": "FP32-bound: move the math onto tensor cores or cut scalar work (exp, rescales)",
-    "small grid": "launch more programs: split the sequence (split-KV) so blocks >= 2x the SMs",
+    "DRAM": "at the DRAM roof: only moving fewer bytes helps (fuse with neighbouring kernels, smaller dtypes, no re-reads)",
+    "L2": "L2-bound: the same bytes are re-read from L2; reuse each tile from shared memory or registers (larger tiles)",
+    "L1": "L1/shared-bound: cut shared-memory and L1 traffic per FLOP (bank conflicts, wider accesses, register reuse)",
+    "tensor pipe": "tensor-pipe-bound: near the MMA roof; fewer padded tiles, lower precision, or a faster MMA path (wgmma on Hopper)",
+    "FMA": "FP32-bound: fewer FP32 operations per result, or move the math onto tensor cores",
+    "ALU": "integer/logic-bound: cut index arithmetic, compares and min/max (hoist address math out of loops)",
+    "XU": "transcendental-bound: fewer exp/log/rsqrt and type conversions (exp2 with folded scales, fast math)",
+    "ADU": "address/branch-unit-bound: fewer divergent branches and indirect addressing",
+    "CBU": "branch-bound: fewer divergent branches and barriers",
+    "LSU": "load/store-instruction-bound: wider (vectorised) loads and stores, fewer instructions per byte",
+    "FP64": "FP64-bound: use FP32 where precision allows",
+    "uniform": "uniform-datapath-bound: fewer scalar (warp-uniform) instructions",
+    "issue": "issue-bound: too many instructions per result; cut instruction count (vectorise, unroll, hoist invariant math)",
+    "MIO": "MIO-bound: shared-memory and special-function instructions queue up; fewer of them per FMA",
+    "small grid": "launch more blocks: split the work along another axis so blocks >= 2x the SMs",
     "short launches": "fuse the launches or capture them in a CUDA graph",
     "low occupancy": "free the occupancy limiter (fewer registers or less shared memory per block)",
-    "long_scoreboard": "keep more loads in flight: deeper pipelining (num_stages), more programs per SM",
-    "default": "more independent work per SM: more programs, deeper pipelining",
+    "long_scoreboard": "keep more loads in flight: deeper pipelining (num_stages), more blocks per SM",
+    "default": "more independent work per SM: more blocks, deeper pipelining",
 }
+# For the project's attention kernels (kernels/registry.py) or a known verify workload.
+ATTENTION_ADVICE = {
+    "DRAM": "at the DRAM roof: only moving fewer bytes helps (read KV once, smaller KV dtype)",
+    "L2": "L2-bound: the same KV bytes are re-read from L2; share each KV tile across more rows/heads",
+    "tensor pipe": "tensor-pipe-bound: fewer padded rows, or a faster MMA path (wgmma on Hopper)",
+    "FMA": "FP32-bound: move the math onto tensor cores or cut scalar work (exp, rescales)",
+    "small grid": "launch more programs: split the sequence (split-KV) so blocks >= 2x the SMs",
+    "long_scoreboard": "keep more loads in flight: deeper pipelining (num_stages), more programs per SM",
+}
+
+
+def advice_for(key: str | None, attention: bool = False) -> str | None:
+    """Advice for a roof, unit label or latency cause (matched by prefix); attention-specific if asked."""
+    if not key:
+        return None
+    for table in ((ATTENTION_ADVICE, ADVICE) if attention else (ADVICE,)):
+        for prefix in sorted(table, key=len, reverse=True):
+            if key.startswith(prefix):
+                return table[prefix]
+    return None
 
 
 @dataclass(frozen=True)
@@ -72,6 +109,7 @@ class Verdict:
     roof: str | None = None
     evidence: list[str] = field(default_factory=list)
     advice: str | None = None
+    unit: str | None = None  # the busiest unit with its %, e.g. "ALU pipe 36%" or "issue-bound: ..."
 
 
 def num(x) -> float | None:
@@ -89,9 +127,62 @@ def _pct(part, peak) -> float | None:
     return 100 * part / peak if part is not None and peak else None
 
 
+def sm_units(m: Mapping) -> dict[str, float]:
+    """% of peak of each SM unit in ncu's throughput breakdown (one value per unit: the largest)."""
+    units: dict[str, float] = {}
+    for column, (label, _) in SM_UNITS.items():
+        v = num(m.get(column))
+        if v is not None:
+            units[label] = max(v, units.get(label, v))
+    return units
+
+
+def memory_units(m: Mapping) -> dict[str, float]:
+    """% of peak of each memory level (L1/shared, L2, DRAM): its busiest unit in ncu's breakdown."""
+    levels: dict[str, float] = {}
+    for column, (level, _) in MEMORY_UNITS.items():
+        v = num(m.get(column))
+        if v is not None:
+            levels[level] = max(v, levels.get(level, v))
+    return levels
+
+
+def _is_pipe(label: str) -> bool:
+    return "pipe" in label or label.startswith("TMA")
+
+
+def compute_unit(m: Mapping) -> tuple[str, str] | None:
+    """(roof, phrase) for the SM side: the leading pipe, or 'issue slots' when no pipe leads."""
+    units = sm_units(m)
+    if not units:
+        return None
+    top = max(units, key=units.get)
+    pipes = {k: v for k, v in units.items() if _is_pipe(k)}
+    best = max(pipes, key=pipes.get) if pipes else None
+    if best is not None and pipes[best] >= PIPE_LEAD_FRAC * units[top]:
+        return best, f"{best} {pipes[best]:.0f}%"
+    below = f"no pipe above {pipes[best]:.0f}%" if best is not None else "no pipe reported"
+    if top == "issue slots":
+        return top, f"issue-bound: {below} (issue slots {units[top]:.0f}%)"
+    return top, f"{top} {units[top]:.0f}% ({below})"
+
+
+def busiest_unit(m: Mapping) -> str | None:
+    """The busiest unit of the whole GPU (SM units and memory levels) with its %."""
+    cands = {**{k: v for k, v in sm_units(m).items()}, **memory_units(m)}
+    if not cands:
+        return None
+    top = max(cands, key=cands.get)
+    if top in sm_units(m):
+        return compute_unit(m)[1]
+    return f"{top} {cands[top]:.0f}%"
+
+
 def memory_levels(m: Mapping, duration_ms: float | None) -> dict[str, float]:
-    """% of peak at each memory level that the report lets us compute."""
-    levels = {}
+    """% of peak at each memory level: ncu's breakdown when the report has it, else bytes/time."""
+    levels = memory_units(m)
+    if levels:
+        return levels
     dram = num(m.get("dram_throughput_pct"))
     if dram is not None:
         levels["DRAM"] = dram
@@ -119,8 +210,11 @@ def occupancy_limiter(m: Mapping) -> str | None:
     return {"shared_mem": "shared memory"}.get(name, name)
 
 
-def classify(m: Mapping) -> Verdict:
-    """Verdict from one kernel's metrics (tidy column names; any may be missing or NaN)."""
+def classify(m: Mapping, attention: bool = False) -> Verdict:
+    """Verdict from one kernel's metrics (tidy column names; any may be missing or NaN).
+
+    `attention`: the kernel is one of the project's attention kernels (attention-specific advice).
+    """
     sm, mem = num(m.get("sm_throughput_pct")), num(m.get("memory_throughput_pct"))
     if sm is None or mem is None:
         missing = [n for n, v in (("SM throughput", sm), ("memory throughput", mem)) if v is None]
@@ -133,12 +227,15 @@ def classify(m: Mapping) -> Verdict:
     stall_line = (f"top warp stall: {stalls[0][0]} ({stalls[0][1]:.1f} cycles per issued instruction: "
                   f"{STALL_MEANING.get(stalls[0][0], 'see ncu docs')})") if stalls else None
 
+    unit = busiest_unit(m)
     if sm < LATENCY_PCT and mem < LATENCY_PCT:
         evidence.append(f"both under {LATENCY_PCT:.0f}%: neither compute nor memory is the limit")
-        cause, advice = _latency_cause(m, waves, duration, stalls, evidence)
+        cause, key = _latency_cause(m, waves, duration, stalls, evidence)
+        if unit:
+            evidence.append(f"busiest unit: {unit}")
         if stall_line:
             evidence.append(stall_line)
-        return Verdict("latency", cause, None, evidence, advice)
+        return Verdict("latency", cause, None, evidence, advice_for(key, attention), unit)
 
     if sm - mem >= LEAD_PCT:
         bound, cause = "compute", "compute pipes lead memory by 10+ points"
@@ -157,19 +254,24 @@ def classify(m: Mapping) -> Verdict:
         levels = memory_levels(m, duration)
         if levels:
             roof = max(levels, key=levels.get)
+            unit = f"{roof} {levels[roof]:.0f}%"
             evidence.append("memory levels, % of peak: " + ", ".join(f"{k} {v:.1f}%" for k, v in levels.items()))
     else:
-        pipes = {k: v for k, v in (("tensor pipe", num(m.get("tensor_pipe_pct"))),
-                                   ("FP32 pipe", num(m.get("fma_pipe_pct")))) if v is not None}
-        if pipes:
-            roof = max(pipes, key=pipes.get)
-            evidence.append("pipes, % of peak: " + ", ".join(f"{k} {v:.1f}%" for k, v in pipes.items()))
+        found = compute_unit(m)
+        if found:
+            roof, unit = found
+            units = sorted(sm_units(m).items(), key=lambda kv: -kv[1])[:5]
+            evidence.append("busiest SM units, % of peak: " + ", ".join(f"{k} {v:.1f}%" for k, v in units))
+    if unit:
+        evidence.append(f"busiest unit: {unit}")
     if stall_line:
         evidence.append(stall_line)
-    return Verdict(bound, cause, roof, evidence, ADVICE.get(roof or "", None))
+    key = "issue" if (unit or "").startswith("issue-bound") else roof
+    return Verdict(bound, cause, roof, evidence, advice_for(key, attention), unit)
 
 
 def _latency_cause(m, waves, duration, stalls, evidence) -> tuple[str, str]:
+    """(cause, advice key)."""
     grid, sms = num(m.get("grid_size")), num(m.get("sm_count"))
     occ, theo = num(m.get("achieved_occupancy_pct")), num(m.get("theoretical_occupancy_pct"))
     small = waves is not None and waves < 1
@@ -192,26 +294,26 @@ def _latency_cause(m, waves, duration, stalls, evidence) -> tuple[str, str]:
 
     if small and (grid is None or sms is None or grid < sms / 2):
         evidence.append(grid_line())
-        return "small grid", ADVICE["small grid"]
+        return "small grid", "small grid"
     if duration is not None and duration * 1e3 < SHORT_LAUNCH_US:
         evidence.append(f"each launch runs {duration * 1e3:.1f} us: launch overhead is comparable")
-        return "short launches", ADVICE["short launches"]
+        return "short launches", "short launches"
     if theo is not None and theo < LOW_OCC_PCT:
         occupancy_lines()
         if small:
             evidence.append(grid_line())
         limiter = occupancy_limiter(m)
-        return f"low occupancy{' (' + limiter + ')' if limiter else ''}", ADVICE["low occupancy"]
+        return f"low occupancy{' (' + limiter + ')' if limiter else ''}", "low occupancy"
     if small:
         evidence.append(grid_line())
-        return "small grid", ADVICE["small grid"]
+        return "small grid", "small grid"
     if occ is not None and occ < LOW_OCC_PCT:
         occupancy_lines()
         limiter = occupancy_limiter(m)
-        return f"low occupancy{' (' + limiter + ')' if limiter else ''}", ADVICE["low occupancy"]
+        return f"low occupancy{' (' + limiter + ')' if limiter else ''}", "low occupancy"
     if stalls and stalls[0][0] == "long_scoreboard":
-        return "waiting on global memory loads (long_scoreboard)", ADVICE["long_scoreboard"]
-    return "low throughput: too little work in flight", ADVICE["default"]
+        return "waiting on global memory loads (long_scoreboard)", "long_scoreboard"
+    return "low throughput: too little work in flight", "default"
 
 
 NCU_TITLES = {"Small Grid": {"latency"}, "Latency Issue": {"latency"}, "High Compute Throughput": {"compute"},

@@ -41,7 +41,7 @@ def test_analyze_bad_paths(tmp_path):
     r = run("analyze", str(tmp_path / "nope"))
     assert r.exit_code == 1 and "no such run directory or report" in r.output
     r = run("analyze", str(tmp_path))
-    assert r.exit_code == 1 and "no .ncu-rep" in r.output
+    assert r.exit_code == 1 and "no report in this folder" in r.output
 
 
 @pytest.mark.parametrize("ctx", ["12q", "-5", "0"])
@@ -77,7 +77,12 @@ def test_profile_without_ncu_keeps_the_run_dir(tmp_path, monkeypatch):
     monkeypatch.setattr("profiler.ncu._INSTALL_GLOBS", ())
     r = run("profile", "--ctx", "1k", "--out", str(tmp_path / "run"))
     assert r.exit_code == 1 and "ncu (Nsight Compute) not found" in r.output
-    assert json.loads((tmp_path / "run" / "spec.json").read_text())["workload"]["ctx_len"] == 1024
+    assert not (tmp_path / "run").exists()  # a failed run never takes the final name
+    (kept,) = tmp_path.glob("run.failed-*")
+    assert str(kept) in r.output
+    assert json.loads((kept / "spec.json").read_text())["workload"]["ctx_len"] == 1024
+    manifest = json.loads((kept / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and "not found" in manifest["error"]
 
 
 def test_reading_commands_do_not_import_torch():
@@ -102,7 +107,8 @@ def test_profile_end_to_end_with_a_replaying_ncu(tmp_path):
                                   "--ncu", str(stub)], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     assert "small grid" in r.output and "x from the floor" in r.output
-    for name in ("spec.json", "commands.txt", "profile.ncu-rep", "profile.ncu.log", "launches.csv", "analysis.json"):
+    for name in ("manifest.json", "spec.json", "commands.txt", "profile.ncu-rep", "profile.ncu.log", "launches.csv",
+                 "analysis.json"):
         assert (out / name).exists(), name
     analysis = json.loads((out / "analysis.json").read_text())
     assert analysis["kernels"][0]["bound"] == "latency" and analysis["profile"]["passes"] == [17, 17, 17]
