@@ -44,7 +44,7 @@ FAST_MIN_SPLIT_LEN = 256
 # Per architecture: the fast kernel's launch configs, one per (heads, paged) case; the entry with
 # the nearest heads count and the same page class (page_size 1 vs >= 16) wins. "measured" entries
 # come from a search on that GPU (docs/results/fast-kernel.md); "untuned" ones were only chosen
-# to fit the chip's limits (checked by cross-compiling with tools/xcompile_fast.py).
+# to fit the chip's limits (checked by cross-compiling: `roofline compile`).
 ARCH_FAST_CONFIGS: dict[str, dict] = {
     "sm_90": dict(status="measured on the H200 (docs/results/fast-kernel.md)", entries=[
         # portable kernel, 3 M blocks of 32 rows (mma.sync), 2 programs per SM (110 KB smem each)
