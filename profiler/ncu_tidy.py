@@ -160,6 +160,11 @@ MEMORY_UNITS = {  # tidy column -> (level, ncu metric)
 TIDY.update({col: (metric, 1.0) for col, (_, metric) in {**SM_UNITS, **MEMORY_UNITS}.items()})
 
 
+def raw_metrics() -> list[str]:
+    """Every raw ncu metric tidy_launches reads: a reader may skip the rest of a report."""
+    return ["device__attribute_display_name", *(m for m, _ in TIDY.values()), *L1_SECTOR_PARTS]
+
+
 def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
     """One row per launch with the TIDY columns (NaN where the report lacks a metric)."""
     units = raw.attrs.get("units", {})

@@ -73,7 +73,13 @@ def _sqlite_tables(path: Path, name: Path) -> set[str]:
         finally:
             con.close()
     except sqlite3.Error as exc:
-        raise ReportError(f"{name}: an SQLite file that cannot be read ({exc}): damaged or cut short") from None
+        raise ReportError(one_line(f"{name}: an SQLite file that cannot be read ({exc})")[:300]
+                          + ": damaged or cut short") from None
+
+
+def one_line(text: str) -> str:
+    """A message on one line (library errors can quote a schema or a log across several)."""
+    return " ".join(text.split())
 
 
 def _head(path: Path, n: int = 512) -> bytes:
@@ -143,21 +149,21 @@ def read_launches(path: Path) -> pd.DataFrame:
         try:
             table = _read_kind(kind, plain, Path(path))
         except ReportError as exc:  # name the user's file, not a temporary decompressed copy
-            raise ReportError(str(exc).replace(str(plain), str(path))) from None
+            raise ReportError(one_line(str(exc).replace(str(plain), str(path)))) from None
         except (ValueError, OSError) as exc:  # e.g. ncu_tidy's UnitError: still one clear line
-            raise ReportError(f"{path}: {KIND_NAMES[kind]} that cannot be read: {exc}") from None
+            raise ReportError(one_line(f"{path}: {KIND_NAMES[kind]} that cannot be read: {exc}")) from None
     table["source"] = Path(path).name
     table.attrs["source"] = str(path)
     return table
 
 
 def _read_kind(kind: str, plain: Path, path: Path) -> pd.DataFrame:
-    from profiler.ncu_tidy import tidy_launches
+    from profiler.ncu_tidy import raw_metrics, tidy_launches
 
     if kind == NCU_REP:
         from profiler.ncu_reader import read_ncu_report
 
-        return tidy_launches(read_ncu_report(plain, name=path))
+        return tidy_launches(read_ncu_report(plain, name=path, metrics=raw_metrics()))
     if kind == NCU_CSV:
         from profiler.ncu_csv import read_ncu_csv
 
