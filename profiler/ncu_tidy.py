@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from profiler.ncu import STALL_REASONS, stall_metric
@@ -172,7 +173,7 @@ def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
                "mangled_name": raw["mangled_name"] if "mangled_name" in raw else raw["kernel"],
                "device": raw["device__attribute_display_name"] if "device__attribute_display_name" in raw else None}
     missing = []
-    nan = pd.Series(float("nan"), index=raw.index)
+    nan = np.full(len(raw), np.nan)
     for column, (metric, target) in TIDY.items():
         if metric not in raw:
             columns[column] = nan
@@ -182,8 +183,10 @@ def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
             scale = unit_scale(units.get(metric, "")) / target
         except UnitError as exc:
             raise UnitError(f"{metric}: {exc}") from None
-        columns[column] = pd.to_numeric(raw[metric], errors="coerce") * scale
-    out = pd.DataFrame(columns)
+        # plain arrays: one DataFrame built at once is much faster than ~200 aligned Series
+        columns[column] = pd.to_numeric(raw[metric], errors="coerce").to_numpy(dtype=float, na_value=np.nan) * scale
+    out = pd.DataFrame({k: (v.to_numpy() if isinstance(v, pd.Series) else v) for k, v in columns.items()},
+                       index=raw.index)
     _derive_from_sectors(out, raw)
     _derive_hierarchy(out)
     out = out.copy()  # one block again after the derived columns
