@@ -11,6 +11,8 @@ import torch
 import triton
 import triton.language as tl
 
+from kernels.launch import LaunchSpec, combine_spec
+
 
 @triton.jit
 def _combine_kernel(PartO, PartLse, Out, total_rows, num_splits,
@@ -40,10 +42,12 @@ def _combine_kernel(PartO, PartLse, Out, total_rows, num_splits,
 
 
 def combine_splits(part_o: torch.Tensor, part_lse: torch.Tensor, out: torch.Tensor,
-                   block_d: int = 128, block_s: int = 16) -> torch.Tensor:
-    """Write the merged rows into `out` (viewed as [rows, v_dim]); returns `out`."""
+                   spec: LaunchSpec | None = None) -> torch.Tensor:
+    """Write the merged rows into `out` (viewed as [rows, v_dim]); returns `out`.
+
+    `spec`: the caller's kernels.launch spec of this launch, else combine_spec for these shapes."""
     splits, rows, d = part_o.shape
-    block_d = min(block_d, d)
-    _combine_kernel[(rows, triton.cdiv(d, block_d))](part_o, part_lse, out, rows, splits,
-                                                     D=d, BLOCK_D=block_d, BLOCK_S=block_s, num_warps=4)
+    spec = spec or combine_spec(splits, rows, d)
+    _combine_kernel[spec.grid](part_o, part_lse, out, rows, splits,
+                               **spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages)
     return out

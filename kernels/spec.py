@@ -112,6 +112,18 @@ class VerifyWorkload:
         return tuple(c + self.q_len for c in self.request_ctx_lens)
 
     @property
+    def kv_tokens(self) -> int:
+        """Tokens attended over the whole batch (sum of kv_lens), without building one entry per request."""
+        if self.ctx_lens is None:
+            return self.batch * (self.ctx_len + self.q_len)
+        return sum(self.ctx_lens) + self.batch * self.q_len
+
+    @property
+    def max_kv_len(self) -> int:
+        """The longest request's tokens (max of kv_lens), without building one entry per request."""
+        return (self.ctx_len if self.ctx_lens is None else max(self.ctx_lens)) + self.q_len
+
+    @property
     def token_bytes(self) -> int:
         """Bytes of one cached token (1,152 for bf16 MLA)."""
         return self.head_dim * DTYPE_BYTES[self.dtype]

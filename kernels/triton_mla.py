@@ -16,6 +16,7 @@ import triton
 import triton.language as tl
 
 from kernels.inputs import VerifyInputs
+from kernels.launch import device_facts, extend_specs
 from kernels.plan import EXTEND_BLOCK_M
 from kernels.softmax import LOG2E, online_softmax_update
 
@@ -75,7 +76,7 @@ def _verify_extend_kernel(
     tl.store(Out + o_rows[:, None] + offs_d[None, :], out.to(Out.dtype.element_ty), mask=m_ok[:, None])
 
 
-def triton_mla(inp: VerifyInputs, block_m: int = EXTEND_BLOCK_M, block_n: int = 64,
+def triton_mla(inp: VerifyInputs, block_m: int = EXTEND_BLOCK_M, block_n: int | None = None,
                num_warps: int = 8, num_stages: int = 1) -> torch.Tensor:
     """Run the extend-style verify kernel; returns [batch * q_len, heads, v_dim]."""
     w = inp.workload
@@ -83,12 +84,11 @@ def triton_mla(inp: VerifyInputs, block_m: int = EXTEND_BLOCK_M, block_n: int = 
         raise ValueError("triton_mla needs power-of-two kv_lora_rank and rope_dim (MLA: 512 + 64)")
     out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=inp.q.device)
     kv = inp.kv_cache.view(-1, w.head_dim)
-    grid = (w.batch, w.heads, triton.cdiv(w.q_len, block_m))
-    _verify_extend_kernel[grid](
+    (spec,) = extend_specs(w, arch=device_facts(inp.q.device)[2], block_m=block_m, block_n=block_n,
+                           num_warps=num_warps, num_stages=num_stages)
+    _verify_extend_kernel[spec.grid](
         inp.q, kv, inp.token_slots, inp.kv_indptr, inp.tree_mask, out, inp.sm_scale * LOG2E,
         inp.q.stride(0), inp.q.stride(1), kv.stride(0), out.stride(0), out.stride(1),
-        Q_LEN=w.q_len, D_LATENT=w.v_dim, D_ROPE=w.rope_dim,
-        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_Q=max(16, triton.next_power_of_2(w.q_len)),
-        num_warps=num_warps, num_stages=num_stages,
+        **spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages,
     )
     return out

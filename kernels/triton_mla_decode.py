@@ -17,6 +17,7 @@ import triton.language as tl
 
 from kernels.combine import combine_splits
 from kernels.inputs import VerifyInputs
+from kernels.launch import decode_specs
 from kernels.plan import DECODE_BLOCK_H, DECODE_KV_SPLITS
 from kernels.softmax import LN2, LOG2E, online_softmax_update
 
@@ -76,17 +77,15 @@ def triton_mla_decode(inp: VerifyInputs, kv_splits: int = DECODE_KV_SPLITS, bloc
                       num_warps: int = 4, num_stages: int = 2) -> torch.Tensor:
     """Split-KV decode over every draft row; returns [batch * q_len, heads, v_dim]."""
     w = inp.workload
-    if kv_splits < 1:
-        raise ValueError(f"kv_splits must be >= 1, got {kv_splits}")
-    total_rows = w.batch * w.q_len * w.heads
+    stage1, combine = decode_specs(w, kv_splits=kv_splits, block_h=block_h, block_n=block_n,
+                                   num_warps=num_warps, num_stages=num_stages)
+    total_rows = stage1.int_args["total_rows"]
     part_o = torch.empty(kv_splits, total_rows, w.v_dim, dtype=torch.float32, device=inp.q.device)
     part_lse = torch.empty(kv_splits, total_rows, dtype=torch.float32, device=inp.q.device)
     kv = inp.kv_cache.view(-1, w.head_dim)
-    grid = (w.batch * w.q_len, triton.cdiv(w.heads, block_h), kv_splits)
-    _decode_stage1[grid](
+    _decode_stage1[stage1.grid](
         inp.q, kv, inp.token_slots, inp.kv_indptr, inp.tree_mask, part_o, part_lse, inp.sm_scale * LOG2E,
         inp.q.stride(0), inp.q.stride(1), kv.stride(0), total_rows,
-        HEADS=w.heads, Q_LEN=w.q_len, D_LATENT=w.v_dim, D_ROPE=w.rope_dim,
-        BLOCK_H=block_h, BLOCK_N=block_n, KV_SPLITS=kv_splits, num_warps=num_warps, num_stages=num_stages)
+        **stage1.constexprs, num_warps=stage1.num_warps, num_stages=stage1.num_stages)
     out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=inp.q.device)
-    return combine_splits(part_o, part_lse, out)
+    return combine_splits(part_o, part_lse, out, spec=combine)

@@ -13,17 +13,15 @@
 
 from __future__ import annotations
 
-import functools
-
 import torch
 import triton
 import triton.language as tl
 
 from kernels.combine import combine_splits
 from kernels.inputs import VerifyInputs
-from kernels.plan import FAST_DEFAULTS, FAST_MIN_SPLIT_LEN, plan_splits
+from kernels.launch import device_facts, fast_specs
+from kernels.plan import FAST_DEFAULTS, FAST_MIN_SPLIT_LEN
 from kernels.softmax import LN2, LOG2E, online_softmax_update
-from kernels.tuned import tuned_config
 
 @triton.jit
 def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
@@ -79,15 +77,6 @@ def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_sc
              o, mask=r_ok[:, None])
 
 
-@functools.lru_cache(maxsize=None)
-def _device_facts(device: torch.device) -> tuple[str, int]:
-    """(name, SM count), looked up once: the lookup costs host time before every launch."""
-    if device.type == "cuda":
-        props = torch.cuda.get_device_properties(device)
-        return props.name, props.multi_processor_count
-    return "cpu", 132  # the interpreter: size splits as for an H100/H200
-
-
 DEFAULTS = FAST_DEFAULTS
 
 
@@ -96,36 +85,24 @@ def triton_mla_fast(inp: VerifyInputs, split_len: int | None = None, min_split_l
     """Split-KV verify with all query rows of a request sharing each KV tile.
 
     Launch parameters (block_m, block_n, num_warps, num_stages, programs_per_sm): `launch`,
-    else the tuned entry for this GPU (kernels/data/tuned.json), else DEFAULTS.
+    else kernels.launch.fast_launch_config for this GPU and architecture (tuned entries in
+    kernels/data/tuned.json, else the architecture's default).
     """
     w = inp.workload
-    unknown = set(launch) - set(DEFAULTS)
-    if unknown:
-        raise TypeError(f"triton_mla_fast: unknown launch parameters {sorted(unknown)}")
-    device_name, sm_count = _device_facts(inp.q.device)
-    tuned = tuned_config("triton_mla_fast", device_name, w.heads, w.page_size)
-    cfg = {**DEFAULTS, **tuned, **launch}
-    block_m, block_n = cfg["block_m"], cfg["block_n"]
     if w.page_size & (w.page_size - 1):
         raise ValueError(f"triton_mla_fast needs a power-of-two page_size (1, 16, 64, ...), got {w.page_size}")
     if w.v_dim & (w.v_dim - 1) or w.rope_dim & (w.rope_dim - 1):
         raise ValueError("triton_mla_fast needs power-of-two kv_lora_rank and rope_dim (MLA: 512 + 64)")
-    m = w.q_len * w.heads
-    m_blocks = triton.cdiv(m, block_m)
-    if split_len is None:
-        split_len, splits = plan_splits(max(w.kv_lens), w.batch, m_blocks, sm_count,
-                                        block_n, cfg["programs_per_sm"], min_split_len)
-    else:
-        split_len = triton.cdiv(split_len, block_n) * block_n
-        splits = triton.cdiv(max(w.kv_lens), split_len)
-    total_rows = w.batch * m
+    device_name, sm_count, arch = device_facts(inp.q.device)
+    split, combine = fast_specs(w, arch=arch, sm_count=sm_count, device_name=device_name, split_len=split_len,
+                                min_split_len=min_split_len, **launch)
+    splits, total_rows = split.grid[1], split.int_args["total_rows"]
     dev = inp.q.device
     part_o = torch.empty(splits, total_rows, w.v_dim, dtype=torch.float32, device=dev)
     part_lse = torch.empty(splits, total_rows, dtype=torch.float32, device=dev)
-    _fast_split_kernel[(m_blocks, splits, w.batch)](
+    _fast_split_kernel[split.grid](
         inp.q, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
-        inp.sm_scale * LOG2E, split_len, inp.page_table.stride(0), total_rows,
-        HEADS=w.heads, Q_LEN=w.q_len, PAGE_SIZE=w.page_size, D_LATENT=w.v_dim, D_ROPE=w.rope_dim,
-        BLOCK_M=block_m, BLOCK_N=block_n, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+        inp.sm_scale * LOG2E, split.int_args["split_len"], inp.page_table.stride(0), total_rows,
+        **split.constexprs, num_warps=split.num_warps, num_stages=split.num_stages)
     out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=dev)
-    return combine_splits(part_o, part_lse, out)
+    return combine_splits(part_o, part_lse, out, spec=combine)

@@ -181,14 +181,22 @@ def run_ncu(app: list[str], out_dir: Path, name: str = "profile", ncu: str | Non
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 env={**os.environ, **(env or {})}, bufsize=1)
         assert proc.stdout is not None
-        for line in proc.stdout:
-            line = line.rstrip("\n")
-            lines.append(line)
-            logf.write(line + "\n")
-            logf.flush()
-            if progress and line.startswith("==PROF=="):
-                progress(line)
-        returncode = proc.wait()
+        try:
+            for line in proc.stdout:
+                line = line.rstrip("\n")
+                lines.append(line)
+                logf.write(line + "\n")
+                logf.flush()
+                if progress and line.startswith("==PROF=="):
+                    progress(line)
+            returncode = proc.wait()
+        except BaseException:  # Ctrl-C (or an error) here: ncu and its child must not outlive us
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            raise
     error = classify_failure(lines, returncode, log)
     if error is not None:
         raise error

@@ -215,6 +215,12 @@ class RunDir:
 
 def default_run_name(kernel: str, workload) -> str:
     """`<kernel>-<ctx>-h<heads>-q<q_len>-p<page>[-b<batch>][-chain]-<UTC time>`."""
+    return f"{run_name(kernel, workload)}-{utc_stamp()}"
+
+
+def run_name(kernel: str, workload) -> str:
+    """`<kernel>-<ctx>-h<heads>-q<q_len>-p<page>[-b<batch>][-chain]`: the same name for the same
+    kernel and workload (a sweep's point folders; a rerun finds them). The seed is not in it."""
     ctx = workload.ctx_len
     ctx_s = f"{ctx // 1024}k" if ctx % 1024 == 0 else str(ctx)
     if workload.ctx_lens:
@@ -224,7 +230,7 @@ def default_run_name(kernel: str, workload) -> str:
         parts.append(f"b{workload.batch}")
     if workload.tree_mask != "tree":
         parts.append(workload.tree_mask)
-    return "-".join(parts + [utc_stamp()])
+    return "-".join(parts)
 
 
 class RunWriter:

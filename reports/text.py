@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+from reports.table import align
 from roofline.analysis import Analysis
 
 WRAP = 100  # text width for rule text and notes
@@ -52,13 +53,6 @@ def short_names(names: list[str], width: int = 40) -> list[str]:
 def wrap(text: str, indent: str = "    ") -> list[str]:
     """Text wrapped at word boundaries, continuation lines indented; nothing is cut."""
     return textwrap.wrap(text, WRAP, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
-
-
-def align(rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def hierarchy_line(h: dict) -> str:
@@ -143,3 +137,20 @@ def render_projection(p: dict) -> str:
     if p.get("kernel_model"):
         out += wrap(f"  {p['kernel_model']['explanation']}")
     return "\n".join(out)
+
+
+def render_resources(r: dict) -> str:
+    """`roofline compile`: one row per launch, then what does not fit and why."""
+    rows = [["launch", "grid", "warps", "stages", "regs", "spill B", "smem KB", "mma", "blocks/SM", "limited by",
+             "waves", "fits"]]
+    for x in r["launches"]:
+        rows.append([x["name"], "x".join(map(str, x["grid"])), str(x["threads"] // 32), str(x["num_stages"]),
+                     str(x["registers"]), str(x["spill_bytes"]), f"{x['shared_bytes'] / 1024:.1f}", x["mma"],
+                     str(x["blocks_per_sm"]), x["limited_by"], _fmt(x["waves"], ".2f"), "yes" if x["fits"] else "NO"])
+    lines = [f"{r['kernel']} on {r['arch']} (grid sized for {r['gpu']}, {r['sm_count']} SMs), compiled with triton "
+             f"{r['triton']} without a GPU", align(rows)]
+    for x in r["launches"]:
+        lines += [f"{x['name']} does not fit: {p}" for p in x["problems"]]
+    lines.append("smem = the kernel's own shared memory per block; the driver adds 1 KB per block "
+                 "(ncu: launch__shared_mem_per_block = dynamic + static + driver)")
+    return "\n".join(lines)

@@ -5,6 +5,8 @@
     run.kernels                                          # one row per kernel, with bound and cause
     run.launches                                         # one row per launch, units in column names
     run = roofline.profile(kernel="triton_mla", ctx="128k")   # on a GPU box with ncu
+    cmp = roofline.compare(base_run_or_path, head_run_or_path, fail_if_slower_pct=5)
+    cmp.speedup, cmp.passed, cmp.to_dict()               # step, kernels (value, delta %, noise), gate
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from profiler.errors import ProfilerError, ReportError
 from profiler.rundir import (ANALYSIS, HARNESS, LAUNCHES, Manifest, RunDir, RunDirError, RunSpec, RunWriter,
                              default_run_name)
 from roofline.analysis import Analysis, summarize
+from roofline.comparison import CompareError, Comparison, compare  # noqa: F401 (public API)
 
 SAMPLE_RUN = "data/samples/h200-triton_mla-128k"
 KERNEL_COLUMNS = ["kernel", "label", "source", "launches", "duration_ms", "grid_size", "block_size", "dram_gbps", "dram_throughput_pct",
@@ -151,8 +154,12 @@ def make_workload(ctx: int | str = "128k", **fields) -> VerifyWorkload:
 
 def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: int = 3,
             out: str | Path | None = None, force: bool = False, ncu: str | None = None,
-            progress: Callable[[str], None] | None = None, **workload_fields) -> Run:
+            progress: Callable[[str], None] | None = None, env: dict[str, str] | None = None,
+            command: list[str] | None = None, **workload_fields) -> Run:
     """Run `kernel` on `workload` under Nsight Compute in a child process and return the new run.
+
+    `env` is added to the profiled child's environment (e.g. CUDA_VISIBLE_DEVICES); `command` is
+    the command recorded in spec.json as the one that made the run (default: sys.argv).
 
     The run is written atomically (see profiler/rundir.py): on failure or Ctrl-C it is kept under
     `<out>.failed-<time>` with its log, and an existing `out` is never touched unless `force`.
@@ -170,12 +177,12 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
     started = time.time()
     try:
         spec = RunSpec(kernel=name, workload=json.loads(workload.to_json()), iterations=iterations,
-                       created=writer.manifest.created, command=tuple(sys.argv))
+                       created=writer.manifest.created, command=tuple(command or sys.argv))
         spec_file = writer.write_spec(spec)
         app = [sys.executable, "-m", "profiler.harness", "--spec", str(spec_file), "--kernel", name,
                "--iters", str(iterations), "--info", str(writer.path / HARNESS)]
         say(f"[1/3] profiling {name} ({workload.describe()}) under ncu -> {writer.final}")
-        ncu_run = run_ncu(app, writer.path, ncu=ncu, progress=say)
+        ncu_run = run_ncu(app, writer.path, ncu=ncu, progress=say, env=env)
         writer.log_command(ncu_run.command)
         writer.add_log(ncu_run.log)
         writer.manifest.tools["ncu"] = {"path": ncu_run.command[0], "version": ncu_version(ncu_run.command[0])}
@@ -205,3 +212,11 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
         raise
     say(f"[3/3] wrote {final} in {time.time() - started:.1f} s")
     return load(final)
+
+
+def report(run: "Run | str | Path | None" = None, out: str | Path | None = None, force: bool = False) -> list[Path]:
+    """A GitHub-flavoured markdown report of a run (or of what `load(path)` reads) with roofline and
+    stall charts beside it; never replaces an existing report unless `force`. See roofline/reporting.py."""
+    from roofline.reporting import report as write_report
+
+    return write_report(run, out, force=force)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
 import time
 from datetime import datetime, timezone
-from importlib import resources
 from pathlib import Path
 
 import click
@@ -15,7 +15,7 @@ import click
 from kernels.registry import KERNELS, UnknownKernel, get_kernel
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
 from profiler.errors import ProfilerError
-from roofline.gpus import UnknownGpu, get_gpu
+from roofline.gpus import MeasuredFileError, UnknownGpu, get_gpu
 
 class CtxLen(click.ParamType):
     name = "ctx_len"
@@ -93,22 +93,39 @@ def kernels_cmd(fmt: str) -> None:
 @main.command("check")
 @click.option("--kernel", default="triton_mla", show_default=True)
 @workload_options
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cuda", show_default=True,
-              help="cpu runs Triton's interpreter (TRITON_INTERPRET=1)")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default=None,
+              help="default: cuda when torch sees a GPU; cpu runs Triton's interpreter (TRITON_INTERPRET=1, slow)")
 @click.option("--dtype", type=click.Choice(["bf16", "fp16", "fp32"]), default=None,
-              help="default: bf16 on cuda, fp16 on cpu (the interpreter gets bf16 dots wrong)")
+              help="default: bf16 on cuda, fp16 on cpu (bf16 refused there: the interpreter gets bf16 dots wrong)")
+@click.option("--allow-slow", is_flag=True, help="run the interpreter above its size limit (minutes)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def check_cmd(kernel, device, dtype, fmt, **wkw) -> None:
+def check_cmd(kernel, device, dtype, allow_slow, fmt, **wkw) -> None:
     """Run a kernel and torch_ref on the same random inputs; exit 1 when they disagree."""
     name = kernel_name(kernel)
     workload = make_workload(**wkw)
     need_kernels("check")
+    from kernels.device import DeviceError, interpreter_max_ctx, interpreter_too_slow, pick_device, pick_dtype
+
+    try:
+        device = pick_device(device)
+    except DeviceError as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        dtype = pick_dtype(device, dtype)
+    except DeviceError as exc:
+        raise click.UsageError(str(exc)) from None
     if device == "cpu":
+        too_slow = interpreter_too_slow(workload)
+        if too_slow and not allow_slow:
+            fits = interpreter_max_ctx(workload)
+            smaller = f"--ctx {fits} or less" if fits else "fewer --heads or a smaller --batch"
+            raise click.UsageError(f"{too_slow}: use {smaller}, or --allow-slow to run it anyway")
         os.environ["TRITON_INTERPRET"] = "1"  # before the kernel module imports triton
-        dtype = dtype or "fp16"
         if fmt == "text":
-            progress("note: on cpu the kernel runs in Triton's interpreter with fp16 inputs "
+            progress(f"note: on cpu the kernel runs in Triton's interpreter with {dtype} inputs "
                      "(its bf16 dots are wrong, triton-lang/triton#11584); bf16 is checked on the GPU")
+            if too_slow:
+                progress(f"note: --allow-slow: {too_slow}")
     from kernels.check import check_kernel
     try:
         result = check_kernel(name, workload, device=device, dtype=dtype)
@@ -191,11 +208,27 @@ def _gpu(name: str):
         return get_gpu(name)
     except UnknownGpu as exc:
         raise click.UsageError(str(exc)) from None
+    except MeasuredFileError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _gpu_option(ctx, param, value):
+    """Check a GPU-name option before any work; an empty name is an error naming the option."""
+    if value is None:
+        return None
+    try:
+        get_gpu(value)
+    except UnknownGpu as exc:
+        raise click.BadParameter(str(exc) if value.strip() else f"needs a GPU name; {str(exc).split('; ')[-1]}",
+                                 ctx, param) from None
+    except MeasuredFileError as exc:
+        raise click.ClickException(str(exc)) from None
+    return value
 
 
 @main.command("analyze")
 @click.argument("path", type=click.Path(), required=False)
-@click.option("--project-to", default=None, help="also project the kernels onto this GPU (e.g. rtx-pro-6000)")
+@click.option("--project-to", default=None, callback=_gpu_option, help="also project the kernels onto this GPU (e.g. rtx-pro-6000)")
 @click.option("--allow-incomplete", is_flag=True,
               help="analyze a report holding fewer launches than its run asked for (marked complete: false)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
@@ -272,8 +305,10 @@ def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, q_len, out_dir) -> 
 @workload_options
 @click.option("--layers", type=int, default=1, show_default=True)
 @click.option("--gpu", "gpu_name", default="h200", show_default=True, help="short name; see `roofline gpus`")
+@click.option("--compile", "compile_", is_flag=True,
+              help="compile the kernel for the GPU's architecture (needs triton) for blocks per SM")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
+def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     """The floor the hardware allows for a verify workload, and a kernel's own model (no GPU needed)."""
     import dataclasses
 
@@ -292,7 +327,13 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
     out["ceilings"] = [dataclasses.asdict(c) for c in gpu.ceilings()]
     model = None
     if kernel is not None:
-        model = kernel_model(kernel, workload, gpu)
+        compiled = None
+        if compile_:
+            from roofline.resources import kernel_resources
+
+            need_kernels("model --compile")
+            compiled = kernel_resources(kernel, workload, gpu.arch, gpu)
+        model = kernel_model(kernel, workload, gpu, compiled)
         out["kernel_model"] = {**dataclasses.asdict(model), "time_ms_all_layers": model.time_ms * layers,
                                "gap_to_floor": model.time_ms * layers / floor.floor_ms,
                                "assumption": assumption_note(model, gpu)}
@@ -312,12 +353,40 @@ def model_cmd(kernel, layers, gpu_name, fmt, **wkw) -> None:
                    f"  time ~ {model.time_ms * layers:.3f} ms at one SM's fair share of bandwidth, "
                    f"limited by {model.limited_by}: "
                    f"{model.time_ms * layers / floor.floor_ms:.1f}x the floor\n  {model.notes}\n"
-                   f"  this {assumption_note(model, gpu)}")
+                   f"  this {assumption_note(model, gpu)}\n"
+                   f"  {model.arch} grid {'x'.join(map(str, model.grid))}, {model.blocks_per_sm} block(s) per SM; inputs:")
+        for name, value, kind, source in model.inputs:
+            click.echo(f"    {name} = {value} ({kind}): {source}")
+
+
+@main.command("compile")
+@click.option("--kernel", required=True, help="a registered Triton kernel (roofline kernels)")
+@click.option("--arch", required=True, type=click.Choice(["sm_90", "sm_100", "sm_120"]))
+@workload_options
+@click.option("--gpu", "gpu_name", default=None, help="size the grid for this GPU (default: the arch's reference GPU)")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def compile_cmd(kernel, arch, gpu_name, fmt, **wkw) -> None:
+    """Compile a kernel's launches for an architecture without a GPU: registers, spills, shared memory, MMA, fit."""
+    from reports.text import render_resources
+    from roofline.resources import kernel_resources
+
+    if importlib.util.find_spec("triton") is None:
+        raise click.ClickException("roofline compile needs triton: pip install 'roofline[kernels]'")
+    from kernels.xcompile import CompileError
+
+    name = kernel_name(kernel)
+    try:
+        r = kernel_resources(name, make_workload(**wkw), arch, _gpu(gpu_name) if gpu_name else None)
+    except (KeyError, ValueError) as exc:
+        raise click.UsageError(str(exc).strip("'\"")) from None
+    except CompileError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(json.dumps(r, indent=2) if fmt == "json" else render_resources(r))
 
 
 @main.command("calibrate")
 @click.option("--save/--no-save", default=True, show_default=True,
-              help="write roofline/data/measured/<gpu>.json, used as this GPU's ceilings from then on")
+              help="write $XDG_CONFIG_HOME/roofline/measured/<gpu>.json (~/.config/...), this GPU's ceilings from then on")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def calibrate_cmd(save, fmt) -> None:
     """Measure this GPU's ceilings: DRAM copy and read, L2-resident read, bf16 matmul (needs a GPU)."""
@@ -325,7 +394,7 @@ def calibrate_cmd(save, fmt) -> None:
     import torch
 
     from profiler.bench import measure_ceilings
-    from roofline.gpus import MEASURED_DIR, match_gpu
+    from roofline.gpus import match_gpu, save_measured
 
     if not torch.cuda.is_available():
         raise click.ClickException("roofline calibrate needs a CUDA GPU (torch sees none)")
@@ -338,9 +407,11 @@ def calibrate_cmd(save, fmt) -> None:
     if save:
         if gpu is None:
             raise click.ClickException(f"{c.device!r} is not in the catalogue: nothing to save it under")
-        path = Path(str(resources.files("roofline").joinpath(f"{MEASURED_DIR}/{gpu.short_name}.json")))
-        path.write_text(json.dumps(data, indent=2) + "\n")
-        progress(f"saved {path}")
+        try:
+            path = save_measured(gpu.short_name, data)
+        except OSError as exc:
+            raise click.ClickException(f"cannot save the measured ceilings: {exc}") from None
+        progress(f"saved {path} (`roofline gpus` reads it before the packaged numbers)")
     if fmt == "json":
         click.echo(json.dumps(data, indent=2))
     else:
@@ -385,10 +456,13 @@ def gpus_cmd(fmt) -> None:
     """The GPU catalogue: datasheet ceilings (dense tensor rates, boost clocks) and measured ones."""
     import dataclasses
 
-    from reports.text import align
-    from roofline.gpus import load_catalogue
+    from reports.table import align
+    from roofline.gpus import load_catalogue, user_measured_dir
 
-    gpus = load_catalogue()
+    try:
+        gpus = load_catalogue()
+    except MeasuredFileError as exc:
+        raise click.ClickException(str(exc)) from None
     if fmt == "json":
         click.echo(json.dumps([dataclasses.asdict(g) for g in gpus], indent=2))
         return
@@ -402,7 +476,22 @@ def gpus_cmd(fmt) -> None:
                      f"{g.fp8_dense_tflops:g}" if g.fp8_dense_tflops else "-", meas])
     click.echo(align(rows))
     click.echo("\ntensor rates dense (no sparsity), clocks boost; sources: roofline gpus --format json")
+    for g in gpus:
+        if g.measured_from:
+            mine = Path(g.measured_from).parent == user_measured_dir()
+            click.echo(f"{g.short_name} measured: {g.measured_from} "
+                       + ("(yours, from roofline calibrate --save)" if mine else "(packaged defaults)"))
+    click.echo(f"roofline calibrate --save writes to {user_measured_dir()}, read before the packaged numbers")
 
+
+# Commands that live in modules of their own.
+from roofline.cli_compare import compare_cmd  # noqa: E402
+from roofline.cli_report import report_cmd  # noqa: E402
+from roofline.cli_sweep import sweep_cmd  # noqa: E402
+
+main.add_command(compare_cmd)
+main.add_command(report_cmd)
+main.add_command(sweep_cmd)
 
 if __name__ == "__main__":
     main()

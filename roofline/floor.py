@@ -33,11 +33,11 @@ def workload_floor(w: VerifyWorkload, gpu: GpuSpec, layers: int = 1, bandwidth: 
     `bandwidth` and `peak` override the catalogue's ceilings (e.g. ones measured in the same run).
     """
     elem = DTYPE_BYTES[w.dtype]
-    kv_bytes = sum(w.kv_lens) * w.token_bytes * layers
+    kv_bytes = w.kv_tokens * w.token_bytes * layers  # closed form: no per-request list, any batch
     io_bytes = w.batch * w.q_len * w.heads * (w.head_dim + w.v_dim) * elem * layers
     # Query i of a request sees the prefix plus its ancestors; count the whole draft block
     # (an upper bound by at most q_len tokens per query: negligible next to ctx_len).
-    visible = sum(w.q_len * kv for kv in w.kv_lens)
+    visible = w.q_len * w.kv_tokens
     flops = 2 * w.heads * visible * (w.head_dim + w.v_dim) * layers
     bw, peak = bandwidth or gpu.dram_ceiling(), peak or gpu.bf16_ceiling()
     memory_ms = (kv_bytes + io_bytes) / (bw.value * 1e9) * 1e3

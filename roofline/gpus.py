@@ -1,13 +1,16 @@
 """The GPU catalogue: datasheet ceilings with sources (data/gpus.json), plus measured ceilings
-from `roofline calibrate` (data/measured/<short_name>.json) where they exist."""
+where they exist: the user's own from `roofline calibrate --save` (user_measured_dir()) first,
+then the ones shipped with the package (data/measured/<short_name>.json, the project's H200)."""
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 
-MEASURED_DIR = "data/measured"
+PACKAGED_MEASURED_DIR = "data/measured"  # inside the package: defaults, never written at run time
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,7 @@ class GpuSpec:
     match: tuple[str, ...] = ()
     sources: dict = field(default_factory=dict)
     measured: dict = field(default_factory=dict)
+    measured_from: str = ""  # the file `measured` came from ("" when there is none)
 
     def dram_ceiling(self) -> Ceiling:
         """Measured streaming-read bandwidth when calibrated, else the datasheet's."""
@@ -68,15 +72,57 @@ class UnknownGpu(KeyError):
         return f"unknown GPU {self.args[0]!r}; known: {', '.join(g.short_name for g in load_catalogue())}"
 
 
-def _measured(short_name: str) -> dict:
-    f = resources.files("roofline").joinpath(f"{MEASURED_DIR}/{short_name}.json")
-    return json.loads(f.read_text()) if f.is_file() else {}
+class MeasuredFileError(ValueError):
+    """A measured-ceilings file that cannot be read."""
+
+
+def user_measured_dir() -> Path:
+    """Where `roofline calibrate --save` writes: $XDG_CONFIG_HOME/roofline/measured (~/.config/... by default)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "roofline" / "measured"
+
+
+def packaged_measured_file(short_name: str) -> str:
+    return str(resources.files("roofline").joinpath(f"{PACKAGED_MEASURED_DIR}/{short_name}.json"))
+
+
+def _read_measured(path: str) -> dict:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise MeasuredFileError(f"{path}: cannot read measured ceilings ({exc}); "
+                                "rerun `roofline calibrate --save` or delete the file") from None
+    if not isinstance(data, dict):
+        raise MeasuredFileError(f"{path}: measured ceilings must be a JSON object")
+    return data
+
+
+def _measured(short_name: str) -> tuple[dict, str]:
+    """(ceilings, file): the user's own file first, then the packaged default; ({}, "") when neither."""
+    for path in (str(user_measured_dir() / f"{short_name}.json"), packaged_measured_file(short_name)):
+        if os.path.isfile(path):
+            return _read_measured(path), path
+    return {}, ""
+
+
+def save_measured(short_name: str, data: dict) -> Path:
+    """Write measured ceilings to the user's file (atomically) and return its path."""
+    path = user_measured_dir() / f"{short_name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(tmp, path)
+    return path
 
 
 def load_catalogue() -> list[GpuSpec]:
     data = json.loads(resources.files("roofline").joinpath("data/gpus.json").read_text())
-    return [GpuSpec(**{**g, "match": tuple(g.get("match", ())), "measured": _measured(g["short_name"])})
-            for g in data["gpus"]]
+    out = []
+    for g in data["gpus"]:
+        measured, source = _measured(g["short_name"])
+        out.append(GpuSpec(**{**g, "match": tuple(g.get("match", ())), "measured": measured,
+                              "measured_from": source}))
+    return out
 
 
 def get_gpu(short_name: str) -> GpuSpec:

@@ -1,11 +1,12 @@
 """Each kernel's own model: the bytes its algorithm moves (re-reads included), its grid against
-the GPU's SMs, and the time that implies. Plain arithmetic on the launch shapes in kernels/plan.py.
+the GPU's SMs, and the time that implies. Plain arithmetic on the launches kernels/launch.py
+describes for the GPU's architecture (the ones the launchers run and `roofline compile` compiles).
 
 Time model (an estimate, not a bound): the larger of
 - all bytes the algorithm moves through the memory system / DRAM bandwidth, and
-- the serial work of one program: its bytes / (DRAM bandwidth / SMs), times the waves
-  (ceil(programs / SMs), one program per SM): each program streams at its SM's fair share of
-  DRAM bandwidth. A lone SM can draw more than that, and a latency-bound one less (triton_mla on
+- the serial work of one program: its bytes / (DRAM bandwidth / SMs / programs resident per SM),
+  times the waves (ceil(programs / (SMs x blocks per SM)); blocks per SM from a compile for the
+  arch, else 1): each SM streams at its fair share of DRAM bandwidth. A lone SM can draw more than that, and a latency-bound one less (triton_mla on
   the H200 drew 10 GB/s per program against a 34 GB/s share), so compare with a profile.
 """
 
@@ -13,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kernels.plan import (DECODE_BLOCK_H, DECODE_KV_SPLITS, EXTEND_BLOCK_M, FAST_DEFAULTS, FAST_MIN_SPLIT_LEN,
-                          cdiv, plan_splits)
+from kernels.launch import ARCHS, TUNED_REFERENCE, launch_specs
+from kernels.plan import cdiv
 from kernels.spec import VerifyWorkload
 from roofline.gpus import GpuSpec
 
@@ -33,46 +34,81 @@ class KernelModel:
     time_ms: float
     limited_by: str  # "bandwidth" or "serial program" (too few programs for the bytes each walks)
     notes: str
+    arch: str = ""  # the launch configuration's architecture
+    grid: tuple = ()  # of the main launch
+    blocks_per_sm: int = 1  # resident programs per SM: from a compile of this arch, else assumed 1
+    inputs: tuple = ()  # (name, value, kind, source): kind datasheet | measured | derived | unconfirmed
 
 
-def kernel_model(kernel: str, w: VerifyWorkload, gpu: GpuSpec) -> KernelModel:
-    kv = [n * w.token_bytes for n in w.kv_lens]
-    kv_total = sum(kv)
-    if kernel == "triton_mla":
-        per_req = w.heads * cdiv(w.q_len, EXTEND_BLOCK_M)
-        programs = w.batch * per_req
-        moved = per_req * kv_total
-        unique, per_program = kv_total, max(kv)
-        notes = (f"grid (batch, heads, cdiv(q_len, {EXTEND_BLOCK_M})): each program walks its request's whole "
-                 f"prefix, so the KV is read {per_req}x (once per head)")
-    elif kernel == "triton_mla_decode":
-        per_row = cdiv(w.heads, DECODE_BLOCK_H)
-        programs = w.batch * w.q_len * per_row * DECODE_KV_SPLITS
-        scratch = 2 * DECODE_KV_SPLITS * w.batch * w.q_len * w.heads * (w.v_dim + 1) * PARTIAL_BYTES
-        moved = w.q_len * per_row * kv_total + scratch
-        unique, per_program = kv_total + scratch, max(kv) / DECODE_KV_SPLITS
-        notes = (f"each of the q_len={w.q_len} draft rows re-reads the prefix ({w.q_len * per_row}x the KV), "
-                 f"{DECODE_KV_SPLITS} splits per row, fp32 partials merged by a second kernel")
+def _kind(source: str) -> str:
+    """How gpus.json labels a number: 'derived', 'lead'/'unconfirmed' (unconfirmed), else datasheet."""
+    s = source.lower()
+    return "unconfirmed" if ("unconfirmed" in s or "lead" in s) else "derived" if "derived" in s else "datasheet"
+
+
+def _inputs(kernel: str, gpu: GpuSpec, arch: str, bw, blocks_per_sm: int, compiled: dict | None) -> tuple:
+    out = [("sm_count", gpu.sm_count, _kind(gpu.sources.get("sm_count", "")), gpu.sources.get("sm_count", "")),
+           ("dram_gbps", bw.value, bw.kind if bw.kind == "measured" else _kind(bw.source), bw.source)]
+    if arch != gpu.arch:
+        out.append(("launch configuration", arch, "unconfirmed", f"no launch configuration for {gpu.arch}; {arch}'s used"))
+    elif kernel == "triton_mla_fast" and arch in TUNED_REFERENCE:
+        out.append(("launch configuration", arch, "measured", f"tuned on the {TUNED_REFERENCE[arch]} (kernels/data/tuned.json)"))
     elif kernel == "triton_mla_fast":
-        cfg = FAST_DEFAULTS
-        m_blocks = cdiv(w.q_len * w.heads, cfg["block_m"])
-        split_len, splits = plan_splits(max(w.kv_lens), w.batch, m_blocks, gpu.sm_count, cfg["block_n"],
-                                        cfg["programs_per_sm"], FAST_MIN_SPLIT_LEN)
-        programs = m_blocks * splits * w.batch
+        out.append(("launch configuration", arch, "unconfirmed",
+                    f"kernels.launch.FAST_ARCH_CONFIGS[{arch!r}]: chosen to fit {arch}'s limits, untuned"))
+    else:
+        out.append(("launch configuration", arch, "derived", f"kernels.launch for {arch} (SGLang's shape)"))
+    if compiled:
+        out.append(("blocks_per_sm", blocks_per_sm, "derived",
+                    f"compiled for {arch} with triton {compiled['triton']} (roofline compile), limits from the CUDA guide"))
+    else:
+        out.append(("blocks_per_sm", blocks_per_sm, "unconfirmed", "assumed 1; roofline model --compile derives it"))
+    return tuple(out)
+
+
+def kernel_model(kernel: str, w: VerifyWorkload, gpu: GpuSpec, compiled: dict | None = None) -> KernelModel:
+    """`compiled`: roofline.resources.kernel_resources(kernel, w, gpu.arch, gpu) for blocks per SM; else 1."""
+    arch = gpu.arch if gpu.arch in ARCHS else "sm_90"
+    specs = launch_specs(kernel, w, arch, gpu.sm_count)
+    main = specs[0]
+    blocks_per_sm = compiled["launches"][0]["blocks_per_sm"] if compiled else 1
+    kv_total, kv_max = w.kv_tokens * w.token_bytes, w.max_kv_len * w.token_bytes  # closed form, any batch
+    programs = main.programs
+    if kernel == "triton_mla":
+        per_req = programs // w.batch
+        moved = per_req * kv_total
+        unique, per_program = kv_total, kv_max
+        notes = (f"grid (batch, heads, cdiv(q_len, {main.constexprs['BLOCK_M']})): each program walks its request's "
+                 f"whole prefix, so the KV is read {per_req}x (once per head)")
+    elif kernel == "triton_mla_decode":
+        per_row = cdiv(w.heads, main.constexprs["BLOCK_H"])
+        splits = main.constexprs["KV_SPLITS"]
+        scratch = 2 * splits * w.batch * w.q_len * w.heads * (w.v_dim + 1) * PARTIAL_BYTES
+        moved = w.q_len * per_row * kv_total + scratch
+        unique, per_program = kv_total + scratch, kv_max / splits
+        notes = (f"each of the q_len={w.q_len} draft rows re-reads the prefix ({w.q_len * per_row}x the KV), "
+                 f"{splits} splits per row, fp32 partials merged by a second kernel")
+    else:
+        m_blocks, splits, _ = main.grid
+        split_len, block_m = main.int_args["split_len"], main.constexprs["BLOCK_M"]
         scratch = 2 * splits * w.batch * w.q_len * w.heads * (w.v_dim + 1) * PARTIAL_BYTES
         moved = m_blocks * kv_total + scratch
         unique, per_program = kv_total + scratch, split_len * w.token_bytes
-        notes = (f"default launch parameters; {m_blocks} M block(s) of {cfg['block_m']} rows share each KV tile (re-reads hit L2 when they "
+        notes = (f"{arch} launch: {m_blocks} M block(s) of {block_m} rows share each KV tile (re-reads hit L2 when they "
                  f"run together); {splits} splits of {split_len} tokens; fp32 partials + LSE merged after")
-    else:
-        raise KeyError(f"no model for kernel {kernel!r}; models exist for triton_mla, triton_mla_decode, triton_mla_fast")
-    bw = gpu.dram_ceiling().value * 1e9
-    waves = programs / gpu.sm_count
+    ceiling = gpu.dram_ceiling()
+    bw = ceiling.value * 1e9
+    slots = gpu.sm_count * blocks_per_sm
+    waves = programs / slots
+    # Each SM streams at its fair share of DRAM bandwidth, split among the programs resident on it.
+    resident = min(blocks_per_sm, cdiv(programs, gpu.sm_count))
     bandwidth_ms = moved / bw * 1e3
-    serial_ms = cdiv(programs, gpu.sm_count) * per_program / (bw / gpu.sm_count) * 1e3
+    serial_ms = cdiv(programs, slots) * per_program / (bw / gpu.sm_count / resident) * 1e3
     return KernelModel(kernel=kernel, programs=programs, sm_count=gpu.sm_count, waves=waves, moved_bytes=moved,
                        unique_bytes=unique, per_program_bytes=per_program, time_ms=max(bandwidth_ms, serial_ms),
-                       limited_by="bandwidth" if bandwidth_ms >= serial_ms else "serial program", notes=notes)
+                       limited_by="bandwidth" if bandwidth_ms >= serial_ms else "serial program", notes=notes,
+                       arch=arch, grid=main.grid, blocks_per_sm=blocks_per_sm,
+                       inputs=_inputs(kernel, gpu, arch, ceiling, blocks_per_sm, compiled))
 
 
 def share_gbps(gpu: GpuSpec) -> float:

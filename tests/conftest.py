@@ -25,3 +25,9 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _own_config_home(tmp_path_factory, monkeypatch):
+    """Ceilings a user saved with `roofline calibrate --save` must not change what the tests see."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))

@@ -1,15 +1,50 @@
 #!/usr/bin/env bash
-# The README's main job: set up, then profile triton_mla at 128k where there is a GPU and
-# ncu, else analyze the bundled H200 capture. Extra arguments go to `roofline profile`.
+# The README's main job: set up, then profile triton_mla at 128k where there is a GPU and ncu,
+# else analyze the bundled H200 capture (saying why). Extra arguments go to `roofline profile`.
+#
+# Where it installs: into the active environment when that is a venv or conda env that already
+# holds torch (only the missing light dependencies are added, nothing of torch/triton is touched);
+# otherwise into its own venv, $ROOFLINE_VENV (default .venv), with --system-site-packages.
+# Offline (a GPU box without internet): put the wheels it lacks (e.g. ncu-report's) in .whl/ or
+# point $ROOFLINE_WHEELS at a folder of them; pip then installs from there only (--no-index).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m venv --system-site-packages .venv   # a GPU box's own torch/triton stay visible
-. .venv/bin/activate
-python -m pip install -q -e .
-if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 \
-   && python -c "import torch, triton; assert torch.cuda.is_available()" 2>/dev/null; then
-  roofline profile --kernel triton_mla --ctx 128k "$@"
+say() { echo "quickstart: $*" >&2; }
+
+wheels=${ROOFLINE_WHEELS:-}
+if [ -z "$wheels" ] && [ -d .whl ]; then wheels=.whl; fi
+pip_from=()
+if [ -n "$wheels" ]; then
+  [ -d "$wheels" ] || { say "ROOFLINE_WHEELS=$wheels is not a folder"; exit 1; }
+  pip_from=(--no-index --find-links "$wheels")
+  say "installing only from the wheels in $wheels (no package index)"
+fi
+
+decision=$(python3 tools/quickstart_env.py where)
+where=${decision%% *} why=${decision#* }
+say "$why"
+if [ "$where" = active ]; then
+  PY=$(python3 -c 'import sys; print(sys.executable)')
+  "$PY" -m pip --version >/dev/null 2>&1 || "$PY" -m ensurepip -q >/dev/null 2>&1 \
+    || { say "$PY has no pip and ensurepip failed: install pip into that environment first"; exit 1; }
+  mapfile -t lacking < <("$PY" tools/quickstart_env.py missing)
+  if [ "${#lacking[@]}" -gt 0 ]; then
+    say "adding what this environment lacks: ${lacking[*]}"
+    "$PY" -m pip install -q "${pip_from[@]}" "${lacking[@]}" \
+      || { say "could not install ${lacking[*]}${wheels:+ from $wheels}: put their wheels there (or go online) and rerun"; exit 1; }
+  fi
+  "$PY" -m pip install -q --no-deps --no-build-isolation -e .
 else
-  echo "no usable GPU here: analyzing the bundled H200 capture instead" >&2
-  roofline analyze
+  venv=${ROOFLINE_VENV:-.venv}
+  python3 -m venv --system-site-packages "$venv"
+  PY=$venv/bin/python
+  "$PY" -m pip install -q "${pip_from[@]}" -e .
+fi
+
+if blocker=$("$PY" tools/quickstart_env.py gpu); then
+  "$PY" -m roofline profile --kernel triton_mla --ctx 128k "$@"
+else
+  say "not profiling: $blocker"
+  say "analyzing the bundled H200 capture instead (roofline/data/samples/h200-triton_mla-128k)"
+  "$PY" -m roofline analyze
 fi

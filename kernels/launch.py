@@ -1,0 +1,211 @@
+"""What each Triton kernel launches, in plain Python (no torch, no triton): one `LaunchSpec` per
+jit function a kernel runs, for a workload on an architecture.
+
+The kernels' own launchers take grid, constexprs, num_warps, num_stages (and the split plan) from
+these functions, and `roofline compile` cross-compiles exactly these specs, so the two cannot
+drift apart. `signature` lists every runtime argument in the jit function's order with the
+Triton type it gets at run time (pointers with the workload's dtype); `int_args` holds the values
+of integer arguments that follow from the workload (strides, row counts, split lengths), which
+Triton specializes on (1 becomes a constant, multiples of 16 get a divisibility hint).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import import_module
+
+from kernels.plan import (DECODE_BLOCK_H, DECODE_KV_SPLITS, EXTEND_BLOCK_M, FAST_DEFAULTS, FAST_MIN_SPLIT_LEN,
+                          cdiv, plan_splits)
+from kernels.spec import VerifyWorkload
+from kernels.tuned import tuned_config
+
+ARCHS = ("sm_90", "sm_100", "sm_120")
+POINTER = {"bf16": "*bf16", "fp16": "*fp16", "fp32": "*fp32"}
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    name: str  # the @triton.jit function's name, as ncu reports it
+    target: str  # "module:attribute" of the jit function (imported only to compile or run it)
+    grid: tuple[int, ...]
+    signature: dict[str, str]  # runtime arguments in order -> Triton type ("*bf16", "i32", "fp32")
+    constexprs: dict[str, int]
+    num_warps: int
+    num_stages: int
+    int_args: dict[str, int] = field(default_factory=dict)
+
+    def key(self) -> tuple:
+        """Everything that decides the compiled code and the grid, as a hashable tuple."""
+        return (self.target, self.grid, tuple(self.signature.items()), tuple(sorted(self.constexprs.items())),
+                tuple(sorted(self.int_args.items())), self.num_warps, self.num_stages)
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    @property
+    def programs(self) -> int:
+        n = 1
+        for g in self.grid:
+            n *= g
+        return n
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.num_warps
+
+    def load(self):
+        module, attr = self.target.split(":")
+        return getattr(import_module(module), attr)
+
+
+def next_power_of_2(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+# --- the fast kernel's launch parameters per architecture --------------------------------------
+# Stand-in for issue 11 item 3 (`fast_launch_config`): sm_90 runs what tools/tune_fast.py measured
+# on the H200; sm_100 and sm_120 run configurations chosen to fit their limits, untuned.
+FAST_ARCH_CONFIGS = {
+    "sm_90": FAST_DEFAULTS,
+    "sm_100": FAST_DEFAULTS,  # 212 KB shared of 227 KB per block (roofline compile, triton 3.9); untuned
+    # sm_120 has 99 KB of shared memory per block: the sm_90 default needs 152 KB there, and
+    # block_n=64 tiles need >= 112 KB at any block_m >= 32; block_n=32 with 4 warps needs 76 KB.
+    "sm_120": dict(block_m=32, block_n=32, num_warps=4, num_stages=2, programs_per_sm=1.0),
+}
+# The GPU whose tuned entries (kernels/data/tuned.json) an architecture uses when the running GPU
+# has none of its own. Only Hopper has measured entries; nothing Hopper-tuned reaches sm_100/sm_120.
+TUNED_REFERENCE = {"sm_90": "NVIDIA H200"}
+
+
+def fast_launch_config(arch: str, heads: int, page_size: int, device_name: str | None = None) -> dict:
+    """block_m, block_n, num_warps, num_stages, programs_per_sm of triton_mla_fast on `arch`:
+    the running GPU's tuned entry, else its architecture's reference GPU's, else the arch default."""
+    tuned = tuned_config("triton_mla_fast", device_name, heads, page_size) if device_name else {}
+    if not tuned and arch in TUNED_REFERENCE:
+        tuned = tuned_config("triton_mla_fast", TUNED_REFERENCE[arch], heads, page_size)
+    return {**FAST_ARCH_CONFIGS.get(arch, FAST_DEFAULTS), **tuned}
+
+
+# triton_mla's key tile per architecture, as SGLang's extend kernel picks it for MLA (Lq = 576 > 256):
+# (32, 64) on sm_90 and later; 64-token tiles need 128 KB of shared memory, more than sm_120's
+# 99 KB per block, so sm_120 takes the (32, 32) SGLang uses on the 100 KB-shared sm_86/sm_89.
+EXTEND_BLOCK_N = {"sm_90": 64, "sm_100": 64, "sm_120": 32}
+
+
+def device_facts(device) -> tuple[str, int, str]:
+    """(name, SM count, "sm_XY") of a torch device; the CPU interpreter is sized as an H100/H200."""
+    return _device_facts(str(device))
+
+
+@lru_cache(maxsize=None)
+def _device_facts(device: str) -> tuple[str, int, str]:
+    import torch  # only a launcher calls this, with torch already loaded
+
+    dev = torch.device(device)
+    if dev.type != "cuda":
+        return "cpu", 132, "sm_90"
+    props = torch.cuda.get_device_properties(dev)
+    return props.name, props.multi_processor_count, f"sm_{props.major}{props.minor}"
+
+
+# --- one function per kernel ----------------------------------------------------------------------
+
+def combine_spec(splits: int, rows: int, v_dim: int, block_d: int = 128, block_s: int = 16) -> LaunchSpec:
+    """kernels/combine.py: one program per (row, BLOCK_D columns)."""
+    block_d = min(block_d, v_dim)
+    return LaunchSpec(
+        name="_combine_kernel", target="kernels.combine:_combine_kernel", grid=(rows, cdiv(v_dim, block_d)),
+        signature={"PartO": "*fp32", "PartLse": "*fp32", "Out": "*bf16", "total_rows": "i32", "num_splits": "i32"},
+        constexprs=dict(D=v_dim, BLOCK_D=block_d, BLOCK_S=block_s), num_warps=4, num_stages=3,
+        int_args={"total_rows": rows, "num_splits": splits})
+
+
+def _with_out_dtype(spec: LaunchSpec, dtype: str) -> LaunchSpec:
+    return LaunchSpec(**{**spec.__dict__, "signature": {**spec.signature, "Out": POINTER[dtype]}})
+
+
+def extend_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int | None = None, block_m: int = EXTEND_BLOCK_M,
+                 block_n: int | None = None, num_warps: int = 8, num_stages: int = 1) -> list[LaunchSpec]:
+    """triton_mla: grid (batch, heads, q blocks), one kernel. block_n: EXTEND_BLOCK_N for `arch`."""
+    block_n = block_n or EXTEND_BLOCK_N.get(arch, 64)
+    p = POINTER[w.dtype]
+    return [LaunchSpec(
+        name="_verify_extend_kernel", target="kernels.triton_mla:_verify_extend_kernel",
+        grid=(w.batch, w.heads, cdiv(w.q_len, block_m)),
+        signature={"Q": p, "KV": p, "TokenSlots": "*i32", "KVIndptr": "*i32", "TreeMask": "*i8", "Out": p,
+                   "qk_scale": "fp32", "stride_qt": "i32", "stride_qh": "i32", "stride_kv": "i32",
+                   "stride_ot": "i32", "stride_oh": "i32"},
+        constexprs=dict(Q_LEN=w.q_len, D_LATENT=w.v_dim, D_ROPE=w.rope_dim, BLOCK_M=block_m, BLOCK_N=block_n,
+                        BLOCK_Q=max(16, next_power_of_2(w.q_len))),
+        num_warps=num_warps, num_stages=num_stages,
+        int_args={"stride_qt": w.heads * w.head_dim, "stride_qh": w.head_dim, "stride_kv": w.head_dim,
+                  "stride_ot": w.heads * w.v_dim, "stride_oh": w.v_dim})]
+
+
+def decode_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int | None = None,
+                 kv_splits: int = DECODE_KV_SPLITS, block_h: int = DECODE_BLOCK_H, block_n: int = 32,
+                 num_warps: int = 4, num_stages: int = 2) -> list[LaunchSpec]:
+    """triton_mla_decode: split-KV stage 1 over every draft row, then the combine kernel."""
+    if kv_splits < 1:
+        raise ValueError(f"kv_splits must be >= 1, got {kv_splits}")
+    p = POINTER[w.dtype]
+    total_rows = w.batch * w.q_len * w.heads
+    stage1 = LaunchSpec(
+        name="_decode_stage1", target="kernels.triton_mla_decode:_decode_stage1",
+        grid=(w.batch * w.q_len, cdiv(w.heads, block_h), kv_splits),
+        signature={"Q": p, "KV": p, "TokenSlots": "*i32", "KVIndptr": "*i32", "TreeMask": "*i8",
+                   "PartO": "*fp32", "PartLse": "*fp32", "qk_scale": "fp32", "stride_qt": "i32",
+                   "stride_qh": "i32", "stride_kv": "i32", "total_rows": "i32"},
+        constexprs=dict(HEADS=w.heads, Q_LEN=w.q_len, D_LATENT=w.v_dim, D_ROPE=w.rope_dim, BLOCK_H=block_h,
+                        BLOCK_N=block_n, KV_SPLITS=kv_splits),
+        num_warps=num_warps, num_stages=num_stages,
+        int_args={"stride_qt": w.heads * w.head_dim, "stride_qh": w.head_dim, "stride_kv": w.head_dim,
+                  "total_rows": total_rows})
+    return [stage1, _with_out_dtype(combine_spec(kv_splits, total_rows, w.v_dim), w.dtype)]
+
+
+def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, device_name: str | None = None,
+               split_len: int | None = None, min_split_len: int = FAST_MIN_SPLIT_LEN, **launch) -> list[LaunchSpec]:
+    """triton_mla_fast: the split kernel (its split plan in int_args['split_len']), then the combine.
+
+    Launch parameters: `launch`, else fast_launch_config(arch, heads, page_size, device_name)."""
+    unknown = set(launch) - set(FAST_DEFAULTS)
+    if unknown:
+        raise TypeError(f"triton_mla_fast: unknown launch parameters {sorted(unknown)}")
+    cfg = {**fast_launch_config(arch, w.heads, w.page_size, device_name), **launch}
+    block_m, block_n = cfg["block_m"], cfg["block_n"]
+    m = w.q_len * w.heads
+    m_blocks = cdiv(m, block_m)
+    max_kv = w.max_kv_len  # closed form: no per-request list at any batch
+    if split_len is None:
+        split_len, splits = plan_splits(max_kv, w.batch, m_blocks, sm_count, block_n, cfg["programs_per_sm"],
+                                        min_split_len)
+    else:
+        split_len = cdiv(split_len, block_n) * block_n
+        splits = cdiv(max_kv, split_len)
+    total_rows = w.batch * m
+    p = POINTER[w.dtype]
+    split = LaunchSpec(
+        name="_fast_split_kernel", target="kernels.triton_mla_fast:_fast_split_kernel",
+        grid=(m_blocks, splits, w.batch),
+        signature={"Q": p, "KV": p, "PageTable": "*i32", "KVLens": "*i32", "TreeMask": "*i8", "PartO": "*fp32",
+                   "PartLse": "*fp32", "qk_scale": "fp32", "split_len": "i32", "stride_pt": "i32",
+                   "total_rows": "i32"},
+        constexprs=dict(HEADS=w.heads, Q_LEN=w.q_len, PAGE_SIZE=w.page_size, D_LATENT=w.v_dim, D_ROPE=w.rope_dim,
+                        BLOCK_M=block_m, BLOCK_N=block_n),
+        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+        int_args={"split_len": split_len, "stride_pt": cdiv(max_kv, w.page_size), "total_rows": total_rows})
+    return [split, _with_out_dtype(combine_spec(splits, total_rows, w.v_dim), w.dtype)]
+
+
+SPECS = {"triton_mla": extend_specs, "triton_mla_decode": decode_specs, "triton_mla_fast": fast_specs}
+
+
+def launch_specs(kernel: str, w: VerifyWorkload, arch: str, sm_count: int = 132) -> list[LaunchSpec]:
+    """Every Triton launch of registered kernel `kernel` for `w` on `arch`, in launch order."""
+    if kernel not in SPECS:
+        raise KeyError(f"{kernel!r} launches no Triton kernel; Triton kernels: {', '.join(SPECS)}")
+    if arch not in ARCHS:
+        raise ValueError(f"unknown architecture {arch!r}; known: {', '.join(ARCHS)}")
+    return SPECS[kernel](w, arch=arch, sm_count=sm_count)

@@ -1,0 +1,234 @@
+"""Charts of an analysis (a dict from `Analysis.to_dict()`): the roofline and the warp stalls.
+
+matplotlib is imported inside the functions that draw (Agg backend), so the commands that only
+read reports never pay for it. Output is deterministic: no dates in the files, a fixed SVG hash
+salt, so rerunning a report gives the same bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from statistics import median
+
+from reports.meta import KINDS, Roof
+
+MAX_KERNELS = 10  # on a chart; the tables list every kernel
+LEVEL_COLOR = {"DRAM": "tab:blue", "L2": "tab:green", "L1": "tab:purple", "tensor": "tab:red",
+               "fp32": "tab:orange"}
+KIND_STYLE = {"report": "-", "datasheet": "--", "measured": ":"}
+KERNEL_COLORS = ["black", "tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab:gray",
+                 "darkgoldenrod", "navy", "maroon", "teal"]
+STALL_COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
+                "#ff9da7", "#9c755f", "#bab0ac"]
+RC = {"svg.hashsalt": "roofline-report", "svg.fonttype": "none", "font.family": "DejaVu Sans", "font.size": 9,
+      "axes.titlesize": 10, "figure.dpi": 120, "savefig.dpi": 120}
+
+
+class ChartError(RuntimeError):
+    """matplotlib is missing or a chart could not be written."""
+
+
+def kernel_label(index: int, name: str, width: int = 38) -> str:
+    """'K1 name', the name cut in the middle to `width` characters (its head and its tail, where
+    variants differ, stay): the same label in tables and charts."""
+    if len(name) > width:
+        tail = (width - 1) // 2
+        name = name[:width - 1 - tail] + "…" + name[-tail:]
+    return f"K{index + 1} {name}"
+
+
+def report_roofs(analysis: dict) -> list[Roof]:
+    """The report's own peaks (ncu's per-cycle peak x clock), median over the kernels that have them."""
+    by_level: dict[str, list[float]] = {}
+    for k in analysis.get("kernels", []):
+        h = k.get("hierarchy") or {}
+        for lv in h.get("levels", []):
+            if lv.get("peak_gbps"):
+                by_level.setdefault(lv["level"], []).append(lv["peak_gbps"])
+        if not h.get("levels") and k.get("dram_peak_gbps"):
+            by_level.setdefault("DRAM", []).append(k["dram_peak_gbps"])
+        if h.get("compute_peak_tflops"):
+            by_level.setdefault(h["compute_kind"], []).append(h["compute_peak_tflops"])
+    order = ["L1", "L2", "DRAM", "tensor", "fp32"]
+    return [Roof(level, median(v), "report", "ncu's peak_sustained x clock, median over kernels")
+            for level, v in sorted(by_level.items(), key=lambda kv: order.index(kv[0]))]
+
+
+def roofline_points(analysis: dict) -> list[dict]:
+    """One point per kernel with FLOP counters: its DRAM (else L2, L1) intensity and TFLOP/s."""
+    points = []
+    for i, k in enumerate(analysis.get("kernels", [])):
+        h = k.get("hierarchy") or {}
+        levels = {lv["level"]: lv["arithmetic_intensity"] for lv in h.get("levels", [])
+                  if lv.get("arithmetic_intensity")}
+        if not h.get("tflops") or not levels:
+            continue
+        main = next(lv for lv in ("DRAM", "L2", "L1") if lv in levels)
+        points.append({"index": i, "kernel": k.get("label") or k["kernel"], "tflops": h["tflops"], "level": main,
+                       "ai": levels[main], "levels": levels, "duration_ms": k.get("duration_ms") or 0})
+    return points
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise ChartError("charts need matplotlib: pip install 'roofline[report]' (or pip install matplotlib)") from None
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return matplotlib, plt
+
+
+def _save(fig, stem: Path) -> list[Path]:
+    png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
+    fig.savefig(png, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    return [png, svg]
+
+
+def top_points(points: list[dict]) -> list[dict]:
+    """The MAX_KERNELS kernels with the most time, in table order."""
+    keep = sorted(points, key=lambda p: -p["duration_ms"])[:MAX_KERNELS]
+    return sorted(keep, key=lambda p: p["index"])
+
+
+def _place_labels(ax, fig, xy: list[tuple[float, float]], texts: list[str]) -> None:
+    """Annotate each point, trying offsets until the label's box overlaps no earlier label or point."""
+    fig.canvas.draw()
+    px = fig.dpi / 72.0
+    pts = [ax.transData.transform(p) for p in xy]
+    taken = [(x - 5 * px, y - 5 * px, x + 5 * px, y + 5 * px) for x, y in pts]
+    candidates = [(8, 6), (8, -14), (-8, 6), (-8, -14), (8, 18), (8, -26), (-8, 18), (-8, -26), (20, 0), (-20, 0)]
+    for (x, y), data_xy, text in zip(pts, xy, texts):
+        w, h = (6.2 * len(text) + 4) * px, 12 * px
+        for dx, dy in candidates:
+            x0 = x + dx * px if dx > 0 else x + dx * px - w
+            box = (x0, y + dy * px, x0 + w, y + dy * px + h)
+            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in taken):
+                break
+        taken.append(box)
+        ax.annotate(text, data_xy, xycoords="data", xytext=(dx, dy), textcoords="offset points",
+                    ha="left" if dx > 0 else "right", va="bottom", fontsize=8, fontweight="bold",
+                    arrowprops={"arrowstyle": "-", "color": "0.5", "lw": 0.6} if abs(dy) > 10 else None)
+
+
+def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "") -> list[Path]:
+    """Log-log roofline: each kernel a filled point at its DRAM intensity (hollow: L2 and L1),
+    memory roofs as diagonals and compute roofs as horizontals, coloured by level and dashed by kind.
+    Writes stem.png and stem.svg; [] when no kernel has FLOP and byte counters."""
+    every = roofline_points(analysis)
+    points = top_points(every)
+    if not points:
+        return []
+    matplotlib, plt = _pyplot()
+    roofs = [r for r in roofs if r.value and r.value > 0]
+    mem = [r for r in roofs if r.is_memory]
+    comp = [r for r in roofs if not r.is_memory]
+    top = max([r.value for r in comp] + [p["tflops"] for p in points]) * 1.0
+    xs = [ai for p in points for ai in p["levels"].values()]
+    ridges = [c.value * 1e3 / m.value for c in comp for m in mem]
+    x_lo = min(xs + ridges) / 4
+    x_hi = max(xs + ridges) * 4
+    y_lo = min([p["tflops"] for p in points] + [x_lo * m.value / 1e3 for m in mem if m.level == "DRAM"]) / 3
+    y_hi = top * 2.5
+
+    with matplotlib.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(9.5, 5.6))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(x_lo, x_hi)
+        ax.set_ylim(y_lo, y_hi)
+        roof_handles = []
+        for r in sorted(mem, key=lambda r: (-r.value, r.kind)) + sorted(comp, key=lambda r: (-r.value, r.kind)):
+            if r.is_memory:
+                x_end = top * 1e3 / r.value  # where this diagonal meets the highest compute roof
+                line, = ax.plot([x_lo, x_end], [x_lo * r.value / 1e3, top], color=LEVEL_COLOR[r.level],
+                                ls=KIND_STYLE.get(r.kind, "-."), lw=1.5)
+                label = f"{r.level} {r.value:,.0f} GB/s ({KINDS.get(r.kind, r.kind)})"
+            else:
+                line, = ax.plot([x_lo, x_hi], [r.value, r.value], color=LEVEL_COLOR[r.level],
+                                ls=KIND_STYLE.get(r.kind, "-."), lw=1.5)
+                label = f"{r.level} {r.value:,.0f} TFLOP/s ({KINDS.get(r.kind, r.kind)})"
+            line.set_label(label)
+            roof_handles.append(line)
+        kernel_handles = []
+        for n, p in enumerate(points):
+            color = KERNEL_COLORS[n % len(KERNEL_COLORS)]
+            others = [(lv, ai) for lv, ai in p["levels"].items() if lv != p["level"]]
+            if others:
+                ax.plot([ai for _, ai in others] + [p["ai"]], [p["tflops"]] * (len(others) + 1), color=color,
+                        lw=0.6, alpha=0.6, zorder=3)
+            for lv, ai in others:
+                ax.scatter([ai], [p["tflops"]], s=36, marker="s" if lv == "L2" else "^", facecolors="white",
+                           edgecolors=color, linewidths=1.2, zorder=4)
+            h = ax.scatter([p["ai"]], [p["tflops"]], s=70, color=color, edgecolors="white", linewidths=0.8,
+                           zorder=5, label=kernel_label(p["index"], p["kernel"])
+                           + (f" ({p['level']} intensity)" if p["level"] != "DRAM" else ""))
+            kernel_handles.append(h)
+        for level, marker in (("L2", "s"), ("L1", "^")):  # key for the hollow markers actually drawn
+            if any(level in p["levels"] and level != p["level"] for p in points):
+                kernel_handles.append(ax.scatter([], [], s=36, marker=marker, facecolors="white", edgecolors="0.3",
+                                                 label=f"same kernel, {level} intensity"))
+        _place_labels(ax, fig, [(p["ai"], p["tflops"]) for p in points], [f"K{p['index'] + 1}" for p in points])
+        ax.set_xlabel("arithmetic intensity (FLOP / byte)")
+        ax.set_ylabel("performance (TFLOP/s)")
+        ax.set_title(title or "Roofline")
+        ax.grid(True, which="major", color="0.88", lw=0.6)
+        ax.grid(True, which="minor", color="0.95", lw=0.4, ls="-")
+        ax.set_axisbelow(True)
+        # fig.legend, not ax.add_artist(ax.legend(...)): with two axes legends, bbox_inches="tight"
+        # drops the first one at some dpi values (seen with matplotlib 3.11 at 110 and 120 dpi)
+        fig.legend(handles=roof_handles, title="roofs (solid: report's own, dashed: datasheet, dotted: measured)",
+                   loc="upper left", bbox_to_anchor=(1.02, 1.0), bbox_transform=ax.transAxes, fontsize=8,
+                   title_fontsize=8, frameon=False, alignment="left")
+        shown = "" if len(points) == len(every) else f"; the {len(points)} of {len(every)} with the most time"
+        ax.legend(handles=kernel_handles, title=f"kernels (filled: DRAM intensity{shown})", loc="upper left",
+                  bbox_to_anchor=(0.0, -0.11), ncol=2 if len(kernel_handles) > 4 else 1, fontsize=8,
+                  title_fontsize=8, frameon=False, alignment="left")
+        out = _save(fig, stem)
+        plt.close(fig)
+    return out
+
+
+def stall_chart(analysis: dict, stem: Path, title: str = "") -> list[Path]:
+    """Horizontal stacked bars: each kernel's top warp stalls in cycles per issued instruction.
+    Writes stem.png and stem.svg; [] when the report carries no stall metrics."""
+    rows = [(i, k) for i, k in enumerate(analysis.get("kernels", [])) if k.get("top_stalls")]
+    if not rows:
+        return []
+    total = len(rows)
+    rows = sorted(sorted(rows, key=lambda r: -(r[1].get("duration_ms") or 0))[:MAX_KERNELS], key=lambda r: r[0])
+    reasons: list[str] = []
+    for _, k in rows:
+        reasons += [s["reason"] for s in k["top_stalls"] if s["reason"] not in reasons]
+    color = {r: STALL_COLORS[n % len(STALL_COLORS)] for n, r in enumerate(reasons)}
+    matplotlib, plt = _pyplot()
+    with matplotlib.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(9.5, 1.2 + 0.55 * len(rows)))
+        labels = [kernel_label(i, k.get("label") or k["kernel"]) for i, k in rows]
+        widest = max(sum(s["cycles_per_issue"] or 0 for s in k["top_stalls"]) for _, k in rows) or 1
+        seen: set[str] = set()
+        for y, (_, k) in enumerate(rows):
+            left = 0.0
+            for s in k["top_stalls"]:
+                v = s["cycles_per_issue"] or 0
+                bar = ax.barh([y], [v], left=left, height=0.6, color=color[s["reason"]], edgecolor="white",
+                              label=None if s["reason"] in seen else s["reason"])
+                seen.add(s["reason"])
+                if v >= 0.04 * widest:
+                    ax.bar_label(bar, labels=[f"{v:.1f}"], label_type="center", fontsize=8, color="white")
+                left += v
+        ax.set_yticks(range(len(rows)), labels)
+        ax.invert_yaxis()
+        ax.set_xlabel("warp stall (cycles per issued instruction), top reasons per kernel")
+        ax.set_title((title or "Top warp stalls")
+                     + ("" if len(rows) == total else f" (the {len(rows)} of {total} kernels with the most time)"))
+        ax.grid(True, axis="x", color="0.9", lw=0.6)
+        ax.set_axisbelow(True)
+        handles, names = ax.get_legend_handles_labels()
+        ax.legend(handles, names, title="stall reason", loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                  fontsize=8, title_fontsize=8, frameon=False, alignment="left")
+        out = _save(fig, stem)
+        plt.close(fig)
+    return out

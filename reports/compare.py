@@ -1,0 +1,154 @@
+"""Rendering a comparison of two runs: plain text for the terminal, GitHub markdown for a PR comment."""
+
+from __future__ import annotations
+
+from roofline.comparison import METRICS, Change, Comparison, KernelComparison
+from reports.text import align
+
+LABELS = {"duration_ms": "duration (median)", "ms_per_step": "time per step", "launches": "launches",
+          "grid_size": "grid", "block_size": "block", "registers_per_thread": "registers/thread",
+          "dram_gbps": "DRAM GB/s", "dram_throughput_pct": "DRAM %", "sm_throughput_pct": "SM %",
+          "memory_throughput_pct": "memory %", "l2_hit_rate_pct": "L2 hit %", "waves_per_sm": "waves/SM",
+          "achieved_occupancy_pct": "achieved occupancy %", "theoretical_occupancy_pct": "theoretical occupancy %",
+          "gap_to_floor": "gap to floor"}
+UNITS = dict(METRICS)
+
+
+def number(value: float | None, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    if unit == "ms":
+        text = f"{value:.4g}"
+    elif unit == "x":
+        text = f"{value:.1f}"
+    elif abs(value) >= 100 or float(value).is_integer():
+        text = f"{value:.0f}"
+    else:
+        text = f"{value:.2f}"
+    return text + (f" {unit}" if unit in ("ms", "GB/s") else "x" if unit == "x" else "")
+
+
+def pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.1f}%"
+
+
+def value_delta(c: Change, unit: str) -> str:
+    """`head (delta %)`: the rocprof-compute way of showing a metric against a baseline."""
+    if c.head is None:
+        return "-"
+    return number(c.head, unit) + ("" if c.delta_pct is None else f" ({pct(c.delta_pct)})")
+
+
+def step_sentence(cmp: Comparison) -> str | None:
+    s = cmp.step
+    if s is None:
+        return None
+    speed = cmp.speedup
+    how = (f"{speed:.2f}x faster" if speed and speed > 1 else
+           f"{1 / speed:.2f}x slower" if speed and speed < 1 else "the same")
+    noise = (f"within noise (spread {s.noise_pct:.2f}%)" if s.verdict == "within noise" else
+             f"beyond noise (spread {s.noise_pct:.2f}%)" if s.noise_pct is not None else "noise unknown")
+    return (f"{number(s.base, 'ms')} -> {number(s.head, 'ms')} of kernels per iteration: "
+            f"{how} ({pct(s.delta_pct)}, {noise})")
+
+
+def gate_sentence(cmp: Comparison) -> str | None:
+    g = cmp.gate
+    if g["fail_if_slower_pct"] is None:
+        return None
+    verdict = "passed" if g["passed"] else "FAILED"
+    extra = f"; {g['note']}" if g.get("note") else ""
+    return (f"{verdict}: head step {pct(g['slower_pct'])} vs base, threshold: fail if slower "
+            f"by more than {g['fail_if_slower_pct']:g}%{extra}")
+
+
+def _workload_line(cmp: Comparison) -> str:
+    if cmp.same_workload is None:
+        return "workload: unknown on one side (bare report)"
+    w = cmp.base_workload
+    text = (f"ctx_len={w.get('ctx_lens') or w.get('ctx_len')} batch={w.get('batch')} heads={w.get('heads')} "
+            f"q_len={w.get('q_len')} page_size={w.get('page_size')} {w.get('dtype')} mask={w.get('tree_mask')}")
+    if cmp.same_workload:
+        return f"workload (both): {text}"
+    diffs = ", ".join(f"{k} {b} -> {h}" for k, (b, h) in cmp.workload_differences.items())
+    return f"workload: DIFFERENT ({diffs}); base: {text}"
+
+
+def _verdict(k: KernelComparison) -> str:
+    b, h = (_bound(bd, c) for bd, c in zip(k.bound, k.cause))
+    if k.side == "base only":
+        return b
+    if k.side == "head only":
+        return h
+    return f"{b} -> {h}" if k.verdict_changed else h
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
+
+
+def _bound(bound: str | None, cause: str | None) -> str:
+    return "-" if bound is None else f"{bound} ({cause})" if cause else bound
+
+
+def summary_rows(cmp: Comparison) -> list[list[str]]:
+    rows = [["kernel", "side", "base ms", "head ms", "change", "noise", "per step", "bound"]]
+    for k in cmp.kernels:
+        d = k.metrics["duration_ms"]
+        per = k.metrics["ms_per_step"]
+        change = f"{pct(d.delta_pct)} {d.verdict}" if d.verdict else "-"
+        rows.append([k.kernel, k.side, _ms(d.base), _ms(d.head), change,
+                     "-" if d.noise_pct is None else f"{d.noise_pct:.2f}%",
+                     f"{_ms(per.base)} -> {_ms(per.head)}", _verdict(k)])
+    return rows
+
+
+def metric_rows(k: KernelComparison) -> list[list[str]]:
+    rows = [["metric", "base", "head (delta %)"]]
+    for name, unit in METRICS:
+        c = k.metrics[name]
+        if c.base is None and c.head is None:
+            continue
+        rows.append([LABELS[name], number(c.base, unit), value_delta(c, unit)])
+    rows.append(["bound (cause)", *(_bound(b, c) for b, c in zip(k.bound, k.cause))])
+    rows.append(["top stalls", k.top_stalls[0] or "-", k.top_stalls[1] or "-"])
+    return rows
+
+
+def render_compare_text(cmp: Comparison) -> str:
+    out = [f"base: {cmp.base}", f"head: {cmp.head}", _workload_line(cmp)]
+    step = step_sentence(cmp)
+    out.append(f"step: {step}" if step else "step: none (needs both runs' workload and iterations)")
+    gate = gate_sentence(cmp)
+    if gate:
+        out.append(f"gate: {gate}")
+    out += ["", align(summary_rows(cmp))]
+    for k in cmp.kernels:
+        title = k.kernel + (f" ({k.side})" if k.side != "both" else "")
+        out += ["", f"{title}: {k.base_config or '-'} -> {k.head_config or '-'}", align(metric_rows(k))]
+    out += [f"note: {n}" for n in cmp.notes]
+    return "\n".join(out)
+
+
+def _md_table(rows: list[list[str]]) -> str:
+    esc = [[c.replace("|", "\\|") for c in r] for r in rows]
+    lines = ["| " + " | ".join(esc[0]) + " |", "|" + "|".join(" --- " for _ in esc[0]) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in esc[1:]])
+
+
+def render_compare_markdown(cmp: Comparison) -> str:
+    """A pull-request comment: the step and the gate up front, per-kernel metrics folded away."""
+    out = ["### roofline compare", "", f"base `{cmp.base}` -> head `{cmp.head}`", "", f"- {_workload_line(cmp)}"]
+    step = step_sentence(cmp)
+    out.append(f"- **step**: {step}" if step else "- **step**: none (needs both runs' workload and iterations)")
+    gate = gate_sentence(cmp)
+    if gate:
+        out.append(f"- **gate**: {'✅' if cmp.passed else '❌'} {gate}")
+    out += [f"- note: {n}" for n in cmp.notes]
+    out += ["", _md_table(summary_rows(cmp)), ""]
+    for k in cmp.kernels:
+        title = f"`{k.kernel}`" + (f" ({k.side})" if k.side != "both" else "")
+        out += ["<details>", f"<summary>{title}: every metric, head (delta % vs base)</summary>", "",
+                f"{k.base_config or '-'} -> {k.head_config or '-'}", "", _md_table(metric_rows(k)), "",
+                "</details>", ""]
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,47 @@
+"""`roofline compare BASE HEAD`: exit 0 when the gate passes, 1 when the head is too slow, 2 on bad input."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from kernels.spec import WorkloadError
+from profiler.errors import ProfilerError
+
+
+class BadInput(click.ClickException):
+    """A missing, failed or incomplete run, or workloads that differ: exit code 2."""
+
+    exit_code = 2
+
+
+@click.command("compare")
+@click.argument("base", type=click.Path())
+@click.argument("head", type=click.Path())
+@click.option("--fail-if-slower", "fail_if_slower", type=float, default=None, metavar="PCT",
+              help="exit 1 when the head's step is slower than the base's by more than PCT percent")
+@click.option("--allow-different-workload", is_flag=True,
+              help="compare runs of different workloads (said in the output; the step is not the same work)")
+@click.option("--allow-incomplete", is_flag=True, help="compare runs whose reports hold fewer launches than asked")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+def compare_cmd(base, head, fail_if_slower, allow_different_workload, allow_incomplete, fmt) -> None:
+    """Compare two runs (run directories or reports): the step, and every kernel's metrics as value (delta %)."""
+    from reports.compare import render_compare_markdown, render_compare_text
+    from roofline.api import compare
+
+    if fail_if_slower is not None and fail_if_slower < 0:
+        raise BadInput("--fail-if-slower must be a percentage >= 0")
+    try:
+        cmp = compare(base, head, fail_if_slower_pct=fail_if_slower,
+                      allow_different_workload=allow_different_workload, allow_incomplete=allow_incomplete)
+    except (ProfilerError, WorkloadError, ValueError) as exc:
+        raise BadInput(str(exc).splitlines()[0]) from None
+    if fmt == "json":
+        click.echo(json.dumps(cmp.to_dict(), indent=2))
+    elif fmt == "markdown":
+        click.echo(render_compare_markdown(cmp), nl=False)
+    else:
+        click.echo(render_compare_text(cmp))
+    sys.exit(0 if cmp.passed else 1)

@@ -1,0 +1,174 @@
+"""`roofline sweep`: profile a grid of points, one run directory each; resumable; table and chart.
+
+Exit 0 when every point is done, 1 when a point failed, 130 when interrupted, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from kernels.registry import UnknownKernel, get_kernel
+from kernels.spec import WorkloadError, parse_ctx_len
+from roofline.cli_compare import BadInput
+
+
+def _list(text: str, parse, what: str) -> list:
+    try:
+        values = [parse(x.strip()) for x in text.split(",") if x.strip()]
+    except (ValueError, WorkloadError, UnknownKernel) as exc:
+        raise BadInput(f"--{what} {text!r}: {exc}") from None
+    if not values:
+        raise BadInput(f"--{what} is empty")
+    return values
+
+
+def _kernel(name: str) -> str:
+    return get_kernel(name).name
+
+
+def _gpu_index(text: str) -> str:
+    if not text.isdigit():
+        raise ValueError(f"{text!r} is not a GPU index (0, 1, ...)")
+    return text
+
+
+def _summary(sweep_dir: Path, fmt: str) -> None:
+    from reports.sweep import plot_sweep, render_summary_markdown, render_summary_text
+    from roofline.sweeps import summarize
+
+    table = summarize(sweep_dir)
+    table.to_csv(sweep_dir / "summary.csv", index=False)
+    charts = []
+    if (table["status"] == "done").any() and table["step_ms"].notna().any():
+        try:
+            charts = plot_sweep(table, sweep_dir / "sweep", title=_chart_title(sweep_dir, table))
+        except ImportError as exc:
+            click.echo(f"no chart: {exc} (pip install matplotlib)", err=True)
+    if fmt == "json":
+        click.echo(table.to_json(orient="records", indent=2))
+    elif fmt == "markdown":
+        click.echo(render_summary_markdown(table), nl=False)
+    else:
+        click.echo(render_summary_text(table))
+    click.echo(f"wrote {sweep_dir / 'summary.csv'}" + (f", {', '.join(map(str, charts))}" if charts else
+                                                        " (no finished point: no chart)"), err=True)
+
+
+def _chart_title(sweep_dir: Path, table) -> str:
+    from profiler.rundir import RunDir
+
+    for name in table.loc[table["status"] == "done", "run"]:
+        try:
+            gpu = RunDir(sweep_dir / name).manifest().host.get("gpu")
+        except Exception:  # noqa: BLE001 - the title only
+            continue
+        if gpu:
+            return f"{gpu}: kernel time per verify step vs context length"
+    return "kernel time per verify step vs context length"
+
+
+@click.command("sweep")
+@click.option("--kernel", "kernels", default=None, help="kernels, comma-separated (e.g. triton_mla,triton_mla_fast)")
+@click.option("--ctx", "ctx", default="8k,32k,128k", show_default=True, help="context lengths, comma-separated")
+@click.option("--page-size", "pages", default="1,64", show_default=True)
+@click.option("--heads", "heads", default="8", show_default=True)
+@click.option("--q-len", "q_lens", default="9", show_default=True)
+@click.option("--iters", type=int, default=3, show_default=True, help="launches inside each profiled range")
+@click.option("--out", "out", type=click.Path(file_okay=False), default="runs/sweep", show_default=True,
+              help="the sweep folder: one run directory per point, sweep.json, summary.csv, sweep.png/.svg")
+@click.option("--gpus", default=None, help="GPU indices of this host (0,1): one worker process per GPU")
+@click.option("--ncu", "ncu_path", default=None, help="path to ncu (else $NCU, PATH, usual folders)")
+@click.option("--summarize", "summarize_dir", type=click.Path(file_okay=False), default=None,
+              help="only print the table and write the chart of an existing sweep folder (no GPU)")
+@click.option("--print-commands", is_flag=True,
+              help="print one `roofline profile` command per point (for a scheduler's job array) and exit")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+def sweep_cmd(kernels, ctx, pages, heads, q_lens, iters, out, gpus, ncu_path, summarize_dir, print_commands,
+              fmt) -> None:
+    """Profile every kernel x ctx x page size x heads x q_len point; skip finished ones; table and chart."""
+    from roofline.sweeps import SweepError, plan, run_sweep, sweep_command
+
+    if summarize_dir is not None:
+        try:
+            _summary(Path(summarize_dir), fmt)
+        except (SweepError, ValueError) as exc:
+            raise BadInput(str(exc)) from None
+        return
+    if not kernels:
+        raise BadInput("--kernel is required (e.g. --kernel triton_mla,triton_mla_fast), or --summarize DIR")
+    if iters < 1:
+        raise BadInput("--iters must be at least 1")
+    grid = dict(kernels=_list(kernels, _kernel, "kernel"), ctx=_list(ctx, parse_ctx_len, "ctx"),
+                page_sizes=_list(pages, int, "page-size"), heads=_list(heads, int, "heads"),
+                q_lens=_list(q_lens, int, "q-len"))
+    gpu_list = _list(gpus, _gpu_index, "gpus") if gpus else None
+    try:
+        points = plan(grid["kernels"], grid["ctx"], grid["page_sizes"], grid["heads"], grid["q_lens"])
+    except (SweepError, WorkloadError) as exc:
+        raise BadInput(str(exc)) from None
+    sweep_dir = Path(out)
+    if print_commands:
+        for p in points:
+            click.echo(shlex.join(p.command(sweep_dir, iters, ncu_path)))
+        return
+    resume = sweep_command(grid["kernels"], grid["ctx"], grid["page_sizes"], grid["heads"], grid["q_lens"], out,
+                           iters, ncu_path, gpu_list)
+    outcome = _run_with_progress(points, sweep_dir, iters, ncu_path, gpu_list, resume, run_sweep)
+    failed = [r for r in outcome.results if r.status == "failed"]
+    _summary(sweep_dir, fmt)
+    say = lambda m: click.echo(m, err=True)  # noqa: E731
+    say(f"{outcome.count('done')} profiled, {outcome.count('kept')} kept from before, {len(failed)} failed, "
+        f"{outcome.count('interrupted')} interrupted, of {len(points)} points")
+    for r in failed:
+        say(f"failed: {r.name}: {r.error}" + (f" (kept at {r.kept_at})" if r.kept_at else ""))
+    if outcome.interrupted:
+        say(f"interrupted: finished points are kept in {sweep_dir}; resume with:\n  {resume}")
+        sys.exit(130)
+    if failed:
+        say(f"rerun the same command to retry the failed points:\n  {resume}")
+        sys.exit(1)
+
+
+def _run_with_progress(points, sweep_dir, iters, ncu_path, gpus, resume, run_sweep):
+    """run_sweep with a tqdm bar on stderr: points done of all, elapsed, time left, the points running."""
+    from tqdm import tqdm
+
+    from roofline.sweeps import SweepError
+
+    bar = tqdm(total=len(points), unit="point", file=sys.stderr, dynamic_ncols=True,
+               bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} points [{elapsed}<{remaining}]{postfix}")
+    running: dict[str, str | None] = {}
+    kept: list[str] = []
+
+    def show() -> None:
+        bar.set_postfix_str(" ".join(f"{n}" + (f"@gpu{g}" if g is not None else "") for n, g in running.items()))
+
+    def on_start(point, gpu) -> None:
+        if kept and not running and bar.n == 0:
+            bar.write(f"kept {len(kept)} finished point(s) from before; {bar.total} to run", file=sys.stderr)
+        running[point.name] = gpu
+        show()
+
+    def on_done(result) -> None:
+        running.pop(result.name, None)
+        if result.status == "kept":
+            kept.append(result.name)
+            bar.total -= 1  # time left counts only the points that still run
+            bar.refresh()
+            return
+        bar.update(1)
+        if result.status == "failed":
+            bar.write(f"FAILED {result.name}: {result.error}", file=sys.stderr)
+        show()
+
+    try:
+        return run_sweep(points, sweep_dir, iterations=iters, ncu=ncu_path, gpus=gpus, command=resume,
+                         on_start=on_start, on_done=on_done)
+    except SweepError as exc:
+        raise BadInput(str(exc)) from None
+    finally:
+        bar.close()

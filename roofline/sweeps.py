@@ -1,0 +1,418 @@
+"""A sweep: one `roofline.profile` run per point of a grid (kernel x ctx x page size x heads x q_len),
+each in its own run directory under the sweep folder, named from its parameters so a rerun finds it.
+
+    SWEEP/sweep.json                      every point's status (done | failed | interrupted), error,
+                                          GPU, wall time, and where a failed attempt was kept
+    SWEEP/<kernel>-<ctx>-h<heads>-q<q>-p<page>/      a complete run directory (profiler/rundir.py)
+    SWEEP/<point>.failed-<time>/          what a failed or interrupted attempt captured
+
+Resumable: a point whose folder is a complete run (its manifest says so, its reports match their
+checksums, its spec is this point) is kept and skipped; failed and interrupted points run again.
+A failure is recorded and the sweep goes on; Ctrl-C stops it, keeping every finished point.
+
+Each point is one independent command (`point.command(...)`: a `roofline profile ... --out
+SWEEP/<point>`), so a scheduler's job array can run the points and `summarize` reads the folder.
+With several GPUs, one worker process per GPU (CUDA_VISIBLE_DEVICES set for the profiled child)
+takes points from a shared queue; only the parent writes sweep.json.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import queue
+import re
+import shlex
+import signal
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from kernels.spec import VerifyWorkload
+from profiler.rundir import RunDir, RunDirError, run_name
+
+SWEEP_FILE = "sweep.json"
+FORMAT = "roofline-sweep/1"
+SUMMARY_COLUMNS = ["kernel", "ctx_len", "page_size", "heads", "q_len", "status", "step_ms", "floor_ms", "gap",
+                   "bound", "error", "run"]
+
+
+class SweepError(ValueError):
+    """A sweep folder or sweep.json that cannot be read, or a grid that cannot be run."""
+
+
+def _ctx_text(ctx_len: int) -> str:
+    return f"{ctx_len // 1024}k" if ctx_len % 1024 == 0 else str(ctx_len)
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    kernel: str
+    workload: VerifyWorkload
+
+    @property
+    def name(self) -> str:
+        return run_name(self.kernel, self.workload)
+
+    def command(self, sweep_dir: str | Path, iterations: int = 3, ncu: str | None = None) -> list[str]:
+        """The `roofline profile` command that makes this point's run on its own (a job array's task)."""
+        w = self.workload
+        cmd = ["roofline", "profile", "--kernel", self.kernel, "--ctx", _ctx_text(w.ctx_len), "--batch", str(w.batch),
+               "--heads", str(w.heads), "--q-len", str(w.q_len), "--page-size", str(w.page_size),
+               "--mask", w.tree_mask, "--seed", str(w.seed), "--iters", str(iterations),
+               "--out", str(Path(sweep_dir) / self.name)]
+        return cmd + (["--ncu", ncu] if ncu else [])
+
+
+def plan(kernels: list[str], ctx_lens: list[int], page_sizes: list[int], heads: list[int] = (8,),
+         q_lens: list[int] = (9,), batch: int = 1) -> list[SweepPoint]:
+    """Every point of the grid, kernel-major then heads, q_len, page size, context length."""
+    points = [SweepPoint(k, VerifyWorkload(ctx_len=c, page_size=p, heads=h, q_len=q, batch=batch))
+              for k, h, q, p, c in itertools.product(kernels, heads, q_lens, page_sizes, ctx_lens)]
+    names = [p.name for p in points]
+    if len(set(names)) != len(names):
+        raise SweepError("the grid repeats a point (a value given twice?)")
+    return points
+
+
+@dataclass
+class PointResult:
+    name: str
+    kernel: str
+    workload: dict
+    status: str  # done | kept | failed | interrupted
+    error: str | None = None
+    kept_at: str | None = None  # where a failed or interrupted attempt's capture went
+    gpu: str | None = None
+    wall_s: float | None = None
+    finished: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("done", "kept")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+# ---------------------------------------------------------------------------------------------
+# sweep.json: written by one process (the parent), atomically
+
+
+def read_state(sweep_dir: Path) -> dict:
+    f = Path(sweep_dir) / SWEEP_FILE
+    if not f.is_file():
+        return {"format": FORMAT, "points": {}}
+    try:
+        data = json.loads(f.read_text())
+    except (json.JSONDecodeError, OSError) as exc:
+        raise SweepError(f"{f}: cannot read ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("points"), dict):
+        raise SweepError(f"{f}: not a roofline sweep file (format {FORMAT!r} with a 'points' object)")
+    return data
+
+
+def write_state(sweep_dir: Path, state: dict) -> None:
+    state["updated"] = _now()
+    f = Path(sweep_dir) / SWEEP_FILE
+    tmp = f.with_name(f".{f.name}.tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(state, indent=2) + "\n")
+    os.replace(tmp, f)
+
+
+def record(state: dict, result: PointResult) -> None:
+    entry = asdict(result)
+    entry.pop("name")
+    if result.status == "kept":  # keep what the run that made it said (GPU, wall time)
+        old = state["points"].get(result.name, {})
+        entry.update({k: old.get(k) for k in ("gpu", "wall_s", "finished") if old.get(k) is not None})
+        entry["status"] = "done"
+    state["points"][result.name] = entry
+
+
+# ---------------------------------------------------------------------------------------------
+# one point
+
+
+def finished(point: SweepPoint, sweep_dir: Path) -> bool:
+    """True when the point's folder is a complete run of this point; False when there is none.
+    Raises SweepError when the folder holds something else (it is never overwritten)."""
+    path = Path(sweep_dir) / point.name
+    if not path.exists():
+        return False
+    if not RunDir.is_run(path):
+        raise SweepError(f"{path}: exists and is not a run directory; move it away to run this point")
+    run = RunDir(path)
+    try:
+        run.reports()  # complete, and its reports match their checksums
+        spec = run.spec()
+    except RunDirError as exc:
+        raise SweepError(f"{exc}; move it away to run this point again") from None
+    want = json.loads(point.workload.to_json())
+    if spec is None or spec.kernel != point.kernel or {**spec.workload, "seed": 0} != {**want, "seed": 0}:
+        raise SweepError(f"{path}: holds a run of another kernel or workload; move it away to run this point")
+    return True
+
+
+_EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception|Interrupt)\b:?.*")
+
+
+def _program_error(lines: list[str]) -> str | None:
+    """The profiled program's own last exception line in the tool's log (`ValueError: ...`)."""
+    hits = [ln.strip() for ln in lines if _EXCEPTION_LINE.match(ln) and not ln.startswith("==")]
+    return hits[-1][:200] if hits else None
+
+
+def run_point(point: SweepPoint, sweep_dir: Path, iterations: int = 3, ncu: str | None = None,
+              gpu: str | None = None) -> PointResult:
+    """Profile one point into SWEEP/<point>; never raises for the point's own failure or Ctrl-C."""
+    from roofline.api import profile
+
+    started = time.time()
+    base = dict(name=point.name, kernel=point.kernel, workload=json.loads(point.workload.to_json()), gpu=gpu)
+    env = {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else None
+    try:
+        profile(point.kernel, point.workload, iterations=iterations, out=Path(sweep_dir) / point.name, ncu=ncu,
+                env=env, command=point.command(sweep_dir, iterations, ncu))
+    except KeyboardInterrupt as exc:
+        kept = getattr(exc, "kept_at", None)
+        return PointResult(**base, status="interrupted", error="interrupted (Ctrl-C)",
+                           kept_at=str(kept) if kept else None, wall_s=round(time.time() - started, 1), finished=_now())
+    except Exception as exc:  # noqa: BLE001 - a point's failure is recorded, the sweep goes on
+        kept = getattr(exc, "kept_at", None)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        cause = _program_error(getattr(exc, "log_lines", []))
+        if cause and cause not in first:
+            first += f": {cause}"
+        return PointResult(**base, status="failed", error=first, kept_at=str(kept) if kept else None,
+                           wall_s=round(time.time() - started, 1), finished=_now())
+    return PointResult(**base, status="done", wall_s=round(time.time() - started, 1), finished=_now())
+
+
+# ---------------------------------------------------------------------------------------------
+# the sweep
+
+
+@dataclass
+class SweepOutcome:
+    sweep_dir: Path
+    results: list[PointResult] = field(default_factory=list)
+    interrupted: bool = False
+
+    def count(self, *statuses: str) -> int:
+        return sum(r.status in statuses for r in self.results)
+
+
+def _first_interrupt_only(signum, frame):
+    """In a worker: the first SIGINT stops the point in flight; later ones (the parent forwards the
+    user's Ctrl-C) are ignored, so the failed attempt is kept cleanly."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def _worker(gpu: str, tasks, results, sweep_dir: str, iterations: int, ncu: str | None) -> None:
+    signal.signal(signal.SIGINT, _first_interrupt_only)
+    try:
+        while True:
+            point = tasks.get()
+            if point is None:
+                return
+            results.put(("start", point.name, gpu))
+            result = run_point(point, Path(sweep_dir), iterations, ncu, gpu)
+            results.put(("done", result, gpu))
+            if result.status == "interrupted":
+                return
+    except KeyboardInterrupt:
+        return
+
+
+def run_sweep(points: list[SweepPoint], sweep_dir: str | Path, iterations: int = 3, ncu: str | None = None,
+              gpus: list[str] | None = None, command: str | None = None,
+              on_start: Callable[[SweepPoint, str | None], None] | None = None,
+              on_done: Callable[[PointResult], None] | None = None) -> SweepOutcome:
+    """Run every point not already finished; record each in sweep.json as it ends.
+
+    gpus: None runs the points one after another on whatever GPU the child sees; one GPU pins
+    them to it; several start one worker process per GPU. Ctrl-C returns with `interrupted`."""
+    sweep_dir = Path(sweep_dir)
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    state = read_state(sweep_dir)
+    if command:
+        state["command"] = command
+    outcome = SweepOutcome(sweep_dir)
+    by_name = {p.name: p for p in points}
+
+    def done(result: PointResult) -> None:
+        outcome.results.append(result)
+        record(state, result)
+        write_state(sweep_dir, state)
+        if on_done:
+            on_done(result)
+
+    todo = []
+    for p in points:
+        try:
+            if finished(p, sweep_dir):
+                done(PointResult(p.name, p.kernel, json.loads(p.workload.to_json()), "kept"))
+                continue
+        except SweepError as exc:
+            done(PointResult(p.name, p.kernel, json.loads(p.workload.to_json()), "failed", error=str(exc)))
+            continue
+        todo.append(p)
+        state["points"].setdefault(p.name, {"kernel": p.kernel, "workload": json.loads(p.workload.to_json()),
+                                            "status": "pending"})
+    write_state(sweep_dir, state)
+    if not todo:
+        return outcome
+    if not gpus or len(gpus) == 1:
+        gpu = gpus[0] if gpus else None
+        try:
+            for p in todo:
+                if on_start:
+                    on_start(p, gpu)
+                result = run_point(p, sweep_dir, iterations, ncu, gpu)
+                done(result)
+                if result.status == "interrupted":
+                    outcome.interrupted = True
+                    break
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+        return outcome
+    _run_parallel(todo, by_name, sweep_dir, iterations, ncu, gpus, outcome, done, on_start)
+    return outcome
+
+
+def _run_parallel(todo, by_name, sweep_dir, iterations, ncu, gpus, outcome, done, on_start) -> None:
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")  # no fork of a process that may hold threads
+    tasks, results = ctx.Queue(), ctx.Queue()
+    tasks.cancel_join_thread()  # points left in the queue after Ctrl-C must not hold up our exit
+    for p in todo:
+        tasks.put(p)
+    for _ in gpus:
+        tasks.put(None)
+    workers = [ctx.Process(target=_worker, args=(g, tasks, results, str(sweep_dir), iterations, ncu),
+                           name=f"roofline-sweep-gpu{g}", daemon=True) for g in gpus]
+    for w in workers:
+        w.start()
+    in_flight: dict[str, str] = {}
+    remaining = len(todo)
+
+    def drain(block_s: float) -> bool:
+        nonlocal remaining
+        try:
+            msg = results.get(timeout=block_s)
+        except queue.Empty:
+            return False
+        if msg[0] == "start":
+            in_flight[msg[1]] = msg[2]
+            if on_start:
+                on_start(by_name[msg[1]], msg[2])
+        else:
+            in_flight.pop(msg[1].name, None)
+            remaining -= 1
+            done(msg[1])
+            if msg[1].status == "interrupted":
+                outcome.interrupted = True
+        return True
+
+    try:
+        while remaining and (any(w.is_alive() for w in workers) or not results.empty()):
+            drain(0.5)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+        for w in workers:  # when only this process got the signal, pass it on; workers ignore a second
+            if w.is_alive() and w.pid:
+                os.kill(w.pid, signal.SIGINT)
+    if outcome.interrupted:
+        try:  # let the points in flight keep what they captured and say so
+            deadline = time.time() + 60
+            while in_flight and time.time() < deadline and (any(w.is_alive() for w in workers) or not results.empty()):
+                drain(0.5)
+        except KeyboardInterrupt:
+            pass
+    for name, gpu in list(in_flight.items()):  # a worker that died without a word
+        p = by_name[name]
+        status = "interrupted" if outcome.interrupted else "failed"
+        done(PointResult(name, p.kernel, json.loads(p.workload.to_json()), status, gpu=gpu,
+                         error="interrupted (Ctrl-C)" if outcome.interrupted else "the worker process died"))
+    for w in workers:
+        w.join(timeout=5)
+        if w.is_alive():
+            w.terminate()
+
+
+# ---------------------------------------------------------------------------------------------
+# the summary: from the folder alone (no GPU)
+
+
+def _dominant_bound(run) -> str | None:
+    ks = [k for k in run.analysis.kernels if k.duration_ms is not None]
+    if not ks:
+        return None
+    k = max(ks, key=lambda k: k.duration_ms * k.launches)
+    return f"{k.bound} ({k.cause})" if k.cause else k.bound
+
+
+def _point_dirs(sweep_dir: Path) -> list[Path]:
+    """Run directories directly under the sweep folder (made by the sweep or by a job array),
+    leaving out the kept attempts of failed points and hidden temporary folders."""
+    return sorted(p for p in sweep_dir.iterdir()
+                  if p.is_dir() and not p.name.startswith(".") and ".failed-" not in p.name and RunDir.is_run(p))
+
+
+def summarize(sweep_dir: str | Path) -> pd.DataFrame:
+    """One row per point: kernel, workload, status, step ms, floor ms, gap, bound of the kernel that
+    takes most of the step; failed points with their error. Reads only the folder."""
+    from roofline.api import load
+
+    sweep_dir = Path(sweep_dir)
+    if not sweep_dir.is_dir():
+        raise SweepError(f"{sweep_dir}: no such sweep folder")
+    state = read_state(sweep_dir)
+    entries = dict(state["points"])
+    for d in _point_dirs(sweep_dir):
+        if d.name not in entries:
+            spec = RunDir(d).spec()
+            entries[d.name] = {"kernel": spec.kernel if spec else None,
+                               "workload": spec.workload if spec else {}, "status": "done"}
+    if not entries:
+        raise SweepError(f"{sweep_dir}: no {SWEEP_FILE} and no run directories: nothing to summarize")
+    rows = []
+    for name, e in entries.items():
+        w = e.get("workload") or {}
+        row = {"kernel": e.get("kernel"), "ctx_len": w.get("ctx_len"), "page_size": w.get("page_size"),
+               "heads": w.get("heads"), "q_len": w.get("q_len"), "status": e.get("status"),
+               "step_ms": None, "floor_ms": None, "gap": None, "bound": None, "error": e.get("error"), "run": name}
+        if e.get("status") == "done":
+            try:
+                run = load(sweep_dir / name)
+            except Exception as exc:  # noqa: BLE001 - one bad point does not hide the others
+                row.update(status="unreadable", error=str(exc).splitlines()[0])
+            else:
+                step = run.step or {}
+                row.update(step_ms=step.get("kernel_ms_per_step"), floor_ms=step.get("floor_ms"),
+                           gap=step.get("gap"), bound=_dominant_bound(run))
+        rows.append(row)
+    table = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    return table.sort_values(["kernel", "heads", "q_len", "page_size", "ctx_len"], kind="stable",
+                             na_position="last").reset_index(drop=True)
+
+
+def sweep_command(kernels, ctx, page_sizes, heads, q_lens, out, iterations, ncu=None, gpus=None) -> str:
+    """The `roofline sweep` command line for a grid (what to rerun to resume)."""
+    cmd = ["roofline", "sweep", "--kernel", ",".join(kernels), "--ctx", ",".join(_ctx_text(c) for c in ctx),
+           "--page-size", ",".join(map(str, page_sizes)), "--heads", ",".join(map(str, heads)),
+           "--q-len", ",".join(map(str, q_lens)), "--iters", str(iterations), "--out", str(out)]
+    if gpus:
+        cmd += ["--gpus", ",".join(gpus)]
+    if ncu:
+        cmd += ["--ncu", ncu]
+    return shlex.join(cmd)
