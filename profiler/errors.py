@@ -17,6 +17,19 @@ class ProfilerError(RuntimeError):
         super().__init__(text)
 
 
+def exit_hint(code: int) -> str:
+    """What an exit code says beyond its number: the signal, when a killed program ends with it.
+    ncu reports a program killed by SIGKILL as error code 9 (tests/fixtures/h200/logs/ncu_app_killed.log)."""
+    import signal
+
+    candidates = [code - 128, -code] + ([code] if code == signal.SIGKILL else [])
+    for number in candidates:
+        if number in (signal.SIGKILL, signal.SIGTERM, signal.SIGSEGV, signal.SIGABRT, signal.SIGINT):
+            extra = ", e.g. by the out-of-memory killer" if number == signal.SIGKILL else ""
+            return f" (likely killed by {signal.Signals(number).name}{extra})"
+    return ""
+
+
 class ToolNotFound(ProfilerError):
     """ncu or nsys could not be found."""
 
@@ -35,3 +48,12 @@ class ApplicationFailed(ProfilerError):
 
 class ReportError(ProfilerError):
     """A report file is missing, truncated, or not what it should be."""
+
+
+class ToolTimeout(ProfilerError):
+    """The capture ran past its time limit; the tool's process group was ended."""
+
+
+class ImporterFailed(ProfilerError):
+    """nsys collected data but could not turn it into a report (its importer failed)."""
+

@@ -12,73 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from profiler.proc import run_tool
 from profiler.errors import (ApplicationFailed, CounterPermission, NoKernelsProfiled,
-                             ProfilerError, ToolNotFound)
+                             ProfilerError, ToolNotFound, exit_hint)
 
-STALL_REASONS = (
-    "barrier", "branch_resolving", "dispatch_stall", "drain", "gmma", "imc_miss", "lg_throttle",
-    "long_scoreboard", "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction",
-    "not_selected", "selected", "short_scoreboard", "sleeping", "tex_throttle", "wait",
-)
-
-
-def stall_metric(reason: str) -> str:
-    return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
-
-
-# The smallest list that decides a verdict and explains it (names checked against ncu 2025.3.1).
-VERDICT_METRICS = (
-    "gpu__time_duration.sum",
-    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-    "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-    "dram__bytes_read.sum",
-    "dram__bytes_write.sum",
-    "dram__bytes.sum.per_second",
-    "dram__bytes.sum.peak_sustained",
-    "dram__cycles_elapsed.avg.per_second",
-    "lts__t_sector_hit_rate.pct",
-    "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "sm__maximum_warps_per_active_cycle_pct",
-    "launch__waves_per_multiprocessor",
-    "launch__grid_size",
-    "launch__block_size",
-    "launch__registers_per_thread",
-    "launch__shared_mem_per_block",
-    "device__attribute_display_name",
-    "device__attribute_multiprocessor_count",
-) + tuple(stall_metric(r) for r in STALL_REASONS)
-
-# Hierarchical roofline: FLOPs (tensor and FP32) and bytes at L1, L2 and DRAM, with the
-# report's own peaks (per-cycle peak x clock), plus what limits occupancy.
-ROOFLINE_METRICS = (
-    "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
-    "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
-    "sm__cycles_elapsed.avg.per_second",
-    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
-    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
-    "l1tex__t_bytes.sum",
-    "l1tex__t_bytes.sum.peak_sustained",
-    "l1tex__cycles_elapsed.avg.per_second",
-    "l1tex__t_sector_hit_rate.pct",
-    "lts__t_bytes.sum",
-    "lts__t_bytes.sum.peak_sustained",
-    "lts__cycles_elapsed.avg.per_second",
-    "dram__bytes.sum",
-    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
-    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed",
-    "launch__occupancy_limit_registers",
-    "launch__occupancy_limit_shared_mem",
-    "launch__occupancy_limit_warps",
-    "launch__occupancy_limit_blocks",
-)
-
-DEFAULT_METRICS = VERDICT_METRICS + ROOFLINE_METRICS
-
-# Sections whose rules we want ncu to evaluate too (SpeedOfLight carries SOLBottleneck).
-VERDICT_SECTIONS = ("SpeedOfLight",)
+from profiler.metrics import DEFAULT_PRESET, STALL_REASONS, Preset, get_preset, stall_metric  # noqa: F401
 
 _INSTALL_GLOBS = ("/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu",
                   "/opt/nvidia/nsight-compute/*/ncu")
@@ -128,17 +66,15 @@ class NcuRun:
         return shlex.join(self.command)
 
 
-def ncu_command(ncu: str, app: list[str], report_base: Path, metrics: tuple[str, ...] = DEFAULT_METRICS,
-                sections: tuple[str, ...] = VERDICT_SECTIONS, nvtx_range: str | None = "roofline",
-                extra: list[str] | None = None) -> list[str]:
-    """The ncu command line. Clocks are left alone; caches flushed between replay passes."""
+def ncu_command(ncu: str, app: list[str], report_base: Path, preset: str | Preset = DEFAULT_PRESET,
+                nvtx_range: str | None = "roofline", extra: list[str] | None = None) -> list[str]:
+    """The ncu command line for a preset (profiler/metrics.py; resolve it per chip first).
+    Clocks are left alone; caches flushed between replay passes."""
+    preset = get_preset(preset) if isinstance(preset, str) else preset
     cmd = [ncu, "--config-file", "off", "--clock-control", "none", "--cache-control", "all"]
     if nvtx_range:
         cmd += ["--nvtx", "--nvtx-include", f"{nvtx_range}/"]
-    for section in sections:
-        cmd += ["--section", section]
-    if metrics:
-        cmd += ["--metrics", ",".join(metrics)]
+    cmd += preset.ncu_args()
     cmd += ["--export", str(report_base), "--force-overwrite"]
     return cmd + list(extra or []) + list(app)
 
@@ -156,7 +92,8 @@ def classify_failure(lines: list[str], returncode: int, log: Path) -> ProfilerEr
             "allow non-admin profiling (NVreg_RestrictProfilingToAdminUsers=0)", lines, str(log))
     match = _APP_ERROR.search(text)
     if match:
-        return ApplicationFailed(f"the profiled program failed with exit code {match.group(1)}",
+        code = int(match.group(1))
+        return ApplicationFailed(f"the profiled program failed with exit code {code}{exit_hint(code)}",
                                  lines, str(log))
     if "No kernels were profiled" in text:
         return NoKernelsProfiled("ncu profiled no kernel (filters matched nothing; ncu exits 0 here)",
@@ -168,35 +105,22 @@ def classify_failure(lines: list[str], returncode: int, log: Path) -> ProfilerEr
 
 def run_ncu(app: list[str], out_dir: Path, name: str = "profile", ncu: str | None = None,
             env: dict[str, str] | None = None, progress: Callable[[str], None] | None = None,
-            **command_kwargs) -> NcuRun:
-    """Profile `app` into `out_dir/<name>.ncu-rep`, streaming ncu's output into `<name>.ncu.log`."""
+            timeout: float | None = None, limit_name: str | None = None, **command_kwargs) -> NcuRun:
+    """Profile `app` into `out_dir/<name>.ncu-rep`, streaming ncu's output into `<name>.ncu.log`.
+
+    ncu runs in its own process group, ended whole past `timeout` seconds or on Ctrl-C."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     cmd = ncu_command(find_ncu(ncu), app, out_dir / name, **command_kwargs)
     log = out_dir / f"{name}.ncu.log"
     report = out_dir / f"{name}.ncu-rep"
-    lines: list[str] = []
-    with open(log, "w") as logf:
-        logf.write("$ " + shlex.join(cmd) + "\n")
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                env={**os.environ, **(env or {})}, bufsize=1)
-        assert proc.stdout is not None
-        try:
-            for line in proc.stdout:
-                line = line.rstrip("\n")
-                lines.append(line)
-                logf.write(line + "\n")
-                logf.flush()
-                if progress and line.startswith("==PROF=="):
-                    progress(line)
-            returncode = proc.wait()
-        except BaseException:  # Ctrl-C (or an error) here: ncu and its child must not outlive us
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            raise
+
+    def on_line(line: str) -> None:
+        if progress and line.startswith("==PROF=="):
+            progress(line)
+
+    result = run_tool(cmd, log, "ncu", timeout=timeout, env=env, on_line=on_line, limit_name=limit_name)
+    lines, returncode = result.lines, result.returncode
     error = classify_failure(lines, returncode, log)
     if error is not None:
         raise error
@@ -205,3 +129,48 @@ def run_ncu(app: list[str], out_dir: Path, name: str = "profile", ncu: str | Non
     passes = [int(m.group(1)) for line in lines if line.startswith("==PROF==")
               for m in [_PASSES.search(line)] if m]
     return NcuRun(command=cmd, report=report, log=log, returncode=returncode, passes=passes)
+
+
+def requested_metrics(cmd: list[str]) -> list[str]:
+    """The metric names an ncu command line asks for by name (its --metrics lists; `regex:`,
+    `group:` and `breakdown:` entries name several metrics and are left out)."""
+    out: list[str] = []
+    for flag, value in zip(cmd, cmd[1:]):
+        if flag == "--metrics":
+            out += [m.strip() for m in value.split(",") if m.strip() and ":" not in m]
+    return out
+
+
+# Requested metrics that exist only on some chips (Hopper's GMMA/HGMMA): absent elsewhere, not an error.
+CHIP_SPECIFIC_METRICS = (
+    stall_metric("gmma"),
+    "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
+)
+
+
+def check_collected(raw, requested: list[str], report: Path) -> list[str]:
+    """ncu exits 0 when it does not know a metric (the report simply lacks it:
+    tests/fixtures/h200/logs/ncu_unknown_metric.log and unknown_metric.ncu-rep.gz) or has no value
+    for it (`n/a`). Raise naming such metrics, or a launch that holds none of the requested values;
+    return the missing chip-specific ones (CHIP_SPECIFIC_METRICS), which are only worth a note."""
+    from profiler.errors import ReportError
+
+    if not requested:
+        return []
+    present = [m for m in requested if m in raw and raw[m].notna().any()]
+    if not present:
+        raise ReportError(f"{report}: ncu collected none of the {len(requested)} requested metrics "
+                          f"(e.g. {requested[0]}): every launch has no metric values; check the names with "
+                          "`ncu --query-metrics` for this GPU")
+    empty = raw.index[raw[present].isna().all(axis=1)]
+    if len(empty):
+        first = raw.loc[empty[0]]
+        raise ReportError(f"{report}: launch {int(first['launch'])} ({first['kernel']}) has no metric values "
+                          f"({len(empty)} such launches): ncu profiled it but measured nothing")
+    missing = [m for m in requested if m not in present and m not in CHIP_SPECIFIC_METRICS]
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise ReportError(f"{report}: ncu exited 0 but has no value for {len(missing)} requested metric(s): "
+                          f"{shown} (unknown to this ncu or GPU, or n/a); check the names with "
+                          "`ncu --query-metrics` for this GPU")
+    return [m for m in requested if m not in present]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from profiler.ncu import STALL_REASONS, stall_metric
+from profiler.metrics import PCSAMP_COUNT, STALL_REASONS, alternates, pcsamp_metric, stall_metric
 
 # ncu_report gives values in base units; these are the unit strings it was seen to use
 # (ncu 2025.3.1: '', '%', 'ns', 'byte', 'byte/s', 'hz', 'byte/cycle', ...) plus prefixed forms.
@@ -53,6 +53,7 @@ TIDY = {
     "registers_per_thread": ("launch__registers_per_thread", 1.0),
     "shared_mem_per_block": ("launch__shared_mem_per_block", 1.0),
     "sm_count": ("device__attribute_multiprocessor_count", 1.0),
+    "max_warps_per_sm": ("device__attribute_max_warps_per_multiprocessor", 1.0),
 }
 TIDY.update({
     "tensor_bf16_ops": ("sm__ops_path_tensor_src_bf16_dst_fp32.sum", 1.0),
@@ -163,7 +164,9 @@ TIDY.update({col: (metric, 1.0) for col, (_, metric) in {**SM_UNITS, **MEMORY_UN
 
 def raw_metrics() -> list[str]:
     """Every raw ncu metric tidy_launches reads: a reader may skip the rest of a report."""
-    return ["device__attribute_display_name", *(m for m, _ in TIDY.values()), *L1_SECTOR_PARTS]
+    names = ["device__attribute_display_name", *(a for m, _ in TIDY.values() for a in alternates(m)),
+             *L1_SECTOR_PARTS, PCSAMP_COUNT, pcsamp_metric("selected"), *(pcsamp_metric(r) for r in STALL_REASONS)]
+    return list(dict.fromkeys(names))
 
 
 def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
@@ -174,10 +177,12 @@ def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
                "device": raw["device__attribute_display_name"] if "device__attribute_display_name" in raw else None}
     missing = []
     nan = np.full(len(raw), np.nan)
-    for column, (metric, target) in TIDY.items():
-        if metric not in raw:
+    for column, (name, target) in TIDY.items():
+        # a chip may name the metric differently (profiler/metrics.py CHIP_NAMES): read either
+        metric = next((m for m in alternates(name) if m in raw), None)
+        if metric is None:
             columns[column] = nan
-            missing.append((column, metric))
+            missing.append((column, name))
             continue
         try:
             scale = unit_scale(units.get(metric, "")) / target
@@ -188,13 +193,15 @@ def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({k: (v.to_numpy() if isinstance(v, pd.Series) else v) for k, v in columns.items()},
                        index=raw.index)
     _derive_from_sectors(out, raw)
+    _derive_verdict_inputs(out, raw)
     _derive_hierarchy(out)
     out = out.copy()  # one block again after the derived columns
     # DRAM GB/s from bytes and duration on any launch whose report lacks the rate metric
     out["dram_gbps"] = out["dram_gbps"].fillna(out["dram_bytes"] / (out["duration_ms"] * 1e-3) / 1e9)
     out["dram_peak_gbps"] = out["dram_bytes_per_cycle_peak"] * out["dram_cycles_per_second"] / 1e9
     # absent and not derived from other counters (fallback inputs are only worth naming when used)
-    out.attrs["missing_metrics"] = [m for c, m in missing if c not in FALLBACKS and out[c].isna().all()]
+    out.attrs["missing_metrics"] = [m for c, m in missing if c not in FALLBACKS and c not in DERIVABLE
+                                    and out[c].isna().all()]
     out.attrs["rules"] = raw.attrs.get("rules", {})
     out.attrs["source"] = raw.attrs.get("source")
     return out
@@ -215,6 +222,49 @@ def _derive_from_sectors(out: pd.DataFrame, raw: pd.DataFrame) -> None:
         out[f"dram_bytes_{side}"] = out[f"dram_bytes_{side}"].fillna(out[f"dram_sectors_{side}"] * SECTOR_BYTES)
     for op in ("fadd", "fmul", "ffma"):
         out[f"fp32_{op}"] = out[f"fp32_{op}"].fillna(out[f"fp32_{op}_per_cycle"] * out["smsp_cycles_avg"])
+
+
+# Columns the `verdict` preset does not collect but _derive_verdict_inputs fills from what it does.
+DERIVABLE = {"sm_throughput_pct", "memory_throughput_pct", "dram_throughput_pct", "theoretical_occupancy_pct",
+             *(f"stall_{r}" for r in STALL_REASONS), *SM_UNITS, *MEMORY_UNITS}
+
+
+def _derive_verdict_inputs(out: pd.DataFrame, raw: pd.DataFrame) -> None:
+    """Fill what ncu derives in its sections from the few counters the `verdict` preset collects.
+
+    - SM% / Memory%: ncu's are the largest of 25 / 26 breakdown units; without them, the largest of
+      the units the report holds (`sol_units` counts them; NaN when ncu's own numbers are there).
+    - DRAM%: `gpu__dram_throughput` equals the DRAM-cycles unit in every H200 capture.
+    - theoretical occupancy: the fewest blocks any launch limit allows x warps per block, over the
+      SM's warp slots (what ncu's Occupancy section reports as sm__maximum_warps_per_active_cycle_pct).
+    - stall reasons: PC samples of warps stalled for a reason per sample of an issuing warp
+      (`selected`), an estimate of the counter ratio (warps stalled per issue-active cycle);
+      `stalls_sampled` is 1 where they were used.
+    """
+    out["sol_units"] = float("nan")
+    for total, units in (("sm_throughput_pct", SM_UNITS), ("memory_throughput_pct", MEMORY_UNITS)):
+        present = [c for c in units if out[c].notna().any()]
+        if present and out[total].isna().all():
+            out[total] = out[present].max(axis=1)
+            out["sol_units"] = out["sol_units"].fillna(0) + len(present)
+    out["dram_throughput_pct"] = out["dram_throughput_pct"].fillna(out["dram_cycles_active_pct"])
+    limits = out[[f"occupancy_limit_{k}" for k in ("registers", "shared_mem", "warps", "blocks")]].min(axis=1)
+    warps = limits * (out["block_size"] / 32).apply(_ceil)  # warps per block, rounded up
+    theo = (warps.clip(upper=out["max_warps_per_sm"]) / out["max_warps_per_sm"] * 100)
+    out["theoretical_occupancy_pct"] = out["theoretical_occupancy_pct"].fillna(theo)
+    out["stalls_sampled"] = float("nan")
+    selected = pcsamp_metric("selected")
+    if PCSAMP_COUNT in raw and selected in raw:
+        issued = pd.to_numeric(raw[selected], errors="coerce").where(lambda x: x > 0)
+        for r in STALL_REASONS:
+            col, metric = f"stall_{r}", pcsamp_metric(r)
+            if metric in raw and out[col].isna().all():
+                out[col] = pd.to_numeric(raw[metric], errors="coerce") / issued
+                out["stalls_sampled"] = 1.0
+
+
+def _ceil(x: float) -> float:
+    return float("nan") if pd.isna(x) else float(-(-x // 1))
 
 
 def _derive_hierarchy(out: pd.DataFrame) -> None:

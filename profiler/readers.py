@@ -173,11 +173,11 @@ def _read_kind(kind: str, plain: Path, path: Path) -> pd.DataFrame:
         return table
     if kind in (NSYS_REP, NSYS_SQLITE):
         try:
-            from profiler.nsys_reader import read_nsys_launches
+            from profiler.nsys_reader import read_nsys_sqlite, timeline_launches
         except ImportError as exc:
             raise ReportError(f"{path}: {KIND_NAMES[kind]}, but the nsys reader is not available in this "
                               f"install ({exc}); read an Nsight Compute report of the same run instead") from None
-        return read_nsys_launches(plain)
+        return timeline_launches(read_nsys_sqlite(plain))  # an .nsys-rep is exported through nsys first
     raise ReportError(f"{path}: no reader for {kind}")  # pragma: no cover - every kind has a branch
 
 

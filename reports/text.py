@@ -88,6 +88,8 @@ def render_text(analysis: Analysis) -> str:
         if k.ncu_rule:
             agree = {True: "agrees", False: "DISAGREES", None: "not comparable"}[k.agrees_with_ncu]
             out += wrap(f"  - ncu SOLBottleneck ({agree}): {k.ncu_rule}")
+        elif getattr(k, "ncu_rule_note", None):
+            out += wrap(f"  - {k.ncu_rule_note}")
         if k.hierarchy:
             out += wrap("  - " + hierarchy_line(k.hierarchy))
         if k.advice:
@@ -136,6 +138,48 @@ def render_projection(p: dict) -> str:
     out.append(f"  modelled: {p['modelled']}")
     if p.get("kernel_model"):
         out += wrap(f"  {p['kernel_model']['explanation']}")
+    return "\n".join(out)
+
+
+def render_timeline(timeline, analysis: Analysis | None = None) -> str:
+    """The nsys timeline: per-kernel times (beside ncu's, when the run has counters) and what one
+    step costs: kernels, idle gaps between them, launch calls, and the host's own time."""
+    s = timeline.summary
+    where = f"in the NVTX range {s['range']!r}" if s.get("range") else "in the whole trace (no NVTX range)"
+    out = [f"timeline (nsys {s.get('nsys_version') or '?'}, {s.get('launches_in_range') or s['launches']} "
+           f"launches {where}, {s['steps']} steps):"]
+    ncu = {}
+    if analysis is not None:
+        for k in analysis.kernels:
+            ncu.setdefault(k.kernel, k.duration_ms)
+    header = ["kernel", "launches", "total ms", "median ms", "min ms", "max ms", "% of kernel time"]
+    with_ncu = any(ncu.get(k) is not None for k in timeline.kernels["kernel"])
+    if with_ncu:
+        header.append("ncu ms (replayed)")
+    rows = [header]
+    names = short_names(list(timeline.kernels["kernel"]))
+    for name, (_, k) in zip(names, timeline.kernels.iterrows()):
+        row = [name, str(int(k["launches"])), f"{k['total_ms']:.3f}", f"{k['median_ms']:.4f}", f"{k['min_ms']:.4f}",
+               f"{k['max_ms']:.4f}", f"{k['share_pct']:.1f}"]
+        if with_ncu:
+            row.append(_fmt(ncu.get(k["kernel"]), ".4f"))
+        rows.append(row)
+    if len(rows) > 1:
+        out.append(align(rows))
+    if s.get("step_ms_median") is not None:
+        line = (f"per step (median of {s['steps'] - s['steps_without_kernels']}): "
+                f"{s['step_ms_median']:.4f} ms from first kernel start to last kernel end = "
+                f"{s['kernel_ms_per_step']:.4f} ms of {s['kernels_per_step']:.0f} kernel(s) + "
+                f"{s['idle_ms_per_step']:.4f} ms idle between them ({s['idle_pct']:.0f}%); "
+                f"launch API calls {_fmt(s.get('launch_api_ms_per_step'), '.4f')} ms")
+        out += wrap(line, "  ")
+        if s.get("host_ms_per_step") is not None and s.get("gpu_busy_pct_of_range") is not None:
+            out += wrap(f"host: {s['host_ms_per_step']:.4f} ms per step (the NVTX step range); the GPU ran "
+                        f"kernels {s['gpu_busy_pct_of_range']:.0f}% of the profiled range"
+                        + (" (it waits for the host: launch-bound)" if s["gpu_busy_pct_of_range"] < 50 else ""),
+                        "  ")
+    for n in s.get("notes", []):
+        out += wrap(f"note: {n}", "  ")
     return "\n".join(out)
 
 

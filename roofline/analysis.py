@@ -47,6 +47,7 @@ class KernelSummary:
     advice: str | None = None
     ncu_rule: str | None = None
     agrees_with_ncu: bool | None = None
+    ncu_rule_note: str | None = None  # why there is no ncu rule to compare with
     gap_to_floor: float | None = None  # only when this kernel is the whole step
     share_of_step: float | None = None  # fraction of the step's kernel time
     hierarchy: dict | None = None
@@ -97,10 +98,17 @@ def ncu_rule_text(rules: list[dict]) -> str | None:
     return None
 
 
+def rule_absent(preset: str | None) -> str:
+    """Why a launch has no SOLBottleneck rule: the preset collects no SpeedOfLight section."""
+    return (f"ncu rule not collected (preset {preset})" if preset
+            else "ncu rule not collected (the report has no SpeedOfLight section)")
+
+
 def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
-              iterations: int | None = None, gpu: GpuSpec | None = None) -> Analysis:
+              iterations: int | None = None, gpu: GpuSpec | None = None, preset: str | None = None) -> Analysis:
     """Group launches by kernel and launch configuration; median of each metric; one verdict each.
 
+    `preset`: the metric preset the report was captured with (profiler/metrics.py), when known.
     Attention-specific advice goes to the project's registered kernels (kernels/registry.py) and to
     any kernel of a run whose verify workload is known; every other kernel gets general advice.
     """
@@ -136,6 +144,7 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
             top_stalls=stalls, bound=verdict.bound, cause=verdict.cause, evidence=verdict.evidence,
             roof=verdict.roof, unit=verdict.unit, advice=verdict.advice, ncu_rule=rule,
             agrees_with_ncu=agrees_with_ncu(verdict.bound, rule),
+            ncu_rule_note=None if rule else rule_absent(preset),
             gap_to_floor=(duration / floor.floor_ms) if (floor and duration and whole_step) else None,
             share_of_step=share if (share is not None and not math.isnan(share)) else None,
             hierarchy=hierarchical_roofline(med), mangled_name=key[1], project_kernel=project,

@@ -23,7 +23,8 @@ from typing import Callable
 import pandas as pd
 
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
-from profiler.errors import ProfilerError, ReportError
+from profiler.errors import ProfilerError, ReportError, ToolNotFound
+from profiler.nsys_reader import Timeline
 from profiler.rundir import (ANALYSIS, HARNESS, LAUNCHES, Manifest, RunDir, RunDirError, RunSpec, RunWriter,
                              default_run_name)
 from roofline.analysis import Analysis, summarize
@@ -57,6 +58,7 @@ class Run:
     manifest: Manifest | None = None
     complete: bool = True
     problems: list[str] = field(default_factory=list)
+    timeline: Timeline | None = None  # the nsys timeline, when the run or file has one
 
     @property
     def kernels(self) -> pd.DataFrame:
@@ -75,6 +77,8 @@ class Run:
         out["complete"] = self.complete
         if self.problems:
             out["problems"] = list(self.problems)
+        if self.timeline is not None:
+            out["timeline"] = self.timeline.to_dict()
         if self.spec is not None:
             out["spec"] = self.spec.to_dict()
         if self.manifest is not None:
@@ -110,28 +114,37 @@ def _workload(spec: RunSpec | None, where: Path) -> VerifyWorkload | None:
 def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=None) -> Run:
     """Read captured evidence without a GPU: a run directory (only the reports its manifest names,
     checked against their checksums), a report file, or a folder of reports. None: the bundled sample."""
-    from profiler.readers import read_folder, read_launches
+    from profiler.nsys_reader import read_nsys_sqlite
+    from profiler.readers import NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
 
     source = Path(path) if path is not None else sample_run()
     if not source.exists():
         raise ReportError(f"{source}: no such run directory or report")
-    spec = manifest = None
+    spec = manifest = timeline = None
     expected = None
     if source.is_dir() and RunDir.is_run(source):
         run_dir = RunDir(source)
         manifest = run_dir.manifest()
         reports = run_dir.reports(tool="ncu")
-        if not reports:
-            raise RunDirError(f"{source}: the manifest names no Nsight Compute report")
+        sqlite = run_dir.reports(tool="nsys-sqlite")
+        if not reports and not sqlite:
+            raise RunDirError(f"{source}: the manifest names no Nsight Compute report and no nsys sqlite export")
         spec = run_dir.spec()
-        tables = [read_launches(p) for p in reports]
-        launches = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
-        if len(tables) > 1:
-            launches.attrs = {**tables[0].attrs, "rules": {}}
-        counts = [e.launches for e in manifest.reports if e.tool == "ncu"]
-        expected = sum(counts) if all(c is not None for c in counts) else None
+        timeline = read_nsys_sqlite(sqlite[0]) if sqlite else None
+        if reports:
+            tables = [read_launches(p) for p in reports]
+            launches = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
+            if len(tables) > 1:
+                launches.attrs = {**tables[0].attrs, "rules": {}}
+            counts = [e.launches for e in manifest.reports if e.tool == "ncu"]
+            expected = sum(counts) if all(c is not None for c in counts) else None
+        else:  # an nsys-only run: the timeline's launches, no counters
+            launches = _timeline_table(timeline, sqlite[0])
     elif source.is_dir():
         launches = read_folder(source)
+    elif sniff(source) in (NSYS_REP, NSYS_SQLITE):  # by content: a foreign SQLite file gets its own message
+        timeline = read_nsys_sqlite(source)
+        launches = _timeline_table(timeline, source)
     else:
         launches = read_launches(source)
     workload = _workload(spec, source)
@@ -140,11 +153,25 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
     if problems and not allow_incomplete:
         raise IncompleteRun(f"{source}: incomplete capture: {'; '.join(problems)} "
                             "(pass --allow-incomplete to analyze it anyway, marked incomplete)")
-    analysis = summarize(launches, workload, None if problems else iterations, gpu=gpu)
+    presets = {e.preset for e in manifest.reports if e.tool == "ncu"} if manifest is not None else set()
+    analysis = summarize(launches, workload, None if problems else iterations, gpu=gpu,
+                         preset=next(iter(presets)) if len(presets) == 1 else None)
     if problems:
         analysis.notes.append("INCOMPLETE: " + "; ".join(problems) + " (no step time)")
+    if launches.attrs.get("counters") is False:
+        analysis.notes.append("launch times from the nsys timeline, no hardware counters: no bound or cause "
+                              "(profile with --tool ncu or both for them)")
     return Run(source=source, launches=launches, analysis=analysis, spec=spec, workload=workload,
-               manifest=manifest, complete=not problems, problems=problems)
+               manifest=manifest, complete=not problems, problems=problems, timeline=timeline)
+
+
+def _timeline_table(timeline: Timeline, path: Path) -> pd.DataFrame:
+    from profiler.nsys_reader import timeline_launches
+
+    table = timeline_launches(timeline)
+    table["source"] = Path(path).name
+    table.attrs["source"] = str(path)
+    return table
 
 
 def make_workload(ctx: int | str = "128k", **fields) -> VerifyWorkload:
@@ -152,66 +179,187 @@ def make_workload(ctx: int | str = "128k", **fields) -> VerifyWorkload:
     return VerifyWorkload(ctx_len=parse_ctx_len(ctx), **fields)
 
 
+TOOLS = ("ncu", "nsys", "both")
+DEFAULT_TIMEOUT_S = 900.0  # the whole capture; a 128k run under both tools fits well inside it
+
+
+def choose_tools(tool: str | None = None, ncu: str | None = None, nsys: str | None = None) -> dict[str, str]:
+    """{"ncu": path, "nsys": path} for the tools to run: `tool` "ncu", "nsys" or "both" needs them
+    found; None takes both when both are found, else the one that is (ToolNotFound when neither)."""
+    from profiler.ncu import find_ncu
+    from profiler.nsys import find_nsys
+
+    finders = {"ncu": lambda: find_ncu(ncu), "nsys": lambda: find_nsys(nsys)}
+    if tool is not None:
+        if tool not in TOOLS:
+            raise ValueError(f"tool must be one of {', '.join(TOOLS)}, got {tool!r}")
+        wanted = ["ncu", "nsys"] if tool == "both" else [tool]
+        return {name: finders[name]() for name in wanted}
+    found, errors = {}, []
+    for name, find in finders.items():
+        try:
+            found[name] = find()
+        except ToolNotFound as exc:
+            errors.append(str(exc))
+    if not found:
+        raise ToolNotFound("no profiler found: " + "; ".join(errors))
+    return found
+
+
 def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: int = 3,
             out: str | Path | None = None, force: bool = False, ncu: str | None = None,
+            nsys: str | None = None, tool: str | None = None, timeout: float | None = DEFAULT_TIMEOUT_S,
             progress: Callable[[str], None] | None = None, env: dict[str, str] | None = None,
-            command: list[str] | None = None, **workload_fields) -> Run:
-    """Run `kernel` on `workload` under Nsight Compute in a child process and return the new run.
+            command: list[str] | None = None, preset: str | None = None, chip: str | None = None,
+            **workload_fields) -> Run:
+    """Run `kernel` on `workload` under Nsight Compute and/or Nsight Systems in a child process and
+    return the new run.
 
+    `tool`: "ncu", "nsys" or "both"; None takes both when both are found, else the one found.
+    `timeout` bounds the whole capture (seconds): past it the running tool's process group is ended.
     `env` is added to the profiled child's environment (e.g. CUDA_VISIBLE_DEVICES); `command` is
     the command recorded in spec.json as the one that made the run (default: sys.argv).
-
-    The run is written atomically (see profiler/rundir.py): on failure or Ctrl-C it is kept under
-    `<out>.failed-<time>` with its log, and an existing `out` is never touched unless `force`.
+    The run is written atomically (see profiler/rundir.py): on failure, timeout or Ctrl-C it is kept
+    under `<out>.failed-<time>` with its logs, and an existing `out` is never touched unless `force`.
+    `preset`: the ncu metric preset (profiler/metrics.py; default DEFAULT_PRESET), resolved for `chip`
+    (default: the chip of the local GPU, roofline/data/chips.json).
     """
     from kernels.registry import get_kernel
-    from profiler.ncu import ncu_version, run_ncu
+    from profiler.metrics import DEFAULT_PRESET, get_preset
+    from roofline.chips import local_device_name, preset_for_device
 
     say = progress or (lambda msg: None)
+    preset = get_preset(preset or DEFAULT_PRESET).name  # unknown name: error before anything runs
+    resolved, chip, chip_note = preset_for_device(preset, chip, None if chip else local_device_name())
     name = get_kernel(kernel).name
     workload = workload or make_workload(**workload_fields)
     if iterations < 1:
         raise ValueError("iterations must be at least 1")
+    if timeout is not None and timeout <= 0:
+        raise ValueError("timeout must be a positive number of seconds")
+    if tool is not None and tool not in TOOLS:
+        raise ValueError(f"tool must be one of {', '.join(TOOLS)}, got {tool!r}")
     writer = RunWriter(out if out is not None else Path("runs") / default_run_name(name, workload),
                        force=force, unique=out is None)
     started = time.time()
+    running = "setup"
     try:
         spec = RunSpec(kernel=name, workload=json.loads(workload.to_json()), iterations=iterations,
                        created=writer.manifest.created, command=tuple(command or sys.argv))
         spec_file = writer.write_spec(spec)
         app = [sys.executable, "-m", "profiler.harness", "--spec", str(spec_file), "--kernel", name,
                "--iters", str(iterations), "--info", str(writer.path / HARNESS)]
-        say(f"[1/3] profiling {name} ({workload.describe()}) under ncu -> {writer.final}")
-        ncu_run = run_ncu(app, writer.path, ncu=ncu, progress=say, env=env)
-        writer.log_command(ncu_run.command)
-        writer.add_log(ncu_run.log)
-        writer.manifest.tools["ncu"] = {"path": ncu_run.command[0], "version": ncu_version(ncu_run.command[0])}
-        writer.add_report(ncu_run.report, "ncu", launches=len(ncu_run.passes),
-                          passes=max(ncu_run.passes, default=None))
-        say(f"[2/3] ncu done: {len(ncu_run.passes)} launches profiled, "
-            f"{max(ncu_run.passes, default=0)} replay passes each")
+        tools = choose_tools(tool, ncu, nsys)
+        if tool is None and len(tools) == 1:
+            say(f"only {next(iter(tools))} was found: profiling with it alone (--tool both needs ncu and nsys)")
+        limit = f"--timeout {timeout:g} s (the whole capture)" if timeout is not None else None
+
+        def left() -> float | None:
+            return None if timeout is None else max(0.1, timeout - (time.time() - started))
+
+        launches = timeline = None
+        result: dict = {"profile": {"tools": list(tools)}}
+        if "ncu" in tools:
+            running = "ncu"
+            if chip_note:
+                say(chip_note)
+            launches = _capture_ncu(writer, app, tools["ncu"], iterations, workload, say, left(), limit, result,
+                                    env, preset=preset, resolved=resolved, chip=chip)
+        if "nsys" in tools:
+            running = "nsys"
+            timeline = _capture_nsys(writer, app, tools["nsys"], say, left(), limit, result, env)
+            if launches is None:
+                launches = _timeline_table(timeline, writer.path / Path(timeline.source).name)
+                problems = completeness(launches, iterations, None)
+                if problems:
+                    raise IncompleteRun(f"{timeline.source}: incomplete capture: {'; '.join(problems)}")
+        running = "analysis"
         harness = RunDir(writer.path).harness()
         writer.manifest.host = {"gpu": harness.get("device"), "torch": harness.get("torch"),
                                 "triton": harness.get("triton"), "cuda": harness.get("cuda"),
                                 "python": sys.version.split()[0]}
-        from profiler.readers import read_launches
-
-        launches = read_launches(ncu_run.report)
-        problems = completeness(launches, iterations, len(ncu_run.passes))
-        if problems:
-            raise IncompleteRun(f"{ncu_run.report}: incomplete capture: {'; '.join(problems)}")
         launches.to_csv(writer.path / LAUNCHES, index=False)
-        analysis = summarize(launches, workload, iterations)
-        result = analysis.to_dict()
-        result["profile"] = {"passes": ncu_run.passes, "wall_s": round(time.time() - started, 1)}
-        writer.write_json(ANALYSIS, result)
+        ncu_preset = preset if "ncu" in tools else None
+        analysis = summarize(launches, workload, iterations, preset=ncu_preset)
+        analysis.notes += result.pop("notes", [])
+        out_dict = analysis.to_dict()
+        result["profile"]["wall_s"] = round(time.time() - started, 1)
+        out_dict.update(result)
+        writer.write_json(ANALYSIS, out_dict)
         final = writer.commit()
     except BaseException as exc:
-        reason = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else str(exc).splitlines()[0]
+        if isinstance(exc, KeyboardInterrupt):
+            reason = (f"interrupted (Ctrl-C) while {running} was running; its process group was ended"
+                      if running in ("ncu", "nsys") else "interrupted (Ctrl-C)")
+        else:
+            reason = str(exc).splitlines()[0]
         exc.kept_at = writer.fail(reason)  # the CLI names it; nothing captured is lost
+        exc.reason = reason
         raise
-    say(f"[3/3] wrote {final} in {time.time() - started:.1f} s")
+    p = result["profile"]
+    passes = f"{max(p['passes'], default=0)} replay passes per launch, preset {p['preset']}, " if "passes" in p else ""
+    say(f"wrote {final}: {passes}wall {time.time() - started:.1f} s")
     return load(final)
+
+
+def _capture_ncu(writer: RunWriter, app: list[str], exe: str, iterations: int, workload: VerifyWorkload,
+                 say: Callable[[str], None], timeout: float | None, limit: str | None, result: dict,
+                 env: dict[str, str] | None = None, *, preset: str, resolved, chip: str) -> pd.DataFrame:
+    """ncu into the run: report, log, version, the launch table (checked for missing metrics)."""
+    from profiler.ncu import check_collected, ncu_version, requested_metrics, run_ncu
+    from profiler.ncu_reader import read_ncu_report
+    from profiler.readers import read_launches
+
+    say(f"[ncu] profiling {spec_name(app)} ({workload.describe()}), preset {preset} ({chip}) -> {writer.final}")
+    t0 = time.time()
+    ncu_run = run_ncu(app, writer.path, ncu=exe, progress=say, timeout=timeout, limit_name=limit, env=env,
+                      preset=resolved)
+    writer.log_command(ncu_run.command)
+    writer.add_log(ncu_run.log)
+    writer.manifest.tools["ncu"] = {"path": exe, "version": ncu_version(exe)}
+    writer.add_report(ncu_run.report, "ncu", launches=len(ncu_run.passes), passes=max(ncu_run.passes, default=None),
+                      preset=preset)
+    say(f"[ncu] done in {time.time() - t0:.1f} s: {len(ncu_run.passes)} launches profiled, "
+        f"{max(ncu_run.passes, default=0)} replay passes each")
+    absent = check_collected(read_ncu_report(ncu_run.report), requested_metrics(ncu_run.command), ncu_run.report)
+    if absent:
+        result.setdefault("notes", []).append(f"this GPU has no value for {', '.join(absent)} (chip-specific)")
+    launches = read_launches(ncu_run.report)
+    problems = completeness(launches, iterations, len(ncu_run.passes))
+    if problems:
+        raise IncompleteRun(f"{ncu_run.report}: incomplete capture: {'; '.join(problems)}")
+    result["profile"].update(passes=ncu_run.passes, ncu_wall_s=round(time.time() - t0, 1), preset=preset, chip=chip)
+    return launches
+
+
+def _capture_nsys(writer: RunWriter, app: list[str], exe: str, say: Callable[[str], None],
+                  timeout: float | None, limit: str | None, result: dict,
+                  env: dict[str, str] | None = None) -> Timeline:
+    """nsys into the run: timeline report, sqlite export, log, version; the timeline read back."""
+    from profiler.nsys import nsys_version, run_nsys
+    from profiler.nsys_reader import read_nsys_sqlite
+
+    say(f"[nsys] timeline of {spec_name(app)} (-t cuda,nvtx) -> {writer.final}")
+    t0 = time.time()
+    nsys_run = run_nsys(app, writer.path, nsys=exe, progress=say, timeout=timeout, limit_name=limit, env=env)
+    writer.log_command(nsys_run.command)
+    writer.log_command(nsys_run.export)
+    writer.add_log(nsys_run.log)
+    writer.add_log(nsys_run.export_log)
+    writer.manifest.tools["nsys"] = {"path": exe, "version": nsys_version(exe)}
+    writer.add_report(nsys_run.report, "nsys")
+    timeline = read_nsys_sqlite(nsys_run.sqlite)
+    writer.add_report(nsys_run.sqlite, "nsys-sqlite", launches=timeline.summary["launches_in_range"])
+    s = timeline.summary
+    say(f"[nsys] done in {time.time() - t0:.1f} s: {s['steps']} steps, {s['launches_in_range']} launches in the range")
+    result["timeline"] = s
+    result["profile"]["nsys_wall_s"] = round(time.time() - t0, 1)
+    return timeline
+
+
+def spec_name(app: list[str]) -> str:
+    """The kernel a harness command line runs."""
+    return app[app.index("--kernel") + 1] if "--kernel" in app else "the program"
 
 
 def report(run: "Run | str | Path | None" = None, out: str | Path | None = None, force: bool = False) -> list[Path]:

@@ -12,10 +12,15 @@ from pathlib import Path
 
 import click
 
-from kernels.registry import KERNELS, UnknownKernel, get_kernel
-from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
-from profiler.errors import ProfilerError
-from roofline.gpus import MeasuredFileError, UnknownGpu, get_gpu
+from roofline.shadowing import exit_if_shadowed
+
+exit_if_shadowed(sys.argv[1:])  # a foreign `kernels`/`profiler` package: one line, not a traceback
+
+from kernels.registry import KERNELS, UnknownKernel, get_kernel  # noqa: E402
+from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len  # noqa: E402
+from profiler.errors import ProfilerError  # noqa: E402
+from roofline.doctor import doctor_cmd  # noqa: E402
+from roofline.gpus import MeasuredFileError, UnknownGpu, get_gpu  # noqa: E402
 
 class CtxLen(click.ParamType):
     name = "ctx_len"
@@ -143,7 +148,7 @@ def check_cmd(kernel, device, dtype, allow_slow, fmt, **wkw) -> None:
 
 def _fail(exc: Exception) -> click.ClickException:
     """A library error as a one-line CLI error (plus the tool's own lines and where a failed run went)."""
-    msg = str(exc)
+    msg = str(exc) or getattr(exc, "reason", "")
     kept = getattr(exc, "kept_at", None)
     if kept is not None:
         msg += f"\nthe failed run is kept at {kept} (manifest.json says why; nothing captured was lost)"
@@ -152,7 +157,7 @@ def _fail(exc: Exception) -> click.ClickException:
 
 def _print_run(run, fmt: str, project_to: str | None = None) -> dict:
     """Print a run's analysis (text or JSON), with a projection onto another GPU when asked."""
-    from reports.text import render_projection, render_text
+    from reports.text import render_projection, render_text, render_timeline
     from roofline.gpus import match_gpu
     from roofline.projection import project
 
@@ -170,6 +175,9 @@ def _print_run(run, fmt: str, project_to: str | None = None) -> dict:
         click.echo(json.dumps(result, indent=2))
     else:
         click.echo(render_text(run.analysis))
+        if run.timeline is not None:
+            counters = run.launches.attrs.get("counters", True)  # False: the table is the timeline's own
+            click.echo("\n" + render_timeline(run.timeline, run.analysis if counters else None))
         if projection:
             click.echo("\n" + render_projection(projection))
     return result
@@ -182,10 +190,18 @@ def _print_run(run, fmt: str, project_to: str | None = None) -> dict:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="run directory (default runs/<kernel>-<ctx>-h<heads>-q<q_len>-p<page>-<time>)")
 @click.option("--force", is_flag=True, help="replace an existing run directory at --out (only once the new run is complete)")
+@click.option("--tool", type=click.Choice(["ncu", "nsys", "both"]), default=None,
+              help="counters (ncu), timeline (nsys) or both [default: both when both are found, else the one found]")
 @click.option("--ncu", "ncu_path", default=None, help="path to ncu (else $NCU, PATH, usual folders)")
+@click.option("--nsys", "nsys_path", default=None, help="path to nsys (else $NSYS, PATH, usual folders)")
+@click.option("--preset", default=None, help="ncu metric preset: roofline (default, 6 passes on the H200), "
+              "verdict (4), full (--set full, 38); see `roofline metrics`")
+@click.option("--chip", default=None, help="resolve the preset for this ncu chip (default: the local GPU's)")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=900, show_default=True,
+              help="seconds for the whole capture; past it the running tool's process group is ended")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def profile_cmd(kernel, iters, out_dir, force, ncu_path, fmt, **wkw) -> None:
-    """Run a kernel under Nsight Compute, parse the report, print verdicts (needs a GPU)."""
+def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset, chip, timeout, fmt, **wkw) -> None:
+    """Run a kernel under Nsight Compute and/or Nsight Systems, parse the reports, print verdicts (needs a GPU)."""
     from roofline import api
 
     name = kernel_name(kernel)
@@ -194,11 +210,11 @@ def profile_cmd(kernel, iters, out_dir, force, ncu_path, fmt, **wkw) -> None:
         raise click.UsageError("--iters must be at least 1")
     try:
         run = api.profile(name, workload, iterations=iters, out=out_dir, force=force, ncu=ncu_path,
-                          progress=progress)
+                          nsys=nsys_path, tool=tool, timeout=timeout, progress=progress, preset=preset, chip=chip)
     except (ProfilerError, WorkloadError, ValueError) as exc:
         raise _fail(exc) from None
     except KeyboardInterrupt as exc:
-        click.echo(str(_fail(exc).message).strip(), err=True)
+        click.echo("Error: " + str(_fail(exc).message).strip(), err=True)
         sys.exit(130)
     _print_run(run, fmt)
 
@@ -423,12 +439,15 @@ def calibrate_cmd(save, fmt) -> None:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/validate", show_default=True)
 @click.option("--ncu", "ncu_path", default=None)
 @click.option("--probe", "only", multiple=True, help="run only these probes")
-def validate_cmd(out_dir, ncu_path, only) -> None:
+@click.option("--preset", default=None, help="ncu metric preset (default: profile's)")
+def validate_cmd(out_dir, ncu_path, only, preset) -> None:
     """Profile the probe kernels (known bounds) and check the verdicts against them (needs a GPU)."""
+    from profiler.metrics import DEFAULT_PRESET
     from profiler.ncu import run_ncu
     from profiler.ncu_reader import read_ncu_report
     from profiler.ncu_tidy import tidy_launches
     from roofline.analysis import summarize
+    from roofline.chips import local_device_name, preset_for_device
     from roofline.validation import EXPECTED, check_probe
 
     names = list(only) or list(EXPECTED)
@@ -436,14 +455,19 @@ def validate_cmd(out_dir, ncu_path, only) -> None:
     if unknown:
         raise click.UsageError(f"unknown probe(s) {sorted(unknown)}; known: {', '.join(EXPECTED)}")
     failures = 0
+    try:
+        resolved, chip, note = preset_for_device(preset or DEFAULT_PRESET, device_name=local_device_name())
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
     for name in names:
-        progress(f"profiling probe {name}")
+        progress(f"profiling probe {name} (preset {resolved.name}, {chip})" + (f": {note}" if note else ""))
         try:
             run = run_ncu([sys.executable, "-m", "profiler.probes", name], Path(out_dir), name=name,
-                          ncu=ncu_path, progress=progress)
+                          ncu=ncu_path, progress=progress, preset=resolved)
         except ProfilerError as exc:
             raise click.ClickException(str(exc)) from None
-        k = summarize(tidy_launches(read_ncu_report(run.report))).kernels[0]
+        progress(f"{name}: {max(run.passes, default=0)} replay passes per launch")
+        k = summarize(tidy_launches(read_ncu_report(run.report)), preset=resolved.name).kernels[0]
         ok, msg = check_probe(name, k.bound, k.roof, k.cause)
         failures += not ok
         click.echo(("ok    " if ok else "WRONG ") + msg)
@@ -488,10 +512,13 @@ def gpus_cmd(fmt) -> None:
 from roofline.cli_compare import compare_cmd  # noqa: E402
 from roofline.cli_report import report_cmd  # noqa: E402
 from roofline.cli_sweep import sweep_cmd  # noqa: E402
+from roofline.metrics_cmd import metrics_cmd  # noqa: E402
 
 main.add_command(compare_cmd)
 main.add_command(report_cmd)
 main.add_command(sweep_cmd)
+main.add_command(metrics_cmd)
+main.add_command(doctor_cmd)
 
 if __name__ == "__main__":
     main()

@@ -178,7 +178,7 @@ def run_point(point: SweepPoint, sweep_dir: Path, iterations: int = 3, ncu: str 
     base = dict(name=point.name, kernel=point.kernel, workload=json.loads(point.workload.to_json()), gpu=gpu)
     env = {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else None
     try:
-        profile(point.kernel, point.workload, iterations=iterations, out=Path(sweep_dir) / point.name, ncu=ncu,
+        profile(point.kernel, point.workload, iterations=iterations, out=Path(sweep_dir) / point.name, ncu=ncu, tool="ncu",
                 env=env, command=point.command(sweep_dir, iterations, ncu))
     except KeyboardInterrupt as exc:
         kept = getattr(exc, "kept_at", None)

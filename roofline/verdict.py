@@ -16,6 +16,8 @@ are each the largest of them; profiler/ncu_tidy.py SM_UNITS and MEMORY_UNITS):
   when every pipe is well under the leader (under PIPE_LEAD_FRAC of it) and the leader is the issue
   slots, the kernel is issue-bound: "issue-bound: no pipe above 36%"
 - every verdict also names the busiest unit overall with its % (`unit`)
+- a report of the `verdict` preset (profiler/metrics.py) holds only the units that lead SM% and
+  Memory% in practice: SM% and Memory% are then the largest of those (`sol_units` says how many)
 - latency, first that applies:
   1. small grid: under one wave and fewer blocks than half the SMs (most SMs idle);
   2. short launches: under SHORT_LAUNCH_US each, launch overhead is comparable;
@@ -223,8 +225,14 @@ def classify(m: Mapping, attention: bool = False) -> Verdict:
     duration = num(m.get("duration_ms"))
     evidence = [f"SM throughput {sm:.1f}% and memory throughput {mem:.1f}% of peak"
                 + (f" (DRAM {dram:.1f}%)" if dram is not None else "")]
+    units_used = num(m.get("sol_units"))
+    if units_used:
+        evidence.append(f"SM% and memory% here are the largest of the {units_used:.0f} throughput breakdown units "
+                        "the report holds (ncu's own take the largest of 25 and 26 on the H200)")
     stalls = top_stalls(m)
-    stall_line = (f"top warp stall: {stalls[0][0]} ({stalls[0][1]:.1f} cycles per issued instruction: "
+    per = ("warps stalled per issued instruction, PC-sampled" if num(m.get("stalls_sampled"))
+           else "cycles per issued instruction")
+    stall_line = (f"top warp stall: {stalls[0][0]} ({stalls[0][1]:.1f} {per}: "
                   f"{STALL_MEANING.get(stalls[0][0], 'see ncu docs')})") if stalls else None
 
     unit = busiest_unit(m)

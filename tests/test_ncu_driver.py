@@ -9,7 +9,8 @@ import stat
 import pytest
 
 from profiler.errors import ApplicationFailed, NoKernelsProfiled, ProfilerError, ToolNotFound
-from profiler.ncu import DEFAULT_METRICS, classify_failure, find_ncu, ncu_command, run_ncu
+from profiler.metrics import PRESETS
+from profiler.ncu import classify_failure, find_ncu, ncu_command, run_ncu
 from tests.paths import APP_FAILED_LOG, BAD_OPTION_LOG, NO_KERNELS_LOG
 
 
@@ -38,8 +39,16 @@ def test_command_line_pins_clocks_and_range():
     cmd = ncu_command("ncu", ["python", "app.py"], "out/profile")
     assert cmd[cmd.index("--clock-control") + 1] == "none"
     assert cmd[cmd.index("--nvtx-include") + 1] == "roofline/"
-    assert cmd[cmd.index("--metrics") + 1].split(",") == list(DEFAULT_METRICS)
+    assert cmd[cmd.index("--metrics") + 1].split(",") == list(PRESETS["verdict"].metrics)
+    assert "--section" not in cmd and "--set" not in cmd  # SpeedOfLight alone costs 10 passes
     assert cmd[-2:] == ["python", "app.py"]
+
+
+def test_command_line_follows_the_preset():
+    full = ncu_command("ncu", ["app"], "out/profile", preset="full")
+    assert full[full.index("--set") + 1] == "full" and "--metrics" not in full
+    roof = ncu_command("ncu", ["app"], "out/profile", preset="roofline")
+    assert "l1tex__t_bytes.sum" in roof[roof.index("--metrics") + 1].split(",")
 
 
 def test_no_kernels_profiled_exit_zero_is_an_error(tmp_path):

@@ -211,3 +211,19 @@ def test_folder_with_a_csv_and_a_report_reads_both(tmp_path):
     r = CliRunner().invoke(main, ["analyze", str(tmp_path), "--format", "json"])
     assert r.exit_code == 0
     assert {k["source"] for k in json.loads(r.output)["kernels"]} == {"baseline.csv", "fast.ncu-rep"}
+
+
+@pytest.mark.parametrize("report", [FULL_SET, SAMPLE_RUN / "profile.ncu-rep", FIXTURES / "bench" / "tiny10_full.ncu-rep.gz",
+                                    FIXTURES / "passes" / "nosol_k_small_pc.ncu-rep.gz",
+                                    FIXTURES / "corpus" / "gemm.ncu-rep.gz"], ids=lambda p: p.name)
+def test_reading_only_the_metrics_the_analysis_uses_changes_nothing(report):
+    """read_launches reads ncu_tidy.raw_metrics() only (issue 10 item 6): same table as reading all."""
+    import pandas as pd
+
+    from profiler.readers import plain_file
+
+    fast = read_launches(report)
+    with plain_file(report) as plain:
+        full = tidy_launches(read_ncu_report(plain))
+    pd.testing.assert_frame_equal(fast.drop(columns="source"), full)
+    assert fast.attrs["missing_metrics"] == full.attrs["missing_metrics"] and fast.attrs["rules"] == full.attrs["rules"]

@@ -8,8 +8,9 @@ NCU=${NCU:-/usr/local/cuda/bin/ncu}
 echo '{"workload": {"ctx_len": 8192}}' > /tmp/s8k.json
 python3 tools/metric_candidates.py nosol > /tmp/nosol.tsv
 while IFS=$'\t' read -r name metrics; do
+  t0=$SECONDS
   "$NCU" --config-file off --clock-control none --cache-control all --nvtx --nvtx-include roofline/ --metrics "$metrics" \
     -c 1 -f -o "$P/$name" python3 -m profiler.harness --spec /tmp/s8k.json --kernel triton_mla --iters 1 --warmup 1 > "$P/$name.log" 2>&1
-  echo "$name: $(grep -oE '[0-9]+ pass(es)?' "$P/$name.log" | head -1) $(grep -c 'n/a' "$P/$name.log") n/a"
+  echo "$name: $(grep -oE '[0-9]+ pass(es)?' "$P/$name.log" | head -1) $(grep -c 'n/a' "$P/$name.log") n/a, $((SECONDS - t0)) s"
 done < /tmp/nosol.tsv
 (cd "$OUT" && tar czf passes2.tgz passes2 && rm -rf passes2)

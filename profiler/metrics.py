@@ -1,0 +1,172 @@
+"""Named ncu metric presets (`verdict`, `roofline`, `full`), resolved per chip.
+
+Replay passes per launch, measured on the H200 (gh100) with Nsight Compute 2025.3.1, one launch of
+triton_mla at 8k (tests/fixtures/h200/passes/nosol_*.log, tools/pass_search.sh):
+
+    verdict    4 passes   launch attributes (no pass), 4 SM + 4 memory breakdown units, achieved
+                          occupancy, PC-sampled stall reasons (the sampling itself takes 2 passes)
+    roofline   6 passes   verdict + tensor/FP32 FLOPs and bytes at L1, L2, DRAM with their peaks
+    full      38 passes   ncu's `--set full` (issue 8)
+
+Why not ncu's own SM% and Memory%: `sm__throughput` alone costs 9 passes and
+`gpu__compute_memory_throughput` 6 (both together 10, the SpeedOfLight section 10), because each is
+the largest of 25 / 26 breakdown units. The `verdict` preset collects the 4 + 4 units that led SM%
+and Memory% in every `--set full` capture of tests/fixtures/h200/{full,corpus} (issue slots, ALU,
+tensor and LSU pipes; L1 LSU wavefronts, L2 tag sectors, L2-to-crossbar, DRAM cycles), and the
+analysis takes SM% and Memory% as their largest (profiler/ncu_tidy.py), saying so. The 19
+`smsp__average_warps_issue_stalled_*` ratios cost 5 passes; the sampled stall reasons
+(`smsp__pcsamp_warps_issue_stalled_*`) give the same ranking and nearly the same per-issue numbers.
+Theoretical occupancy (`sm__maximum_warps_per_active_cycle_pct`, which no chip lists: ncu derives
+it) is derived from `launch__occupancy_limit_*` and the warps per SM.
+
+Chips rename metrics: a preset names Hopper (gh100) metrics and `resolve` maps them to the chip's
+own names (CHIP_NAMES) or drops what the chip lacks (CHIP_LACKS); the analysis reads either name
+(profiler/ncu_tidy.py ALTERNATES).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+STALL_REASONS = (
+    "barrier", "branch_resolving", "dispatch_stall", "drain", "gmma", "imc_miss", "lg_throttle",
+    "long_scoreboard", "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction",
+    "not_selected", "selected", "short_scoreboard", "sleeping", "tex_throttle", "wait",
+)
+# PC sampling names two reasons differently from the stall counters (ncu's sections/CPIStall.py pairs them)
+_PCSAMP_NAME = {"no_instruction": "no_instructions", "gmma": "warpgroup_arrive"}
+PCSAMP_COUNT = "smsp__pcsamp_sample_count"
+
+
+def stall_metric(reason: str) -> str:
+    """The counter-based stall ratio: warps stalled for `reason` per issue-active cycle."""
+    return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
+
+
+def pcsamp_metric(reason: str) -> str:
+    """The PC-sampled stall count for `reason` (samples of warps stalled for it)."""
+    return f"smsp__pcsamp_warps_issue_stalled_{_PCSAMP_NAME.get(reason, reason)}"
+
+
+_E = ".avg.pct_of_peak_sustained_elapsed"
+# Launch attributes and device attributes: read from the launch, no replay pass.
+LAUNCH = (
+    "gpu__time_duration.sum", "launch__waves_per_multiprocessor", "launch__grid_size", "launch__block_size",
+    "launch__registers_per_thread", "launch__shared_mem_per_block", "device__attribute_display_name",
+    "device__attribute_multiprocessor_count", "launch__occupancy_limit_registers",
+    "launch__occupancy_limit_shared_mem", "launch__occupancy_limit_warps", "launch__occupancy_limit_blocks",
+    "device__attribute_max_warps_per_multiprocessor",
+)
+# The breakdown units that led SM% / Memory% in the H200 --set full captures (see the module doc).
+SM_KEY_UNITS = tuple(m + _E for m in ("sm__issue_active", "sm__pipe_alu_cycles_active",
+                                      "sm__pipe_tensor_cycles_active", "sm__inst_executed_pipe_lsu"))
+MEMORY_KEY_UNITS = tuple(m + _E for m in ("l1tex__data_pipe_lsu_wavefronts", "lts__t_sectors",
+                                          "lts__lts2xbar_cycles_active", "dram__cycles_active"))
+ACHIEVED_OCCUPANCY = ("sm__warps_active.avg.pct_of_peak_sustained_active",)
+STALL_SAMPLES = (PCSAMP_COUNT,) + tuple(pcsamp_metric(r) for r in STALL_REASONS)
+# Hierarchical roofline: FLOPs (tensor, FP32) and bytes at L1, L2, DRAM, and the report's own peaks.
+ROOFLINE_COUNTS = (
+    "sm__ops_path_tensor_src_bf16_dst_fp32.sum", "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "l1tex__t_bytes.sum", "lts__t_bytes.sum", "dram__bytes.sum", "sm__cycles_elapsed.avg.per_second",
+    "l1tex__cycles_elapsed.avg.per_second", "lts__cycles_elapsed.avg.per_second",
+    "dram__cycles_elapsed.avg.per_second",
+    "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
+    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", "l1tex__t_bytes.sum.peak_sustained",
+    "lts__t_bytes.sum.peak_sustained", "dram__bytes.sum.peak_sustained",
+)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """What ncu is asked to collect: metrics, sections and sets, with the cost measured on the H200."""
+
+    name: str
+    description: str
+    metrics: tuple[str, ...] = ()
+    sections: tuple[str, ...] = ()
+    sets: tuple[str, ...] = ()
+    passes_h200: int | None = None  # replay passes per launch, measured (see the module doc)
+
+    def ncu_args(self) -> list[str]:
+        args: list[str] = []
+        for s in self.sets:
+            args += ["--set", s]
+        for s in self.sections:
+            args += ["--section", s]
+        if self.metrics:
+            args += ["--metrics", ",".join(self.metrics)]
+        return args
+
+
+_VERDICT = LAUNCH + SM_KEY_UNITS + MEMORY_KEY_UNITS + ACHIEVED_OCCUPANCY + STALL_SAMPLES
+PRESETS = {
+    "verdict": Preset("verdict", "bound and cause: launch, 4+4 breakdown units, occupancy, sampled stalls",
+                      metrics=_VERDICT, passes_h200=4),
+    "roofline": Preset("roofline", "verdict + FLOPs and bytes at L1, L2, DRAM (hierarchical roofline)",
+                       metrics=_VERDICT + ROOFLINE_COUNTS, passes_h200=6),
+    "full": Preset("full", "ncu's --set full (every section, SOLBottleneck rule text included)",
+                   sets=("full",), passes_h200=38),
+}
+# `profile` default: 6 passes keep DRAM GB/s, the hierarchical roofline and the report charts;
+# `--preset verdict` (4 passes) decides bound and cause alone.
+DEFAULT_PRESET = "roofline"
+
+# Chips: `ncu --list-chips` names; the presets above use gh100's names.
+CHIPS = ("gh100", "gb100", "gb202")
+BASE_CHIP = "gh100"
+CHIP_NAMES = {  # chip -> {gh100 name: that chip's name}
+    "gb100": {
+        "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained":
+            "sm__ops_path_tensor_op_utchmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
+    },
+    "gb202": {
+        "dram__bytes_read.sum": "dram__bytes_op_read.sum",
+        "dram__bytes_write.sum": "dram__bytes_op_write.sum",
+        "dram__sectors_read.sum": "dram__sectors_op_read.sum",
+        "dram__sectors_write.sum": "dram__sectors_op_write.sum",
+        "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained":
+            "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
+    },
+}
+_NO_GMMA = frozenset({stall_metric("gmma"), stall_metric("imc_miss"), pcsamp_metric("gmma"),
+                      pcsamp_metric("imc_miss")})
+CHIP_LACKS = {"gb100": _NO_GMMA, "gb202": _NO_GMMA}  # Hopper-only stall reasons
+
+
+class UnknownPreset(ValueError):
+    pass
+
+
+class UnknownChip(ValueError):
+    pass
+
+
+def get_preset(name: str) -> Preset:
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise UnknownPreset(f"unknown preset {name!r}; known: {', '.join(PRESETS)}") from None
+
+
+def check_chip(chip: str) -> str:
+    if chip not in CHIPS:
+        raise UnknownChip(f"unknown chip {chip!r}; known: {', '.join(CHIPS)}")
+    return chip
+
+
+def resolve(preset: str | Preset, chip: str | None = BASE_CHIP) -> Preset:
+    """The preset with the chip's own metric names, without those the chip lacks. chip None: as is."""
+    p = get_preset(preset) if isinstance(preset, str) else preset
+    if chip is None:
+        return p
+    check_chip(chip)
+    names, lacks = CHIP_NAMES.get(chip, {}), CHIP_LACKS.get(chip, frozenset())
+    metrics = tuple(dict.fromkeys(names.get(m, m) for m in p.metrics if m not in lacks))
+    return Preset(p.name, p.description, metrics, p.sections, p.sets,
+                  p.passes_h200 if chip == BASE_CHIP else None)
+
+
+def alternates(metric: str) -> tuple[str, ...]:
+    """Every chip's name for a gh100 metric (itself first)."""
+    return tuple(dict.fromkeys([metric] + [names[metric] for names in CHIP_NAMES.values() if metric in names]))

@@ -1,0 +1,151 @@
+"""Run a command under Nsight Systems (`nsys`): a CUDA + NVTX timeline, exported to sqlite.
+
+Only `-t cuda,nvtx`: no CPU sampling, no context-switch trace (those made a 2 GB stream on the
+H200 machine for a short program). nsys writes a `.qdstrm` stream and its importer turns it into
+`.nsys-rep`; an importer that cannot start (missing libdw.so.1 / libelf.so.1) leaves only the
+`.qdstrm` behind, which is reported as such.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shlex
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from profiler.errors import ApplicationFailed, ImporterFailed, ProfilerError, ToolNotFound, exit_hint
+from profiler.proc import run_tool
+
+INSTALL_GLOBS = ("/usr/local/cuda/bin/nsys", "/usr/local/cuda-*/bin/nsys",
+                 "/opt/nvidia/nsight-systems/*/bin/nsys",
+                 "/opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys")
+IMPORTER_LIBS = ("libdw.so.1", "libelf.so.1")  # what nsys 2025.3.1's importer lacked on the H200 machine
+IMPORTER_FIX = ("nsys's importer could not run, so it left only the raw .qdstrm stream and no .nsys-rep: "
+                "it needs libdw.so.1 and libelf.so.1 (install elfutils' libraries, e.g. "
+                "`apt-get install libdw1 libelf1`, or put a folder holding them on LD_LIBRARY_PATH); "
+                "`roofline doctor` checks for them")
+
+
+def find_nsys(explicit: str | None = None) -> str:
+    """`explicit` (--nsys), then $NSYS, then PATH, then the usual install folders."""
+    for candidate in (explicit, os.environ.get("NSYS")):
+        if candidate:
+            path = shutil.which(candidate)
+            if path:
+                return path
+            raise ToolNotFound(f"nsys not found at {candidate!r} (from --nsys or $NSYS)")
+    path = shutil.which("nsys")
+    if path:
+        return path
+    for pattern in INSTALL_GLOBS:
+        hits = sorted(glob.glob(pattern))
+        if hits:
+            return hits[-1]
+    raise ToolNotFound("nsys (Nsight Systems) not found: put it on PATH, set $NSYS, or pass --nsys PATH; "
+                       f"looked in {', '.join(INSTALL_GLOBS)}")
+
+
+def nsys_version(nsys: str) -> str | None:
+    """`nsys --version`'s line (e.g. 'NVIDIA Nsight Systems version 2025.3.1.90-...'), None if it fails."""
+    try:
+        out = subprocess.run([nsys, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    return next((ln for ln in lines if "version" in ln.lower()), lines[-1] if lines else None)
+
+
+def nsys_command(nsys: str, app: list[str], report_base: Path) -> list[str]:
+    """`nsys profile` with the lightest trace that still gives kernels, launch calls and NVTX ranges."""
+    return [nsys, "profile", "-t", "cuda,nvtx", "-s", "none", "--cpuctxsw=none", "-f", "true",
+            "-o", str(report_base)] + list(app)
+
+
+def export_command(nsys: str, report: Path, sqlite: Path) -> list[str]:
+    return [nsys, "export", "--type", "sqlite", "-f", "true", "-o", str(sqlite), str(report)]
+
+
+@dataclass
+class NsysRun:
+    """What an nsys run left behind: the timeline report, its sqlite export, one log for both."""
+
+    command: list[str]
+    export: list[str]
+    report: Path
+    sqlite: Path
+    log: Path
+    export_log: Path
+    returncode: int
+
+    @property
+    def command_line(self) -> str:
+        return shlex.join(self.command)
+
+
+def classify_failure(lines: list[str], returncode: int, report: Path, log: Path) -> ProfilerError | None:
+    """nsys's outcome as a typed error; None when it wrote its report and exited 0.
+
+    nsys exits with the profiled program's own code (3 for `sys.exit(3)`,
+    tests/fixtures/h200/logs/nsys_app_failed.log) and still writes a report."""
+    qdstrm = [p for p in _generated(lines) if p.endswith(".qdstrm")]
+    leftover = list(report.parent.glob(report.stem + "*.qdstrm"))
+    text = "\n".join(lines)
+    if not report.exists() and (qdstrm or leftover or "Importer error status" in text):
+        return ImporterFailed(IMPORTER_FIX, lines, str(log))
+    if returncode != 0:
+        where = f"; nsys still wrote {report.name}" if report.exists() else ""
+        return ApplicationFailed(f"the profiled program (or nsys) exited with code {returncode}"
+                                 f"{exit_hint(returncode)}{where}", lines, str(log))
+    if not report.exists():
+        return ProfilerError(f"nsys finished but wrote no report at {report}", lines, str(log))
+    return None
+
+
+def _generated(lines: list[str]) -> list[str]:
+    """The paths nsys lists under 'Generated:'."""
+    out, inside = [], False
+    for line in lines:
+        if line.strip() == "Generated:":
+            inside = True
+        elif inside and line.startswith(("\t", " ")) and line.strip():
+            out.append(line.strip())
+        else:
+            inside = False
+    return out
+
+
+def run_nsys(app: list[str], out_dir: Path, name: str = "profile", nsys: str | None = None,
+             env: dict[str, str] | None = None, progress: Callable[[str], None] | None = None,
+             timeout: float | None = None, limit_name: str | None = None) -> NsysRun:
+    """Profile `app` into `out_dir/<name>.nsys-rep` and export `out_dir/<name>.sqlite`; both steps
+    log to `<name>.nsys.log`. nsys runs in its own process group, ended past `timeout` s or on Ctrl-C."""
+    import time
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    exe = find_nsys(nsys)
+    report, sqlite, log = out_dir / f"{name}.nsys-rep", out_dir / f"{name}.sqlite", out_dir / f"{name}.nsys.log"
+    cmd = nsys_command(exe, app, out_dir / name)
+    started = time.monotonic()
+
+    def on_line(line: str) -> None:
+        if progress and line.startswith(("Collecting data", "Importer error")):
+            progress(f"nsys: {line.strip()}")
+
+    result = run_tool(cmd, log, "nsys", timeout=timeout, env=env, on_line=on_line, limit_name=limit_name)
+    error = classify_failure(result.lines, result.returncode, report, log)
+    if error is not None:
+        raise error
+    export = export_command(exe, report, sqlite)
+    left = None if timeout is None else max(1.0, timeout - (time.monotonic() - started))
+    export_log = out_dir / f"{name}.nsys-export.log"
+    done = run_tool(export, export_log, "nsys export", timeout=left, env=env, limit_name=limit_name)
+    if done.returncode != 0 or not sqlite.exists():
+        raise ProfilerError(f"nsys export --type sqlite failed (exit code {done.returncode}) for {report}",
+                            done.lines, str(export_log))
+    return NsysRun(command=cmd, export=export, report=report, sqlite=sqlite, log=log, export_log=export_log,
+                   returncode=result.returncode)

@@ -1,0 +1,121 @@
+"""Run a profiler in its own process group, stream its output to a log, and end the whole group
+on a time limit or Ctrl-C (a Ctrl-C at the terminal reaches only our process group, not the tool's)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from profiler.errors import ProfilerError, ToolTimeout
+
+GRACE_S = 5.0  # between SIGTERM and SIGKILL
+
+
+@dataclass
+class ToolResult:
+    returncode: int
+    lines: list[str]
+
+
+def kill_group(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
+    """SIGTERM the process group of `proc` (the tool and everything it started), then SIGKILL."""
+    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, grace_s)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+        if sig == signal.SIGTERM:  # the leader is gone; children that ignored SIGTERM still get KILL
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        return
+
+
+def run_tool(cmd: list[str], log: Path, tool: str, timeout: float | None = None,
+             env: dict[str, str] | None = None, on_line: Callable[[str], None] | None = None,
+             limit_name: str | None = None) -> ToolResult:
+    """Run `cmd` in a new session, every output line into `log` (the command line first).
+
+    `timeout` (seconds) bounds the whole run: past it the tool's process group is ended and
+    ToolTimeout names the limit. On KeyboardInterrupt the group is ended and the interrupt re-raised.
+    """
+    limit_name = limit_name or (f"{timeout:g} s" if timeout is not None else "no")
+    lines: list[str] = []
+    with open(log, "w") as logf:
+        logf.write("$ " + shlex.join(cmd) + "\n")
+        logf.flush()
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                    errors="replace", env={**os.environ, **(env or {})}, bufsize=1,
+                                    start_new_session=True)
+        except OSError as exc:
+            raise ProfilerError(f"cannot start {tool} ({cmd[0]}): {exc.strerror}", log_path=str(log)) from None
+        assert proc.stdout is not None
+        callback_error: list[BaseException] = []
+
+        def pump() -> None:
+            for line in proc.stdout:
+                line = line.rstrip("\n")
+                lines.append(line)
+                logf.write(line + "\n")
+                logf.flush()
+                if on_line and not callback_error:
+                    try:
+                        on_line(line)
+                    except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                        callback_error.append(exc)
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        started = time.monotonic()
+        timed_out = False
+        try:
+            while True:
+                try:
+                    returncode = proc.wait(timeout=0.2)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                if callback_error:
+                    raise callback_error[0]
+                if timeout is not None and time.monotonic() - started > timeout:
+                    timed_out = True
+                    break
+        except KeyboardInterrupt:
+            kill_group(proc)
+            reader.join(timeout=GRACE_S)
+            logf.write(f"[roofline] interrupted (Ctrl-C): ended {tool}'s process group\n")
+            raise
+        except BaseException:
+            kill_group(proc)
+            reader.join(timeout=GRACE_S)
+            raise
+        if timed_out:
+            kill_group(proc)
+            reader.join(timeout=GRACE_S)
+            logf.write(f"[roofline] ended {tool}'s process group after {timeout:g} s (limit: {limit_name})\n")
+            raise ToolTimeout(f"timed out: {tool} was still running at the {limit_name} limit; its process "
+                              "group was ended (give a long capture more time with --timeout SECONDS)",
+                              lines, str(log))
+        reader.join(timeout=1.0)
+        if reader.is_alive():  # something the tool started still holds its output: end it too
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            reader.join(timeout=GRACE_S)
+    if callback_error:
+        raise callback_error[0]
+    return ToolResult(returncode=returncode, lines=lines)

@@ -1,0 +1,39 @@
+"""`roofline metrics`: the metric list a preset resolves to on a chip."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from profiler.metrics import BASE_CHIP, CHIPS, DEFAULT_PRESET, PRESETS, UnknownChip, UnknownPreset, resolve
+
+
+def resolved_list(chip: str, preset: str) -> dict:
+    """{"chip", "preset", "metrics", "sections", "sets", "passes_h200"}; one-line errors for unknown names."""
+    p = resolve(preset, chip)
+    return {"chip": chip, "preset": p.name, "metrics": list(p.metrics), "sections": list(p.sections),
+            "sets": list(p.sets), "passes_h200": p.passes_h200}
+
+
+@click.command("metrics")
+@click.option("--chip", default=BASE_CHIP, show_default=True, help=f"ncu chip name: {', '.join(CHIPS)}")
+@click.option("--preset", default=DEFAULT_PRESET, show_default=True, help=f"one of {', '.join(PRESETS)}")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def metrics_cmd(chip: str, preset: str, fmt: str) -> None:
+    """The ncu metrics a preset collects on a chip (names checked against that chip's list)."""
+    try:
+        data = resolved_list(chip.lower(), preset)
+    except (UnknownChip, UnknownPreset) as exc:
+        raise click.ClickException(str(exc)) from None
+    if fmt == "json":
+        click.echo(json.dumps(data, indent=2))
+        return
+    cost = f", {data['passes_h200']} replay passes per launch on the H200" if data["passes_h200"] else ""
+    click.echo(f"preset {data['preset']} on {data['chip']}{cost}: {PRESETS[data['preset']].description}")
+    for s in data["sets"]:
+        click.echo(f"--set {s}")
+    for s in data["sections"]:
+        click.echo(f"--section {s}")
+    for m in data["metrics"]:
+        click.echo(m)
