@@ -1,6 +1,6 @@
 """Merge split-KV partial outputs by their log-sum-exp (shared by the split kernels).
 
-Partials: `part_o` [splits, rows, v_dim] fp32, each normalised within its split, and `part_lse`
+Partials: `part_o` [splits, rows, v_dim] fp32 or bf16, each normalised within its split, and `part_lse`
 [splits, rows] fp32 (natural log; -inf for a split that saw no visible token). Row r of the
 output is sum_s exp(lse_s - max) * o_s / sum_s exp(lse_s - max).
 """
@@ -34,7 +34,7 @@ def _combine_kernel(PartO, PartLse, Out, total_rows, num_splits,
         ok = s < num_splits
         w = tl.exp(tl.load(PartLse + s * total_rows + row, mask=ok, other=float("-inf")) - m_safe)
         o = tl.load(PartO + (s.to(tl.int64) * total_rows + row)[:, None] * D + offs_d[None, :],
-                    mask=ok[:, None], other=0.0)
+                    mask=ok[:, None], other=0.0).to(tl.float32)
         acc += tl.sum(w[:, None] * o, 0)
         den += tl.sum(w, 0)
     out = acc / tl.where(den > 0, den, 1.0)

@@ -16,7 +16,8 @@ from functools import lru_cache
 from importlib import import_module
 
 from kernels.plan import (DECODE_BLOCK_H, DECODE_KV_SPLITS, EXTEND_BLOCK_M, FAST_DEFAULTS, FAST_MIN_SPLIT_LEN,
-                          cdiv, plan_splits)
+                          cdiv, code_path, plan_splits, split_rows)
+from kernels.plan import fast_launch_config as arch_fast_config
 from kernels.spec import VerifyWorkload
 from kernels.tuned import tuned_config
 
@@ -30,7 +31,7 @@ class LaunchSpec:
     target: str  # "module:attribute" of the jit function (imported only to compile or run it)
     grid: tuple[int, ...]
     signature: dict[str, str]  # runtime arguments in order -> Triton type ("*bf16", "i32", "fp32")
-    constexprs: dict[str, int]
+    constexprs: dict[str, int | str]
     num_warps: int
     num_stages: int
     int_args: dict[str, int] = field(default_factory=dict)
@@ -64,27 +65,22 @@ def next_power_of_2(n: int) -> int:
 
 
 # --- the fast kernel's launch parameters per architecture --------------------------------------
-# Stand-in for issue 11 item 3 (`fast_launch_config`): sm_90 runs what tools/tune_fast.py measured
-# on the H200; sm_100 and sm_120 run configurations chosen to fit their limits, untuned.
-FAST_ARCH_CONFIGS = {
-    "sm_90": FAST_DEFAULTS,
-    "sm_100": FAST_DEFAULTS,  # 212 KB shared of 227 KB per block (roofline compile, triton 3.9); untuned
-    # sm_120 has 99 KB of shared memory per block: the sm_90 default needs 152 KB there, and
-    # block_n=64 tiles need >= 112 KB at any block_m >= 32; block_n=32 with 4 warps needs 76 KB.
-    "sm_120": dict(block_m=32, block_n=32, num_warps=4, num_stages=2, programs_per_sm=1.0),
-}
+# kernels.plan.ARCH_FAST_CONFIGS holds them (issue 11 item 3): sm_90 as measured on the H200,
+# sm_100 and sm_120 chosen to fit their limits, untuned. FAST_ARCH_CONFIGS: the config each
+# architecture gets at 8 heads, page size 1 (for tables and tests).
+FAST_ARCH_CONFIGS = {arch: arch_fast_config(arch, 8, 1) for arch in ARCHS}
 # The GPU whose tuned entries (kernels/data/tuned.json) an architecture uses when the running GPU
 # has none of its own. Only Hopper has measured entries; nothing Hopper-tuned reaches sm_100/sm_120.
 TUNED_REFERENCE = {"sm_90": "NVIDIA H200"}
 
 
 def fast_launch_config(arch: str, heads: int, page_size: int, device_name: str | None = None) -> dict:
-    """block_m, block_n, num_warps, num_stages, programs_per_sm of triton_mla_fast on `arch`:
-    the running GPU's tuned entry, else its architecture's reference GPU's, else the arch default."""
+    """triton_mla_fast's launch parameters on `arch` (kernels.plan.FAST_DEFAULTS keys): the running
+    GPU's tuned entry, else its architecture's reference GPU's, over kernels.plan's arch config."""
     tuned = tuned_config("triton_mla_fast", device_name, heads, page_size) if device_name else {}
     if not tuned and arch in TUNED_REFERENCE:
         tuned = tuned_config("triton_mla_fast", TUNED_REFERENCE[arch], heads, page_size)
-    return {**FAST_ARCH_CONFIGS.get(arch, FAST_DEFAULTS), **tuned}
+    return {**arch_fast_config(arch, heads, page_size), **tuned}
 
 
 # triton_mla's key tile per architecture, as SGLang's extend kernel picks it for MLA (Lq = 576 > 256):
@@ -111,12 +107,13 @@ def _device_facts(device: str) -> tuple[str, int, str]:
 
 # --- one function per kernel ----------------------------------------------------------------------
 
-def combine_spec(splits: int, rows: int, v_dim: int, block_d: int = 128, block_s: int = 16) -> LaunchSpec:
-    """kernels/combine.py: one program per (row, BLOCK_D columns)."""
+def combine_spec(splits: int, rows: int, v_dim: int, block_d: int = 128, block_s: int = 16,
+                 part_o: str = "*fp32") -> LaunchSpec:
+    """kernels/combine.py: one program per (row, BLOCK_D columns); part_o: the partials' type."""
     block_d = min(block_d, v_dim)
     return LaunchSpec(
         name="_combine_kernel", target="kernels.combine:_combine_kernel", grid=(rows, cdiv(v_dim, block_d)),
-        signature={"PartO": "*fp32", "PartLse": "*fp32", "Out": "*bf16", "total_rows": "i32", "num_splits": "i32"},
+        signature={"PartO": part_o, "PartLse": "*fp32", "Out": "*bf16", "total_rows": "i32", "num_splits": "i32"},
         constexprs=dict(D=v_dim, BLOCK_D=block_d, BLOCK_S=block_s), num_warps=4, num_stages=3,
         int_args={"total_rows": rows, "num_splits": splits})
 
@@ -166,37 +163,55 @@ def decode_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int | None = 
 
 
 def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, device_name: str | None = None,
-               split_len: int | None = None, min_split_len: int = FAST_MIN_SPLIT_LEN, **launch) -> list[LaunchSpec]:
-    """triton_mla_fast: the split kernel (its split plan in int_args['split_len']), then the combine.
+               split_len: int | None = None, min_split_len: int = FAST_MIN_SPLIT_LEN, path: str | None = None,
+               **launch) -> list[LaunchSpec]:
+    """triton_mla_fast: the split kernel of its code path (kernels.plan.code_path on `arch`, or
+    `path`), its split plan in int_args['split_len'], then the combine.
 
     Launch parameters: `launch`, else fast_launch_config(arch, heads, page_size, device_name)."""
     unknown = set(launch) - set(FAST_DEFAULTS)
     if unknown:
         raise TypeError(f"triton_mla_fast: unknown launch parameters {sorted(unknown)}")
     cfg = {**fast_launch_config(arch, w.heads, w.page_size, device_name), **launch}
-    block_m, block_n = cfg["block_m"], cfg["block_n"]
-    m = w.q_len * w.heads
-    m_blocks = cdiv(m, block_m)
+    if cfg["partials"] not in ("fp32", "input"):
+        raise ValueError(f"triton_mla_fast: partials must be 'fp32' or 'input', got {cfg['partials']!r}")
     max_kv = w.max_kv_len  # closed form: no per-request list at any batch
+    path = path or code_path("triton_mla_fast", arch, w.page_size, max_kv)
+    if path not in ("portable", "hopper"):
+        raise ValueError(f"triton_mla_fast: unknown path {path!r}; known: hopper, portable")
+    block_n = cfg["block_n"]
+    if path == "hopper" and w.page_size % block_n:
+        raise ValueError(f"the Hopper path needs page_size a multiple of block_n={block_n}, got {w.page_size}")
+    m = w.q_len * w.heads
+    block_m, tail_m = split_rows(m, cfg["block_m"], cfg["tail_m"])
+    m_blocks = 1 if tail_m else cdiv(m, block_m)
     if split_len is None:
         split_len, splits = plan_splits(max_kv, w.batch, m_blocks, sm_count, block_n, cfg["programs_per_sm"],
-                                        min_split_len)
+                                        max(min_split_len, block_n))
     else:
         split_len = cdiv(split_len, block_n) * block_n
         splits = cdiv(max_kv, split_len)
     total_rows = w.batch * m
     p = POINTER[w.dtype]
+    part_o = "*fp32" if cfg["partials"] == "fp32" else p
+    tail = {"PageTable": "*i32", "KVLens": "*i32", "TreeMask": "*i8", "PartO": part_o, "PartLse": "*fp32",
+            "qk_scale": "fp32", "split_len": "i32", "stride_pt": "i32", "total_rows": "i32"}
+    constexprs = dict(HEADS=w.heads, Q_LEN=w.q_len, PAGE_SIZE=w.page_size, D_LATENT=w.v_dim, D_ROPE=w.rope_dim,
+                      BLOCK_M=block_m, BLOCK_N=block_n, TAIL_M=tail_m)
+    if path == "hopper":  # KV tiles by TMA: one descriptor per part of a token (latent, rope)
+        name, target = "_hopper_split_kernel", "kernels.triton_mla_fast_hopper:_hopper_split_kernel"
+        dt = p.removeprefix("*")
+        signature = {"Q": p, "KLat": f"tensordesc<{dt}[{block_n},{w.v_dim}]>",
+                     "KPe": f"tensordesc<{dt}[{block_n},{w.rope_dim}]>", "KV": p, **tail}
+    else:
+        name, target = "_fast_split_kernel", "kernels.triton_mla_fast:_fast_split_kernel"
+        signature = {"Q": p, "KV": p, **tail}
+        constexprs["EVICT"] = "evict_first" if cfg["evict_first"] else ""
     split = LaunchSpec(
-        name="_fast_split_kernel", target="kernels.triton_mla_fast:_fast_split_kernel",
-        grid=(m_blocks, splits, w.batch),
-        signature={"Q": p, "KV": p, "PageTable": "*i32", "KVLens": "*i32", "TreeMask": "*i8", "PartO": "*fp32",
-                   "PartLse": "*fp32", "qk_scale": "fp32", "split_len": "i32", "stride_pt": "i32",
-                   "total_rows": "i32"},
-        constexprs=dict(HEADS=w.heads, Q_LEN=w.q_len, PAGE_SIZE=w.page_size, D_LATENT=w.v_dim, D_ROPE=w.rope_dim,
-                        BLOCK_M=block_m, BLOCK_N=block_n),
+        name=name, target=target, grid=(m_blocks, splits, w.batch), signature=signature, constexprs=constexprs,
         num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
         int_args={"split_len": split_len, "stride_pt": cdiv(max_kv, w.page_size), "total_rows": total_rows})
-    return [split, _with_out_dtype(combine_spec(splits, total_rows, w.v_dim), w.dtype)]
+    return [split, _with_out_dtype(combine_spec(splits, total_rows, w.v_dim, part_o=part_o), w.dtype)]
 
 
 SPECS = {"triton_mla": extend_specs, "triton_mla_decode": decode_specs, "triton_mla_fast": fast_specs}

@@ -7,19 +7,126 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def next_pow2(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
 def plan_splits(max_kv_len: int, batch: int, m_blocks: int, sm_count: int, block_n: int,
                 programs_per_sm: float, min_split_len: int) -> tuple[int, int]:
-    """(split_len, splits) for triton_mla_fast: about programs_per_sm x SMs programs in all,
-    split_len a multiple of block_n and at least min_split_len."""
-    target_splits = max(1, round(programs_per_sm * sm_count / (batch * m_blocks)))
+    """(split_len, splits) for triton_mla_fast: at most programs_per_sm x SMs programs in all (never
+    a few over: 9 M blocks x 15 splits = 135 programs on 132 SMs is a second, nearly empty wave
+    that cost the H200 1.8x at 64 heads), split_len a multiple of block_n, >= min_split_len."""
+    target_splits = max(1, int(programs_per_sm * sm_count) // (batch * m_blocks))
     split_len = max(min_split_len, cdiv(max_kv_len, target_splits))
     split_len = cdiv(split_len, block_n) * block_n
     return split_len, cdiv(max_kv_len, split_len)
+
+
+def split_rows(m: int, block_m: int, tail_m: int) -> tuple[int, int]:
+    """(block_m, tail) for M = q_len x heads rows: tail > 0 when the rows are one BLOCK_M tile
+    plus one smaller power-of-two tile of at least 16 rows and at most `tail_m` (72 = 64 + 16,
+    not 128); tail 0 means M blocks of block_m rows."""
+    if tail_m <= 0 or m <= block_m:
+        return block_m, 0
+    tail = max(16, next_pow2(m - block_m))
+    return (block_m, tail) if tail <= min(tail_m, block_m) else (block_m, 0)
 
 
 # Default launch parameters, shared by the kernels and by roofline's models of them.
 EXTEND_BLOCK_M = 32  # triton_mla: query rows per program (SGLang's extend kernel on sm_90)
 DECODE_BLOCK_H = 16  # triton_mla_decode: heads per program
 DECODE_KV_SPLITS = 8  # triton_mla_decode: splits per row (SGLang's default)
-FAST_DEFAULTS = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0)
+# triton_mla_fast: tail_m 0 = plain M blocks; partials "fp32" | "input" (the q dtype: bf16, fp16 in the interpreter); evict_first on KV loads.
+FAST_DEFAULTS = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0,
+                     tail_m=0, partials="fp32", evict_first=False)
 FAST_MIN_SPLIT_LEN = 256
+
+# Per architecture: the fast kernel's launch configs, one per (heads, paged) case; the entry with
+# the nearest heads count and the same page class (page_size 1 vs >= 16) wins. "measured" entries
+# come from a search on that GPU (docs/results/fast-kernel.md); "untuned" ones were only chosen
+# to fit the chip's limits (checked by cross-compiling: `roofline compile`).
+ARCH_FAST_CONFIGS: dict[str, dict] = {
+    "sm_90": dict(status="measured on the H200 (docs/results/fast-kernel.md)", entries=[
+        # portable kernel, 3 M blocks of 32 rows (mma.sync), 2 programs per SM (110 KB smem each)
+        dict(heads=8, paged=False, config=dict(block_m=64 // 2, block_n=64, num_warps=4, num_stages=2,
+                                               programs_per_sm=2.0)),
+        # Hopper path (TMA), 2 M blocks of 64 rows, 229 KB smem: one program per SM
+        dict(heads=8, paged=True, config=dict(block_m=64, block_n=64, num_warps=8, num_stages=2,
+                                              programs_per_sm=1.0)),
+        dict(heads=64, paged=False, config=dict(block_m=64, block_n=64, num_warps=8, num_stages=2,
+                                                programs_per_sm=2.0)),
+        dict(heads=64, paged=True, config=dict(block_m=64, block_n=64, num_warps=8, num_stages=2,
+                                               programs_per_sm=2.0)),
+    ]),
+    # B200: 228 KB shared memory per block, 148 SMs; tcgen05 code from the portable kernel. The
+    # defaults (64-token tiles) ask for 356 KB there: 32-token tiles take 215 KB, no spills.
+    "sm_100": dict(status="untuned: chosen to fit sm_100 limits (228 KB smem per block), never run", entries=[
+        dict(heads=8, paged=False, config=dict(FAST_DEFAULTS, block_n=32)),
+        dict(heads=64, paged=False, config=dict(FAST_DEFAULTS, block_n=32, programs_per_sm=2.0)),
+    ]),
+    # RTX PRO 6000 (consumer Blackwell): 99 KB shared memory per block, mma.sync only: 32-row M
+    # blocks and 32-token KV tiles so that two pipeline stages fit.
+    "sm_120": dict(status="untuned: chosen to fit sm_120 limits (99 KB smem per block), never run", entries=[
+        dict(heads=8, paged=False, config=dict(FAST_DEFAULTS, block_m=32, block_n=32, num_warps=4)),
+        dict(heads=64, paged=False, config=dict(FAST_DEFAULTS, block_m=32, block_n=32, num_warps=4,
+                                                programs_per_sm=2.0)),
+    ]),
+}
+
+# Which code path of each kernel runs on which architecture; anything not named: portable.
+# The Hopper path (TMA tiles) needs page_size to be a multiple of its block_n: smaller pages
+# run the portable kernel on sm_90 too.
+CODE_PATHS: dict[str, dict[str, str]] = {
+    "triton_mla_fast": {"sm_90": "hopper"},
+}
+HOPPER_MIN_PAGE_SIZE = 64
+# Below this many tokens a launch is host-bound and the Hopper path's TMA descriptors cost host
+# time on every launch (H200, 32k, 8 heads, page 64: 0.095 ms against the portable 0.062 ms;
+# docs/results/fast-kernel.md): the portable path runs there (a CUDA graph hides either cost).
+HOPPER_MIN_KV_LEN = 65536
+
+
+def normalise_arch(arch: str) -> str:
+    """"sm_90", "sm90", "90", "9.0" -> "sm_90"."""
+    a = str(arch).strip().lower().removeprefix("sm_").removeprefix("sm").replace(".", "")
+    if not a.isdigit():
+        raise ValueError(f"architecture {arch!r} is not like sm_90, sm_100, sm_120")
+    return f"sm_{a}"
+
+
+def fast_launch_config(arch: str, heads: int, page_size: int) -> dict:
+    """triton_mla_fast's launch parameters on `arch` (e.g. "sm_90"); an unknown architecture
+    (or "interpreter") gets FAST_DEFAULTS. The entry with the nearest heads count wins."""
+    try:
+        entry = ARCH_FAST_CONFIGS.get(normalise_arch(arch))
+    except ValueError:
+        entry = None
+    if entry is None:
+        return dict(FAST_DEFAULTS)
+    paged = page_size > 1
+    best = min(entry["entries"], key=lambda e: (abs(e["heads"] - heads), e["paged"] != paged, e["heads"]))
+    return {**FAST_DEFAULTS, **best["config"]}
+
+
+def fast_config_status(arch: str) -> str:
+    """How the architecture's config was chosen ("measured ...", "untuned ...", or "default")."""
+    try:
+        entry = ARCH_FAST_CONFIGS.get(normalise_arch(arch))
+    except ValueError:
+        entry = None
+    return entry["status"] if entry else "default: no config for this architecture"
+
+
+def code_path(kernel: str, arch: str, page_size: int = 1, max_kv_len: int | None = None) -> str:
+    """The code path of `kernel` on `arch`: "hopper" where a Hopper-only path exists and is
+    selected (whole-page tiles, and a long enough context when `max_kv_len` is given), else
+    "portable" (every other GPU and the interpreter)."""
+    try:
+        arch = normalise_arch(arch)
+    except ValueError:
+        return "portable"
+    path = CODE_PATHS.get(kernel, {}).get(arch, "portable")
+    if path == "hopper" and (page_size < HOPPER_MIN_PAGE_SIZE
+                             or (max_kv_len is not None and max_kv_len < HOPPER_MIN_KV_LEN)):
+        return "portable"
+    return path

@@ -16,6 +16,8 @@ class KernelInfo:
     description: str
     target: str  # "module:function"
     device_kernels: tuple[str, ...] = ()  # the GPU kernels it launches, as ncu names them
+    # Its code paths; which one runs on which architecture: code_path() (kernels.plan.CODE_PATHS).
+    paths: tuple[str, ...] = ("portable",)
 
     def load(self) -> Callable:
         module, func = self.target.split(":")
@@ -30,8 +32,21 @@ KERNELS: dict[str, KernelInfo] = {k.name: k for k in [
     KernelInfo("triton_mla_decode", "SGLang-shaped split-KV decode: each draft token a decode row, 16 heads per program, 8 kv splits, LSE merge",
                "kernels.triton_mla_decode:triton_mla_decode", ("_decode_stage1", "_combine_kernel")),
     KernelInfo("triton_mla_fast", "all q_len x heads rows share each KV tile, prefix split to fill the GPU, tensor-core dots, LSE merge",
-               "kernels.triton_mla_fast:triton_mla_fast", ("_fast_split_kernel", "_combine_kernel")),
+               "kernels.triton_mla_fast:triton_mla_fast",
+               ("_fast_split_kernel", "_hopper_split_kernel", "_combine_kernel"), ("portable", "hopper")),
+    KernelInfo("triton_mla_fast_graph", "triton_mla_fast with its split and combine launches replayed as one CUDA graph (one launch per step)",
+               "kernels.triton_mla_fast:triton_mla_fast_graph",
+               ("_fast_split_kernel", "_hopper_split_kernel", "_combine_kernel"), ("portable", "hopper")),
 ]}
+
+
+def code_path(kernel: str, arch: str, page_size: int = 1, max_kv_len: int | None = None) -> str:
+    """Which code path of `kernel` runs on `arch` ("sm_90", "sm_120", ...): "portable" unless
+    kernels.plan.CODE_PATHS selects another for that architecture."""
+    from kernels.plan import code_path as plan_code_path
+
+    base = kernel.removesuffix("_graph")
+    return plan_code_path(base, arch, page_size, max_kv_len)
 
 
 def project_kernel_of(device_kernel: str) -> str | None:

@@ -1,14 +1,23 @@
-"""`triton_mla_fast`: the verify kernel a performance engineer would write.
+"""`triton_mla_fast`: the verify kernel a performance engineer would write (portable path).
 
 - All q_len x heads query rows of a request form the matrix M dimension (as FlashMLA folds
   s_q x h), so every KV tile a program loads serves every query row of its M block.
+- No padded M block where it can be avoided: with `tail_m` the M rows are one BLOCK_M tile plus
+  one small tile in the same program (72 rows = 64 + 16, not 128), so each KV tile is loaded
+  once and multiplied against 80 rows.
 - The request's tokens (prefix, then the draft tokens) are cut into splits of `split_len`
-  tokens, enough programs to fill the GPU at batch 1; the grid runs M blocks fastest, so the
-  programs that share a split run side by side and the second read of a tile hits L2.
+  tokens, enough programs to fill the GPU at batch 1 (the split count comes from the GPU's SM
+  count); the grid runs M blocks fastest, so programs that share a split run side by side and
+  the second read of a tile hits L2.
 - Tiles are BLOCK_N consecutive token positions: with page_size >= BLOCK_N a tile is part of one
   page (one page-table entry), with page_size 16 it is BLOCK_N/16 whole pages.
 - tl.dot on bf16 tiles (tensor cores), online softmax in fp32, the draft-tree mask on the tail
-  tile(s) only, and a combine kernel that merges the splits by log-sum-exp.
+  tile(s) only, partials in fp32 or the input dtype, and a combine kernel that merges the splits by LSE.
+
+The Hopper path (kernels/triton_mla_fast_hopper.py) is chosen by compute capability
+(kernels.plan.code_path); this module's kernel runs everywhere else and in the interpreter.
+Grid, constexprs and warps of every launch come from kernels.launch.fast_specs, the same specs
+`roofline compile` cross-compiles.
 """
 
 from __future__ import annotations
@@ -19,16 +28,57 @@ import triton.language as tl
 
 from kernels.combine import combine_splits
 from kernels.inputs import VerifyInputs
-from kernels.launch import device_facts, fast_specs
+from kernels.launch import LaunchSpec, device_facts, fast_specs
 from kernels.plan import FAST_DEFAULTS, FAST_MIN_SPLIT_LEN
 from kernels.softmax import LN2, LOG2E, online_softmax_update
+
+
+@triton.jit
+def _load_q(Q, q_rows, r_ok, D: tl.constexpr, D_LATENT: tl.constexpr, D_ROPE: tl.constexpr):
+    offs_d = tl.arange(0, D_LATENT)
+    offs_r = tl.arange(0, D_ROPE)
+    base = q_rows.to(tl.int64) * D
+    q_lat = tl.load(Q + base[:, None] + offs_d[None, :], mask=r_ok[:, None], other=0.0)
+    q_pe = tl.load(Q + base[:, None] + D_LATENT + offs_r[None, :], mask=r_ok[:, None], other=0.0)
+    return q_lat, q_pe
+
+
+@triton.jit
+def _masked_scores(q_lat, q_pe, k_lat, k_pe, rows, r_ok, pos, n_ok, ctx_len, b, TreeMask, qk_scale,
+                   HEADS: tl.constexpr, Q_LEN: tl.constexpr):
+    """Scores of one row tile against one KV tile, scaled to log2 units, masked to -inf."""
+    qk = tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))
+    # Tree mask: only tail tiles have draft positions (j >= 0); prefix tiles load nothing.
+    q_tok = rows // HEADS
+    j = pos - ctx_len
+    vis = tl.load(TreeMask + (b * Q_LEN + q_tok[:, None]) * Q_LEN + j[None, :],
+                  mask=r_ok[:, None] & n_ok[None, :] & (j >= 0)[None, :], other=0)
+    keep = n_ok[None, :] & ((j < 0)[None, :] | (vis != 0))
+    return tl.where(keep, qk * qk_scale, float("-inf"))
+
+
+@triton.jit
+def _store_partial(PartO, PartLse, m_i, l_i, acc, rows, r_ok, split, b, total_rows,
+                   M: tl.constexpr, D_LATENT: tl.constexpr):
+    out_rows = b * M + rows
+    # m_i is in log2 units: lse (natural) = (m_i + log2(l_i)) / log2(e)
+    lse = tl.where(l_i > 0, (m_i + tl.math.log2(l_i)) * LN2, float("-inf"))
+    tl.store(PartLse + split * total_rows + out_rows, lse, mask=r_ok)
+    o = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]
+    offs_d = tl.arange(0, D_LATENT)
+    tl.store(PartO + (split * total_rows + out_rows.to(tl.int64))[:, None] * D_LATENT + offs_d[None, :],
+             o.to(PartO.dtype.element_ty), mask=r_ok[:, None])
+
 
 @triton.jit
 def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
                        stride_pt, total_rows,
                        HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
                        D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
-                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TAIL_M: tl.constexpr,
+                       EVICT: tl.constexpr):
+    """Grid (m_blocks, splits, batch). TAIL_M > 0: one M block of BLOCK_M rows plus a second
+    tile of TAIL_M rows (rows BLOCK_M..BLOCK_M+TAIL_M-1), both fed by the same KV tile loads."""
     mb = tl.program_id(0)
     split = tl.program_id(1)
     b = tl.program_id(2)
@@ -37,72 +87,111 @@ def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_sc
 
     rows = mb * BLOCK_M + tl.arange(0, BLOCK_M)
     r_ok = rows < M
-    q_tok = rows // HEADS  # which draft token each row belongs to
-    offs_d = tl.arange(0, D_LATENT)
-    offs_r = tl.arange(0, D_ROPE)
-    q_rows = (b * M + rows).to(tl.int64) * D
-    q_lat = tl.load(Q + q_rows[:, None] + offs_d[None, :], mask=r_ok[:, None], other=0.0)
-    q_pe = tl.load(Q + q_rows[:, None] + D_LATENT + offs_r[None, :], mask=r_ok[:, None], other=0.0)
+    q_lat, q_pe = _load_q(Q, b * M + rows, r_ok, D, D_LATENT, D_ROPE)
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, D_LATENT], dtype=tl.float32)
+    if TAIL_M > 0:
+        rows2 = BLOCK_M + tl.arange(0, TAIL_M)
+        r_ok2 = rows2 < M
+        q_lat2, q_pe2 = _load_q(Q, b * M + rows2, r_ok2, D, D_LATENT, D_ROPE)
+        m_i2 = tl.full([TAIL_M], float("-inf"), dtype=tl.float32)
+        l_i2 = tl.zeros([TAIL_M], dtype=tl.float32)
+        acc2 = tl.zeros([TAIL_M, D_LATENT], dtype=tl.float32)
 
     kv_len = tl.load(KVLens + b)
     ctx_len = kv_len - Q_LEN
     lo = split * split_len
     hi = tl.minimum(lo + split_len, kv_len)
-
-    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
-    acc = tl.zeros([BLOCK_M, D_LATENT], dtype=tl.float32)
-    for start in range(lo, hi, BLOCK_N):
+    offs_d = tl.arange(0, D_LATENT)
+    offs_r = tl.arange(0, D_ROPE)
+    # Whole prefix tiles first: no bounds masks and no tree mask (fewer registers in the hot
+    # loop); then the rest of the split (a partial tile, the draft tokens) with both.
+    full_hi = lo + tl.maximum(tl.minimum(hi, ctx_len) - lo, 0) // BLOCK_N * BLOCK_N
+    for start in range(lo, full_hi, BLOCK_N):
+        pos = start + tl.arange(0, BLOCK_N)
+        page = tl.load(PageTable + b * stride_pt + pos // PAGE_SIZE)
+        tok = page.to(tl.int64) * PAGE_SIZE + pos % PAGE_SIZE
+        k_lat = tl.load(KV + tok[:, None] * D + offs_d[None, :], eviction_policy=EVICT)
+        k_pe = tl.load(KV + tok[:, None] * D + D_LATENT + offs_r[None, :], eviction_policy=EVICT)
+        qk = (tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))) * qk_scale
+        m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
+        if TAIL_M > 0:
+            qk2 = (tl.dot(q_lat2, tl.trans(k_lat)) + tl.dot(q_pe2, tl.trans(k_pe))) * qk_scale
+            m_i2, l_i2, acc2 = online_softmax_update(qk2, m_i2, l_i2, acc2, k_lat)
+    for start in range(full_hi, hi, BLOCK_N):
         pos = start + tl.arange(0, BLOCK_N)
         n_ok = pos < hi
         page = tl.load(PageTable + b * stride_pt + pos // PAGE_SIZE, mask=n_ok, other=0)
         tok = page.to(tl.int64) * PAGE_SIZE + pos % PAGE_SIZE
         k_lat = tl.load(KV + tok[:, None] * D + offs_d[None, :], mask=n_ok[:, None], other=0.0)
         k_pe = tl.load(KV + tok[:, None] * D + D_LATENT + offs_r[None, :], mask=n_ok[:, None], other=0.0)
-        qk = tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))
-        # Tree mask: only tail tiles have draft positions (j >= 0); prefix tiles load nothing.
-        j = pos - ctx_len
-        vis = tl.load(TreeMask + (b * Q_LEN + q_tok[:, None]) * Q_LEN + j[None, :],
-                      mask=r_ok[:, None] & n_ok[None, :] & (j >= 0)[None, :], other=0)
-        keep = n_ok[None, :] & ((j < 0)[None, :] | (vis != 0))
-        qk = tl.where(keep, qk * qk_scale, float("-inf"))
+        qk = _masked_scores(q_lat, q_pe, k_lat, k_pe, rows, r_ok, pos, n_ok, ctx_len, b, TreeMask, qk_scale,
+                            HEADS, Q_LEN)
         m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
+        if TAIL_M > 0:
+            qk2 = _masked_scores(q_lat2, q_pe2, k_lat, k_pe, rows2, r_ok2, pos, n_ok, ctx_len, b, TreeMask,
+                                 qk_scale, HEADS, Q_LEN)
+            m_i2, l_i2, acc2 = online_softmax_update(qk2, m_i2, l_i2, acc2, k_lat)
 
-    out_rows = b * M + rows
-    # m_i is in log2 units: lse (natural) = (m_i + log2(l_i)) / log2(e)
-    lse = tl.where(l_i > 0, (m_i + tl.math.log2(l_i)) * LN2, float("-inf"))
-    tl.store(PartLse + split * total_rows + out_rows, lse, mask=r_ok)
-    o = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]
-    tl.store(PartO + (split * total_rows + out_rows.to(tl.int64))[:, None] * D_LATENT + offs_d[None, :],
-             o, mask=r_ok[:, None])
+    _store_partial(PartO, PartLse, m_i, l_i, acc, rows, r_ok, split, b, total_rows, M, D_LATENT)
+    if TAIL_M > 0:
+        _store_partial(PartO, PartLse, m_i2, l_i2, acc2, rows2, r_ok2, split, b, total_rows, M, D_LATENT)
 
 
 DEFAULTS = FAST_DEFAULTS
+PART_DTYPES = {"*fp32": torch.float32, "*bf16": torch.bfloat16, "*fp16": torch.float16}
 
 
-def triton_mla_fast(inp: VerifyInputs, split_len: int | None = None, min_split_len: int = FAST_MIN_SPLIT_LEN,
-                    **launch) -> torch.Tensor:
-    """Split-KV verify with all query rows of a request sharing each KV tile.
-
-    Launch parameters (block_m, block_n, num_warps, num_stages, programs_per_sm): `launch`,
-    else kernels.launch.fast_launch_config for this GPU and architecture (tuned entries in
-    kernels/data/tuned.json, else the architecture's default).
-    """
+def check_shapes(inp: VerifyInputs) -> None:
     w = inp.workload
     if w.page_size & (w.page_size - 1):
         raise ValueError(f"triton_mla_fast needs a power-of-two page_size (1, 16, 64, ...), got {w.page_size}")
     if w.v_dim & (w.v_dim - 1) or w.rope_dim & (w.rope_dim - 1):
         raise ValueError("triton_mla_fast needs power-of-two kv_lora_rank and rope_dim (MLA: 512 + 64)")
-    device_name, sm_count, arch = device_facts(inp.q.device)
-    split, combine = fast_specs(w, arch=arch, sm_count=sm_count, device_name=device_name, split_len=split_len,
-                                min_split_len=min_split_len, **launch)
+
+
+def partials(inp: VerifyInputs, split: LaunchSpec) -> tuple[torch.Tensor, torch.Tensor]:
+    """Empty (part_o, part_lse) for the split kernel's grid, part_o in the spec's dtype."""
+    w = inp.workload
     splits, total_rows = split.grid[1], split.int_args["total_rows"]
     dev = inp.q.device
-    part_o = torch.empty(splits, total_rows, w.v_dim, dtype=torch.float32, device=dev)
-    part_lse = torch.empty(splits, total_rows, dtype=torch.float32, device=dev)
-    _fast_split_kernel[split.grid](
-        inp.q, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
-        inp.sm_scale * LOG2E, split.int_args["split_len"], inp.page_table.stride(0), total_rows,
-        **split.constexprs, num_warps=split.num_warps, num_stages=split.num_stages)
-    out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=dev)
+    part_o = torch.empty(splits, total_rows, w.v_dim, dtype=PART_DTYPES[split.signature["PartO"]], device=dev)
+    return part_o, torch.empty(splits, total_rows, dtype=torch.float32, device=dev)
+
+
+def triton_mla_fast(inp: VerifyInputs, split_len: int | None = None, min_split_len: int = FAST_MIN_SPLIT_LEN,
+                    path: str | None = None, **launch) -> torch.Tensor:
+    """Split-KV verify with all query rows of a request sharing each KV tile.
+
+    `path`: "hopper" or "portable"; default kernels.plan.code_path for this GPU's architecture.
+    Launch parameters (kernels.plan.FAST_DEFAULTS): `launch`, else kernels.launch.fast_launch_config
+    for this GPU and architecture (tuned entries in kernels/data/tuned.json, else kernels.plan's).
+    """
+    check_shapes(inp)
+    w = inp.workload
+    device_name, sm_count, arch = device_facts(inp.q.device)
+    split, combine = fast_specs(w, arch=arch, sm_count=sm_count, device_name=device_name, split_len=split_len,
+                                min_split_len=min_split_len, path=path, **launch)
+    part_o, part_lse = partials(inp, split)
+    if split.name == "_hopper_split_kernel":
+        from kernels.triton_mla_fast_hopper import launch_hopper_split
+
+        launch_hopper_split(inp, split, part_o, part_lse)
+    else:
+        _fast_split_kernel[split.grid](
+            inp.q, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
+            inp.sm_scale * LOG2E, split.int_args["split_len"], inp.page_table.stride(0), split.int_args["total_rows"],
+            **split.constexprs, num_warps=split.num_warps, num_stages=split.num_stages)
+    out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=inp.q.device)
     return combine_splits(part_o, part_lse, out, spec=combine)
+
+
+def _make_graphed():
+    from kernels.graph import GraphedKernel
+
+    return GraphedKernel(triton_mla_fast)
+
+
+triton_mla_fast_graph = _make_graphed()
+triton_mla_fast_graph.__doc__ = "triton_mla_fast with split + combine replayed as one CUDA graph (one launch per step)."

@@ -94,10 +94,18 @@ def test_launch_specs_name_every_jit_argument(kernel, arch):
 
 
 def test_sm120_never_gets_hopper_configs():
+    from kernels.plan import code_path
+    from kernels.plan import fast_launch_config as arch_config
+
     for heads in (8, 16, 64, 128):
         for page in (1, 16, 64):
-            assert fast_launch_config("sm_120", heads, page) == FAST_ARCH_CONFIGS["sm_120"]
-            assert fast_launch_config("sm_100", heads, page) == FAST_ARCH_CONFIGS["sm_100"]
+            for arch in ("sm_120", "sm_100"):
+                assert fast_launch_config(arch, heads, page) == arch_config(arch, heads, page)
+                assert code_path("triton_mla_fast", arch, page, 131081) == "portable"
+                assert all(s.name != "_hopper_split_kernel"
+                           for s in launch_specs("triton_mla_fast", VerifyWorkload(heads=heads, page_size=page), arch))
+            assert fast_launch_config("sm_120", heads, page)["block_n"] == 32
+    assert FAST_ARCH_CONFIGS["sm_120"] == fast_launch_config("sm_120", 8, 1)
     assert fast_launch_config("sm_90", 8, 1)["block_m"] == 32  # the H200's tuned entry
 
 

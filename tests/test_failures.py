@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 import roofline
 from profiler.errors import ApplicationFailed, ImporterFailed, ReportError, ToolNotFound, ToolTimeout
-from profiler.ncu import DEFAULT_METRICS, check_collected, requested_metrics
+from profiler.ncu import check_collected, requested_metrics
 from profiler.ncu_reader import read_ncu_report
 from profiler.proc import run_tool
 from roofline.cli import main
@@ -147,15 +147,19 @@ def test_unknown_metric_is_named(tmp_path):
     assert (kept / "profile.ncu-rep").exists()  # the report is kept with the failed run
 
 
-def test_the_default_metrics_are_all_in_the_bundled_capture():
-    """No false alarm: the real capture made with profile's own metric list has every one of them."""
-    assert check_collected(read_ncu_report(SAMPLE_RUN / "profile.ncu-rep"), list(DEFAULT_METRICS), "sample") == []
+SAMPLE_METRICS = requested_metrics((SAMPLE_RUN / "commands.txt").read_text().split())
+
+
+def test_the_requested_metrics_are_all_in_the_bundled_capture():
+    """No false alarm: the real capture has every metric its own ncu command asked for."""
+    assert len(SAMPLE_METRICS) > 20
+    assert check_collected(read_ncu_report(SAMPLE_RUN / "profile.ncu-rep"), SAMPLE_METRICS, "sample") == []
 
 
 def test_a_launch_with_no_metric_values(tmp_path):
     """A launch whose every requested metric is n/a (ncu_report gives None) in a real 3-launch capture."""
     raw = read_ncu_report(SAMPLE_RUN / "profile.ncu-rep")
-    asked = list(DEFAULT_METRICS)
+    asked = list(SAMPLE_METRICS)
     raw.loc[raw["launch"] == 1, [m for m in asked if m in raw]] = None
     with pytest.raises(ReportError, match=r"launch 1 \(_verify_extend_kernel\) has no metric values"):
         check_collected(raw, asked, "profile.ncu-rep")
@@ -321,3 +325,14 @@ def test_only_nsys_found_profiles_a_timeline(tmp_path, no_tools, monkeypatch):
     run = roofline.load(out)
     assert len(run.launches) == 20 and run.launches["dram_gbps"].isna().all()
     assert "no hardware counters" in " ".join(run.analysis.notes)
+
+
+@pytest.mark.parametrize("capture, preset", [("nosol_k_small_pc", "verdict"), ("nosol_r_small_pc_counts", "roofline")])
+def test_the_presets_metrics_are_all_in_real_preset_captures(capture, preset):
+    """No false alarm for profile's own presets: real H200 captures made with them have every metric."""
+    from profiler.metrics import PRESETS
+    from profiler.readers import plain_file
+
+    with plain_file(FIXTURES / "passes" / f"{capture}.ncu-rep.gz") as plain:
+        raw = read_ncu_report(plain)
+    assert check_collected(raw, list(PRESETS[preset].metrics), capture) == []

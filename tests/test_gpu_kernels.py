@@ -16,7 +16,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("kernel", ["triton_mla", "triton_mla_decode", "triton_mla_fast"])
+@pytest.mark.parametrize("kernel", ["triton_mla", "triton_mla_decode", "triton_mla_fast", "triton_mla_fast_graph"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"p{c['page_size']}-{c['tree_mask']}-b{c.get('batch', 1)}")
 def test_kernel_matches_reference_on_gpu(kernel, case):
     from kernels.check import check_kernel
@@ -24,3 +24,49 @@ def test_kernel_matches_reference_on_gpu(kernel, case):
     result = check_kernel(kernel, VerifyWorkload(seed=7, **case), device="cuda")
     print(result)
     assert result.ok, result
+
+
+FAST_PATH_CASES = [  # (path, workload fields, launch overrides)
+    ("default", dict(ctx_len=128 * 1024, page_size=1, tree_mask="tree"), {}),  # portable on sm_90 (no pages)
+    ("default", dict(ctx_len=100_003, page_size=16, tree_mask="chain"), {}),
+    ("hopper", dict(ctx_len=128 * 1024, page_size=64, tree_mask="tree"), {}),
+    ("hopper", dict(ctx_len=128 * 1024, page_size=64, tree_mask="chain", heads=64), {}),
+    ("hopper", dict(ctx_len=100_003, page_size=16, tree_mask="tree"), dict(block_n=16)),  # ctx not a tile multiple (forced: p16)
+    ("hopper", dict(ctx_len=1000, ctx_lens=(4093, 70001, 128 * 1024), batch=3, page_size=64, tree_mask="tree"), {}),
+    ("hopper", dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=128, tree_mask="chain",
+                    heads=64), {}),
+    ("portable", dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=64, tree_mask="chain"),
+     dict(block_m=64, block_n=32, num_warps=8, num_stages=3, tail_m=16, partials="input", evict_first=True)),
+]
+
+
+@pytest.mark.parametrize("path,case,launch", FAST_PATH_CASES,
+                         ids=lambda v: v if isinstance(v, str) else "-".join(f"{k}{x}" for k, x in v.items())[:60])
+def test_fast_kernel_paths_on_gpu(path, case, launch):
+    """Both code paths of triton_mla_fast (the Hopper one forced where the GPU is sm_90)."""
+    import torch
+
+    from kernels.check import check_kernel
+
+    if path == "hopper" and torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the Hopper path needs sm_90")
+    kw = dict(launch) if path == "default" else dict(launch, path=path)
+    result = check_kernel("triton_mla_fast", VerifyWorkload(seed=11, **case), device="cuda", **kw)
+    print(result)
+    assert result.ok, result
+
+
+def test_fast_graph_replays_on_new_values():
+    import torch
+
+    from kernels.inputs import build_inputs
+    from kernels.reference import torch_ref
+    from kernels.triton_mla_fast import triton_mla_fast_graph
+
+    inp = build_inputs(VerifyWorkload(ctx_len=8192, page_size=64, seed=12), device="cuda")
+    first = triton_mla_fast_graph(inp).clone()
+    inp.q.mul_(0.5)  # same addresses, new values: the replay must read them
+    second = triton_mla_fast_graph(inp)
+    ref = torch_ref(inp).float()
+    assert not torch.equal(first, second)
+    assert float((second.float() - ref).norm() / ref.norm()) < 1e-2

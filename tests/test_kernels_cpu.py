@@ -43,6 +43,38 @@ def test_fast_kernel_many_splits(kw):
     assert result.ok, result
 
 
+@pytest.mark.parametrize("kw", [
+    dict(block_m=16, tail_m=16),  # 18 rows = 16 + a 16-row tail tile in the same program
+    dict(block_m=16, tail_m=16, partials="input", evict_first=True, split_len=32, block_n=16),
+    dict(block_m=32, tail_m=0, partials="input"),
+])
+@pytest.mark.parametrize("case", [dict(ctx_len=70, page_size=1), dict(ctx_len=100, page_size=16, batch=2, tree_mask="chain"),
+                                  dict(ctx_len=50, batch=3, ctx_lens=(33, 150, 64), page_size=64)],
+                         ids=["p1", "p16-chain-b2", "p64-ragged"])
+def test_fast_kernel_row_tiles_and_partials(kw, case):
+    """The portable path's options: a tail row tile (no padded M block), bf16 partials, evict-first."""
+    w = VerifyWorkload(q_len=9, heads=2, seed=4, **case)
+    result = check_kernel("triton_mla_fast", w, device="cpu", dtype="fp16", path="portable", **kw)
+    assert result.ok, result
+
+
+@pytest.mark.parametrize("kw", [dict(block_m=16, block_n=32), dict(block_m=16, block_n=16, tail_m=16, split_len=32)])
+@pytest.mark.parametrize("case", [dict(ctx_len=200, page_size=64), dict(ctx_len=70, page_size=64, batch=2, tree_mask="chain"),
+                                  dict(ctx_len=50, batch=3, ctx_lens=(33, 150, 64), page_size=32)],
+                         ids=["p64", "p64-chain-b2", "p32-ragged"])
+def test_fast_kernel_hopper_path_in_interpreter(kw, case):
+    """The Hopper path's kernel (TMA tensor descriptors) runs in the interpreter too."""
+    w = VerifyWorkload(q_len=9, heads=2, seed=2, **case)
+    result = check_kernel("triton_mla_fast", w, device="cpu", dtype="fp16", path="hopper", **kw)
+    assert result.ok, result
+
+
+def test_fast_kernel_hopper_path_needs_whole_pages_per_tile():
+    with pytest.raises(ValueError, match="multiple of block_n"):
+        check_kernel("triton_mla_fast", VerifyWorkload(ctx_len=40, page_size=16), device="cpu", dtype="fp16",
+                     path="hopper", block_n=32)
+
+
 def test_decode_kernel_more_splits_than_tokens():
     w = VerifyWorkload(ctx_len=5, q_len=4, heads=3, page_size=1, seed=6)
     result = check_kernel("triton_mla_decode", w, device="cpu", dtype="fp16", kv_splits=16)

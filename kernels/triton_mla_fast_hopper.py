@@ -1,0 +1,97 @@
+"""triton_mla_fast's Hopper path (sm_90, page_size a multiple of BLOCK_N): KV tiles brought in by
+TMA through tensor descriptors instead of per-thread address gathers.
+
+A BLOCK_N-token tile of a page is one TMA box per part (latent, rope) addressed by one page-table
+entry, so the hot loop holds no per-element addresses (registers the portable kernel spends on
+them) and the loads are asynchronous copies tracked by mbarriers, pipelined over num_stages.
+Everything else (row tiles, online softmax, tree mask on the draft tiles, partials, LSE merge)
+is the portable kernel's. Chosen by kernels.plan.code_path; the portable path runs elsewhere.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+from kernels.inputs import VerifyInputs
+from kernels.launch import LaunchSpec
+from kernels.softmax import LOG2E, online_softmax_update
+from kernels.triton_mla_fast import _load_q, _masked_scores, _store_partial
+
+
+@triton.jit
+def _hopper_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
+                         stride_pt, total_rows,
+                         HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
+                         D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TAIL_M: tl.constexpr):
+    mb = tl.program_id(0)
+    split = tl.program_id(1)
+    b = tl.program_id(2)
+    M: tl.constexpr = Q_LEN * HEADS
+    D: tl.constexpr = D_LATENT + D_ROPE
+
+    rows = mb * BLOCK_M + tl.arange(0, BLOCK_M)
+    r_ok = rows < M
+    q_lat, q_pe = _load_q(Q, b * M + rows, r_ok, D, D_LATENT, D_ROPE)
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, D_LATENT], dtype=tl.float32)
+    if TAIL_M > 0:
+        rows2 = BLOCK_M + tl.arange(0, TAIL_M)
+        r_ok2 = rows2 < M
+        q_lat2, q_pe2 = _load_q(Q, b * M + rows2, r_ok2, D, D_LATENT, D_ROPE)
+        m_i2 = tl.full([TAIL_M], float("-inf"), dtype=tl.float32)
+        l_i2 = tl.zeros([TAIL_M], dtype=tl.float32)
+        acc2 = tl.zeros([TAIL_M, D_LATENT], dtype=tl.float32)
+
+    kv_len = tl.load(KVLens + b)
+    ctx_len = kv_len - Q_LEN
+    lo = split * split_len
+    hi = tl.minimum(lo + split_len, kv_len)
+    full_hi = lo + tl.maximum(tl.minimum(hi, ctx_len) - lo, 0) // BLOCK_N * BLOCK_N
+    for start in range(lo, full_hi, BLOCK_N):
+        page = tl.load(PageTable + b * stride_pt + start // PAGE_SIZE)
+        row0 = page * PAGE_SIZE + start % PAGE_SIZE
+        k_lat = KLat.load([row0, 0])
+        k_pe = KPe.load([row0, 0])
+        qk = (tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))) * qk_scale
+        m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
+        if TAIL_M > 0:
+            qk2 = (tl.dot(q_lat2, tl.trans(k_lat)) + tl.dot(q_pe2, tl.trans(k_pe))) * qk_scale
+            m_i2, l_i2, acc2 = online_softmax_update(qk2, m_i2, l_i2, acc2, k_lat)
+    offs_d = tl.arange(0, D_LATENT)
+    offs_r = tl.arange(0, D_ROPE)
+    for start in range(full_hi, hi, BLOCK_N):  # a partial tile and the draft tokens: masked loads
+        pos = start + tl.arange(0, BLOCK_N)
+        n_ok = pos < hi
+        page = tl.load(PageTable + b * stride_pt + pos // PAGE_SIZE, mask=n_ok, other=0)
+        tok = page.to(tl.int64) * PAGE_SIZE + pos % PAGE_SIZE
+        k_lat = tl.load(KV + tok[:, None] * D + offs_d[None, :], mask=n_ok[:, None], other=0.0)
+        k_pe = tl.load(KV + tok[:, None] * D + D_LATENT + offs_r[None, :], mask=n_ok[:, None], other=0.0)
+        qk = _masked_scores(q_lat, q_pe, k_lat, k_pe, rows, r_ok, pos, n_ok, ctx_len, b, TreeMask, qk_scale,
+                            HEADS, Q_LEN)
+        m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
+        if TAIL_M > 0:
+            qk2 = _masked_scores(q_lat2, q_pe2, k_lat, k_pe, rows2, r_ok2, pos, n_ok, ctx_len, b, TreeMask,
+                                 qk_scale, HEADS, Q_LEN)
+            m_i2, l_i2, acc2 = online_softmax_update(qk2, m_i2, l_i2, acc2, k_lat)
+
+    _store_partial(PartO, PartLse, m_i, l_i, acc, rows, r_ok, split, b, total_rows, M, D_LATENT)
+    if TAIL_M > 0:
+        _store_partial(PartO, PartLse, m_i2, l_i2, acc2, rows2, r_ok2, split, b, total_rows, M, D_LATENT)
+
+
+def launch_hopper_split(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
+    """Launch the Hopper split kernel as kernels.launch.fast_specs planned it (grid, constexprs)."""
+    w = inp.workload
+    block_n = spec.constexprs["BLOCK_N"]
+    kv2d = inp.kv_cache.view(-1, w.head_dim)
+    k_lat = TensorDescriptor(kv2d, [kv2d.shape[0], w.v_dim], [w.head_dim, 1], [block_n, w.v_dim])
+    k_pe = TensorDescriptor(kv2d[:, w.v_dim:], [kv2d.shape[0], w.rope_dim], [w.head_dim, 1], [block_n, w.rope_dim])
+    _hopper_split_kernel[spec.grid](
+        inp.q, k_lat, k_pe, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
+        inp.sm_scale * LOG2E, spec.int_args["split_len"], inp.page_table.stride(0), spec.int_args["total_rows"],
+        **spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages)
