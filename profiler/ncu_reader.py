@@ -6,7 +6,9 @@ import glob
 import importlib
 import os
 import sys
+import tempfile
 from pathlib import Path
+from typing import Iterable
 
 import pandas as pd
 
@@ -51,31 +53,38 @@ def _metric_value(metric):
     return value
 
 
-def read_ncu_report(path: str | Path, name: str | Path | None = None) -> pd.DataFrame:
+READ_TIMEOUT_S = 600.0  # a report that takes longer to read than this is taken as a hang
+
+
+def read_ncu_report(path: str | Path, name: str | Path | None = None,
+                    metrics: Iterable[str] | None = None, timeout_s: float = READ_TIMEOUT_S) -> pd.DataFrame:
     """One row per profiled launch; metric columns by ncu name, units in `df.attrs["units"]`.
 
     Rule results (e.g. SOLBottleneck) go to `df.attrs["rules"]`: launch -> list of dicts.
     `name` is the path errors mention (the user's file when `path` is a decompressed copy).
+    `metrics`: read only these (the rest of a `--set full` report is never decoded); None: all.
+    The report is read in a child process: ncu_report aborts the whole process on some damaged
+    files (seen: PyPI ncu-report 2026.3.1, one byte changed in a real report), and a crash or a
+    hang (`timeout_s`) must end in a clear error, not take the caller down.
     """
     path = Path(path)
+    wanted = None if metrics is None else tuple(dict.fromkeys(metrics))
     if name is None or Path(name) == path:
-        return _read_report(path)
+        return _read_report(path, wanted, timeout_s)
     try:
-        return _read_report(path)
+        return _read_report(path, wanted, timeout_s)
     except ReportError as exc:  # name the user's file, not the temporary copy
         raise ReportError(str(exc).replace(str(path), str(name))) from None
 
 
-def _read_report(path: Path) -> pd.DataFrame:
+def _read_report(path: Path, metrics: tuple[str, ...] | None, timeout_s: float) -> pd.DataFrame:
     if not path.exists():
         raise ReportError(f"{path}: no such report")
     if path.stat().st_size == 0:
         raise ReportError(f"{path}: the report is empty (0 bytes)")
     module = import_ncu_report()
-    if _from_nsight_install(module):
-        rows, units, rules = _read_in_child(path, str(Path(module.__file__).parent))
-    else:
-        rows, units, rules = _read_rows(module, path)
+    install_dir = str(Path(module.__file__).parent) if _from_nsight_install(module) else None
+    rows, units, rules = _read_in_child(path, install_dir, metrics, timeout_s)
     if not rows:
         raise ReportError(f"{path}: the report holds no kernel launches (no kernel was profiled, "
                           "or the file was cut short before the first one)")
@@ -91,28 +100,75 @@ def _from_nsight_install(module) -> bool:
     return Path(getattr(module, "__file__", "")).name == "ncu_report.py"
 
 
-def _read_in_child(path: Path, module_dir: str):
-    """Read with the install's module in a child process: the one in Nsight Compute 2025.3.1's
-    extras/python crashed (segfault in IMetric.unit(), seen on the H200), and a crash must not
-    take the caller and its run directory down with it."""
+def _read_in_child(path: Path, install_dir: str | None, metrics: tuple[str, ...] | None, timeout_s: float):
+    """(rows, units, rules) read by a child process. The PyPI module is read in a fork of this
+    process (cheap: it is already imported); the install's module in a fresh interpreter, since
+    the one in Nsight Compute 2025.3.1's extras/python crashed (segfault in IMetric.unit(), seen
+    on the H200) and needs its own sys.path."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
 
-    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+    method = "spawn" if install_dir or "fork" not in multiprocessing.get_all_start_methods() else "fork"
+    ctx = multiprocessing.get_context(method)
+    receive, send = ctx.Pipe(duplex=False)
+    with tempfile.NamedTemporaryFile(prefix="roofline-ncu-report-", suffix=".log") as log:  # the library's own stderr lines (absl), shown on a crash
+        child = ctx.Process(target=_child_main, args=(send, str(path), install_dir, metrics, log.name),
+                            daemon=True)
+        child.start()
+        send.close()
         try:
-            return pool.submit(_read_rows_in_child, str(path), module_dir).result()
-        except BrokenProcessPool:
-            raise ReportError(f"{path}: the ncu_report module from the Nsight Compute install crashed while "
-                              "reading this report; install the PyPI package instead: pip install ncu-report") from None
+            if not receive.poll(timeout_s):
+                raise ReportError(f"{path}: reading the report took over {timeout_s:.0f} s; stopped it "
+                                  "(a damaged file can make ncu_report loop)")
+            status, payload = receive.recv()
+        except (EOFError, OSError):
+            child.join(5)
+            log.seek(0)
+            said = [ln.strip() for ln in log.read().decode(errors="replace").splitlines() if ln.strip()]
+            said = [ln for ln in said if "Check failed" in ln or "rror" in ln] or said
+            raise ReportError(_crash_message(path, install_dir, child.exitcode, said[-1][-160:] if said else None)) \
+                from None
+        finally:
+            receive.close()
+            if child.is_alive():
+                child.kill()
+            child.join(5)
+    if status == "error":
+        raise ReportError(payload)
+    return payload
 
 
-def _read_rows_in_child(path: str, module_dir: str):
-    sys.path.insert(0, module_dir)  # the same ncu_report.py the parent found
-    return _read_rows(importlib.import_module("ncu_report"), Path(path))
+def _crash_message(path: Path, install_dir: str | None, exitcode: int | None, said: str | None) -> str:
+    import signal
+
+    how = (f"signal {signal.Signals(-exitcode).name}" if exitcode is not None and exitcode < 0
+           else f"exit status {exitcode}") + (f"; it said: {said}" if said else "")
+    if install_dir:
+        return (f"{path}: the ncu_report module from the Nsight Compute install crashed while reading this "
+                f"report ({how}); install the PyPI package instead: pip install ncu-report")
+    return (f"{path}: ncu_report crashed reading this file ({how}): the report is damaged or cut short; "
+            "capture it again, or check it with `ncu -i` on a machine with Nsight Compute")
 
 
-def _read_rows(ncu_report, path: Path):
+def _child_main(send, path: str, install_dir: str | None, metrics: tuple[str, ...] | None, log: str) -> None:
+    try:
+        import faulthandler
+
+        faulthandler.disable()  # a crash here is reported by the parent, in one line
+        with open(log, "ab") as f:  # the C++ library logs parse problems straight to stderr
+            os.dup2(f.fileno(), 2)
+        if install_dir:
+            sys.path.insert(0, install_dir)  # the same ncu_report.py the parent found
+        module = importlib.import_module("ncu_report")
+        send.send(("ok", _read_rows(module, Path(path), metrics)))
+    except ReportError as exc:
+        send.send(("error", str(exc)))
+    except BaseException as exc:  # anything else still ends as one clear line in the parent
+        send.send(("error", f"{path}: not a readable Nsight Compute report ({type(exc).__name__}: {exc})"))
+    finally:
+        send.close()
+
+
+def _read_rows(ncu_report, path: Path, metrics: tuple[str, ...] | None = None):
     """(rows, units, rules) from the report: one row dict per launch."""
     try:
         ctx = ncu_report.load_report(str(path))
@@ -127,12 +183,13 @@ def _read_rows(ncu_report, path: Path):
             rng = ctx.range_by_idx(r)
             for a in range(rng.num_actions()):
                 action = rng.action_by_idx(a)
-                if not action.name() or not action.metric_names():
+                names = action.metric_names()
+                if not action.name() or not names:
                     raise ReportError(f"{path}: report is truncated or damaged: launch {launch} has no "
                                       f"kernel name or metrics ({launch} complete launches before it)")
                 row = {"launch": launch, "range": r, "kernel": action.name(),
                        "mangled_name": action.name(action.NameBase_MANGLED), "nvtx": _nvtx_text(action)}
-                for name in action.metric_names():
+                for name in (names if metrics is None else metrics):
                     metric = action.metric_by_name(name)
                     if metric is None:
                         continue

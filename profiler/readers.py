@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import shutil
+import sqlite3
 import tempfile
 import zlib
 from pathlib import Path
@@ -18,10 +19,19 @@ import pandas as pd
 from profiler.errors import ReportError
 
 NCU_REP = "ncu-rep"
-READS = ("Nsight Compute reports (.ncu-rep), roofline run directories, and folders of reports; "
+NCU_CSV = "ncu-csv"
+NSYS_REP = "nsys-rep"
+NSYS_SQLITE = "nsys-sqlite"
+READS = ("Nsight Compute reports (.ncu-rep) and their `--csv --page raw` output, Nsight Systems reports "
+         "(.nsys-rep) and their sqlite export, roofline run directories, and folders of these; "
          "any of these files also gzip-compressed")
+KIND_NAMES = {NCU_REP: "an Nsight Compute report", NCU_CSV: "ncu CSV (--page raw)",
+              NSYS_REP: "an Nsight Systems report", NSYS_SQLITE: "an Nsight Systems sqlite export"}
 
-_MAGIC = {b"NVR\x00": NCU_REP}
+_MAGIC = {b"NVR\x00": NCU_REP, b"NVIDIA Tegra Profiler Report": NSYS_REP}
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+# Tables every `nsys export --type sqlite` holds (schema 3.x; a run without CUDA lacks the kernel table).
+NSYS_TABLES = ("StringIds", "META_DATA_EXPORT")
 
 
 def sniff(path: Path) -> str:
@@ -37,7 +47,39 @@ def sniff(path: Path) -> str:
     for magic, kind in _MAGIC.items():
         if head.startswith(magic):
             return kind
+    if head.startswith(_SQLITE_MAGIC):
+        with plain_file(path) as plain:
+            tables = _sqlite_tables(plain, path)
+        if all(t in tables for t in NSYS_TABLES):
+            return NSYS_SQLITE
+        shown = ", ".join(sorted(tables)[:6]) + (" ..." if len(tables) > 6 else "") or "none"
+        raise ReportError(f"{path}: an SQLite database that is not an Nsight Systems export (it lacks the "
+                          f"{' and '.join(NSYS_TABLES)} tables; its tables: {shown}); roofline reads {READS}")
+    if b"\x00" not in head:
+        from profiler.ncu_csv import has_csv_header
+
+        with plain_file(path) as plain:
+            if has_csv_header(plain):
+                return NCU_CSV
     raise ReportError(f"{path}: {describe(head)}, not a capture roofline reads ({READS})")
+
+
+def _sqlite_tables(path: Path, name: Path) -> set[str]:
+    """The table names of an SQLite file, opened read-only (it is never changed)."""
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+        try:
+            return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        raise ReportError(one_line(f"{name}: an SQLite file that cannot be read ({exc})")[:300]
+                          + ": damaged or cut short") from None
+
+
+def one_line(text: str) -> str:
+    """A message on one line (library errors can quote a schema or a log across several)."""
+    return " ".join(text.split())
 
 
 def _head(path: Path, n: int = 512) -> bytes:
@@ -71,36 +113,72 @@ def plain_file(path: Path):
         yield plain
 
 
+_DESCRIBED = ((b"SQLite format 3\x00", "an SQLite database"), (b"\x1f\x8b", "a gzip file"),
+              (b"PK\x03\x04", "a zip archive"), (b"\xfd7zXZ\x00", "an xz-compressed file"),
+              (b"BZh", "a bzip2-compressed file"), (b"\x28\xb5\x2f\xfd", "a zstd-compressed file"),
+              (b"\x7fELF", "an executable (ELF)"), (b"%PDF", "a PDF document"), (b"\x89PNG", "a PNG image"))
+
+
 def describe(head: bytes) -> str:
     """What a file looks like from its first bytes, in a few words."""
-    if head.startswith(b"SQLite format 3\x00"):
-        return "an SQLite database"
-    if head.startswith(b"\x1f\x8b"):
-        return "a gzip file"
-    if head.startswith(b"PK\x03\x04"):
-        return "a zip archive"
-    try:
-        text = head.decode("utf-8")
-    except UnicodeDecodeError:
+    for magic, what in _DESCRIBED:
+        if head.startswith(magic):
+            return what
+    if b"\x00" in head:
         return "binary data"
-    first = text.lstrip().splitlines()[0][:60] if text.strip() else ""
-    return f"a text file starting {first!r}" if first else "a text file of blank lines"
+    text = head.decode("utf-8", errors="replace")
+    if "\ufffd" in text[:-4]:
+        return "binary data"
+    stripped = text.lstrip("\ufeff \t\r\n")
+    if not stripped:
+        return "a text file of blank lines"
+    first = stripped.splitlines()[0][:60]
+    if stripped.startswith("{"):
+        return "a JSON document"
+    if stripped.startswith(("==PROF==", "==WARNING==", "==ERROR==")):
+        return "Nsight Compute console output without a `--csv --page raw` table in it"
+    if first.count(",") >= 2:
+        return f"a CSV file that is not ncu's raw page (its first line starts {first!r})"
+    return f"a text file starting {first!r}"
 
 
 def read_launches(path: Path) -> pd.DataFrame:
     """The tidy launch table of one report file, whatever its format."""
     kind = sniff(path)
     with plain_file(path) as plain:
-        if kind == NCU_REP:
-            from profiler.ncu_reader import read_ncu_report
-            from profiler.ncu_tidy import tidy_launches
-
-            table = tidy_launches(read_ncu_report(plain, name=path))
-        else:  # pragma: no cover - every kind in _MAGIC has a branch
-            raise ReportError(f"{path}: no reader for {kind}")
+        try:
+            table = _read_kind(kind, plain, Path(path))
+        except ReportError as exc:  # name the user's file, not a temporary decompressed copy
+            raise ReportError(one_line(str(exc).replace(str(plain), str(path)))) from None
+        except (ValueError, OSError) as exc:  # e.g. ncu_tidy's UnitError: still one clear line
+            raise ReportError(one_line(f"{path}: {KIND_NAMES[kind]} that cannot be read: {exc}")) from None
     table["source"] = Path(path).name
     table.attrs["source"] = str(path)
     return table
+
+
+def _read_kind(kind: str, plain: Path, path: Path) -> pd.DataFrame:
+    from profiler.ncu_tidy import raw_metrics, tidy_launches
+
+    if kind == NCU_REP:
+        from profiler.ncu_reader import read_ncu_report
+
+        return tidy_launches(read_ncu_report(plain, name=path, metrics=raw_metrics()))
+    if kind == NCU_CSV:
+        from profiler.ncu_csv import read_ncu_csv
+
+        raw = read_ncu_csv(plain, name=path)
+        table = tidy_launches(raw)
+        table.attrs["notes"] = list(raw.attrs.get("notes", []))
+        return table
+    if kind in (NSYS_REP, NSYS_SQLITE):
+        try:
+            from profiler.nsys_reader import read_nsys_sqlite, timeline_launches
+        except ImportError as exc:
+            raise ReportError(f"{path}: {KIND_NAMES[kind]}, but the nsys reader is not available in this "
+                              f"install ({exc}); read an Nsight Compute report of the same run instead") from None
+        return timeline_launches(read_nsys_sqlite(plain))  # an .nsys-rep is exported through nsys first
+    raise ReportError(f"{path}: no reader for {kind}")  # pragma: no cover - every kind has a branch
 
 
 def is_report(path: Path) -> bool:
@@ -123,10 +201,12 @@ def read_folder(folder: Path) -> pd.DataFrame:
         t["launch"] = t["launch"] + offset
         offset = int(t["launch"].max()) + 1
     out = pd.concat(tables, ignore_index=True)
-    rules, missing = {}, []
-    for t in tables:
+    rules, missing, notes = {}, [], []
+    for t, p in zip(tables, files):
         base = int(t["launch"].min())
         rules.update({base + k: v for k, v in t.attrs.get("rules", {}).items()})
         missing += [m for m in t.attrs.get("missing_metrics", []) if m not in missing]
-    out.attrs.update(rules=rules, missing_metrics=missing, source=str(folder), sources=[p.name for p in files])
+        notes += [f"{p.name}: {n}" for n in t.attrs.get("notes", [])]
+    out.attrs.update(rules=rules, missing_metrics=missing, notes=notes, source=str(folder),
+                     sources=[p.name for p in files])
     return out

@@ -154,7 +154,7 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
         k.label = label
 
     step = None
-    notes = []
+    notes = list(launches.attrs.get("notes", []))  # what the source could not hold (e.g. ncu CSV: no rules)
     if floor is not None and iterations:
         step_ms = total_ms / iterations
         step = {"kernel_ms_per_step": step_ms, "floor_ms": floor.floor_ms,

@@ -114,8 +114,8 @@ def _workload(spec: RunSpec | None, where: Path) -> VerifyWorkload | None:
 def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=None) -> Run:
     """Read captured evidence without a GPU: a run directory (only the reports its manifest names,
     checked against their checksums), a report file, or a folder of reports. None: the bundled sample."""
-    from profiler.nsys_reader import is_nsys_capture, read_nsys_sqlite
-    from profiler.readers import read_folder, read_launches
+    from profiler.nsys_reader import read_nsys_sqlite
+    from profiler.readers import NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
 
     source = Path(path) if path is not None else sample_run()
     if not source.exists():
@@ -142,7 +142,7 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
             launches = _timeline_table(timeline, sqlite[0])
     elif source.is_dir():
         launches = read_folder(source)
-    elif is_nsys_capture(source):
+    elif sniff(source) in (NSYS_REP, NSYS_SQLITE):  # by content: a foreign SQLite file gets its own message
         timeline = read_nsys_sqlite(source)
         launches = _timeline_table(timeline, source)
     else:

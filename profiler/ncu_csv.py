@@ -1,0 +1,179 @@
+"""Read Nsight Compute's `--csv --page raw` output into the same raw table as profiler/ncu_reader.py.
+
+The CSV is a header row (`"ID","Process ID",...` then one column per metric), a units row in ncu's
+display units ("ms", "Gbyte/s", "%", "Kbyte"; base units with `--print-units base`), and one row per
+profiled launch; numbers may carry thousands separators and missing values read `n/a` or are empty.
+It may sit inside a program's captured stdout, after `==PROF==`/`==WARNING==` lines and the
+program's own prints. Values are converted to ncu_report's base units (byte, ns, hz, byte/s), so
+profiler/ncu_tidy.py's `tidy_launches` reads both sources alike.
+
+Raw CSV holds no rule results (ncu's SOLBottleneck and other rule messages): `attrs["rules"]` is
+empty and `attrs["notes"]` says so.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from profiler.errors import ReportError
+from profiler.ncu_tidy import UnitError, unit_scale
+
+HEADER_START = '"ID","Process ID"'
+# The CSV's own columns that are not metrics (ncu 2025.3 `--page raw`).
+ID_FIELDS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
+             "Block Size", "Grid Size", "Device", "CC")
+NVTX_PUSH_POP = "thread Domain:Push/Pop_Range"
+RULES_NOTE = ("read from ncu CSV: the raw page holds no rule results, so ncu's own verdict "
+              "(SOLBottleneck) is not shown; read the .ncu-rep for it")
+_NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_MISSING = ("", "n/a", "no data")  # compared lower-case
+_TIME = {"s", "second", "ms", "msecond", "us", "usecond", "ns", "nsecond"}
+_PREFIXED = re.compile(r"([KMGT])(byte|hz)", re.IGNORECASE)
+
+
+def has_csv_header(path: Path, limit: int = 64 << 20) -> bool:
+    """True when a text file holds an ncu raw-page CSV header line (within its first `limit` bytes)."""
+    seen = 0
+    with open(path, "rb") as f:
+        for line in f:
+            if line.lstrip(b"\xef\xbb\xbf").startswith(HEADER_START.encode()):
+                return True
+            seen += len(line)
+            if seen > limit:
+                return False
+    return False
+
+
+def base_unit(unit: str) -> tuple[str, float]:
+    """ncu_report's base unit for a display unit, and the factor from one to the other.
+
+    ncu_report gives times in ns, rates per second, bytes in byte and clocks in hz:
+    "ms" -> ("ns", 1e6), "Gbyte/s" -> ("byte/s", 1e9), "sector/us" -> ("sector/s", 1e6).
+    Unknown units raise UnitError.
+    """
+    unit = (unit or "").strip()
+    parts = unit.split("/")
+    base = []
+    for i, part in enumerate(parts):
+        if part.lower() in _TIME:
+            base.append("ns" if (i == 0 and len(parts) == 1) else "s")
+        else:
+            m = _PREFIXED.fullmatch(part)
+            base.append(m.group(2).lower() if m else part)
+    name = "/".join(base)
+    return name, unit_scale(unit) / unit_scale(name)
+
+
+def parse_number(text: str) -> float | int | None | str:
+    """A CSV cell as a number (thousands separators dropped), None for n/a or empty, else the text."""
+    text = text.strip()
+    if text.lower() in _MISSING:
+        return None
+    if any(c.isdigit() for c in text) and _NUMBER.fullmatch(text):
+        plain = text.replace(",", "")
+        try:
+            return int(plain)
+        except ValueError:
+            return float(plain)
+    return text
+
+
+def nvtx_text(cell: str) -> str:
+    """The push/pop range names of an ncu CSV NVTX cell, joined by '/' as ncu_reader does.
+
+    ncu prints `PID  "<domain>:<range>:<payload type>:..."  "<domain>:<range>:..."`.
+    """
+    names = []
+    for quoted in re.findall(r'"([^"]*)"', cell):
+        fields = quoted.split(":")
+        if len(fields) >= 2:
+            names.append(fields[1])
+    return "/".join(names)
+
+
+def read_ncu_csv(path: str | Path, name: str | Path | None = None) -> pd.DataFrame:
+    """One row per launch from an ncu raw-page CSV; metric columns by ncu name, in base units
+    (`df.attrs["units"]`), `df.attrs["rules"]` empty. `name`: the path errors mention."""
+    path = Path(path)
+    where = Path(name) if name is not None else path
+    with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        lines = f.read().splitlines()
+    start = next((i for i, line in enumerate(lines) if line.lstrip("\ufeff").startswith(HEADER_START)), None)
+    if start is None:
+        raise ReportError(f"{where}: no ncu CSV header (a line starting {HEADER_START}); "
+                          "export one with `ncu -i REPORT --csv --page raw`")
+    header = _row(lines[start].lstrip("\ufeff"), where, start)
+    if len(set(header)) != len(header):
+        raise ReportError(f"{where}: line {start + 1}: the CSV header names a column twice")
+    if start + 1 >= len(lines):
+        raise ReportError(f"{where}: the ncu CSV ends after its header (no units row, no launches)")
+    units = _row(lines[start + 1], where, start + 1)
+    if len(units) != len(header) or (units and units[0] != ""):
+        raise ReportError(f"{where}: line {start + 2}: expected ncu's units row after the header "
+                          "(`--page raw` prints one); without units no value can be trusted")
+    col = {h: i for i, h in enumerate(header)}
+    for needed in ("ID", "Kernel Name"):
+        if needed not in col:
+            raise ReportError(f"{where}: the ncu CSV header has no {needed!r} column")
+    nvtx_col = next((i for h, i in col.items() if h.startswith(NVTX_PUSH_POP)), None)
+    metrics = [(i, h) for i, h in enumerate(header) if h not in ID_FIELDS and not h.startswith(("thread Domain:", "Id:Domain:"))]
+    scales = {}
+    for i, h in metrics:
+        try:
+            scales[i] = base_unit(units[i]) if units[i] else ("", 1.0)
+        except UnitError:
+            scales[i] = (units[i], 1.0)  # kept as printed: ncu_tidy refuses it only if the metric is used
+
+    rows, unit_of, ids = [], {}, set()
+    for n in range(start + 2, len(lines)):
+        line = lines[n]
+        if not line.startswith('"'):
+            continue  # blank, ==PROF==/==WARNING== lines, the program's own prints
+        cells = _row(line, where, n)
+        if len(cells) != len(header):
+            raise ReportError(f"{where}: line {n + 1} has {len(cells)} fields, the header has {len(header)} "
+                              "(the CSV is cut short or mangled)")
+        launch = parse_number(cells[col["ID"]])
+        if not isinstance(launch, int) or launch < 0:
+            raise ReportError(f"{where}: line {n + 1}: ID {cells[col['ID']]!r} is not a launch number")
+        if launch in ids:
+            raise ReportError(f"{where}: line {n + 1}: launch ID {launch} appears twice")
+        ids.add(launch)
+        kernel = cells[col["Kernel Name"]]
+        row = {"launch": launch, "range": 0, "kernel": kernel, "mangled_name": kernel,
+               "nvtx": nvtx_text(cells[nvtx_col]) if nvtx_col is not None else ""}
+        for i, h in metrics:
+            value = parse_number(cells[i])
+            unit, factor = scales[i]
+            if units[i] and isinstance(value, str):
+                raise ReportError(f"{where}: line {n + 1}: {h} = {value!r} is not a number (unit {units[i]!r})")
+            if isinstance(value, (int, float)):
+                if factor != 1.0:
+                    value = value * factor
+                unit_of.setdefault(h, unit)
+            row[h] = value
+        rows.append(row)
+    if not rows:
+        raise ReportError(f"{where}: the ncu CSV has a header but no launch rows (no kernel was profiled, "
+                          "or the output was cut short)")
+    if sorted(ids) != list(range(len(ids))):
+        missing = sorted(set(range(max(ids) + 1)) - ids)
+        raise ReportError(f"{where}: launch IDs are not 0..{len(ids) - 1}: missing {missing[:5]} "
+                          "(rows were lost or mangled)")
+    df = pd.DataFrame(rows).sort_values("launch", ignore_index=True)
+    df.attrs["units"] = unit_of
+    df.attrs["rules"] = {}
+    df.attrs["notes"] = [RULES_NOTE]
+    df.attrs["source"] = str(where)
+    return df
+
+
+def _row(line: str, where: Path, n: int) -> list[str]:
+    try:
+        return next(csv.reader([line], strict=True))
+    except (csv.Error, StopIteration) as exc:
+        raise ReportError(f"{where}: line {n + 1} is not a valid CSV row ({exc})") from None
