@@ -162,16 +162,36 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
     if workload is not None and gpu is None:
         notes.append(f"device {device!r} is not in the GPU catalogue: no floor")
     missing = launches.attrs.get("missing_metrics", [])
-    if missing:
-        notes.append(f"{len(missing)} metrics absent from the report: {', '.join(missing[:6])}"
-                     + (f" and {len(missing) - 6} more (all listed under missing_metrics in --format json)"
-                        if len(missing) > 6 else ""))
+    shown = _unexpectedly_missing(missing, preset)
+    if len(shown) < len(missing):
+        notes.append(f"preset {preset} collects no {', '.join(_preset_gaps(preset))}: "
+                     f"{len(missing) - len(shown)} metrics not asked for (profile --preset roofline or full for them)")
+    if shown:
+        notes.append(f"{len(shown)} metrics absent from the report: {', '.join(shown[:6])}"
+                     + (f" and {len(shown) - 6} more (all listed under missing_metrics in --format json)"
+                        if len(shown) > 6 else ""))
     gpu_info = {"name": device, "catalogue": gpu.short_name if gpu else None,
                 "sm_count": num(launches["sm_count"].dropna().iloc[0]) if launches["sm_count"].notna().any() else None}
     return Analysis(gpu=gpu_info, kernels=kernels,
                     workload=dataclasses.asdict(workload) if workload else None,
                     floor=dataclasses.asdict(floor) if floor else None, step=step, notes=notes,
                     missing_metrics=list(missing))
+
+
+def _unexpectedly_missing(missing: list[str], preset: str | None) -> list[str]:
+    """The absent metrics that the capture's preset asked for (all of them when the preset is unknown
+    or is an ncu set): a verdict-preset run is not short of the roofline counters it never asked for."""
+    from profiler.metrics import PRESETS, CHIP_NAMES
+
+    p = PRESETS.get(preset) if preset else None
+    if p is None or p.sets or not p.metrics:
+        return list(missing)
+    asked = set(p.metrics) | {alt for names in CHIP_NAMES.values() for base, alt in names.items() if base in p.metrics}
+    return [m for m in missing if m in asked]
+
+
+def _preset_gaps(preset: str | None) -> list[str]:
+    return ["DRAM bytes", "FLOP or byte counts (no hierarchical roofline)"] if preset == "verdict" else ["some counters"]
 
 
 def distinct_labels(kernels: list[KernelSummary]) -> list[str]:

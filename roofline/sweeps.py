@@ -298,55 +298,59 @@ def _run_parallel(todo, by_name, sweep_dir, iterations, ncu, gpus, outcome, done
         tasks.put(p)
     for _ in gpus:
         tasks.put(None)
+    # not daemonic: a worker reads each report in a child process of its own (profiler/ncu_reader.py),
+    # which a daemonic process may not start; the workers are joined (or ended) below in every case
     workers = [ctx.Process(target=_worker, args=(g, tasks, results, str(sweep_dir), iterations, ncu),
-                           name=f"roofline-sweep-gpu{g}", daemon=True) for g in gpus]
+                           name=f"roofline-sweep-gpu{g}", daemon=False) for g in gpus]
     for w in workers:
         w.start()
-    in_flight: dict[str, str] = {}
-    remaining = len(todo)
-
-    def drain(block_s: float) -> bool:
-        nonlocal remaining
-        try:
-            msg = results.get(timeout=block_s)
-        except queue.Empty:
-            return False
-        if msg[0] == "start":
-            in_flight[msg[1]] = msg[2]
-            if on_start:
-                on_start(by_name[msg[1]], msg[2])
-        else:
-            in_flight.pop(msg[1].name, None)
-            remaining -= 1
-            done(msg[1])
-            if msg[1].status == "interrupted":
-                outcome.interrupted = True
-        return True
-
     try:
-        while remaining and (any(w.is_alive() for w in workers) or not results.empty()):
-            drain(0.5)
-    except KeyboardInterrupt:
-        outcome.interrupted = True
-        for w in workers:  # when only this process got the signal, pass it on; workers ignore a second
-            if w.is_alive() and w.pid:
-                os.kill(w.pid, signal.SIGINT)
-    if outcome.interrupted:
-        try:  # let the points in flight keep what they captured and say so
-            deadline = time.time() + 60
-            while in_flight and time.time() < deadline and (any(w.is_alive() for w in workers) or not results.empty()):
+        in_flight: dict[str, str] = {}
+        remaining = len(todo)
+
+        def drain(block_s: float) -> bool:
+            nonlocal remaining
+            try:
+                msg = results.get(timeout=block_s)
+            except queue.Empty:
+                return False
+            if msg[0] == "start":
+                in_flight[msg[1]] = msg[2]
+                if on_start:
+                    on_start(by_name[msg[1]], msg[2])
+            else:
+                in_flight.pop(msg[1].name, None)
+                remaining -= 1
+                done(msg[1])
+                if msg[1].status == "interrupted":
+                    outcome.interrupted = True
+            return True
+
+        try:
+            while remaining and (any(w.is_alive() for w in workers) or not results.empty()):
                 drain(0.5)
         except KeyboardInterrupt:
-            pass
-    for name, gpu in list(in_flight.items()):  # a worker that died without a word
-        p = by_name[name]
-        status = "interrupted" if outcome.interrupted else "failed"
-        done(PointResult(name, p.kernel, json.loads(p.workload.to_json()), status, gpu=gpu,
-                         error="interrupted (Ctrl-C)" if outcome.interrupted else "the worker process died"))
-    for w in workers:
-        w.join(timeout=5)
-        if w.is_alive():
-            w.terminate()
+            outcome.interrupted = True
+            for w in workers:  # when only this process got the signal, pass it on; workers ignore a second
+                if w.is_alive() and w.pid:
+                    os.kill(w.pid, signal.SIGINT)
+        if outcome.interrupted:
+            try:  # let the points in flight keep what they captured and say so
+                deadline = time.time() + 60
+                while in_flight and time.time() < deadline and (any(w.is_alive() for w in workers) or not results.empty()):
+                    drain(0.5)
+            except KeyboardInterrupt:
+                pass
+        for name, gpu in list(in_flight.items()):  # a worker that died without a word
+            p = by_name[name]
+            status = "interrupted" if outcome.interrupted else "failed"
+            done(PointResult(name, p.kernel, json.loads(p.workload.to_json()), status, gpu=gpu,
+                             error="interrupted (Ctrl-C)" if outcome.interrupted else "the worker process died"))
+    finally:  # whatever happened, no worker outlives the sweep
+        for w in workers:
+            w.join(timeout=5)
+            if w.is_alive():
+                w.terminate()
 
 
 # ---------------------------------------------------------------------------------------------

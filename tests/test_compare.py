@@ -10,7 +10,7 @@ import roofline
 from profiler.rundir import MANIFEST
 from roofline.cli import main
 from roofline.comparison import CompareError, spread_pct, timing_change
-from tests.paths import RUNS, SAMPLE_RUN, TORCH_DEFAULT
+from tests.paths import RUNS, SAMPLE_V1, TORCH_DEFAULT
 
 DECODE = RUNS / "h200-triton_mla_decode-128k-p64"
 FAST = RUNS / "h200-triton_mla_fast-128k-p64"
@@ -63,7 +63,7 @@ def test_markdown_is_a_pr_comment():
 
 
 def test_same_run_is_within_noise_and_passes_a_zero_gate():
-    r = cli(SAMPLE_RUN, SAMPLE_RUN, "--fail-if-slower", "0", "--format", "json")
+    r = cli(SAMPLE_V1, SAMPLE_V1, "--fail-if-slower", "0", "--format", "json")
     d = json.loads(r.output)
     assert r.exit_code == 0 and d["step"]["speedup"] == pytest.approx(1.0)
     assert d["step"]["verdict"] == "within noise" and d["step"]["noise_pct"] == pytest.approx(0.1025, abs=1e-3)
@@ -110,15 +110,15 @@ def test_incomplete_run_exits_2(tmp_path):
     from profiler.rundir import sha256
 
     cut = tmp_path / "cut"
-    shutil.copytree(SAMPLE_RUN, cut)
+    shutil.copytree(SAMPLE_V1, cut)
     rep = cut / "profile.ncu-rep"
     rep.write_bytes(rep.read_bytes()[:293960])
     m = json.loads((cut / MANIFEST).read_text())
     m["reports"][0]["sha256"] = sha256(rep)
     (cut / MANIFEST).write_text(json.dumps(m))
-    r = cli(SAMPLE_RUN, cut)
+    r = cli(SAMPLE_V1, cut)
     assert r.exit_code == 2 and "expected 3 launches" in r.output
-    r = cli(SAMPLE_RUN, cut, "--allow-incomplete", "--format", "json")
+    r = cli(SAMPLE_V1, cut, "--allow-incomplete", "--format", "json")
     d = json.loads(r.output)
     assert r.exit_code == 0 and d["step"] is None and any("INCOMPLETE" in n for n in d["notes"])
 

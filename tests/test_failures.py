@@ -142,7 +142,7 @@ def test_unknown_metric_is_named(tmp_path):
     ncu = ncu_stub(tmp_path, log=LOGS / "ncu_unknown_metric.log", report=plain, code=0)
     r = cli("profile", "--ctx", "128k", "--tool", "ncu", "--ncu", ncu, "--out", str(tmp_path / "run"))
     assert r.exit_code == 1 and "ncu exited 0 but has no value for" in first_line(r.output)
-    assert "sm__throughput.avg.pct_of_peak_sustained_elapsed" in first_line(r.output)
+    assert "sm__issue_active.avg.pct_of_peak_sustained_elapsed" in first_line(r.output)
     kept, _ = kept_run(tmp_path)
     assert (kept / "profile.ncu-rep").exists()  # the report is kept with the failed run
 

@@ -9,7 +9,7 @@ import stat
 import pytest
 
 from profiler.errors import ApplicationFailed, NoKernelsProfiled, ProfilerError, ToolNotFound
-from profiler.metrics import PRESETS
+from profiler.metrics import DEFAULT_PRESET, PRESETS
 from profiler.ncu import classify_failure, find_ncu, ncu_command, run_ncu
 from tests.paths import APP_FAILED_LOG, BAD_OPTION_LOG, NO_KERNELS_LOG
 
@@ -39,7 +39,7 @@ def test_command_line_pins_clocks_and_range():
     cmd = ncu_command("ncu", ["python", "app.py"], "out/profile")
     assert cmd[cmd.index("--clock-control") + 1] == "none"
     assert cmd[cmd.index("--nvtx-include") + 1] == "roofline/"
-    assert cmd[cmd.index("--metrics") + 1].split(",") == list(PRESETS["verdict"].metrics)
+    assert cmd[cmd.index("--metrics") + 1].split(",") == list(PRESETS[DEFAULT_PRESET].metrics)
     assert "--section" not in cmd and "--set" not in cmd  # SpeedOfLight alone costs 10 passes
     assert cmd[-2:] == ["python", "app.py"]
 

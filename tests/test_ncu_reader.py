@@ -6,11 +6,11 @@ import pytest
 from profiler.errors import ReportError
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import UnitError, tidy_launches, unit_scale
-from tests.paths import FULL_SET, SAMPLE_RUN, TORCH_DEFAULT
+from tests.paths import FULL_SET, SAMPLE_V1, TORCH_DEFAULT
 
 
 def test_sample_run_one_row_per_launch_with_units():
-    raw = read_ncu_report(SAMPLE_RUN / "profile.ncu-rep")
+    raw = read_ncu_report(SAMPLE_V1 / "profile.ncu-rep")
     assert list(raw["launch"]) == [0, 1, 2]
     assert set(raw["kernel"]) == {"_verify_extend_kernel"}
     assert raw.attrs["units"]["gpu__time_duration.sum"] == "ns"
@@ -40,7 +40,7 @@ def test_full_set_report_other_kernels_and_default_sections():
 
 
 def test_rule_results_kept():
-    raw = read_ncu_report(SAMPLE_RUN / "profile.ncu-rep")
+    raw = read_ncu_report(SAMPLE_V1 / "profile.ncu-rep")
     ids = [r["rule_identifier"] for r in raw.attrs["rules"][0]]
     assert "SOLBottleneck" in ids
 
@@ -48,7 +48,7 @@ def test_rule_results_kept():
 @pytest.mark.parametrize("damage", ["missing", "empty", "truncated", "garbage"])
 def test_bad_reports_name_the_file(tmp_path, damage):
     bad = tmp_path / "bad.ncu-rep"
-    data = (SAMPLE_RUN / "profile.ncu-rep").read_bytes()
+    data = (SAMPLE_V1 / "profile.ncu-rep").read_bytes()
     if damage == "empty":
         bad.write_bytes(b"")
     elif damage == "truncated":
@@ -77,4 +77,4 @@ def test_a_crashing_install_module_is_isolated(tmp_path, monkeypatch):
     spec.loader.exec_module(module)
     monkeypatch.setattr("profiler.ncu_reader.import_ncu_report", lambda: module)
     with pytest.raises(ReportError, match="crashed while reading.*pip install ncu-report"):
-        read_ncu_report(SAMPLE_RUN / "profile.ncu-rep")
+        read_ncu_report(SAMPLE_V1 / "profile.ncu-rep")

@@ -20,12 +20,12 @@ from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
 from profiler.readers import NCU_CSV, NCU_REP, NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
 from roofline.cli import main
-from tests.paths import FIXTURES, FULL_SET, NO_KERNELS_LOG, RUNS, SAMPLE_RUN
+from tests.paths import FIXTURES, FULL_SET, NO_KERNELS_LOG, RUNS, SAMPLE_RUN, SAMPLE_V1
 
 CSV = FIXTURES / "csv"
 FAST_P64 = RUNS / "h200-triton_mla_fast-128k-p64" / "profile.ncu-rep"
 SAME_CAPTURE = [  # (report, its CSV export)
-    (SAMPLE_RUN / "profile.ncu-rep", CSV / "h200-triton_mla-128k.raw.csv"),
+    (SAMPLE_V1 / "profile.ncu-rep", CSV / "h200-triton_mla-128k.raw.csv"),
     (FAST_P64, CSV / "h200-triton_mla_fast-128k-p64.raw.csv"),
     (FAST_P64, CSV / "h200-triton_mla_fast-128k-p64.base-units.csv"),
     (FULL_SET, CSV / "triton_mla_8k_full.raw.csv"),

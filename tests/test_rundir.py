@@ -10,7 +10,7 @@ from click.testing import CliRunner
 import roofline
 from profiler.rundir import MANIFEST, RunDirError, RunWriter, default_run_name, sha256
 from roofline.cli import main
-from tests.paths import FIXTURES, SAMPLE_RUN, TORCH_DEFAULT, APP_FAILED_LOG
+from tests.paths import APP_FAILED_LOG, FIXTURES, SAMPLE_RUN, SAMPLE_V1, TORCH_DEFAULT
 from kernels.spec import VerifyWorkload
 
 
@@ -33,7 +33,7 @@ def replaying_ncu(tmp_path, log=SAMPLE_RUN / "profile.ncu.log", report=SAMPLE_RU
 @pytest.fixture
 def sample_copy(tmp_path):
     run = tmp_path / "run"
-    shutil.copytree(SAMPLE_RUN, run)
+    shutil.copytree(SAMPLE_V1, run)  # its record boundaries are known (see the cut-short test)
     return run
 
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from roofline.cli import main
 from roofline.sweeps import SWEEP_FILE, plan, summarize
-from tests.paths import APP_FAILED_LOG, SAMPLE_RUN
+from tests.paths import APP_FAILED_LOG, SAMPLE_RUN, SAMPLE_V1
 
 ROOT = Path(__file__).parent.parent
 
@@ -171,18 +171,18 @@ def test_summarize_a_job_array_folder_without_sweep_json(tmp_path):
     r = sweep("--summarize", out)
     assert r.exit_code == 0
     rows = [ln.split() for ln in r.stdout.splitlines()[2:]]
-    # the replayed capture is the sample's (15.239 ms per step); the floor is each point's own
-    assert rows == [["triton_mla", "8k", "1", "8", "9", "15.2390", "0.0021", "7122.2x", "latency", "(small", "grid)"],
-                    ["triton_mla", "128k", "1", "8", "9", "15.2390", "0.0337", "452.5x", "latency", "(small", "grid)"]]
+    # the replayed capture is the bundled sample's (15.569 ms per step); the floor is each point's own
+    assert rows == [["triton_mla", "8k", "1", "8", "9", "15.5687", "0.0021", "7276.2x", "latency", "(small", "grid)"],
+                    ["triton_mla", "128k", "1", "8", "9", "15.5687", "0.0337", "462.3x", "latency", "(small", "grid)"]]
     assert (out / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     svg = (out / "sweep.svg").read_text()
     assert svg.lstrip().startswith("<?xml") and "</svg>" in svg and "floor (heads 8, q_len 9)" in svg
     table = summarize(out)
-    assert list(table["status"]) == ["done", "done"] and table["gap"].iloc[1] == pytest.approx(452.5, abs=0.1)
+    assert list(table["status"]) == ["done", "done"] and table["gap"].iloc[1] == pytest.approx(462.3, abs=0.1)
 
 
 def test_summarize_the_bundled_run_as_a_point(tmp_path):
-    shutil.copytree(SAMPLE_RUN, tmp_path / "triton_mla-128k-h8-q9-p1")
+    shutil.copytree(SAMPLE_V1, tmp_path / "triton_mla-128k-h8-q9-p1")
     (tmp_path / "triton_mla-128k-h8-q9-p1.failed-20261130-000000").mkdir()  # a kept failed attempt
     r = sweep("--summarize", tmp_path, "--format", "json")
     (row,) = json.loads(r.stdout)

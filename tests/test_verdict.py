@@ -5,7 +5,7 @@ from profiler.ncu_tidy import tidy_launches
 from roofline.analysis import summarize
 from roofline.verdict import agrees_with_ncu, classify
 from kernels.spec import VerifyWorkload
-from tests.paths import FULL_SET, SAMPLE_RUN, TORCH_DEFAULT
+from tests.paths import FULL_SET, SAMPLE_V1, TORCH_DEFAULT
 
 
 @pytest.mark.parametrize("sm,mem,dram,waves,bound,cause", [
@@ -33,7 +33,7 @@ def test_missing_metrics_are_unknown(sm, mem):
 
 
 def test_sample_capture_triton_mla_is_a_small_grid():
-    launches = tidy_launches(read_ncu_report(SAMPLE_RUN / "profile.ncu-rep"))
+    launches = tidy_launches(read_ncu_report(SAMPLE_V1 / "profile.ncu-rep"))
     a = summarize(launches, VerifyWorkload(ctx_len=131072), iterations=3)
     (k,) = a.kernels
     assert k.launches == 3 and k.bound == "latency" and k.cause == "small grid"
@@ -56,7 +56,7 @@ def test_other_kernels_get_sensible_verdicts():
 
 
 def test_launch_with_missing_values_is_unknown_not_a_crash():
-    launches = tidy_launches(read_ncu_report(SAMPLE_RUN / "profile.ncu-rep"))
+    launches = tidy_launches(read_ncu_report(SAMPLE_V1 / "profile.ncu-rep"))
     launches["sm_throughput_pct"] = float("nan")
     for col in [c for c in launches if c.startswith("stall_")] + ["waves_per_sm", "duration_ms"]:
         launches[col] = float("nan")

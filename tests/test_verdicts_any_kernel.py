@@ -16,9 +16,9 @@ from reports.text import WRAP, render_text, short_names
 from roofline.analysis import summarize
 from roofline.cli import main
 from roofline.verdict import memory_units, sm_units
-from tests.paths import FULL_SET, PROBES, RUNS, SAMPLE_RUN, TORCH_DEFAULT
+from tests.paths import FULL_SET, PROBES, RUNS, SAMPLE_V1, TORCH_DEFAULT
 
-ALL_REPORTS = [TORCH_DEFAULT, FULL_SET, SAMPLE_RUN / "profile.ncu-rep", *sorted(PROBES.glob("*.ncu-rep")),
+ALL_REPORTS = [TORCH_DEFAULT, FULL_SET, SAMPLE_V1 / "profile.ncu-rep", *sorted(PROBES.glob("*.ncu-rep")),
                *sorted(RUNS.glob("*/profile.ncu-rep"))]
 
 
@@ -156,7 +156,7 @@ def test_model_and_projection_say_why_they_differ():
     assert model.exit_code == 0, model.output
     assert "966." in model.output and "one SM's share of DRAM bandwidth (9.5 GB/s" in model.output
     assert "--project-to" in model.output
-    proj = runner.invoke(main, ["analyze", str(SAMPLE_RUN), "--project-to", "rtx-pro-6000", "--format", "json"])
+    proj = runner.invoke(main, ["analyze", str(SAMPLE_V1), "--project-to", "rtx-pro-6000", "--format", "json"])
     km = json.loads(proj.output)["projection"]["kernel_model"]
     assert km["model_ms_target"] * 61 == pytest.approx(966.4, rel=0.001)
     assert km["projected_ms_target"] * 61 == pytest.approx(703, rel=0.01)

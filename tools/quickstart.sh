@@ -7,12 +7,14 @@
 # otherwise into its own venv, $ROOFLINE_VENV (default .venv), with --system-site-packages.
 # Offline (a GPU box without internet): put the wheels it lacks (e.g. ncu-report's) in .whl/ or
 # point $ROOFLINE_WHEELS at a folder of them; pip then installs from there only (--no-index).
+# ROOFLINE_WHEELS=- uses the package index even where .whl/ exists.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { echo "quickstart: $*" >&2; }
 
 wheels=${ROOFLINE_WHEELS:-}
 if [ -z "$wheels" ] && [ -d .whl ]; then wheels=.whl; fi
+[ "$wheels" = - ] && wheels=
 pip_from=()
 if [ -n "$wheels" ]; then
   [ -d "$wheels" ] || { say "ROOFLINE_WHEELS=$wheels is not a folder"; exit 1; }
