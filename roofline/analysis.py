@@ -164,8 +164,11 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
     missing = launches.attrs.get("missing_metrics", [])
     shown = _unexpectedly_missing(missing, preset)
     if len(shown) < len(missing):
-        notes.append(f"preset {preset} collects no {', '.join(_preset_gaps(preset))}: "
-                     f"{len(missing) - len(shown)} metrics not asked for (profile --preset roofline or full for them)")
+        skipped = [m for m in missing if m not in shown]
+        notes.append(f"preset {preset} does not ask for {len(skipped)} metrics the analysis can use"
+                     + (" (no DRAM bytes, FLOP or byte counts: no hierarchical roofline)" if preset == "verdict" else "")
+                     + f": {', '.join(skipped[:4])}" + (" ..." if len(skipped) > 4 else "")
+                     + "; `profile --preset full` collects them")
     if shown:
         notes.append(f"{len(shown)} metrics absent from the report: {', '.join(shown[:6])}"
                      + (f" and {len(shown) - 6} more (all listed under missing_metrics in --format json)"
@@ -188,10 +191,6 @@ def _unexpectedly_missing(missing: list[str], preset: str | None) -> list[str]:
         return list(missing)
     asked = set(p.metrics) | {alt for names in CHIP_NAMES.values() for base, alt in names.items() if base in p.metrics}
     return [m for m in missing if m in asked]
-
-
-def _preset_gaps(preset: str | None) -> list[str]:
-    return ["DRAM bytes", "FLOP or byte counts (no hierarchical roofline)"] if preset == "verdict" else ["some counters"]
 
 
 def distinct_labels(kernels: list[KernelSummary]) -> list[str]:
