@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import glob
-import os
 import re
 import shlex
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from profiler.proc import run_tool
+from profiler.proc import find_tool, run_tool, tool_version
 from profiler.errors import (ApplicationFailed, CounterPermission, NoKernelsProfiled,
-                             ProfilerError, ToolNotFound, exit_hint)
+                             ProfilerError, exit_hint)
 
 from profiler.metrics import DEFAULT_PRESET, STALL_REASONS, Preset, get_preset, stall_metric  # noqa: F401
 
@@ -24,31 +20,12 @@ _INSTALL_GLOBS = ("/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu",
 
 def find_ncu(explicit: str | None = None) -> str:
     """`explicit`, then $NCU, then PATH, then the usual install folders."""
-    for candidate in (explicit, os.environ.get("NCU")):
-        if candidate:
-            path = shutil.which(candidate)
-            if path:
-                return path
-            raise ToolNotFound(f"ncu not found at {candidate!r} (from --ncu or $NCU)")
-    path = shutil.which("ncu")
-    if path:
-        return path
-    for pattern in _INSTALL_GLOBS:
-        hits = sorted(glob.glob(pattern))
-        if hits:
-            return hits[-1]
-    raise ToolNotFound("ncu (Nsight Compute) not found: put it on PATH, set $NCU, or pass --ncu PATH; "
-                       f"looked in {', '.join(_INSTALL_GLOBS)}")
+    return find_tool("ncu", explicit, "NCU", _INSTALL_GLOBS, "Nsight Compute")
 
 
 def ncu_version(ncu: str) -> str | None:
     """`ncu --version`'s version line (e.g. 'Version 2025.3.1.0 (build ...)'), None if it fails."""
-    try:
-        out = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
-    return next((ln for ln in lines if ln.lower().startswith("version")), lines[-1] if lines else None)
+    return tool_version(ncu, lambda line: line.lower().startswith("version"))
 
 
 @dataclass

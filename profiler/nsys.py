@@ -8,17 +8,13 @@ H200 machine for a short program). nsys writes a `.qdstrm` stream and its import
 
 from __future__ import annotations
 
-import glob
-import os
 import shlex
-import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from profiler.errors import ApplicationFailed, ImporterFailed, ProfilerError, ToolNotFound, exit_hint
-from profiler.proc import run_tool
+from profiler.errors import ApplicationFailed, ImporterFailed, ProfilerError, exit_hint
+from profiler.proc import find_tool, run_tool, tool_version
 
 INSTALL_GLOBS = ("/usr/local/cuda/bin/nsys", "/usr/local/cuda-*/bin/nsys",
                  "/opt/nvidia/nsight-systems/*/bin/nsys",
@@ -32,31 +28,12 @@ IMPORTER_FIX = ("nsys's importer could not run, so it left only the raw .qdstrm 
 
 def find_nsys(explicit: str | None = None) -> str:
     """`explicit` (--nsys), then $NSYS, then PATH, then the usual install folders."""
-    for candidate in (explicit, os.environ.get("NSYS")):
-        if candidate:
-            path = shutil.which(candidate)
-            if path:
-                return path
-            raise ToolNotFound(f"nsys not found at {candidate!r} (from --nsys or $NSYS)")
-    path = shutil.which("nsys")
-    if path:
-        return path
-    for pattern in INSTALL_GLOBS:
-        hits = sorted(glob.glob(pattern))
-        if hits:
-            return hits[-1]
-    raise ToolNotFound("nsys (Nsight Systems) not found: put it on PATH, set $NSYS, or pass --nsys PATH; "
-                       f"looked in {', '.join(INSTALL_GLOBS)}")
+    return find_tool("nsys", explicit, "NSYS", INSTALL_GLOBS, "Nsight Systems")
 
 
 def nsys_version(nsys: str) -> str | None:
     """`nsys --version`'s line (e.g. 'NVIDIA Nsight Systems version 2025.3.1.90-...'), None if it fails."""
-    try:
-        out = subprocess.run([nsys, "--version"], capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
-    return next((ln for ln in lines if "version" in ln.lower()), lines[-1] if lines else None)
+    return tool_version(nsys, lambda line: "version" in line.lower())
 
 
 def nsys_command(nsys: str, app: list[str], report_base: Path) -> list[str]:

@@ -3,8 +3,10 @@ on a time limit or Ctrl-C (a Ctrl-C at the terminal reaches only our process gro
 
 from __future__ import annotations
 
+import glob
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import threading
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from profiler.errors import ProfilerError, ToolTimeout
+from profiler.errors import ProfilerError, ToolNotFound, ToolTimeout
 
 GRACE_S = 5.0  # between SIGTERM and SIGKILL
 
@@ -119,3 +121,32 @@ def run_tool(cmd: list[str], log: Path, tool: str, timeout: float | None = None,
     if callback_error:
         raise callback_error[0]
     return ToolResult(returncode=returncode, lines=lines)
+
+
+def find_tool(name: str, explicit: str | None, env_var: str, install_globs: tuple[str, ...], title: str) -> str:
+    """`explicit` (--NAME), then $ENV_VAR, then PATH, then the usual install folders (newest last)."""
+    for candidate in (explicit, os.environ.get(env_var)):
+        if candidate:
+            path = shutil.which(candidate)
+            if path:
+                return path
+            raise ToolNotFound(f"{name} not found at {candidate!r} (from --{name} or ${env_var})")
+    path = shutil.which(name)
+    if path:
+        return path
+    for pattern in install_globs:
+        hits = sorted(glob.glob(pattern))
+        if hits:
+            return hits[-1]
+    raise ToolNotFound(f"{name} ({title}) not found: put it on PATH, set ${env_var}, or pass --{name} PATH; "
+                       f"looked in {', '.join(install_globs)}")
+
+
+def tool_version(exe: str, is_version_line: Callable[[str], bool]) -> str | None:
+    """The version line `EXE --version` prints (the last line when none matches), None if it fails."""
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    return next((ln for ln in lines if is_version_line(ln)), lines[-1] if lines else None)
