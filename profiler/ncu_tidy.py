@@ -171,7 +171,10 @@ def raw_metrics() -> list[str]:
 
 def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
     """One row per launch with the TIDY columns (NaN where the report lacks a metric)."""
-    units = raw.attrs.get("units", {})
+    attrs = dict(raw.attrs)
+    raw = raw.copy(deep=False)
+    raw.attrs = {}  # pandas deep-copies attrs (rule results, units) on every column access otherwise
+    units = attrs.get("units", {})
     columns = {"launch": raw["launch"], "kernel": raw["kernel"],
                "mangled_name": raw["mangled_name"] if "mangled_name" in raw else raw["kernel"],
                "device": raw["device__attribute_display_name"] if "device__attribute_display_name" in raw else None}
@@ -202,8 +205,8 @@ def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
     # absent and not derived from other counters (fallback inputs are only worth naming when used)
     out.attrs["missing_metrics"] = [m for c, m in missing if c not in FALLBACKS and c not in DERIVABLE
                                     and out[c].isna().all()]
-    out.attrs["rules"] = raw.attrs.get("rules", {})
-    out.attrs["source"] = raw.attrs.get("source")
+    out.attrs["rules"] = attrs.get("rules", {})
+    out.attrs["source"] = attrs.get("source")
     return out
 
 

@@ -112,9 +112,12 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
     Attention-specific advice goes to the project's registered kernels (kernels/registry.py) and to
     any kernel of a run whose verify workload is known; every other kernel gets general advice.
     """
+    attrs = dict(launches.attrs)
+    launches = launches.copy(deep=False)
+    launches.attrs = {}  # pandas deep-copies attrs (rule results) on every column access otherwise
     device = next((d for d in launches.get("device", pd.Series(dtype=object)).dropna()), None)
     gpu = gpu or match_gpu(device)
-    rules = launches.attrs.get("rules", {})
+    rules = attrs.get("rules", {})
     floor: WorkloadFloor | None = workload_floor(workload, gpu) if (workload and gpu) else None
     if "mangled_name" not in launches:
         launches = launches.assign(mangled_name=launches["kernel"])
@@ -154,14 +157,14 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
         k.label = label
 
     step = None
-    notes = list(launches.attrs.get("notes", []))  # what the source could not hold (e.g. ncu CSV: no rules)
+    notes = list(attrs.get("notes", []))  # what the source could not hold (e.g. ncu CSV: no rules)
     if floor is not None and iterations:
         step_ms = total_ms / iterations
         step = {"kernel_ms_per_step": step_ms, "floor_ms": floor.floor_ms,
                 "gap": step_ms / floor.floor_ms}
     if workload is not None and gpu is None:
         notes.append(f"device {device!r} is not in the GPU catalogue: no floor")
-    missing = launches.attrs.get("missing_metrics", [])
+    missing = attrs.get("missing_metrics", [])
     shown = _unexpectedly_missing(missing, preset)
     if len(shown) < len(missing):
         skipped = [m for m in missing if m not in shown]

@@ -7,11 +7,12 @@ labelled validation corpus (tests/fixtures/h200/corpus/). Run on a GPU under ncu
 Ops (sizes chosen so each kernel runs well past launch overhead; labels come from measurement):
 gemm (cuBLAS bf16 8192^3), sdpa (flash attention bf16), add (1 GiB elementwise), copy (1 GiB),
 softmax (rows of 4096 fp32), rowsum (reduction), embedding_bag (16 MiB table re-read from L2),
-topk (one small row), tiny (10 tiny adds: a many-launch report for reader benchmarks).
+topk (one small row), tiny (10 tiny adds, or $ROOFLINE_TINY_LAUNCHES: a many-launch report for reader benchmarks).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 import torch
@@ -51,7 +52,8 @@ def make(name: str):
         return lambda: torch.topk(x, 8)
     if name == "tiny":
         a = r(4096)
-        return lambda: [a + 1 for _ in range(10)]
+        n = int(os.environ.get("ROOFLINE_TINY_LAUNCHES", "10"))
+        return lambda: [a + 1 for _ in range(n)]
     raise SystemExit(f"unknown op {name!r}")
 
 
