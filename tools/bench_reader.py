@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT = [ROOT / "tests/fixtures/h200/bench/tiny10_full.ncu-rep.gz", ROOT / "tests/fixtures/h200/triton_mla_8k_full.ncu-rep"]
+DEFAULT = [ROOT / "tests/fixtures/h200/bench/tiny50_full.ncu-rep.gz", ROOT / "tests/fixtures/h200/bench/tiny10_full.ncu-rep.gz", ROOT / "tests/fixtures/h200/triton_mla_8k_full.ncu-rep"]
 
 BARE = """
 import resource, sys, json, time
