@@ -8,11 +8,12 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Iterable
-
-import pandas as pd
+from typing import TYPE_CHECKING, Iterable
 
 from profiler.errors import ReportError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _NCU_PYTHON_GLOBS = ("/opt/nvidia/nsight-compute/*/extras/python",
                      "/usr/local/cuda/nsight-compute-*/extras/python")
@@ -88,6 +89,8 @@ def _read_report(path: Path, metrics: tuple[str, ...] | None, timeout_s: float) 
     if not rows:
         raise ReportError(f"{path}: the report holds no kernel launches (no kernel was profiled, "
                           "or the file was cut short before the first one)")
+    import pandas as pd  # here: prefetch() starts a read before the caller has imported pandas
+
     df = pd.DataFrame(rows)
     df.attrs["units"] = units
     df.attrs["rules"] = rules
@@ -100,41 +103,132 @@ def _from_nsight_install(module) -> bool:
     return Path(getattr(module, "__file__", "")).name == "ncu_report.py"
 
 
-def _read_in_child(path: Path, install_dir: str | None, metrics: tuple[str, ...] | None, timeout_s: float):
-    """(rows, units, rules) read by a child process. The PyPI module is read in a fork of this
-    process (cheap: it is already imported); the install's module in a fresh interpreter, since
-    the one in Nsight Compute 2025.3.1's extras/python crashed (segfault in IMetric.unit(), seen
-    on the H200) and needs its own sys.path."""
-    import multiprocessing
+class _ChildRead:
+    """A report being read by a child process. The PyPI module is read in a fork of this process
+    (cheap: it is already imported); the install's module in a fresh interpreter, since the one in
+    Nsight Compute 2025.3.1's extras/python crashed (segfault in IMetric.unit(), seen on the H200)
+    and needs its own sys.path."""
 
-    method = "spawn" if install_dir or "fork" not in multiprocessing.get_all_start_methods() else "fork"
-    ctx = multiprocessing.get_context(method)
-    receive, send = ctx.Pipe(duplex=False)
-    with tempfile.NamedTemporaryFile(prefix="roofline-ncu-report-", suffix=".log") as log:  # the library's own stderr lines (absl), shown on a crash
-        child = ctx.Process(target=_child_main, args=(send, str(path), install_dir, metrics, log.name),
-                            daemon=True)
-        child.start()
+    def __init__(self, path: Path, install_dir: str | None, metrics: tuple[str, ...] | None,
+                 part: tuple[int, int] = (0, 1)):
+        import multiprocessing
+
+        method = "spawn" if install_dir or "fork" not in multiprocessing.get_all_start_methods() else "fork"
+        ctx = multiprocessing.get_context(method)
+        self.path, self.install_dir = path, install_dir
+        self.stat = _stat(path)
+        self.receive, send = ctx.Pipe(duplex=False)
+        # the library's own stderr lines (absl), shown on a crash
+        self.log = tempfile.NamedTemporaryFile(prefix="roofline-ncu-report-", suffix=".log")
+        self.child = ctx.Process(target=_child_main,
+                                 args=(send, str(path), install_dir, metrics, self.log.name, part), daemon=True)
+        self.child.start()
         send.close()
+
+    def discard(self) -> None:
+        self.child.kill()
+        self.child.join(5)
+        self.receive.close()
+        self.log.close()
+
+    def result(self, timeout_s: float):
+        """(rows, units, rules), or a one-line ReportError for a crash, a hang or a bad file."""
+        path, child = self.path, self.child
         try:
-            if not receive.poll(timeout_s):
+            if not self.receive.poll(timeout_s):
                 raise ReportError(f"{path}: reading the report took over {timeout_s:.0f} s; stopped it "
                                   "(a damaged file can make ncu_report loop)")
-            status, payload = receive.recv()
+            status, payload = self.receive.recv()
         except (EOFError, OSError):
             child.join(5)
-            log.seek(0)
-            said = [ln.strip() for ln in log.read().decode(errors="replace").splitlines() if ln.strip()]
+            self.log.seek(0)
+            said = [ln.strip() for ln in self.log.read().decode(errors="replace").splitlines() if ln.strip()]
             said = [ln for ln in said if "Check failed" in ln or "rror" in ln] or said
-            raise ReportError(_crash_message(path, install_dir, child.exitcode, said[-1][-160:] if said else None)) \
-                from None
+            raise ReportError(_crash_message(path, self.install_dir, child.exitcode,
+                                             said[-1][-160:] if said else None)) from None
         finally:
-            receive.close()
+            self.receive.close()
             if child.is_alive():
                 child.kill()
             child.join(5)
-    if status == "error":
-        raise ReportError(payload)
-    return payload
+            self.log.close()
+        if status == "error":
+            raise ReportError(payload)
+        return payload
+
+
+def _read_in_child(path: Path, install_dir: str | None, metrics: tuple[str, ...] | None, timeout_s: float):
+    """(rows, units, rules) read by child processes (a prefetched read of the same unchanged file
+    and metrics, when one was started)."""
+    started = _PREFETCHED.pop((str(path.resolve()), metrics), None)
+    if started is not None and started.stat == _stat(path) and started.install_dir == install_dir:
+        return started.result(timeout_s)
+    if started is not None:  # the file changed since: that read is not this file's
+        started.discard()
+    return _PartsRead(path, install_dir, metrics).result(timeout_s)
+
+
+class _PartsRead:
+    """One report read by several forked children, each decoding every n-th launch (ncu_report
+    decodes launch by launch, so the parts run side by side on the cores); the parts are merged
+    in launch order. Any error is re-read by one child, so its message is the serial read's."""
+
+    def __init__(self, path: Path, install_dir: str | None, metrics: tuple[str, ...] | None):
+        n = 1 if install_dir else max(1, min(os.cpu_count() or 1, READ_PARTS))  # spawned interpreters: one
+        self.path, self.install_dir, self.metrics = path, install_dir, metrics
+        self.stat = _stat(path)
+        self.parts = [_ChildRead(path, install_dir, metrics, (k, n)) for k in range(n)]
+
+    def discard(self) -> None:
+        for part in self.parts:
+            part.discard()
+
+    def result(self, timeout_s: float):
+        if len(self.parts) == 1:
+            return self.parts[0].result(timeout_s)
+        got, failed = [], False
+        for part in self.parts:
+            try:
+                got.append(part.result(timeout_s))
+            except ReportError:
+                failed = True
+        if failed:
+            return _ChildRead(self.path, self.install_dir, self.metrics).result(timeout_s)
+        rows = sorted((row for r, _, _ in got for row in r), key=lambda row: row["launch"])
+        units: dict[str, str] = {}
+        rules: dict[int, list] = {}
+        for _, u, ru in got:
+            for name, unit in u.items():
+                units.setdefault(name, unit)
+            rules.update(ru)
+        return rows, units, rules
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
+
+
+# Reads started ahead of need by prefetch(): (resolved path, metrics) -> the read in flight.
+_PREFETCHED: dict[tuple[str, tuple[str, ...] | None], "_PartsRead"] = {}
+READ_PARTS = 4  # children per report at most (and no more than the cores)
+
+
+def prefetch(path: str | Path, metrics: Iterable[str] | None = None) -> None:
+    """Start reading an `.ncu-rep` in a child process now, so it overlaps the caller's own imports;
+    the next read_ncu_report of the same unchanged file and metrics takes the result. Only a head
+    start: anything unusual (gzip, a missing file, no ncu_report) is left to the real read."""
+    try:
+        path = Path(path)
+        with open(path, "rb") as f:
+            if f.read(4) != b"NVR\x00":
+                return
+        wanted = None if metrics is None else tuple(dict.fromkeys(metrics))
+        module = import_ncu_report()
+        install_dir = str(Path(module.__file__).parent) if _from_nsight_install(module) else None
+        _PREFETCHED[(str(path.resolve()), wanted)] = _PartsRead(path, install_dir, wanted)
+    except Exception:  # noqa: BLE001 - the real read reports what is wrong
+        return
 
 
 def _crash_message(path: Path, install_dir: str | None, exitcode: int | None, said: str | None) -> str:
@@ -149,7 +243,8 @@ def _crash_message(path: Path, install_dir: str | None, exitcode: int | None, sa
             "capture it again, or check it with `ncu -i` on a machine with Nsight Compute")
 
 
-def _child_main(send, path: str, install_dir: str | None, metrics: tuple[str, ...] | None, log: str) -> None:
+def _child_main(send, path: str, install_dir: str | None, metrics: tuple[str, ...] | None, log: str,
+                part: tuple[int, int] = (0, 1)) -> None:
     try:
         import faulthandler
 
@@ -159,7 +254,7 @@ def _child_main(send, path: str, install_dir: str | None, metrics: tuple[str, ..
         if install_dir:
             sys.path.insert(0, install_dir)  # the same ncu_report.py the parent found
         module = importlib.import_module("ncu_report")
-        send.send(("ok", _read_rows(module, Path(path), metrics)))
+        send.send(("ok", _read_rows(module, Path(path), metrics, part)))
     except ReportError as exc:
         send.send(("error", str(exc)))
     except BaseException as exc:  # anything else still ends as one clear line in the parent
@@ -168,8 +263,9 @@ def _child_main(send, path: str, install_dir: str | None, metrics: tuple[str, ..
         send.close()
 
 
-def _read_rows(ncu_report, path: Path, metrics: tuple[str, ...] | None = None):
-    """(rows, units, rules) from the report: one row dict per launch."""
+def _read_rows(ncu_report, path: Path, metrics: tuple[str, ...] | None = None, part: tuple[int, int] = (0, 1)):
+    """(rows, units, rules) from the report: one row dict per launch; `part` (k, n): only the
+    launches whose number is k modulo n (launches are numbered across all ranges)."""
     try:
         ctx = ncu_report.load_report(str(path))
     except Exception as exc:  # the library raises several types for a bad file
@@ -178,10 +274,14 @@ def _read_rows(ncu_report, path: Path, metrics: tuple[str, ...] | None = None):
     units: dict[str, str] = {}
     rules: dict[int, list] = {}
     launch = 0
+    k, n = part
     try:
         for r in range(ctx.num_ranges()):
             rng = ctx.range_by_idx(r)
             for a in range(rng.num_actions()):
+                if launch % n != k:  # another child's launch: not decoded here
+                    launch += 1
+                    continue
                 action = rng.action_by_idx(a)
                 names = action.metric_names()
                 if not action.name() or not names:
@@ -225,3 +325,18 @@ def _rule_results(action) -> list[dict]:
         return list(action.rule_results_as_dicts())
     except Exception:
         return []
+
+
+def prefetch_capture(path: str | Path) -> None:
+    """prefetch() the Nsight Compute reports `roofline analyze PATH` will read (a report, or a run
+    directory's own reports as its manifest names them), with the metrics the analysis reads."""
+    from profiler.ncu_tidy import raw_metrics
+    from profiler.rundir import RunDir
+
+    try:
+        p = Path(path)
+        files = [p / e.path for e in RunDir(p).manifest().reports if e.tool == "ncu"] if RunDir.is_run(p) else [p]
+    except Exception:  # noqa: BLE001 - the real read reports what is wrong
+        return
+    for f in files:
+        prefetch(f, raw_metrics())

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from profiler.metrics import PCSAMP_COUNT, STALL_REASONS, alternates, pcsamp_metric, stall_metric
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # ncu_report gives values in base units; these are the unit strings it was seen to use
 # (ncu 2025.3.1: '', '%', 'ns', 'byte', 'byte/s', 'hz', 'byte/cycle', ...) plus prefixed forms.
@@ -171,6 +173,9 @@ def raw_metrics() -> list[str]:
 
 def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
     """One row per launch with the TIDY columns (NaN where the report lacks a metric)."""
+    import numpy as np  # here, not at the top: the metric names above are read before pandas loads
+    import pandas as pd
+
     attrs = dict(raw.attrs)
     raw = raw.copy(deep=False)
     raw.attrs = {}  # pandas deep-copies attrs (rule results, units) on every column access otherwise
@@ -212,6 +217,8 @@ def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
 
 def _derive_from_sectors(out: pd.DataFrame, raw: pd.DataFrame) -> None:
     """Fill byte and FLOP totals that `--set full` reports hold only as sectors or per-cycle rates."""
+    import pandas as pd
+
     parts = [c for c in L1_SECTOR_PARTS if c in raw]
     if parts:  # absent parts (older ncu, other chips) count as no traffic through them
         summed = sum(pd.to_numeric(raw[c], errors="coerce").fillna(0.0) for c in parts)
@@ -244,6 +251,8 @@ def _derive_verdict_inputs(out: pd.DataFrame, raw: pd.DataFrame) -> None:
       (`selected`), an estimate of the counter ratio (warps stalled per issue-active cycle);
       `stalls_sampled` is 1 where they were used.
     """
+    import pandas as pd
+
     out["sol_units"] = float("nan")
     for total, units in (("sm_throughput_pct", SM_UNITS), ("memory_throughput_pct", MEMORY_UNITS)):
         present = [c for c in units if out[c].notna().any()]
@@ -267,7 +276,7 @@ def _derive_verdict_inputs(out: pd.DataFrame, raw: pd.DataFrame) -> None:
 
 
 def _ceil(x: float) -> float:
-    return float("nan") if pd.isna(x) else float(-(-x // 1))
+    return float("nan") if x != x else float(-(-x // 1))  # NaN stays NaN
 
 
 def _derive_hierarchy(out: pd.DataFrame) -> None:

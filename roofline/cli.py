@@ -250,6 +250,10 @@ def _gpu_option(ctx, param, value):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def analyze_cmd(path, project_to, allow_incomplete, fmt) -> None:
     """Re-read a run directory, a report or a folder of reports (no GPU needed). Default: the bundled H200 sample."""
+    if path:  # start reading the report in a child now, while pandas and the analysis load here
+        from profiler.ncu_reader import prefetch_capture
+
+        prefetch_capture(path)
     from roofline import api
 
     if not path and fmt == "text":

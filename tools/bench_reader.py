@@ -6,8 +6,8 @@ same file, and how much memory each needs (issue 10, item 6). Not a test: run it
 Each measurement is a fresh process (median of --repeat runs), timed from its start, so both sides
 pay interpreter start-up and imports:
   bare     python -c: import ncu_report, load_report(), walk every range and launch (name, metric list)
-  analyze  python -m roofline analyze REPORT (reads the report in a child process, only the metrics
-           the analysis uses, then verdicts and text)
+  analyze  python -m roofline analyze REPORT (reads the report in forked children, every n-th launch
+           each, started before pandas loads; only the metrics the analysis uses; then verdicts and text)
 Peak RSS is each process's own (ru_maxrss), plus for analyze its reader child's.
 """
 
