@@ -23,7 +23,7 @@ from typing import Callable
 import pandas as pd
 
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
-from profiler.errors import ProfilerError, ReportError, ToolNotFound
+from profiler.errors import ReportError, ToolNotFound
 from profiler.nsys_reader import Timeline
 from profiler.rundir import (ANALYSIS, HARNESS, LAUNCHES, Manifest, RunDir, RunDirError, RunSpec, RunWriter,
                              default_run_name)

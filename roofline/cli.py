@@ -6,7 +6,6 @@ import importlib.util
 import json
 import os
 import sys
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
