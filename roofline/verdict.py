@@ -129,24 +129,24 @@ def _pct(part, peak) -> float | None:
     return 100 * part / peak if part is not None and peak else None
 
 
-def sm_units(m: Mapping) -> dict[str, float]:
-    """% of peak of each SM unit in ncu's throughput breakdown (one value per unit: the largest)."""
-    units: dict[str, float] = {}
-    for column, (label, _) in SM_UNITS.items():
+def _busiest_per_label(m: Mapping, table: Mapping[str, tuple[str, str]]) -> dict[str, float]:
+    """label -> the largest % of peak among the table's columns that carry that label."""
+    out: dict[str, float] = {}
+    for column, (label, _) in table.items():
         v = num(m.get(column))
         if v is not None:
-            units[label] = max(v, units.get(label, v))
-    return units
+            out[label] = max(v, out.get(label, v))
+    return out
+
+
+def sm_units(m: Mapping) -> dict[str, float]:
+    """% of peak of each SM unit in ncu's throughput breakdown (one value per unit: the largest)."""
+    return _busiest_per_label(m, SM_UNITS)
 
 
 def memory_units(m: Mapping) -> dict[str, float]:
     """% of peak of each memory level (L1/shared, L2, DRAM): its busiest unit in ncu's breakdown."""
-    levels: dict[str, float] = {}
-    for column, (level, _) in MEMORY_UNITS.items():
-        v = num(m.get(column))
-        if v is not None:
-            levels[level] = max(v, levels.get(level, v))
-    return levels
+    return _busiest_per_label(m, MEMORY_UNITS)
 
 
 def _is_pipe(label: str) -> bool:
