@@ -16,12 +16,13 @@ from functools import lru_cache
 from importlib import import_module
 
 from kernels.plan import (DECODE_BLOCK_H, DECODE_KV_SPLITS, EXTEND_BLOCK_M, FAST_DEFAULTS, FAST_MIN_SPLIT_LEN,
-                          cdiv, code_path, plan_splits, split_rows)
+                          GLUON_CONFIG, SEESAW_SLICE, cdiv, code_path, plan_splits, split_rows)
 from kernels.plan import fast_launch_config as arch_fast_config
 from kernels.spec import VerifyWorkload
 from kernels.tuned import tuned_config
 
 ARCHS = ("sm_90", "sm_100", "sm_120")
+FAST_PATHS = ("portable", "hopper", "gluon")  # triton_mla_fast's split kernels (kernels.plan.code_path picks)
 POINTER = {"bf16": "*bf16", "fp16": "*fp16", "fp32": "*fp32"}
 
 
@@ -107,10 +108,13 @@ def _device_facts(device: str) -> tuple[str, int, str]:
 
 # --- one function per kernel ----------------------------------------------------------------------
 
-def combine_spec(splits: int, rows: int, v_dim: int, block_d: int = 128, block_s: int = 16,
+def combine_spec(splits: int, rows: int, v_dim: int, block_d: int = 64, block_s: int | None = None,
                  part_o: str = "*fp32") -> LaunchSpec:
-    """kernels/combine.py: one program per (row, BLOCK_D columns); part_o: the partials' type."""
+    """kernels/combine.py: one program per (row, BLOCK_D columns); part_o: the partials' type.
+    BLOCK_S splits are read per step (default: all of them, up to 128, so one round trip to memory;
+    H200, 128k, 8 heads, 65 splits: 6 us less per step than 16 per step with 128 columns)."""
     block_d = min(block_d, v_dim)
+    block_s = block_s or min(next_power_of_2(splits), 128)
     return LaunchSpec(
         name="_combine_kernel", target="kernels.combine:_combine_kernel", grid=(rows, cdiv(v_dim, block_d)),
         signature={"PartO": part_o, "PartLse": "*fp32", "Out": "*bf16", "total_rows": "i32", "num_splits": "i32"},
@@ -172,17 +176,27 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
     unknown = set(launch) - set(FAST_DEFAULTS)
     if unknown:
         raise TypeError(f"triton_mla_fast: unknown launch parameters {sorted(unknown)}")
-    cfg = {**fast_launch_config(arch, w.heads, w.page_size, device_name), **launch}
-    if cfg["partials"] not in ("fp32", "input"):
-        raise ValueError(f"triton_mla_fast: partials must be 'fp32' or 'input', got {cfg['partials']!r}")
     max_kv = w.max_kv_len  # closed form: no per-request list at any batch
     path = path or code_path("triton_mla_fast", arch, w.page_size, max_kv)
-    if path not in ("portable", "hopper"):
-        raise ValueError(f"triton_mla_fast: unknown path {path!r}; known: hopper, portable")
+    if path not in FAST_PATHS:
+        raise ValueError(f"triton_mla_fast: unknown path {path!r}; known: {', '.join(FAST_PATHS)}")
+    # The Triton kernels take the architecture's (and the GPU's tuned) configs; Gluon its own.
+    base = GLUON_CONFIG if path == "gluon" else fast_launch_config(arch, w.heads, w.page_size, device_name)
+    cfg = {**FAST_DEFAULTS, **base, **launch}
+    if cfg["partials"] not in ("fp32", "input"):
+        raise ValueError(f"triton_mla_fast: partials must be 'fp32' or 'input', got {cfg['partials']!r}")
     block_n = cfg["block_n"]
     if path == "hopper" and w.page_size % block_n:
-        raise ValueError(f"the Hopper path needs page_size a multiple of block_n={block_n}, got {w.page_size}")
+        raise ValueError(f"the hopper path needs page_size a multiple of block_n={block_n}, got {w.page_size}")
     m = w.q_len * w.heads
+    if cfg["seesaw"] and path != "gluon":
+        raise ValueError("seesaw is a schedule of the gluon path")
+    if path == "gluon" and (cfg["block_m"] != 64 or cfg["tail_m"] or cfg["partials"] != "fp32" or cfg["evict_first"]
+                            or cfg["num_warps"] % 4 or (cfg["seesaw"] and (cfg["num_warps"] != 8 or block_n != 64))):
+        raise ValueError("the gluon path has 64-row M blocks, fp32 partials, no evict_first, warpgroups of 4 warps "
+                         "(seesaw: 2 warpgroups, 64-token tiles)")
+    if path == "gluon" and w.q_len > 64:
+        raise ValueError(f"the gluon path keeps a row's draft-tree mask in 64 bits: q_len <= 64, got {w.q_len}")
     block_m, tail_m = split_rows(m, cfg["block_m"], cfg["tail_m"])
     m_blocks = 1 if tail_m else cdiv(m, block_m)
     if split_len is None:
@@ -198,11 +212,20 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
             "qk_scale": "fp32", "split_len": "i32", "stride_pt": "i32", "total_rows": "i32"}
     constexprs = dict(HEADS=w.heads, Q_LEN=w.q_len, PAGE_SIZE=w.page_size, D_LATENT=w.v_dim, D_ROPE=w.rope_dim,
                       BLOCK_M=block_m, BLOCK_N=block_n, TAIL_M=tail_m)
+    dt = p.removeprefix("*")
+    descs = {"KLat": f"tensordesc<{dt}[{block_n},{w.v_dim}]>", "KPe": f"tensordesc<{dt}[{block_n},{w.rope_dim}]>"}
     if path == "hopper":  # KV tiles by TMA: one descriptor per part of a token (latent, rope)
         name, target = "_hopper_split_kernel", "kernels.triton_mla_fast_hopper:_hopper_split_kernel"
-        dt = p.removeprefix("*")
-        signature = {"Q": p, "KLat": f"tensordesc<{dt}[{block_n},{w.v_dim}]>",
-                     "KPe": f"tensordesc<{dt}[{block_n},{w.rope_dim}]>", "KV": p, **tail}
+        signature = {"Q": p, **descs, "KV": p, **tail}
+    elif path == "gluon":  # the same descriptors, a hand-written schedule (kernels/triton_mla_fast_gluon.py)
+        name = "_gluon_seesaw_kernel" if cfg["seesaw"] else "_gluon_split_kernel"
+        target = f"kernels.triton_mla_fast_gluon:{name}"
+        if cfg["seesaw"]:  # its tiles arrive in slices of the latent dims
+            descs["KLat"] = f"tensordesc<{dt}[{block_n},{min(SEESAW_SLICE, w.v_dim)}]>"
+        signature = {"Q": p, **descs, "KV": p, **tail}
+        del constexprs["TAIL_M"]
+        # num_warps is a Gluon kernel's own constexpr; the seesaw one runs 4 more warps in its second partition
+        constexprs.update(NUM_STAGES=cfg["num_stages"], num_warps=4 if cfg["seesaw"] else cfg["num_warps"])
     else:
         name, target = "_fast_split_kernel", "kernels.triton_mla_fast:_fast_split_kernel"
         signature = {"Q": p, "KV": p, **tail}

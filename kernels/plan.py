@@ -37,8 +37,9 @@ EXTEND_BLOCK_M = 32  # triton_mla: query rows per program (SGLang's extend kerne
 DECODE_BLOCK_H = 16  # triton_mla_decode: heads per program
 DECODE_KV_SPLITS = 8  # triton_mla_decode: splits per row (SGLang's default)
 # triton_mla_fast: tail_m 0 = plain M blocks; partials "fp32" | "input" (the q dtype: bf16, fp16 in the interpreter); evict_first on KV loads.
+# seesaw (gluon path only): the warp-specialised schedule (kernels/triton_mla_fast_gluon.py).
 FAST_DEFAULTS = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0,
-                     tail_m=0, partials="fp32", evict_first=False)
+                     tail_m=0, partials="fp32", evict_first=False, seesaw=False)
 FAST_MIN_SPLIT_LEN = 256
 
 # Per architecture: the fast kernel's launch configs, one per (heads, paged) case; the entry with
@@ -46,11 +47,12 @@ FAST_MIN_SPLIT_LEN = 256
 # come from a search on that GPU (docs/results/fast-kernel.md); "untuned" ones were only chosen
 # to fit the chip's limits (checked by cross-compiling: `roofline compile`).
 ARCH_FAST_CONFIGS: dict[str, dict] = {
+    # The Triton kernels' configs (path="portable" or "hopper"); the default sm_90 path, Gluon, has GLUON_CONFIG.
     "sm_90": dict(status="measured on the H200 (docs/results/fast-kernel.md)", entries=[
         # portable kernel, 3 M blocks of 32 rows (mma.sync), 2 programs per SM (110 KB smem each)
         dict(heads=8, paged=False, config=dict(block_m=64 // 2, block_n=64, num_warps=4, num_stages=2,
                                                programs_per_sm=2.0)),
-        # Hopper path (TMA), 2 M blocks of 64 rows, 229 KB smem: one program per SM
+        # path="hopper" (Triton, TMA), 2 M blocks of 64 rows, 229 KB smem: one program per SM
         dict(heads=8, paged=True, config=dict(block_m=64, block_n=64, num_warps=8, num_stages=2,
                                               programs_per_sm=1.0)),
         dict(heads=64, paged=False, config=dict(block_m=64, block_n=64, num_warps=8, num_stages=2,
@@ -74,16 +76,20 @@ ARCH_FAST_CONFIGS: dict[str, dict] = {
 }
 
 # Which code path of each kernel runs on which architecture; anything not named: portable.
-# The Hopper path (TMA tiles) needs page_size to be a multiple of its block_n: smaller pages
-# run the portable kernel on sm_90 too.
+# On sm_90 the Gluon kernel (kernels/triton_mla_fast_gluon.py) runs at every page size: whole-page
+# tiles by TMA, smaller pages by cp.async gathers. The Triton TMA kernel ("hopper") stays
+# selectable with path="hopper" (page_size a multiple of its block_n).
 CODE_PATHS: dict[str, dict[str, str]] = {
-    "triton_mla_fast": {"sm_90": "hopper"},
+    "triton_mla_fast": {"sm_90": "gluon"},
 }
-HOPPER_MIN_PAGE_SIZE = 64
-# Below this many tokens a launch is host-bound and the Hopper path's TMA descriptors cost host
-# time on every launch (H200, 32k, 8 heads, page 64: 0.095 ms against the portable 0.062 ms;
-# docs/results/fast-kernel.md): the portable path runs there (a CUDA graph hides either cost).
-HOPPER_MIN_KV_LEN = 65536
+# The Gluon kernel's launch parameters: 64-row M blocks, two warpgroups, 64-token tiles, one
+# program per SM (223 KB of shared memory). seesaw=True: the warp-specialised schedule (each
+# warpgroup scores its own tiles); False: the single-schedule kernel with a 2-stage ring. Measured
+# on the H200 against each other and against 32-token tiles (docs/results/fast-kernel.md).
+GLUON_CONFIG = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0, seesaw=True)
+# The seesaw schedule's tiles arrive in slices of this many latent dims, a barrier each, so that the
+# score MMAs start on the first slice while the rest land (H200, 128k: 128 beat 256 and 512).
+SEESAW_SLICE = 128
 
 
 def normalise_arch(arch: str) -> str:
@@ -118,15 +124,11 @@ def fast_config_status(arch: str) -> str:
 
 
 def code_path(kernel: str, arch: str, page_size: int = 1, max_kv_len: int | None = None) -> str:
-    """The code path of `kernel` on `arch`: "hopper" where a Hopper-only path exists and is
-    selected (whole-page tiles, and a long enough context when `max_kv_len` is given), else
-    "portable" (every other GPU and the interpreter)."""
+    """The code path of `kernel` on `arch`: "gluon" where kernels.plan.CODE_PATHS selects it
+    (triton_mla_fast on sm_90, any page size and length), else "portable" (every other GPU and
+    the interpreter). `page_size` and `max_kv_len` are kept for callers; no rule uses them now."""
     try:
         arch = normalise_arch(arch)
     except ValueError:
         return "portable"
-    path = CODE_PATHS.get(kernel, {}).get(arch, "portable")
-    if path == "hopper" and (page_size < HOPPER_MIN_PAGE_SIZE
-                             or (max_kv_len is not None and max_kv_len < HOPPER_MIN_KV_LEN)):
-        return "portable"
-    return path
+    return CODE_PATHS.get(kernel, {}).get(arch, "portable")

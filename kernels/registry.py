@@ -33,10 +33,14 @@ KERNELS: dict[str, KernelInfo] = {k.name: k for k in [
                "kernels.triton_mla_decode:triton_mla_decode", ("_decode_stage1", "_combine_kernel")),
     KernelInfo("triton_mla_fast", "all q_len x heads rows share each KV tile, prefix split to fill the GPU, tensor-core dots, LSE merge",
                "kernels.triton_mla_fast:triton_mla_fast",
-               ("_fast_split_kernel", "_hopper_split_kernel", "_combine_kernel"), ("portable", "hopper")),
+               ("_fast_split_kernel", "_hopper_split_kernel", "_gluon_split_kernel", "_gluon_seesaw_kernel",
+                "_combine_kernel"),
+               ("portable", "hopper", "gluon")),
     KernelInfo("triton_mla_fast_graph", "triton_mla_fast with its split and combine launches replayed as one CUDA graph (one launch per step)",
                "kernels.triton_mla_fast:triton_mla_fast_graph",
-               ("_fast_split_kernel", "_hopper_split_kernel", "_combine_kernel"), ("portable", "hopper")),
+               ("_fast_split_kernel", "_hopper_split_kernel", "_gluon_split_kernel", "_gluon_seesaw_kernel",
+                "_combine_kernel"),
+               ("portable", "hopper", "gluon")),
 ]}
 
 

@@ -14,13 +14,16 @@
 - tl.dot on bf16 tiles (tensor cores), online softmax in fp32, the draft-tree mask on the tail
   tile(s) only, partials in fp32 or the input dtype, and a combine kernel that merges the splits by LSE.
 
-The Hopper path (kernels/triton_mla_fast_hopper.py) is chosen by compute capability
-(kernels.plan.code_path); this module's kernel runs everywhere else and in the interpreter.
+On sm_90 the Gluon path (kernels/triton_mla_fast_gluon.py) is chosen by compute capability
+(kernels.plan.code_path); the Triton TMA kernel (kernels/triton_mla_fast_hopper.py) runs when asked
+for; this module's kernel runs everywhere else and in the interpreter.
 Grid, constexprs and warps of every launch come from kernels.launch.fast_specs, the same specs
 `roofline compile` cross-compiles.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import torch
 import triton
@@ -29,7 +32,7 @@ import triton.language as tl
 from kernels.combine import combine_splits
 from kernels.inputs import VerifyInputs
 from kernels.launch import LaunchSpec, device_facts, fast_specs
-from kernels.plan import FAST_DEFAULTS, FAST_MIN_SPLIT_LEN
+from kernels.plan import FAST_DEFAULTS, FAST_MIN_SPLIT_LEN, code_path
 from kernels.softmax import LN2, LOG2E, online_softmax_update
 
 
@@ -160,24 +163,54 @@ def partials(inp: VerifyInputs, split: LaunchSpec) -> tuple[torch.Tensor, torch.
     return part_o, torch.empty(splits, total_rows, dtype=torch.float32, device=dev)
 
 
+@lru_cache(maxsize=None)
+def _gluon_importable() -> bool:
+    try:
+        import kernels.triton_mla_fast_gluon  # noqa: F401
+    except (ImportError, AttributeError):
+        return False
+    return True
+
+
+def gluon_runs_on(device: torch.device) -> bool:
+    """Whether the Gluon split kernel can run on `device`: a CUDA sm_90 GPU and an importable Gluon."""
+    return device.type == "cuda" and torch.cuda.get_device_capability(device)[0] == 9 and _gluon_importable()
+
+
+@lru_cache(maxsize=64)
+def _specs(w, arch: str, sm_count: int, device_name: str, split_len, min_split_len: int, path, launch: tuple):
+    """fast_specs, remembered: the same step shape is planned once (host time on every launch)."""
+    return tuple(fast_specs(w, arch=arch, sm_count=sm_count, device_name=device_name, split_len=split_len,
+                            min_split_len=min_split_len, path=path, **dict(launch)))
+
+
 def triton_mla_fast(inp: VerifyInputs, split_len: int | None = None, min_split_len: int = FAST_MIN_SPLIT_LEN,
                     path: str | None = None, **launch) -> torch.Tensor:
     """Split-KV verify with all query rows of a request sharing each KV tile.
 
-    `path`: "hopper" or "portable"; default kernels.plan.code_path for this GPU's architecture.
+    `path`: "gluon", "hopper" or "portable"; default kernels.plan.code_path for this GPU's architecture.
     Launch parameters (kernels.plan.FAST_DEFAULTS): `launch`, else kernels.launch.fast_launch_config
     for this GPU and architecture (tuned entries in kernels/data/tuned.json, else kernels.plan's).
     """
     check_shapes(inp)
     w = inp.workload
     device_name, sm_count, arch = device_facts(inp.q.device)
-    split, combine = fast_specs(w, arch=arch, sm_count=sm_count, device_name=device_name, split_len=split_len,
-                                min_split_len=min_split_len, path=path, **launch)
+    if path is None:
+        path = code_path("triton_mla_fast", arch, w.page_size, w.max_kv_len)
+        if path == "gluon" and not gluon_runs_on(inp.q.device):
+            path = "portable"  # the interpreter, or a Triton without Gluon: the portable kernel
+    elif path == "gluon" and not gluon_runs_on(inp.q.device):
+        raise ValueError("the gluon path needs an sm_90 GPU and a Triton with Gluon (not the interpreter)")
+    split, combine = _specs(w, arch, sm_count, device_name, split_len, min_split_len, path, tuple(sorted(launch.items())))
     part_o, part_lse = partials(inp, split)
     if split.name == "_hopper_split_kernel":
         from kernels.triton_mla_fast_hopper import launch_hopper_split
 
         launch_hopper_split(inp, split, part_o, part_lse)
+    elif split.name in ("_gluon_split_kernel", "_gluon_seesaw_kernel"):
+        from kernels.triton_mla_fast_gluon import launch_gluon_split
+
+        launch_gluon_split(inp, split, part_o, part_lse)
     else:
         _fast_split_kernel[split.grid](
             inp.q, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,

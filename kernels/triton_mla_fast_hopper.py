@@ -5,7 +5,8 @@ A BLOCK_N-token tile of a page is one TMA box per part (latent, rope) addressed 
 entry, so the hot loop holds no per-element addresses (registers the portable kernel spends on
 them) and the loads are asynchronous copies tracked by mbarriers, pipelined over num_stages.
 Everything else (row tiles, online softmax, tree mask on the draft tiles, partials, LSE merge)
-is the portable kernel's. Chosen by kernels.plan.code_path; the portable path runs elsewhere.
+is the portable kernel's. Runs when asked for (`path="hopper"`); on sm_90 the default is the
+Gluon path (kernels/triton_mla_fast_gluon.py), elsewhere the portable one.
 """
 
 from __future__ import annotations

@@ -108,6 +108,25 @@ def specialization(spec: LaunchSpec) -> tuple[dict, dict, dict]:
     return signature, constexprs, attrs
 
 
+_DESC = re.compile(r"tensordesc<(\w+)\[(\d+),\s*(\d+)\]>")
+
+
+def gluon_signature(signature: dict) -> dict:
+    """Gluon's descriptor types name their shared layout: "tensordesc<bf16[64,512]>" becomes the
+    type the Gluon launcher gives a descriptor built with NVMMASharedLayout.get_default_for."""
+    from triton.experimental.gluon import language as gl
+
+    out = {}
+    for name, ty in signature.items():
+        m = _DESC.fullmatch(ty) if isinstance(ty, str) else None
+        if m:
+            dt, rows, cols = m.group(1), int(m.group(2)), int(m.group(3))
+            layout = gl.NVMMASharedLayout.get_default_for([rows, cols], {"bf16": gl.bfloat16, "fp16": gl.float16}[dt])
+            ty = f"tensordesc<{dt}[{rows}, {cols}],{layout!r}>"
+        out[name] = ty
+    return out
+
+
 def _capability(arch: str) -> int:
     if not re.fullmatch(r"sm_\d+", arch):
         raise CompileError(f"architecture {arch!r} is not of the form sm_90, sm_100, sm_120")
@@ -128,9 +147,16 @@ def compile_launches(specs: list[LaunchSpec], arch: str) -> list[CompiledLaunch]
     interpreter compiles them."""
     todo = [s for s in dict.fromkeys(specs) if (s, arch) not in _RESULTS]
     if todo:
-        done = _compile_in_child(todo, arch) if _interpreting() else [_compile(s, arch) for s in todo]
+        # A child process compiles under the interpreter, and Gluon kernels (Triton 3.9 reports
+        # leaked IR objects on stderr when a process that compiled Gluon exits).
+        child = _interpreting() or any(_is_gluon(s) for s in todo)
+        done = _compile_in_child(todo, arch) if child else [_compile(s, arch) for s in todo]
         _RESULTS.update({(s, arch): c for s, c in zip(todo, done)})
     return [_RESULTS[(s, arch)] for s in specs]
+
+
+def _is_gluon(spec: LaunchSpec) -> bool:
+    return bool(getattr(spec.load(), "is_gluon", lambda: False)())
 
 
 def _interpreting() -> bool:
@@ -169,7 +195,13 @@ def _compile(spec: LaunchSpec, arch: str) -> CompiledLaunch:
     from triton.compiler import ASTSource
 
     signature, constexprs, attrs = specialization(spec)
-    src = ASTSource(fn=spec.load(), signature=signature, constexprs=constexprs, attrs=attrs)
+    fn = spec.load()
+    if getattr(fn, "is_gluon", lambda: False)():  # a Gluon kernel: its own front end, descriptors with layouts
+        from triton.experimental.gluon._runtime import GluonASTSource
+
+        src = GluonASTSource(fn=fn, signature=gluon_signature(signature), constexprs=constexprs, attrs=attrs)
+    else:
+        src = ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
     target = GPUTarget("cuda", _capability(arch), 32)
     log = io.StringIO()
     try:
@@ -178,8 +210,9 @@ def _compile(spec: LaunchSpec, arch: str) -> CompiledLaunch:
             warnings.simplefilter("ignore", UserWarning)  # triton 3.9's TRITON_DEFAULT_FP_FUSION notice
             knobs.compilation.always_compile = True  # a cache hit would run no ptxas, so print no log
             knobs.nvidia.dump_ptxas_log = True
-            compiled = triton.compile(src, target=target,
-                                      options={"num_warps": spec.num_warps, "num_stages": spec.num_stages})
+            # A Gluon kernel's num_warps constexpr is its first partition's (a warp-specialised one adds more)
+            num_warps = spec.constexprs.get("num_warps", spec.num_warps)
+            compiled = triton.compile(src, target=target, options={"num_warps": num_warps, "num_stages": spec.num_stages})
     except Exception as exc:  # Triton raises many types (CompilationError, PTXASError, MLIR errors)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CompileError(f"{spec.name} for {arch} with triton {triton.__version__}: "

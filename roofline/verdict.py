@@ -46,7 +46,7 @@ PIPE_LEAD_FRAC = 0.8  # a pipe "leads" when it is within 80% of the busiest SM u
 BOUNDS = ("compute", "bandwidth", "latency", "unknown")
 
 STALL_MEANING = {
-    "long_scoreboard": "waiting on global/local memory loads",
+    "long_scoreboard": "waiting on global/local memory loads, or on an mbarrier (TMA, cp.async)",
     "short_scoreboard": "waiting on shared memory or special-function results",
     "barrier": "waiting at block-wide barriers",
     "wait": "fixed-latency dependencies between instructions",

@@ -26,9 +26,24 @@ def test_kernel_matches_reference_on_gpu(kernel, case):
     assert result.ok, result
 
 
-FAST_PATH_CASES = [  # (path, workload fields, launch overrides)
-    ("default", dict(ctx_len=128 * 1024, page_size=1, tree_mask="tree"), {}),  # portable on sm_90 (no pages)
+FAST_PATH_CASES = [  # (path, workload fields, launch overrides); on sm_90 the default is the Gluon path
+    ("default", dict(ctx_len=128 * 1024, page_size=1, tree_mask="tree"), {}),
     ("default", dict(ctx_len=100_003, page_size=16, tree_mask="chain"), {}),
+    ("gluon", dict(ctx_len=128 * 1024, page_size=64, tree_mask="tree"), {}),
+    ("gluon", dict(ctx_len=128 * 1024, page_size=1, tree_mask="chain", heads=64), {}),
+    ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="chain", heads=64), {}),  # ctx not a tile multiple
+    ("gluon", dict(ctx_len=1000, ctx_lens=(4093, 70001, 128 * 1024), batch=3, page_size=64, tree_mask="tree"), {}),
+    ("gluon", dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=16, tree_mask="chain",
+                   heads=64), {}),
+    ("gluon", dict(ctx_len=40, page_size=1, tree_mask="tree"), {}),  # splits with no whole tile
+    ("gluon", dict(ctx_len=20_000, page_size=32, heads=16, tree_mask="tree"), {}),
+    # the single-schedule Gluon kernel (seesaw=False): TMA ring, gathers, 32-token tiles
+    ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree"), dict(seesaw=False)),
+    ("gluon", dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=1, tree_mask="chain", heads=64),
+     dict(seesaw=False)),
+    ("gluon", dict(ctx_len=20_000, page_size=32, heads=16, tree_mask="tree"),
+     dict(seesaw=False, block_n=32, num_stages=4)),
+    ("portable", dict(ctx_len=128 * 1024, page_size=64, tree_mask="tree"), {}),
     ("hopper", dict(ctx_len=128 * 1024, page_size=64, tree_mask="tree"), {}),
     ("hopper", dict(ctx_len=128 * 1024, page_size=64, tree_mask="chain", heads=64), {}),
     ("hopper", dict(ctx_len=100_003, page_size=16, tree_mask="tree"), dict(block_n=16)),  # ctx not a tile multiple (forced: p16)
@@ -43,13 +58,13 @@ FAST_PATH_CASES = [  # (path, workload fields, launch overrides)
 @pytest.mark.parametrize("path,case,launch", FAST_PATH_CASES,
                          ids=lambda v: v if isinstance(v, str) else "-".join(f"{k}{x}" for k, x in v.items())[:60])
 def test_fast_kernel_paths_on_gpu(path, case, launch):
-    """Both code paths of triton_mla_fast (the Hopper one forced where the GPU is sm_90)."""
+    """Every code path of triton_mla_fast (Gluon and the Triton TMA kernel forced where the GPU is sm_90)."""
     import torch
 
     from kernels.check import check_kernel
 
-    if path == "hopper" and torch.cuda.get_device_capability()[0] != 9:
-        pytest.skip("the Hopper path needs sm_90")
+    if path in ("hopper", "gluon") and torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip(f"the {path} path needs sm_90")
     kw = dict(launch) if path == "default" else dict(launch, path=path)
     result = check_kernel("triton_mla_fast", VerifyWorkload(seed=11, **case), device="cuda", **kw)
     print(result)

@@ -138,3 +138,14 @@ def test_check_catches_a_wrong_kernel(monkeypatch):
     monkeypatch.setattr(registry.KernelInfo, "load", lambda self: prefix_only)
     result = check_kernel("broken", VerifyWorkload(ctx_len=10, q_len=6, seed=2), device="cpu", dtype="fp32")
     assert not result.ok
+
+
+def test_gluon_path_is_refused_in_the_interpreter_and_the_default_falls_back():
+    """The Gluon kernel has no interpreter: asking for it on the CPU says so; the default path on
+    the CPU (sized as an sm_90 part) is the portable kernel, not a silent failure."""
+    from kernels.triton_mla_fast import gluon_runs_on, triton_mla_fast
+
+    inp = build_inputs(VerifyWorkload(ctx_len=40, page_size=16), device="cpu", dtype="fp16")
+    assert not gluon_runs_on(torch.device("cpu"))
+    with pytest.raises(ValueError, match="gluon path needs an sm_90 GPU"):
+        triton_mla_fast(inp, path="gluon")

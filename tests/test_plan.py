@@ -7,7 +7,9 @@ import pytest
 
 from kernels.plan import (ARCH_FAST_CONFIGS, FAST_DEFAULTS, code_path, fast_config_status, fast_launch_config,
                           plan_splits, split_rows)
+from kernels.launch import fast_specs
 from kernels.registry import KERNELS, code_path as registry_code_path
+from kernels.spec import VerifyWorkload
 
 
 def test_splits_never_overfill_the_last_wave():
@@ -52,17 +54,39 @@ def test_launch_config_per_architecture():
             assert set(e["config"]) <= set(FAST_DEFAULTS), (arch, e)
 
 
-def test_code_paths_hopper_only_on_sm90_with_whole_page_tiles():
-    assert code_path("triton_mla_fast", "sm_90", 64) == "hopper"
-    assert code_path("triton_mla_fast", "sm_90", 1) == "portable"  # TMA tiles need whole pages
-    assert code_path("triton_mla_fast", "sm_90", 16) == "portable"
-    assert code_path("triton_mla_fast", "sm_90", 64, max_kv_len=32768 + 9) == "portable"  # host-bound there
-    assert code_path("triton_mla_fast", "sm_90", 64, max_kv_len=131072 + 9) == "hopper"
+def test_code_paths_gluon_on_sm90_at_every_page_size():
+    for page in (1, 16, 64, 128):
+        for kv in (None, 8192 + 9, 131072 + 9):
+            assert code_path("triton_mla_fast", "sm_90", page, max_kv_len=kv) == "gluon"
     for arch in ("sm_100", "sm_120", "sm_80", "interpreter", "cpu"):
         assert code_path("triton_mla_fast", arch, 64) == "portable"
     assert code_path("triton_mla", "sm_90", 64) == "portable"
-    assert registry_code_path("triton_mla_fast_graph", "sm_90", 64) == "hopper"
-    assert "triton_mla_fast_graph" in KERNELS
+    assert registry_code_path("triton_mla_fast_graph", "sm_90", 64) == "gluon"
+    assert "triton_mla_fast_graph" in KERNELS and "gluon" in KERNELS["triton_mla_fast"].paths
+
+
+def test_gluon_path_has_its_own_config_and_rejects_what_it_cannot_run():
+    w = VerifyWorkload(ctx_len=131072, heads=8, page_size=1)
+    split, _ = fast_specs(w, arch="sm_90", device_name="NVIDIA H200")  # the H200's tuned entry is the portable one's
+    assert split.name == "_gluon_seesaw_kernel" and split.num_warps == 8  # two 4-warp partitions
+    assert {k: split.constexprs[k] for k in ("BLOCK_M", "BLOCK_N", "num_warps")} == dict(BLOCK_M=64, BLOCK_N=64,
+                                                                                          num_warps=4)
+    assert split.signature["KLat"] == "tensordesc<bf16[64,128]>"  # tiles arrive in 128-dim slices
+    simple, _ = fast_specs(w, arch="sm_90", path="gluon", seesaw=False)
+    assert simple.name == "_gluon_split_kernel" and simple.constexprs["num_warps"] == 8
+    assert simple.signature["KLat"] == "tensordesc<bf16[64,512]>"
+    assert split.grid[0] == 2 and split.grid[0] * split.grid[1] <= 132  # one program per SM, one wave
+    assert split.int_args["split_len"] == 2048  # 32 tiles of 64 tokens each
+    portable, _ = fast_specs(w, arch="sm_90", device_name="NVIDIA H200", path="portable")
+    assert portable.constexprs["BLOCK_M"] == 32  # the Triton kernels keep their tuned configs
+    for bad in (dict(block_m=32), dict(tail_m=16), dict(partials="input"), dict(num_warps=6), dict(block_n=32),
+                dict(num_warps=16)):
+        with pytest.raises(ValueError, match="gluon path"):
+            fast_specs(w, arch="sm_90", path="gluon", **bad)
+    with pytest.raises(ValueError, match="q_len <= 64"):
+        fast_specs(VerifyWorkload(ctx_len=4096, q_len=65), arch="sm_90")
+    with pytest.raises(ValueError, match="seesaw is a schedule of the gluon path"):
+        fast_specs(w, arch="sm_90", path="portable", seesaw=True)
 
 
 def test_plan_imports_without_torch():

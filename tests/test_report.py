@@ -68,7 +68,11 @@ def test_fixture_runs(tmp_path, run):
     md = out.read_text()
     assert "## Floor" in md and "| K2 |" in md and "_combine_kernel" in md
     assert "gap to floor |" in md  # the column is there; a value only where one kernel is the whole step
-    assert len(check_charts(out)) == 2
+    manifest = json.loads((RUNS / run / "manifest.json").read_text())
+    verdict_preset = any(r.get("preset") == "verdict" for r in manifest["reports"])
+    # no DRAM bytes or FLOP in the verdict preset: a stall chart and no roofline chart
+    assert [c.split("_")[-1] for c in check_charts(out)] == (["stalls.png"] if verdict_preset else
+                                                             ["roofline.png", "stalls.png"])
 
 
 def test_bare_foreign_report_has_no_floor_and_says_why(tmp_path):

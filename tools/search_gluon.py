@@ -1,0 +1,131 @@
+"""One GPU session for the Gluon split kernels (kernels/triton_mla_fast_gluon.py): every Gluon
+candidate checked against torch_ref (pages 1/16/32/64/128, tree and chain masks, ragged batches,
+contexts that are not tile multiples, splits without a whole tile), then every candidate timed at
+each shape: do_bench median (L2 flushed), one CUDA-graph replay, and the host's enqueue cost.
+
+    python tools/search_gluon.py OUT_DIR [CANDIDATES|all] [SHAPE,SHAPE...]
+    e.g. python tools/search_gluon.py /tmp/out g-seesaw,g-n64s2 "128k h8 p64,128k h64 p64"
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import torch
+import triton.testing
+
+from kernels.inputs import build_inputs
+from kernels.reference import torch_ref
+from kernels.spec import VerifyWorkload
+
+PP1 = dict(programs_per_sm=1.0)
+CANDIDATES = {
+    "hopper (triton)": ("hopper", dict(PP1)),
+    "portable": ("portable", {}),
+    "g-n64s2": ("gluon", dict(seesaw=False, block_n=64, num_stages=2, **PP1)),
+    "g-n32s4": ("gluon", dict(seesaw=False, block_n=32, num_stages=4, **PP1)),
+    "g-n32s3": ("gluon", dict(seesaw=False, block_n=32, num_stages=3, **PP1)),
+    "g-seesaw": ("gluon", dict(seesaw=True)),
+}
+SHAPES = [
+    ("128k h8 p64", VerifyWorkload(ctx_len=131072, heads=8, page_size=64)),
+    ("128k h8 p1", VerifyWorkload(ctx_len=131072, heads=8, page_size=1)),
+    ("128k h8 p16", VerifyWorkload(ctx_len=131072, heads=8, page_size=16)),
+    ("128k h64 p64", VerifyWorkload(ctx_len=131072, heads=64, page_size=64)),
+    ("128k h64 p1", VerifyWorkload(ctx_len=131072, heads=64, page_size=1)),
+    ("32k h8 p64", VerifyWorkload(ctx_len=32768, heads=8, page_size=64)),
+    ("8k h8 p64", VerifyWorkload(ctx_len=8192, heads=8, page_size=64)),
+    ("8k h8 p1", VerifyWorkload(ctx_len=8192, heads=8, page_size=1)),
+]
+CHECKS = [
+    VerifyWorkload(ctx_len=100_003, page_size=64, tree_mask="tree", seed=2),
+    VerifyWorkload(ctx_len=100_003, page_size=1, tree_mask="tree", seed=12),
+    VerifyWorkload(ctx_len=5000, page_size=64, tree_mask="chain", seed=3),
+    VerifyWorkload(ctx_len=1000, ctx_lens=(4093, 70001, 131072), batch=3, page_size=64, seed=4),
+    VerifyWorkload(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=16, heads=64, tree_mask="chain",
+                   seed=5),
+    VerifyWorkload(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=128, heads=64, tree_mask="chain",
+                   seed=15),
+    VerifyWorkload(ctx_len=40, page_size=64, seed=6),  # shorter than one split: no whole prefix tile in some
+    VerifyWorkload(ctx_len=40, page_size=1, seed=16),
+    VerifyWorkload(ctx_len=20000, page_size=32, heads=16, seed=7),
+]
+CHECK_TOL = 1e-2
+
+
+def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
+    o, r = out.float(), ref.float()
+    if not torch.isfinite(o).all():
+        return float("inf")
+    return float(torch.linalg.vector_norm(o - r) / torch.linalg.vector_norm(r))
+
+
+def run(fn, row, inp, ref, path, cfg, time_it):
+    try:
+        row["rel_err"] = rel_err(fn(inp, path=path, **cfg), ref)
+        row["ok"] = row["rel_err"] <= CHECK_TOL
+        if time_it:
+            row["median_ms"] = float(triton.testing.do_bench(lambda: fn(inp, path=path, **cfg), warmup=10, rep=60,
+                                                             return_mode="median"))
+            graph = torch.cuda.CUDAGraph()  # one replay of split + combine: no host launch cost
+            with torch.cuda.graph(graph):
+                fn(inp, path=path, **cfg)
+            row["graph_ms"] = float(triton.testing.do_bench(graph.replay, warmup=10, rep=60, return_mode="median"))
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(50):
+                fn(inp, path=path, **cfg)
+            row["host_us"] = (time.perf_counter() - t0) / 50 * 1e6  # enqueue cost, GPU running behind
+            torch.cuda.synchronize()
+    except Exception as e:
+        row["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:200] if str(e).strip() else ''}"
+
+
+def main() -> None:
+    from kernels.triton_mla_fast import triton_mla_fast
+
+    out_dir = sys.argv[1]
+    only = sys.argv[2].split(",") if len(sys.argv) > 2 and sys.argv[2] != "all" else list(CANDIDATES)
+    shapes = [x for x in SHAPES if len(sys.argv) <= 3 or any(k in x[0] for k in sys.argv[3].split(","))]
+    rows = []
+    t0 = time.time()
+    for w in CHECKS:
+        inp = build_inputs(w, device="cuda")
+        ref = torch_ref(inp)
+        for name in only:
+            path, cfg = CANDIDATES[name]
+            if path != "gluon":
+                continue
+            row = dict(shape="check " + w.describe()[:60], candidate=name)
+            run(triton_mla_fast, row, inp, ref, path, cfg, False)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        del inp, ref
+    for label, w in shapes:
+        inp = build_inputs(w, device="cuda")
+        ref = torch_ref(inp)
+        for name in only:
+            path, cfg = CANDIDATES[name]
+            if path == "hopper" and w.page_size < 64:
+                continue
+            row = dict(shape=label, candidate=name)
+            run(triton_mla_fast, row, inp, ref, path, cfg, True)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        del inp, ref
+        torch.cuda.empty_cache()
+    json.dump(rows, open(f"{out_dir}/search-gluon.json", "w"), indent=1)
+    print(f"\nsearch took {time.time() - t0:.0f} s on {torch.cuda.get_device_name()}")
+    print(f"{'shape':44} {'candidate':16} {'ms':>8} {'graph':>8} {'host_us':>7} {'rel_err':>8} ok")
+    for r in rows:
+        ms = f"{r['median_ms']:.4f}" if "median_ms" in r else "-"
+        gms = f"{r['graph_ms']:.4f}" if "graph_ms" in r else "-"
+        hus = f"{r['host_us']:.0f}" if "host_us" in r else "-"
+        err = f"{r['rel_err']:.1e}" if "rel_err" in r else "-"
+        print(f"{r['shape'][:44]:44} {r['candidate']:16} {ms:>8} {gms:>8} {hus:>7} {err:>8} {r.get('ok', r.get('error', ''))}")
+
+
+if __name__ == "__main__":
+    main()
