@@ -122,6 +122,19 @@ def _visible(bits, start, hi, ctx_len, BLOCK_N: gl.constexpr):
 
 
 @gluon.jit
+def _split_bounds(KVLens, b, split, split_len, Q_LEN: gl.constexpr, BLOCK_N: gl.constexpr):
+    """(ctx_len, lo, hi, n_full, n_tiles) of request b's split: tokens [lo, hi); the first n_full
+    tiles are whole prefix tiles (no masks), the rest of the n_tiles a partial tile and the drafts."""
+    kv_len = gl.load(KVLens + b)
+    ctx_len = kv_len - Q_LEN
+    lo = split * split_len
+    hi = gl.minimum(lo + split_len, kv_len)
+    n_full = gl.maximum(gl.minimum(hi, ctx_len) - lo, 0) // BLOCK_N
+    n_tiles = gl.cdiv(gl.maximum(hi - lo, 0), BLOCK_N)
+    return ctx_len, lo, hi, n_full, n_tiles
+
+
+@gluon.jit
 def _softmax_tile(s, i, n_full, start, hi, ctx_len, bits, qk_scale, m_i, l_i, o, p_s, o_layout: gl.constexpr,
                   BLOCK_N: gl.constexpr):
     """Fold tile i's scores into (m, l), rescale O, and put P in shared memory for the PV MMA.
@@ -239,12 +252,7 @@ def _gluon_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Pa
         mbarrier.init(bars.index(k), count=1)
     fence_async_shared()
 
-    kv_len = gl.load(KVLens + b)
-    ctx_len = kv_len - Q_LEN
-    lo = split * split_len
-    hi = gl.minimum(lo + split_len, kv_len)
-    n_full = gl.maximum(gl.minimum(hi, ctx_len) - lo, 0) // BLOCK_N  # whole prefix tiles: TMA, no masks
-    n_tiles = gl.cdiv(gl.maximum(hi - lo, 0), BLOCK_N)  # then a partial tile and the draft tokens
+    ctx_len, lo, hi, n_full, n_tiles = _split_bounds(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
     page_base = b * stride_pt
 
     rows = mb * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, s_layout))
@@ -467,12 +475,7 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
     fence_async_shared()
     _barrier()
 
-    kv_len = gl.load(KVLens + b)
-    ctx_len = kv_len - Q_LEN
-    lo = split * split_len
-    hi = gl.minimum(lo + split_len, kv_len)
-    n_full = gl.maximum(gl.minimum(hi, ctx_len) - lo, 0) // BLOCK_N
-    n_tiles = gl.cdiv(gl.maximum(hi - lo, 0), BLOCK_N)
+    ctx_len, lo, hi, n_full, n_tiles = _split_bounds(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
     page_base = b * stride_pt
     gl.warp_specialize([
         (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, page_base,
