@@ -174,7 +174,13 @@ def _gluon_importable() -> bool:
 
 def gluon_runs_on(device: torch.device) -> bool:
     """Whether the Gluon split kernel can run on `device`: a CUDA sm_90 GPU and an importable Gluon."""
-    return device.type == "cuda" and torch.cuda.get_device_capability(device)[0] == 9 and _gluon_importable()
+    return _gluon_runs_on(str(device))
+
+
+@lru_cache(maxsize=None)
+def _gluon_runs_on(device: str) -> bool:  # asked before every launch: answered once per device
+    dev = torch.device(device)
+    return dev.type == "cuda" and torch.cuda.get_device_capability(dev)[0] == 9 and _gluon_importable()
 
 
 @lru_cache(maxsize=64)
