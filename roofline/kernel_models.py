@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kernels.launch import ARCHS, TUNED_REFERENCE, launch_specs
-from kernels.plan import cdiv
+from kernels.plan import cdiv, code_path
 from kernels.spec import VerifyWorkload
 from roofline.gpus import GpuSpec
 
@@ -51,6 +51,9 @@ def _inputs(kernel: str, gpu: GpuSpec, arch: str, bw, blocks_per_sm: int, compil
            ("dram_gbps", bw.value, bw.kind if bw.kind == "measured" else _kind(bw.source), bw.source)]
     if arch != gpu.arch:
         out.append(("launch configuration", arch, "unconfirmed", f"no launch configuration for {gpu.arch}; {arch}'s used"))
+    elif kernel == "triton_mla_fast" and code_path(kernel, arch) == "gluon":
+        out.append(("launch configuration", arch, "measured",
+                    "the Gluon path's kernels.plan.GLUON_CONFIG, measured on the H200 (docs/results/fast-kernel.md)"))
     elif kernel == "triton_mla_fast" and arch in TUNED_REFERENCE:
         out.append(("launch configuration", arch, "measured", f"tuned on the {TUNED_REFERENCE[arch]} (kernels/data/tuned.json)"))
     elif kernel == "triton_mla_fast":

@@ -49,6 +49,9 @@ def test_kernel_models_h200_128k(kernel, programs, limited):
     assert m.programs == programs and m.limited_by == limited
     kv = (131072 + 9) * 1152
     assert m.unique_bytes >= kv and m.moved_bytes >= kv
+    config = dict((name, source) for name, _, _, source in m.inputs)["launch configuration"]
+    if kernel == "triton_mla_fast":  # sm_90 runs the Gluon path, with its own measured config
+        assert "GLUON_CONFIG" in config
 
 
 def test_model_cli_with_kernel_and_ceilings():
