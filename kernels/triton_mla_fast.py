@@ -47,6 +47,43 @@ def _load_q(Q, q_rows, r_ok, D: tl.constexpr, D_LATENT: tl.constexpr, D_ROPE: tl
 
 
 @triton.jit
+def _row_tile(Q, b, row0, ROWS: tl.constexpr, M: tl.constexpr, D_LATENT: tl.constexpr, D_ROPE: tl.constexpr):
+    """A tile of ROWS query rows from row0: (rows, r_ok, q_lat, q_pe) and its empty softmax state
+    (m_i, l_i, acc)."""
+    rows = row0 + tl.arange(0, ROWS)
+    r_ok = rows < M
+    q_lat, q_pe = _load_q(Q, b * M + rows, r_ok, D_LATENT + D_ROPE, D_LATENT, D_ROPE)
+    m_i = tl.full([ROWS], float("-inf"), dtype=tl.float32)
+    return rows, r_ok, q_lat, q_pe, m_i, tl.zeros([ROWS], dtype=tl.float32), tl.zeros([ROWS, D_LATENT], dtype=tl.float32)
+
+
+@triton.jit
+def _split_range(KVLens, b, split, split_len, Q_LEN: tl.constexpr, BLOCK_N: tl.constexpr):
+    """(ctx_len, lo, hi, full_hi): the split covers tokens [lo, hi); [lo, full_hi) are whole prefix
+    tiles (no bounds or tree masks), [full_hi, hi) a partial tile and the draft tokens."""
+    kv_len = tl.load(KVLens + b)
+    ctx_len = kv_len - Q_LEN
+    lo = split * split_len
+    hi = tl.minimum(lo + split_len, kv_len)
+    return ctx_len, lo, hi, lo + tl.maximum(tl.minimum(hi, ctx_len) - lo, 0) // BLOCK_N * BLOCK_N
+
+
+@triton.jit
+def _masked_kv_tile(KV, PageTable, b, stride_pt, start, hi, PAGE_SIZE: tl.constexpr, D_LATENT: tl.constexpr,
+                    D_ROPE: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Tokens [start, start + BLOCK_N), each through its page-table entry, zeros from `hi` on:
+    (pos, n_ok, k_lat, k_pe)."""
+    D: tl.constexpr = D_LATENT + D_ROPE
+    pos = start + tl.arange(0, BLOCK_N)
+    n_ok = pos < hi
+    page = tl.load(PageTable + b * stride_pt + pos // PAGE_SIZE, mask=n_ok, other=0)
+    tok = page.to(tl.int64) * PAGE_SIZE + pos % PAGE_SIZE
+    k_lat = tl.load(KV + tok[:, None] * D + tl.arange(0, D_LATENT)[None, :], mask=n_ok[:, None], other=0.0)
+    k_pe = tl.load(KV + tok[:, None] * D + D_LATENT + tl.arange(0, D_ROPE)[None, :], mask=n_ok[:, None], other=0.0)
+    return pos, n_ok, k_lat, k_pe
+
+
+@triton.jit
 def _masked_scores(q_lat, q_pe, k_lat, k_pe, rows, r_ok, pos, n_ok, ctx_len, b, TreeMask, qk_scale,
                    HEADS: tl.constexpr, Q_LEN: tl.constexpr):
     """Scores of one row tile against one KV tile, scaled to log2 units, masked to -inf."""
@@ -88,29 +125,14 @@ def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_sc
     M: tl.constexpr = Q_LEN * HEADS
     D: tl.constexpr = D_LATENT + D_ROPE
 
-    rows = mb * BLOCK_M + tl.arange(0, BLOCK_M)
-    r_ok = rows < M
-    q_lat, q_pe = _load_q(Q, b * M + rows, r_ok, D, D_LATENT, D_ROPE)
-    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
-    acc = tl.zeros([BLOCK_M, D_LATENT], dtype=tl.float32)
+    rows, r_ok, q_lat, q_pe, m_i, l_i, acc = _row_tile(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE)
     if TAIL_M > 0:
-        rows2 = BLOCK_M + tl.arange(0, TAIL_M)
-        r_ok2 = rows2 < M
-        q_lat2, q_pe2 = _load_q(Q, b * M + rows2, r_ok2, D, D_LATENT, D_ROPE)
-        m_i2 = tl.full([TAIL_M], float("-inf"), dtype=tl.float32)
-        l_i2 = tl.zeros([TAIL_M], dtype=tl.float32)
-        acc2 = tl.zeros([TAIL_M, D_LATENT], dtype=tl.float32)
-
-    kv_len = tl.load(KVLens + b)
-    ctx_len = kv_len - Q_LEN
-    lo = split * split_len
-    hi = tl.minimum(lo + split_len, kv_len)
+        rows2, r_ok2, q_lat2, q_pe2, m_i2, l_i2, acc2 = _row_tile(Q, b, BLOCK_M, TAIL_M, M, D_LATENT, D_ROPE)
+    ctx_len, lo, hi, full_hi = _split_range(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
     offs_d = tl.arange(0, D_LATENT)
     offs_r = tl.arange(0, D_ROPE)
     # Whole prefix tiles first: no bounds masks and no tree mask (fewer registers in the hot
     # loop); then the rest of the split (a partial tile, the draft tokens) with both.
-    full_hi = lo + tl.maximum(tl.minimum(hi, ctx_len) - lo, 0) // BLOCK_N * BLOCK_N
     for start in range(lo, full_hi, BLOCK_N):
         pos = start + tl.arange(0, BLOCK_N)
         page = tl.load(PageTable + b * stride_pt + pos // PAGE_SIZE)
@@ -123,12 +145,8 @@ def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_sc
             qk2 = (tl.dot(q_lat2, tl.trans(k_lat)) + tl.dot(q_pe2, tl.trans(k_pe))) * qk_scale
             m_i2, l_i2, acc2 = online_softmax_update(qk2, m_i2, l_i2, acc2, k_lat)
     for start in range(full_hi, hi, BLOCK_N):
-        pos = start + tl.arange(0, BLOCK_N)
-        n_ok = pos < hi
-        page = tl.load(PageTable + b * stride_pt + pos // PAGE_SIZE, mask=n_ok, other=0)
-        tok = page.to(tl.int64) * PAGE_SIZE + pos % PAGE_SIZE
-        k_lat = tl.load(KV + tok[:, None] * D + offs_d[None, :], mask=n_ok[:, None], other=0.0)
-        k_pe = tl.load(KV + tok[:, None] * D + D_LATENT + offs_r[None, :], mask=n_ok[:, None], other=0.0)
+        pos, n_ok, k_lat, k_pe = _masked_kv_tile(KV, PageTable, b, stride_pt, start, hi, PAGE_SIZE, D_LATENT, D_ROPE,
+                                                 BLOCK_N)
         qk = _masked_scores(q_lat, q_pe, k_lat, k_pe, rows, r_ok, pos, n_ok, ctx_len, b, TreeMask, qk_scale,
                             HEADS, Q_LEN)
         m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)

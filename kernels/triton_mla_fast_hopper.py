@@ -19,7 +19,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 from kernels.inputs import VerifyInputs
 from kernels.launch import LaunchSpec
 from kernels.softmax import LOG2E, online_softmax_update
-from kernels.triton_mla_fast import _load_q, _masked_scores, _store_partial
+from kernels.triton_mla_fast import _masked_kv_tile, _masked_scores, _row_tile, _split_range, _store_partial
 
 
 @triton.jit
@@ -32,27 +32,11 @@ def _hopper_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
     split = tl.program_id(1)
     b = tl.program_id(2)
     M: tl.constexpr = Q_LEN * HEADS
-    D: tl.constexpr = D_LATENT + D_ROPE
 
-    rows = mb * BLOCK_M + tl.arange(0, BLOCK_M)
-    r_ok = rows < M
-    q_lat, q_pe = _load_q(Q, b * M + rows, r_ok, D, D_LATENT, D_ROPE)
-    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
-    acc = tl.zeros([BLOCK_M, D_LATENT], dtype=tl.float32)
+    rows, r_ok, q_lat, q_pe, m_i, l_i, acc = _row_tile(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE)
     if TAIL_M > 0:
-        rows2 = BLOCK_M + tl.arange(0, TAIL_M)
-        r_ok2 = rows2 < M
-        q_lat2, q_pe2 = _load_q(Q, b * M + rows2, r_ok2, D, D_LATENT, D_ROPE)
-        m_i2 = tl.full([TAIL_M], float("-inf"), dtype=tl.float32)
-        l_i2 = tl.zeros([TAIL_M], dtype=tl.float32)
-        acc2 = tl.zeros([TAIL_M, D_LATENT], dtype=tl.float32)
-
-    kv_len = tl.load(KVLens + b)
-    ctx_len = kv_len - Q_LEN
-    lo = split * split_len
-    hi = tl.minimum(lo + split_len, kv_len)
-    full_hi = lo + tl.maximum(tl.minimum(hi, ctx_len) - lo, 0) // BLOCK_N * BLOCK_N
+        rows2, r_ok2, q_lat2, q_pe2, m_i2, l_i2, acc2 = _row_tile(Q, b, BLOCK_M, TAIL_M, M, D_LATENT, D_ROPE)
+    ctx_len, lo, hi, full_hi = _split_range(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
     for start in range(lo, full_hi, BLOCK_N):
         page = tl.load(PageTable + b * stride_pt + start // PAGE_SIZE)
         row0 = page * PAGE_SIZE + start % PAGE_SIZE
@@ -63,15 +47,9 @@ def _hopper_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
         if TAIL_M > 0:
             qk2 = (tl.dot(q_lat2, tl.trans(k_lat)) + tl.dot(q_pe2, tl.trans(k_pe))) * qk_scale
             m_i2, l_i2, acc2 = online_softmax_update(qk2, m_i2, l_i2, acc2, k_lat)
-    offs_d = tl.arange(0, D_LATENT)
-    offs_r = tl.arange(0, D_ROPE)
     for start in range(full_hi, hi, BLOCK_N):  # a partial tile and the draft tokens: masked loads
-        pos = start + tl.arange(0, BLOCK_N)
-        n_ok = pos < hi
-        page = tl.load(PageTable + b * stride_pt + pos // PAGE_SIZE, mask=n_ok, other=0)
-        tok = page.to(tl.int64) * PAGE_SIZE + pos % PAGE_SIZE
-        k_lat = tl.load(KV + tok[:, None] * D + offs_d[None, :], mask=n_ok[:, None], other=0.0)
-        k_pe = tl.load(KV + tok[:, None] * D + D_LATENT + offs_r[None, :], mask=n_ok[:, None], other=0.0)
+        pos, n_ok, k_lat, k_pe = _masked_kv_tile(KV, PageTable, b, stride_pt, start, hi, PAGE_SIZE, D_LATENT, D_ROPE,
+                                                 BLOCK_N)
         qk = _masked_scores(q_lat, q_pe, k_lat, k_pe, rows, r_ok, pos, n_ok, ctx_len, b, TreeMask, qk_scale,
                             HEADS, Q_LEN)
         m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
