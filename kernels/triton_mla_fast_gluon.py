@@ -122,6 +122,18 @@ def _visible(bits, start, hi, ctx_len, BLOCK_N: gl.constexpr):
 
 
 @gluon.jit
+def _q_rows(Q, b, mb, BLOCK_M: gl.constexpr, M: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
+            blk: gl.constexpr):
+    """The M block's query rows (latent part, rope part) in layout `blk`, zeros past row M."""
+    rows = mb * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, blk))
+    q_ptr = Q + ((b * M + rows).to(gl.int64) * (D_LATENT + D_ROPE))[:, None]
+    ok = (rows < M)[:, None]
+    q_lat = gl.load(q_ptr + gl.arange(0, D_LATENT, layout=gl.SliceLayout(0, blk))[None, :], mask=ok, other=0.0)
+    q_pe = gl.load(q_ptr + D_LATENT + gl.arange(0, D_ROPE, layout=gl.SliceLayout(0, blk))[None, :], mask=ok, other=0.0)
+    return q_lat, q_pe
+
+
+@gluon.jit
 def _split_bounds(KVLens, b, split, split_len, Q_LEN: gl.constexpr, BLOCK_N: gl.constexpr):
     """(ctx_len, lo, hi, n_full, n_tiles) of request b's split: tokens [lo, hi); the first n_full
     tiles are whole prefix tiles (no masks), the rest of the n_tiles a partial tile and the drafts."""
@@ -220,7 +232,6 @@ def _gluon_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Pa
     split = gl.program_id(1)
     b = gl.program_id(2)
     M: gl.constexpr = Q_LEN * HEADS
-    D: gl.constexpr = D_LATENT + D_ROPE
     WN: gl.constexpr = num_warps // 4  # warpgroups, side by side along N
 
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, WN],
@@ -235,13 +246,8 @@ def _gluon_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Pa
     p_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(BLOCK_N * 2), element_bitwidth=16, rank=2)
 
     # Q rows of this block -> shared memory, once.
-    rows_b = mb * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, blk))
-    q_ptr = Q + ((b * M + rows_b).to(gl.int64) * D)[:, None]
-    rok_b = (rows_b < M)[:, None]
-    q_lat = gl.load(q_ptr + gl.arange(0, D_LATENT, layout=gl.SliceLayout(0, blk))[None, :], mask=rok_b, other=0.0)
+    q_lat, q_pe = _q_rows(Q, b, mb, BLOCK_M, M, D_LATENT, D_ROPE, blk)
     q_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [BLOCK_M, D_LATENT], q_lat_sl, q_lat)
-    q_pe = gl.load(q_ptr + D_LATENT + gl.arange(0, D_ROPE, layout=gl.SliceLayout(0, blk))[None, :], mask=rok_b,
-                   other=0.0)
     q_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [BLOCK_M, D_ROPE], q_pe_sl, q_pe)
 
     klat_s = gl.allocate_shared_memory(KLat.dtype, [NUM_STAGES, BLOCK_N, D_LATENT], KLat.layout)
@@ -436,20 +442,14 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
     split = gl.program_id(1)
     b = gl.program_id(2)
     M: gl.constexpr = Q_LEN * HEADS
-    D: gl.constexpr = D_LATENT + D_ROPE
     blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8],
                                          warps_per_cta=[num_warps, 1], order=[1, 0])
     q_lat_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(D_LATENT * 2), element_bitwidth=16,
                                                   rank=2)
     q_pe_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(D_ROPE * 2), element_bitwidth=16, rank=2)
-    rows_b = mb * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, blk))
-    q_ptr = Q + ((b * M + rows_b).to(gl.int64) * D)[:, None]
-    rok_b = (rows_b < M)[:, None]
-    q_lat = gl.load(q_ptr + gl.arange(0, D_LATENT, layout=gl.SliceLayout(0, blk))[None, :], mask=rok_b, other=0.0)
+    q_lat, q_pe = _q_rows(Q, b, mb, BLOCK_M, M, D_LATENT, D_ROPE, blk)
     q_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, BLOCK_M, D_LATENT], q_lat_sl)
     q_lat_s.index(0).store(q_lat)
-    q_pe = gl.load(q_ptr + D_LATENT + gl.arange(0, D_ROPE, layout=gl.SliceLayout(0, blk))[None, :], mask=rok_b,
-                   other=0.0)
     q_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, BLOCK_M, D_ROPE], q_pe_sl)
     q_pe_s.index(0).store(q_pe)
     klat_s = gl.allocate_shared_memory(KLat.dtype, [2, BLOCK_N, D_LATENT], KLat.layout)
