@@ -224,8 +224,12 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
             descs["KLat"] = f"tensordesc<{dt}[{block_n},{min(SEESAW_SLICE, w.v_dim)}]>"
         signature = {"Q": p, **descs, "KV": p, **tail}
         del constexprs["TAIL_M"]
-        # num_warps is a Gluon kernel's own constexpr; the seesaw one runs 4 more warps in its second partition
-        constexprs.update(NUM_STAGES=cfg["num_stages"], num_warps=4 if cfg["seesaw"] else cfg["num_warps"])
+        # num_warps is a Gluon kernel's own constexpr. The seesaw one runs 4 more warps in its second
+        # partition and holds one tile buffer per warpgroup instead of a NUM_STAGES ring.
+        if cfg["seesaw"]:
+            constexprs["num_warps"] = 4
+        else:
+            constexprs.update(NUM_STAGES=cfg["num_stages"], num_warps=cfg["num_warps"])
     else:
         name, target = "_fast_split_kernel", "kernels.triton_mla_fast:_fast_split_kernel"
         signature = {"Q": p, "KV": p, **tail}
