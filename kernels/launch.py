@@ -16,7 +16,8 @@ from functools import lru_cache
 from importlib import import_module
 
 from kernels.plan import (DECODE_BLOCK_H, DECODE_KV_SPLITS, EXTEND_BLOCK_M, FAST_DEFAULTS, FAST_MIN_SPLIT_LEN,
-                          GLUON_CONFIG, SEESAW_SLICE, cdiv, code_path, plan_splits, split_rows)
+                          GLUON_CONFIG, GLUON_TAIL_MIN_SPLIT_LEN, SEESAW_SLICE, cdiv, code_path, gluon_tail_rows, plan_splits,
+                          split_rows)
 from kernels.plan import fast_launch_config as arch_fast_config
 from kernels.spec import VerifyWorkload
 from kernels.tuned import tuned_config
@@ -183,6 +184,8 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
     # The Triton kernels take the architecture's (and the GPU's tuned) configs; Gluon its own.
     base = GLUON_CONFIG if path == "gluon" else fast_launch_config(arch, w.heads, w.page_size, device_name)
     cfg = {**FAST_DEFAULTS, **base, **launch}
+    if path == "gluon" and not cfg["seesaw"] and "tail_m" not in launch:
+        cfg["tail_m"] = 0  # GLUON_CONFIG's tail is the seesaw schedule's
     if cfg["partials"] not in ("fp32", "input"):
         raise ValueError(f"triton_mla_fast: partials must be 'fp32' or 'input', got {cfg['partials']!r}")
     block_n = cfg["block_n"]
@@ -191,14 +194,23 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
     m = w.q_len * w.heads
     if cfg["seesaw"] and path != "gluon":
         raise ValueError("seesaw is a schedule of the gluon path")
-    if path == "gluon" and (cfg["block_m"] != 64 or cfg["tail_m"] or cfg["partials"] != "fp32" or cfg["evict_first"]
-                            or cfg["num_warps"] % 4 or (cfg["seesaw"] and (cfg["num_warps"] != 8 or block_n != 64))):
-        raise ValueError("the gluon path has 64-row M blocks, fp32 partials, no evict_first, warpgroups of 4 warps "
-                         "(seesaw: 2 warpgroups, 64-token tiles)")
+    if path == "gluon" and (cfg["block_m"] != 64 or cfg["evict_first"]
+                            or cfg["num_warps"] % 4 or (cfg["seesaw"] and (cfg["num_warps"] != 8 or block_n != 64))
+                            or cfg["tail_m"] not in ((0, 8) if cfg["seesaw"] else (0,))):
+        raise ValueError("the gluon path has 64-row M blocks, no evict_first, warpgroups of 4 warps "
+                         "(seesaw: 2 warpgroups, 64-token tiles, tail_m 0 or 8)")
     if path == "gluon" and w.q_len > 64:
         raise ValueError(f"the gluon path keeps a row's draft-tree mask in 64 bits: q_len <= 64, got {w.q_len}")
-    block_m, tail_m = split_rows(m, cfg["block_m"], cfg["tail_m"])
-    m_blocks = 1 if tail_m else cdiv(m, block_m)
+    if path == "gluon":  # rows past the last whole M block (at most tail_m) go to the tail warpgroup
+        block_m, tail_m = cfg["block_m"], gluon_tail_rows(m, cfg["block_m"], cfg["tail_m"])
+        if tail_m and "tail_m" not in launch:  # by default: only with long splits
+            tail_split = cdiv(split_len, block_n) * block_n if split_len else plan_splits(
+                max_kv, w.batch, m // block_m, sm_count, block_n, cfg["programs_per_sm"], max(min_split_len, block_n))[0]
+            tail_m = tail_m if tail_split >= GLUON_TAIL_MIN_SPLIT_LEN else 0
+        m_blocks = m // block_m if tail_m else cdiv(m, block_m)
+    else:
+        block_m, tail_m = split_rows(m, cfg["block_m"], cfg["tail_m"])
+        m_blocks = 1 if tail_m else cdiv(m, block_m)
     if split_len is None:
         split_len, splits = plan_splits(max_kv, w.batch, m_blocks, sm_count, block_n, cfg["programs_per_sm"],
                                         max(min_split_len, block_n))
@@ -223,12 +235,13 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
         if cfg["seesaw"]:  # its tiles arrive in slices of the latent dims
             descs["KLat"] = f"tensordesc<{dt}[{block_n},{min(SEESAW_SLICE, w.v_dim)}]>"
         signature = {"Q": p, **descs, "KV": p, **tail}
-        del constexprs["TAIL_M"]
         # num_warps is a Gluon kernel's own constexpr. The seesaw one runs 4 more warps in its second
-        # partition and holds one tile buffer per warpgroup instead of a NUM_STAGES ring.
+        # partition (and 4 more in a third with TAIL_M) and holds one tile buffer per warpgroup
+        # instead of a NUM_STAGES ring.
         if cfg["seesaw"]:
             constexprs["num_warps"] = 4
         else:
+            del constexprs["TAIL_M"]
             constexprs.update(NUM_STAGES=cfg["num_stages"], num_warps=cfg["num_warps"])
     else:
         name, target = "_fast_split_kernel", "kernels.triton_mla_fast:_fast_split_kernel"
@@ -236,7 +249,7 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
         constexprs["EVICT"] = "evict_first" if cfg["evict_first"] else ""
     split = LaunchSpec(
         name=name, target=target, grid=(m_blocks, splits, w.batch), signature=signature, constexprs=constexprs,
-        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+        num_warps=cfg["num_warps"] + (4 if path == "gluon" and tail_m else 0), num_stages=cfg["num_stages"],
         int_args={"split_len": split_len, "stride_pt": cdiv(max_kv, w.page_size), "total_rows": total_rows})
     return [split, _with_out_dtype(combine_spec(splits, total_rows, w.v_dim, part_o=part_o), w.dtype)]
 

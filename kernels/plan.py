@@ -32,6 +32,13 @@ def split_rows(m: int, block_m: int, tail_m: int) -> tuple[int, int]:
     return (block_m, tail) if tail <= min(tail_m, block_m) else (block_m, 0)
 
 
+def gluon_tail_rows(m: int, block_m: int, tail_m: int) -> int:
+    """The Gluon seesaw kernel's tail: `tail_m` when the M = q_len x heads rows are whole BLOCK_M
+    blocks plus 1..tail_m more (72 = 64 + 8: a third warpgroup takes the 8, transposed, instead
+    of a second, padded 64-row block); else 0 (every block padded to block_m)."""
+    return tail_m if tail_m and m > block_m and 0 < m % block_m <= tail_m else 0
+
+
 # Default launch parameters, shared by the kernels and by roofline's models of them.
 EXTEND_BLOCK_M = 32  # triton_mla: query rows per program (SGLang's extend kernel on sm_90)
 DECODE_BLOCK_H = 16  # triton_mla_decode: heads per program
@@ -83,10 +90,17 @@ CODE_PATHS: dict[str, dict[str, str]] = {
     "triton_mla_fast": {"sm_90": "gluon"},
 }
 # The Gluon kernel's launch parameters: 64-row M blocks, two warpgroups, 64-token tiles, one
-# program per SM (223 KB of shared memory). seesaw=True: the warp-specialised schedule (each
+# program per SM (222 KB of shared memory; 227 KB with the tail). seesaw=True: the warp-specialised schedule (each
 # warpgroup scores its own tiles); False: the single-schedule kernel with a 2-stage ring. Measured
 # on the H200 against each other and against 32-token tiles (docs/results/fast-kernel.md).
-GLUON_CONFIG = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0, seesaw=True)
+# tail_m=8 (seesaw only): up to 8 rows past the last whole block (72 = 64 + 8) go to a third,
+# transposed warpgroup instead of a padded 64-row block (gluon_tail_rows; 227 KB of shared memory).
+# By default only where its plan (half the M blocks, so twice the splits) still gives every split
+# GLUON_TAIL_MIN_SPLIT_LEN tokens: H200, 8 heads, graph replay, tail vs padded block: 128k (1024
+# per split) 0.081 vs 0.094 ms at page 64, 0.085 vs 0.104 at page 1; 32k (256) 0.043 vs 0.041;
+# 8k 0.032 vs 0.027. An explicit tail_m=8 forces it.
+GLUON_TAIL_MIN_SPLIT_LEN = 1024
+GLUON_CONFIG = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0, seesaw=True, tail_m=8)
 # The seesaw schedule's tiles arrive in slices of this many latent dims, a barrier each, so that the
 # score MMAs start on the first slice while the rest land (H200, 128k: 128 beat 256 and 512).
 SEESAW_SLICE = 128

@@ -6,7 +6,9 @@ Triton's pipeliner. Two schedules, one launcher (kernels.launch.fast_specs plans
   (`gl.warp_specialize`). Warpgroup W scores tiles 2j+W with full-width 64x64 wgmma, the two swap
   row maxima and P through shared memory, and each accumulates its half of O's 512 columns from
   both tiles of a pair. A tile's latent dims arrive by TMA in SEESAW_SLICE-wide slices, a barrier
-  each, so scoring starts on the first slice while the rest lands.
+  each, so scoring starts on the first slice while the rest lands. With TAIL_M (8), the rows past
+  the last whole M block (72 = 64 + 8) go to a third warpgroup that reads the same tiles
+  transposed (`_seesaw_tail`) instead of to a second, padded 64-row block.
 - `_gluon_split_kernel` (`seesaw=False`): both warpgroups work on every tile (each half of its
   tokens for S, half of O's columns for PV); KV tiles through a NUM_STAGES ring, refilled as soon
   as the MMAs that read a stage retire; the PV MMA of tile i runs into tile i+1's wait.
@@ -37,6 +39,10 @@ from kernels.plan import SEESAW_SLICE
 from kernels.softmax import LOG2E
 
 _LN2 = gl.constexpr(0.6931471805599453)
+# With a tail warpgroup (TAIL_M): registers of the second main warpgroup and of the tail one
+# (setmaxnreg; the first gets what is left, 192). At (216, 72) the tail spilled its MMA
+# descriptors: H200, 128k, 8 heads, graph replay 0.100 ms at page 64; at (200, 112) 0.081 ms.
+TAIL_REGS = gl.constexpr((200, 112))
 # Triton 3.6 (the H200 machine's) names the copies async_copy_global_to_shared; later releases
 # async_load (the old name then raises).
 _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
@@ -98,16 +104,15 @@ def _landed():
 @gluon.jit
 def _draft_bits(TreeMask, b, rows, HEADS: gl.constexpr, Q_LEN: gl.constexpr):
     """Per query row, the draft tokens it may see as bits of an int64 (bit j: draft token j), so
-    that the masked tiles test a shift instead of loading a [rows, tokens] block of the mask."""
-    QP: gl.constexpr = 64
-    lay: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 1], threads_per_warp=[1, 32],
-                                         warps_per_cta=[gl.num_warps(), 1], order=[1, 0])
-    r = gl.convert_layout(rows, gl.SliceLayout(1, lay))
-    j = gl.arange(0, QP, layout=gl.SliceLayout(0, lay))
-    vis = gl.load(TreeMask + (b * Q_LEN + r[:, None] // HEADS) * Q_LEN + j[None, :],
-                  mask=(r < Q_LEN * HEADS)[:, None] & (j < Q_LEN)[None, :], other=0)
-    bits = gl.sum(gl.where(vis != 0, gl.full([1, QP], 1, gl.int64, lay) << j[None, :].to(gl.int64), 0), 1)
-    return gl.convert_layout(bits, rows.type.layout)
+    that the masked tiles test a shift instead of loading a [rows, tokens] block of the mask.
+    Built in the rows' own layout (no layout conversion: its scratch would cost shared memory)."""
+    ok = rows < Q_LEN * HEADS
+    mask_row = TreeMask + (b * Q_LEN + rows // HEADS) * Q_LEN
+    bits = (rows * 0).to(gl.int64)
+    for j in range(Q_LEN):
+        vis = gl.load(mask_row + j, mask=ok, other=0)
+        bits = bits | ((vis != 0).to(gl.int64) << j)
+    return bits
 
 
 @gluon.jit
@@ -122,10 +127,10 @@ def _visible(bits, start, hi, ctx_len, BLOCK_N: gl.constexpr):
 
 
 @gluon.jit
-def _q_rows(Q, b, mb, BLOCK_M: gl.constexpr, M: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
+def _q_rows(Q, b, row0, ROWS: gl.constexpr, M: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
             blk: gl.constexpr):
-    """The M block's query rows (latent part, rope part) in layout `blk`, zeros past row M."""
-    rows = mb * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, blk))
+    """Query rows row0..row0+ROWS-1 (latent part, rope part) in layout `blk`, zeros past row M."""
+    rows = row0 + gl.arange(0, ROWS, layout=gl.SliceLayout(1, blk))
     q_ptr = Q + ((b * M + rows).to(gl.int64) * (D_LATENT + D_ROPE))[:, None]
     ok = (rows < M)[:, None]
     q_lat = gl.load(q_ptr + gl.arange(0, D_LATENT, layout=gl.SliceLayout(0, blk))[None, :], mask=ok, other=0.0)
@@ -246,7 +251,7 @@ def _gluon_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Pa
     p_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(BLOCK_N * 2), element_bitwidth=16, rank=2)
 
     # Q rows of this block -> shared memory, once.
-    q_lat, q_pe = _q_rows(Q, b, mb, BLOCK_M, M, D_LATENT, D_ROPE, blk)
+    q_lat, q_pe = _q_rows(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, blk)
     q_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [BLOCK_M, D_LATENT], q_lat_sl, q_lat)
     q_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [BLOCK_M, D_ROPE], q_pe_sl, q_pe)
 
@@ -324,11 +329,13 @@ def _issue_parts(KLat, KPe, PageTable, page_base, start, bars, base: gl.constexp
 @gluon.jit
 def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
             page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars,
-            max_bars, p_bars, l_bars, max0, max1, l0, l1, PARTS: gl.constexpr, HEADS: gl.constexpr,
+            max_bars, p_bars, ts_bars, max0, max1, PARTS: gl.constexpr, HEADS: gl.constexpr,
             Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
-            BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
+            BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr):
     """Warpgroup W's side of the seesaw schedule (see the kernel below), from its first tile to its
-    half of the split's partial output."""
+    half of the split's partial output. With TAIL_M, a third warpgroup (_seesaw_tail) reads the
+    same tiles: a gathered tile is announced on its buffer's last full barrier, P waits until the
+    tail has scored the rope rows, and a buffer is free once all three are done with it."""
     M: gl.constexpr = Q_LEN * HEADS
     HALF: gl.constexpr = D_LATENT // 2
     GATHER: gl.constexpr = PAGE_SIZE < BLOCK_N
@@ -344,9 +351,9 @@ def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse,
     o = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
     bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
     if W == 0:
-        my_max, other_max, my_l, other_l = max0, max1, l0, l1
+        my_max, other_max = max0, max1
     else:
-        my_max, other_max, my_l, other_l = max1, max0, l1, l0
+        my_max, other_max = max1, max0
     for j in range(gl.cdiv(n_tiles, 2)):
         t = 2 * j + W
         start = lo + t * BLOCK_N
@@ -362,12 +369,16 @@ def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse,
             _gather_tile(KV, PageTable, page_base, start, hi, my_k, my_pe, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, 4)
             async_copy.wait_group(0)
             _landed()
+            if TAIL_M > 0:
+                mbarrier.arrive(full_bars.index(W * PARTS + PARTS - 1), count=1)
         elif t < n_full:
             _issue_parts(KLat, KPe, PageTable, page_base, start, full_bars, W * PARTS, my_k, my_pe, PAGE_SIZE, PARTS)
         else:  # a partial tile, draft tokens, or past the end (all zeros: scores masked, P = 0)
             _gather_tile(KV, PageTable, page_base, start, hi, my_k, my_pe, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, 4)
             async_copy.wait_group(0)
             _landed()
+            if TAIL_M > 0:
+                mbarrier.arrive(full_bars.index(W * PARTS + PARTS - 1), count=1)
         # Scores slice by slice of the latent dims, each as soon as its TMA has landed.
         PW: gl.constexpr = D_LATENT // PARTS
         s = warpgroup_mma_init(s_zero)
@@ -393,6 +404,8 @@ def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse,
         p = gl.exp2(qk - m_safe[:, None])
         l_i = l_i * alpha + gl.sum(p, 1)
         m_i = m_new
+        if TAIL_M > 0:  # the tail warpgroup has scored this tile's rope rows too
+            mbarrier.wait(ts_bars.index(W), j & 1)
         my_pe.store(p.to(my_pe.dtype))  # P into the rope rows: the score MMAs are done with them
         fence_async_shared()
         _barrier()
@@ -405,17 +418,23 @@ def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse,
         mbarrier.arrive(empty_bars.index(W), count=1)
         mbarrier.arrive(empty_bars.index(1 - W), count=1)
     # The row sums of both halves of the tiles, then this warpgroup's half of O and (W=0) the LSE.
-    my_l.store(l_i)
+    # They go where the maxima went, through the P barriers, one phase past the last pair's: first
+    # every reader of this buffer (the other warpgroup, the tail) is past the last pair, so that
+    # none still waits for that pair's phase of a barrier this one arrives on again.
+    n_pairs = gl.cdiv(n_tiles, 2)
+    if n_pairs > 0:
+        mbarrier.wait(empty_bars.index(W), (n_pairs - 1) & 1)
+    my_max.store(l_i)
     _barrier()
-    mbarrier.arrive(l_bars.index(W), count=1)
-    mbarrier.wait(l_bars.index(1 - W), 0)
-    l_all = l_i + other_l.load(row_l)
+    mbarrier.arrive(p_bars.index(W), count=1)
+    mbarrier.wait(p_bars.index(1 - W), n_pairs & 1)
+    l_all = l_i + other_max.load(row_l)
     if W == 0:
         lse = gl.where(l_all > 0, (m_i + gl.log2(l_all)) * _LN2, float("-inf"))
         gl.store(PartLse + split * total_rows + b * M + rows, lse, mask=rows < M)
     o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), gl.SliceLayout(1, o_layout))[:, None]
-    # Out through this warpgroup's own tile buffer (the other warpgroup has left the loop, so it
-    # no longer reads it), 64 columns at a time: no thread holds an address per register of O.
+    # Out through this warpgroup's own tile buffer (no one reads it any more: see above), 64
+    # columns at a time: no thread holds an address per register of O.
     o_s = _reinterpret(klat_s.index(W), gl.float32, [BLOCK_M, HALF],
                        gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0]))
     o_s.store(o)
@@ -431,12 +450,123 @@ def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse,
 
 
 @gluon.jit
+def _visible_t(bits, start, hi, ctx_len, BLOCK_N: gl.constexpr):
+    """_visible transposed: the [BLOCK_N, rows] mask of the tile at `start`, tokens down."""
+    pos = start + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, bits.type.layout.parent))
+    j = pos - ctx_len
+    shift = gl.minimum(gl.maximum(j, 0), 63).to(gl.int64)
+    tree = ((bits[None, :] >> shift[:, None]) & 1) != 0
+    return (pos < hi)[:, None] & ((j < 0)[:, None] | tree)
+
+
+@gluon.jit
+def _tail_scores(u: gl.constexpr, t, j, n_full, k_buf, pe_buf, qt_lat, qt_pe, full_bars, ts_bars, s_zero,
+                 PARTS: gl.constexpr, GATHER: gl.constexpr):
+    """S^T = K Q^T of the tile in buffer u for the tail rows (tokens on the MMA's M side, rows on
+    its N side), slice by slice as the TMA lands; then the buffer's owner may overwrite the rope rows."""
+    PW: gl.constexpr = qt_lat.shape[1] // PARTS
+    s = warpgroup_mma_init(s_zero)
+    for k in gl.static_range(PARTS):
+        if GATHER:
+            if k == 0:
+                mbarrier.wait(full_bars.index(u * PARTS + PARTS - 1), j & 1)
+        elif t < n_full:
+            mbarrier.wait(full_bars.index(u * PARTS + k), j & 1)
+        elif k == 0:  # a gathered tile: its warpgroup arrives on the last barrier once it has landed
+            mbarrier.wait(full_bars.index(u * PARTS + PARTS - 1), j & 1)
+        s = warpgroup_mma(k_buf.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s,
+                          use_acc=k > 0, is_async=True)
+    s = warpgroup_mma(pe_buf, qt_pe.permute((1, 0)), s, is_async=True)
+    s = warpgroup_mma_wait(0, deps=[s])
+    mbarrier.arrive(ts_bars.index(u), count=1)
+    return s
+
+
+@gluon.jit
+def _seesaw_tail(Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
+                 n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars, empty_bars, ts_bars,
+                 PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
+                 D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                 TAIL_M: gl.constexpr):
+    """The rows past the last whole M block (at most TAIL_M, e.g. 72 = 64 + 8), in a third
+    warpgroup, transposed so that nothing is padded to 64 rows: S^T = K Q^T has the tile's 64
+    tokens on the MMA's M side and the TAIL_M rows on its N side (wgmma N = 8 is allowed), and
+    O^T = V^T P^T the 512 latent dims on M. It reads both tiles of every pair from the seesaw's
+    buffers; only the last M block's program stores its rows (the others keep the barriers going)."""
+    M: gl.constexpr = Q_LEN * HEADS
+    ROW0: gl.constexpr = M // BLOCK_M * BLOCK_M
+    GATHER: gl.constexpr = PAGE_SIZE < BLOCK_N
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                       instr_shape=[16, TAIL_M, 16])
+    col_l: gl.constexpr = gl.SliceLayout(0, s_layout)
+    blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[4, 1],
+                                         order=[1, 0])
+    q_lat, q_pe = _q_rows(Q, b, ROW0, TAIL_M, M, D_LATENT, D_ROPE, blk)
+    qt_lat_s.index(0).store(q_lat)
+    qt_pe_s.index(0).store(q_pe)
+    fence_async_shared()
+    _barrier()
+    rows = ROW0 + gl.arange(0, TAIL_M, layout=col_l)
+    bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
+    s_zero = gl.zeros([BLOCK_N, TAIL_M], gl.float32, s_layout)
+    m_i = gl.full([TAIL_M], float("-inf"), gl.float32, col_l)
+    l_i = gl.zeros([TAIL_M], gl.float32, col_l)
+    o = gl.zeros([D_LATENT, TAIL_M], gl.float32, s_layout)  # O^T
+    for j in range(gl.cdiv(n_tiles, 2)):
+        z = j >> 30  # as in _seesaw: descriptors rebuilt per pair, not hoisted
+        k0, pe0, k1, pe1 = klat_s.index(z), kpe_s.index(z), klat_s.index(1 + z), kpe_s.index(1 + z)
+        t0 = 2 * j
+        s0 = _tail_scores(0, t0, j, n_full, k0, pe0, qt_lat_s.index(z), qt_pe_s.index(z), full_bars, ts_bars,
+                          s_zero, PARTS, GATHER)
+        s1 = _tail_scores(1, t0 + 1, j, n_full, k1, pe1, qt_lat_s.index(z), qt_pe_s.index(z), full_bars, ts_bars,
+                          s_zero, PARTS, GATHER)
+        qk0 = s0 * qk_scale
+        qk1 = s1 * qk_scale
+        start = lo + t0 * BLOCK_N
+        if t0 + 1 >= n_full:
+            qk0 = gl.where(_visible_t(bits, start, hi, ctx_len, BLOCK_N), qk0, float("-inf"))
+            qk1 = gl.where(_visible_t(bits, start + BLOCK_N, hi, ctx_len, BLOCK_N), qk1, float("-inf"))
+        m_new = gl.maximum(m_i, gl.maximum(gl.max(qk0, 0), gl.max(qk1, 0)))
+        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+        alpha = gl.exp2(m_i - m_safe)
+        p0 = gl.exp2(qk0 - m_safe[None, :])
+        p1 = gl.exp2(qk1 - m_safe[None, :])
+        l_i = l_i * alpha + gl.sum(p0, 0) + gl.sum(p1, 0)
+        m_i = m_new
+        o = o * alpha[None, :]
+        # One P buffer (shared memory is full): tile 0's PV MMA retires before tile 1's P goes in.
+        pt = pt_s.index(z)
+        pt.store(gl.permute(p0.to(pt_s.dtype), (1, 0)))
+        fence_async_shared()
+        _barrier()
+        o = warpgroup_mma(k0.permute((1, 0)), pt.permute((1, 0)), o)
+        _barrier()
+        pt.store(gl.permute(p1.to(pt_s.dtype), (1, 0)))
+        fence_async_shared()
+        _barrier()
+        acc = warpgroup_mma(k1.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
+        o = warpgroup_mma_wait(0, deps=[acc])
+        mbarrier.arrive(empty_bars.index(0), count=1)
+        mbarrier.arrive(empty_bars.index(1), count=1)
+    if mb == gl.num_programs(0) - 1:
+        out_rows = b * M + rows
+        lse = gl.where(l_i > 0, (m_i + gl.log2(l_i)) * _LN2, float("-inf"))
+        gl.store(PartLse + split * total_rows + out_rows, lse, mask=rows < M)
+        o = o / gl.where(l_i > 0, l_i, 1.0)[None, :]
+        dims = gl.arange(0, D_LATENT, layout=gl.SliceLayout(1, s_layout))
+        ptr = PartO + ((split * total_rows + out_rows).to(gl.int64) * D_LATENT)[None, :] + dims[:, None]
+        gl.store(ptr, o.to(PartO.dtype.element_ty), mask=(rows < M)[None, :])
+
+
+@gluon.jit
 def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
                          stride_pt, total_rows,
                          HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
                          D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
-                         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, num_warps: gl.constexpr):
-    """Grid (m_blocks, splits, batch), 4 + 4 warps: the seesaw schedule (see _seesaw)."""
+                         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
+                         num_warps: gl.constexpr):
+    """Grid (m_blocks, splits, batch), 4 + 4 warps: the seesaw schedule (see _seesaw); with TAIL_M,
+    4 more for the rows past the last whole M block (see _seesaw_tail)."""
     mb = gl.program_id(0)
     split = gl.program_id(1)
     b = gl.program_id(2)
@@ -446,7 +576,7 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
     q_lat_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(D_LATENT * 2), element_bitwidth=16,
                                                   rank=2)
     q_pe_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(D_ROPE * 2), element_bitwidth=16, rank=2)
-    q_lat, q_pe = _q_rows(Q, b, mb, BLOCK_M, M, D_LATENT, D_ROPE, blk)
+    q_lat, q_pe = _q_rows(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, blk)
     q_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, BLOCK_M, D_LATENT], q_lat_sl)
     q_lat_s.index(0).store(q_lat)
     q_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, BLOCK_M, D_ROPE], q_pe_sl)
@@ -454,38 +584,57 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
     klat_s = gl.allocate_shared_memory(KLat.dtype, [2, BLOCK_N, D_LATENT], KLat.layout)
     kpe_s = gl.allocate_shared_memory(KPe.dtype, [2, BLOCK_N, D_ROPE], KPe.layout)
     vec_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
-    max0 = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)  # each warpgroup's row maxima, row sums
+    # Each warpgroup's row maxima, then (after the loop) its row sums in the same place: a
+    # warpgroup leaves the loop only after the other's last P, which that one stored after
+    # reading these maxima.
+    max0 = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)
     max1 = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)
-    l0 = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)
-    l1 = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)
     PARTS: gl.constexpr = D_LATENT // KLat.block_type.shape[1]  # a tile's latent dims arrive in PARTS slices
     full_bars = gl.allocate_shared_memory(gl.int64, [2 * PARTS, 1], mbarrier.MBarrierLayout())
     empty_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     max_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     p_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    l_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    ts_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())  # the tail has scored a buffer
     for k in gl.static_range(2):
         for q in gl.static_range(PARTS):
             mbarrier.init(full_bars.index(k * PARTS + q), count=1)
-        mbarrier.init(empty_bars.index(k), count=2)
+        mbarrier.init(empty_bars.index(k), count=3 if TAIL_M > 0 else 2)
         mbarrier.init(max_bars.index(k), count=1)
         mbarrier.init(p_bars.index(k), count=1)
-        mbarrier.init(l_bars.index(k), count=1)
+        mbarrier.init(ts_bars.index(k), count=1)
     fence_async_shared()
     _barrier()
 
     ctx_len, lo, hi, n_full, n_tiles = _split_bounds(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
     page_base = b * stride_pt
-    gl.warp_specialize([
-        (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, page_base,
-                   lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars,
-                   p_bars, l_bars, max0, max1, l0, l1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
-                   BLOCK_N)),
-        (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, page_base,
-                   lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars,
-                   p_bars, l_bars, max0, max1, l0, l1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
-                   BLOCK_N)),
-    ], [4], [240])
+    if TAIL_M > 0:
+        qt_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_LATENT], q_lat_sl)
+        qt_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_ROPE], q_pe_sl)
+        pt_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, BLOCK_N], q_pe_sl)  # the tail's P
+        gl.warp_specialize([
+            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, page_base,
+                       lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars,
+                       p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE,
+                       BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, page_base,
+                       lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars,
+                       p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE,
+                       BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw_tail, (
+            Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full, n_tiles, klat_s,
+            kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars, empty_bars, ts_bars, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
+            D_ROPE, BLOCK_M, BLOCK_N, TAIL_M))], [4, 4], [TAIL_REGS[0], TAIL_REGS[1]])
+    else:
+        gl.warp_specialize([
+            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, page_base,
+                       lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars,
+                       p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE,
+                       BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, page_base,
+                       lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars,
+                       p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE,
+                       BLOCK_M, BLOCK_N, TAIL_M)),
+        ], [4], [240])
 
 
 _DESCRIPTORS: OrderedDict = OrderedDict()  # the last few caches' descriptors (building them costs host time)

@@ -61,9 +61,11 @@ def test_sm90_resources_match_ncu_on_the_h200():
     decode = kernel_resources("triton_mla_decode", W, "sm_90")["launches"][0]
     ncu = pd.read_csv(RUNS / "h200-triton_mla_fast-gluon-128k-p64" / "launches.csv").drop_duplicates("kernel")
     seesaw = ncu[ncu.kernel == "_gluon_seesaw_kernel"].iloc[0]
-    assert fast["name"] == "_gluon_seesaw_kernel" and fast["programs"] == 130
-    assert (fast["threads"], fast["registers"]) == (seesaw.block_size, seesaw.registers_per_thread) == (256, 255)
-    assert abs(fast["shared_bytes"] - (seesaw.shared_mem_per_block - 1024)) <= 64  # 223,364 B with 3.6, 32 B less with 3.9
+    # 8 heads x 9 tokens = 72 rows: one 64-row block and the 8-row tail warpgroup (3 x 128 threads,
+    # 168 registers each at launch, redistributed by setmaxnreg), 232,424 B with triton 3.6 and 3.9
+    assert fast["name"] == "_gluon_seesaw_kernel" and fast["programs"] == 129 == seesaw.grid_size
+    assert (fast["threads"], fast["registers"]) == (seesaw.block_size, seesaw.registers_per_thread) == (384, 168)
+    assert abs(fast["shared_bytes"] - (seesaw.shared_mem_per_block - 1024)) <= 64
     hopper = xcompile.compile_launch(fast_specs(W, arch="sm_90", path="hopper")[0], "sm_90")
     assert (hopper.shared_bytes, hopper.registers) == (229376, 255)
     assert decode["shared_bytes"] == 56320 and decode["programs"] == 72

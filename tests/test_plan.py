@@ -68,19 +68,21 @@ def test_code_paths_gluon_on_sm90_at_every_page_size():
 def test_gluon_path_has_its_own_config_and_rejects_what_it_cannot_run():
     w = VerifyWorkload(ctx_len=131072, heads=8, page_size=1)
     split, _ = fast_specs(w, arch="sm_90", device_name="NVIDIA H200")  # the H200's tuned entry is the portable one's
-    assert split.name == "_gluon_seesaw_kernel" and split.num_warps == 8  # two 4-warp partitions
+    # 72 rows: one 64-row block plus the 8-row tail warpgroup: three 4-warp partitions
+    assert split.name == "_gluon_seesaw_kernel" and split.num_warps == 12 and split.constexprs["TAIL_M"] == 8
     assert {k: split.constexprs[k] for k in ("BLOCK_M", "BLOCK_N", "num_warps")} == dict(BLOCK_M=64, BLOCK_N=64,
                                                                                           num_warps=4)
     assert split.signature["KLat"] == "tensordesc<bf16[64,128]>"  # tiles arrive in 128-dim slices
     simple, _ = fast_specs(w, arch="sm_90", path="gluon", seesaw=False)
     assert simple.name == "_gluon_split_kernel" and simple.constexprs["num_warps"] == 8
     assert simple.signature["KLat"] == "tensordesc<bf16[64,512]>"
-    assert split.grid[0] == 2 and split.grid[0] * split.grid[1] <= 132  # one program per SM, one wave
-    assert split.int_args["split_len"] == 2048  # 32 tiles of 64 tokens each
+    assert split.grid[0] == 1 and split.grid[0] * split.grid[1] <= 132  # one program per SM, one wave
+    assert split.int_args["split_len"] == 1024  # 16 tiles of 64 tokens each
+    assert simple.constexprs.get("TAIL_M") is None and simple.grid[0] == 2  # the tail is the seesaw's alone
     portable, _ = fast_specs(w, arch="sm_90", device_name="NVIDIA H200", path="portable")
     assert portable.constexprs["BLOCK_M"] == 32  # the Triton kernels keep their tuned configs
-    for bad in (dict(block_m=32), dict(tail_m=16), dict(partials="input"), dict(num_warps=6), dict(block_n=32),
-                dict(num_warps=16)):
+    for bad in (dict(block_m=32), dict(tail_m=16), dict(num_warps=6), dict(block_n=32),
+                dict(num_warps=16), dict(seesaw=False, tail_m=8)):
         with pytest.raises(ValueError, match="gluon path"):
             fast_specs(w, arch="sm_90", path="gluon", **bad)
     with pytest.raises(ValueError, match="q_len <= 64"):
@@ -93,3 +95,26 @@ def test_plan_imports_without_torch():
     code = ("import sys, kernels.plan, kernels.registry; kernels.plan.fast_launch_config('sm_120', 8, 1); "
             "kernels.registry.code_path('triton_mla_fast', 'sm_90', 64); assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_gluon_tail_only_where_it_was_measured_to_pay():
+    """The 8-row tail warpgroup: rows past whole 64-row blocks, at most 8; by default only when its
+    plan (one M block fewer, so more splits) keeps >= GLUON_TAIL_MIN_SPLIT_LEN tokens per split."""
+    from kernels.plan import GLUON_TAIL_MIN_SPLIT_LEN, gluon_tail_rows
+
+    assert [gluon_tail_rows(m, 64, 8) for m in (72, 136, 64, 32, 80, 576, 65)] == [8, 8, 0, 0, 0, 0, 8]
+    assert gluon_tail_rows(72, 64, 0) == 0
+
+    def plan(ctx_len, **kw):
+        split = fast_specs(VerifyWorkload(ctx_len=ctx_len, **{k: v for k, v in kw.items() if k in ("q_len", "heads")}),
+                           arch="sm_90", **{k: v for k, v in kw.items() if k not in ("q_len", "heads")})[0]
+        return split.grid[0], split.constexprs["TAIL_M"], split.int_args["split_len"]
+
+    assert plan(131072) == (1, 8, 1024) and GLUON_TAIL_MIN_SPLIT_LEN == 1024
+    assert plan(32768) == (2, 0, 512)  # the tail's plan would give 256-token splits: two padded blocks
+    assert plan(8192) == (2, 0, 256)
+    assert plan(8192, tail_m=8)[:2] == (1, 8)  # asked for: used at any length
+    assert plan(131072, tail_m=0)[:2] == (2, 0)
+    assert plan(131072, split_len=512)[:2] == (2, 0) and plan(131072, split_len=4096)[:2] == (1, 8)
+    assert plan(131072, q_len=17, tail_m=8)[:2] == (2, 8)  # 136 = 2 x 64 + 8
+    assert plan(131072, heads=64)[:2] == (9, 0)  # 576 rows: whole blocks

@@ -4,12 +4,15 @@ contexts that are not tile multiples, splits without a whole tile), then every c
 each shape: do_bench median (L2 flushed), one CUDA-graph replay, and the host's enqueue cost.
 
     python tools/search_gluon.py OUT_DIR [CANDIDATES|all] [SHAPE,SHAPE...]
-    e.g. python tools/search_gluon.py /tmp/out g-seesaw,g-n64s2 "128k h8 p64,128k h64 p64"
+    e.g. python tools/search_gluon.py /tmp/out g-seesaw,g-seesaw-pad "128k h8 p64,128k h64 p64"
+SEARCH_NO_CHECKS=1 skips the checks (for timing variants already checked); a shape matches any
+label containing it ("8k h8 p64" also picks "128k h8 p64").
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -27,7 +30,9 @@ CANDIDATES = {
     "g-n64s2": ("gluon", dict(seesaw=False, block_n=64, num_stages=2, **PP1)),
     "g-n32s4": ("gluon", dict(seesaw=False, block_n=32, num_stages=4, **PP1)),
     "g-n32s3": ("gluon", dict(seesaw=False, block_n=32, num_stages=3, **PP1)),
-    "g-seesaw": ("gluon", dict(seesaw=True)),
+    "g-seesaw-pad": ("gluon", dict(seesaw=True, tail_m=0)),  # 72 rows as two 64-row blocks
+    "g-seesaw": ("gluon", dict(seesaw=True)),  # the default: 64 rows + an 8-row tail warpgroup
+    "g-seesaw-bf16p": ("gluon", dict(seesaw=True, partials="input")),  # split partials in the input dtype
 }
 SHAPES = [
     ("128k h8 p64", VerifyWorkload(ctx_len=131072, heads=8, page_size=64)),
@@ -51,6 +56,10 @@ CHECKS = [
     VerifyWorkload(ctx_len=40, page_size=64, seed=6),  # shorter than one split: no whole prefix tile in some
     VerifyWorkload(ctx_len=40, page_size=1, seed=16),
     VerifyWorkload(ctx_len=20000, page_size=32, heads=16, seed=7),
+    # tails: 136 = 2 x 64 + 8 rows (the first block's tail warpgroup stores nothing); 72 at page 16
+    VerifyWorkload(ctx_len=30011, q_len=17, page_size=64, tree_mask="tree", seed=8),
+    VerifyWorkload(ctx_len=30011, q_len=17, page_size=1, tree_mask="chain", seed=18),
+    VerifyWorkload(ctx_len=1000, ctx_lens=(4093, 70001, 517), batch=3, page_size=16, tree_mask="tree", seed=9),
 ]
 CHECK_TOL = 1e-2
 
@@ -91,7 +100,7 @@ def main() -> None:
     shapes = [x for x in SHAPES if len(sys.argv) <= 3 or any(k in x[0] for k in sys.argv[3].split(","))]
     rows = []
     t0 = time.time()
-    for w in CHECKS:
+    for w in ([] if os.environ.get("SEARCH_NO_CHECKS") else CHECKS):
         inp = build_inputs(w, device="cuda")
         ref = torch_ref(inp)
         for name in only:

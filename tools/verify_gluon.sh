@@ -7,11 +7,11 @@ export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD:/tmp/site
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>&1 | tail -1
 step() { echo; echo "=== $* ($(date +%T), t=${SECONDS}s)"; }
 step "GPU tests"
-ROOFLINE_GPU_TESTS=1 python3 -m pytest -q -m gpu tests/test_gpu_kernels.py > "$OUT/gpu-pytest.txt" 2>&1; tail -3 "$OUT/gpu-pytest.txt"
+ROOFLINE_GPU_TESTS=1 timeout 300 python3 -m pytest -q -m gpu tests/test_gpu_kernels.py > "$OUT/gpu-pytest.txt" 2>&1; tail -3 "$OUT/gpu-pytest.txt"
+step "bench"
+timeout 240 python3 -m roofline bench --kernels triton_mla,triton_mla_decode,triton_mla_fast,triton_mla_fast_graph --ctx 8k,32k,128k \
+  --out "$OUT/bench" > "$OUT/bench.txt" 2>&1; echo "exit $?"; grep -v "^\[" "$OUT/bench.txt" | tail -52
 step "profile: the project's verdict on the default sm_90 path"
-python3 -m roofline profile --kernel triton_mla_fast --ctx 128k --page-size 64 --preset verdict --tool ncu \
+timeout 120 python3 -m roofline profile --kernel triton_mla_fast --ctx 128k --page-size 64 --preset verdict --tool ncu \
   --out /tmp/h200-triton_mla_fast-gluon-128k-p64 > "$OUT/profile.txt" 2>&1; echo "exit $?"; tail -30 "$OUT/profile.txt"
 tar czf "$OUT/profile-run.tgz" -C /tmp h200-triton_mla_fast-gluon-128k-p64 2>/dev/null
-step "bench"
-python3 -m roofline bench --kernels triton_mla,triton_mla_decode,triton_mla_fast,triton_mla_fast_graph --ctx 8k,32k,128k \
-  --out "$OUT/bench" > "$OUT/bench.txt" 2>&1; echo "exit $?"; grep -v "^\[" "$OUT/bench.txt" | tail -52
