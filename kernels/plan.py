@@ -97,9 +97,9 @@ CODE_PATHS: dict[str, dict[str, str]] = {
 # transposed warpgroup instead of a padded 64-row block (gluon_tail_rows; 227 KB of shared memory).
 # By default only where its plan (half the M blocks, so twice the splits) still gives every split
 # GLUON_TAIL_MIN_SPLIT_LEN tokens: H200, 8 heads, graph replay, tail vs padded block: 128k (1024
-# per split) 0.081 vs 0.094 ms at page 64, 0.085 vs 0.104 at page 1; 32k (256) 0.043 vs 0.041;
-# 8k 0.032 vs 0.027. An explicit tail_m=8 forces it.
-GLUON_TAIL_MIN_SPLIT_LEN = 1024
+# per split) 0.081 vs 0.094 ms at page 64, 0.085 vs 0.104 at page 1; 64k (512) 0.057 vs 0.060,
+# 0.059 vs 0.065; 32k (256) 0.043 vs 0.041; 8k 0.032 vs 0.027. An explicit tail_m=8 forces it.
+GLUON_TAIL_MIN_SPLIT_LEN = 512
 GLUON_CONFIG = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0, seesaw=True, tail_m=8)
 # The seesaw schedule's tiles arrive in slices of this many latent dims, a barrier each, so that the
 # score MMAs start on the first slice while the rest land (H200, 128k: 128 beat 256 and 512).

@@ -110,11 +110,12 @@ def test_gluon_tail_only_where_it_was_measured_to_pay():
                            arch="sm_90", **{k: v for k, v in kw.items() if k not in ("q_len", "heads")})[0]
         return split.grid[0], split.constexprs["TAIL_M"], split.int_args["split_len"]
 
-    assert plan(131072) == (1, 8, 1024) and GLUON_TAIL_MIN_SPLIT_LEN == 1024
+    assert plan(131072) == (1, 8, 1024) and GLUON_TAIL_MIN_SPLIT_LEN == 512
+    assert plan(65536) == (1, 8, 512)
     assert plan(32768) == (2, 0, 512)  # the tail's plan would give 256-token splits: two padded blocks
     assert plan(8192) == (2, 0, 256)
     assert plan(8192, tail_m=8)[:2] == (1, 8)  # asked for: used at any length
     assert plan(131072, tail_m=0)[:2] == (2, 0)
-    assert plan(131072, split_len=512)[:2] == (2, 0) and plan(131072, split_len=4096)[:2] == (1, 8)
+    assert plan(131072, split_len=256)[:2] == (2, 0) and plan(131072, split_len=4096)[:2] == (1, 8)
     assert plan(131072, q_len=17, tail_m=8)[:2] == (2, 8)  # 136 = 2 x 64 + 8
     assert plan(131072, heads=64)[:2] == (9, 0)  # 576 rows: whole blocks

@@ -31,7 +31,8 @@ CANDIDATES = {
     "g-n32s4": ("gluon", dict(seesaw=False, block_n=32, num_stages=4, **PP1)),
     "g-n32s3": ("gluon", dict(seesaw=False, block_n=32, num_stages=3, **PP1)),
     "g-seesaw-pad": ("gluon", dict(seesaw=True, tail_m=0)),  # 72 rows as two 64-row blocks
-    "g-seesaw": ("gluon", dict(seesaw=True)),  # the default: 64 rows + an 8-row tail warpgroup
+    "g-seesaw": ("gluon", dict(seesaw=True)),  # the default: 64 rows + an 8-row tail warpgroup (long splits)
+    "g-seesaw-tail": ("gluon", dict(seesaw=True, tail_m=8)),  # the tail at any length
     "g-seesaw-bf16p": ("gluon", dict(seesaw=True, partials="input")),  # split partials in the input dtype
 }
 SHAPES = [
@@ -40,6 +41,8 @@ SHAPES = [
     ("128k h8 p16", VerifyWorkload(ctx_len=131072, heads=8, page_size=16)),
     ("128k h64 p64", VerifyWorkload(ctx_len=131072, heads=64, page_size=64)),
     ("128k h64 p1", VerifyWorkload(ctx_len=131072, heads=64, page_size=1)),
+    ("64k h8 p64", VerifyWorkload(ctx_len=65536, heads=8, page_size=64)),
+    ("64k h8 p1", VerifyWorkload(ctx_len=65536, heads=8, page_size=1)),
     ("32k h8 p64", VerifyWorkload(ctx_len=32768, heads=8, page_size=64)),
     ("8k h8 p64", VerifyWorkload(ctx_len=8192, heads=8, page_size=64)),
     ("8k h8 p1", VerifyWorkload(ctx_len=8192, heads=8, page_size=1)),
