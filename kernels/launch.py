@@ -16,8 +16,8 @@ from functools import lru_cache
 from importlib import import_module
 
 from kernels.plan import (DECODE_BLOCK_H, DECODE_KV_SPLITS, EXTEND_BLOCK_M, FAST_DEFAULTS, FAST_MIN_SPLIT_LEN,
-                          GLUON_CONFIG, GLUON_TAIL_MIN_SPLIT_LEN, SEESAW_SLICE, cdiv, code_path, gluon_tail_rows, plan_splits,
-                          split_rows)
+                          GLUON_CONFIG, GLUON_TAIL_MIN_SPLIT_LEN, SEESAW_SLICE, cdiv, code_path, gluon_tail_rows,
+                          plan_splits, split_rows)
 from kernels.plan import fast_launch_config as arch_fast_config
 from kernels.spec import VerifyWorkload
 from kernels.tuned import tuned_config
@@ -205,7 +205,8 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
         block_m, tail_m = cfg["block_m"], gluon_tail_rows(m, cfg["block_m"], cfg["tail_m"])
         if tail_m and "tail_m" not in launch:  # by default: only with long splits
             tail_split = cdiv(split_len, block_n) * block_n if split_len else plan_splits(
-                max_kv, w.batch, m // block_m, sm_count, block_n, cfg["programs_per_sm"], max(min_split_len, block_n))[0]
+                max_kv, w.batch, m // block_m, sm_count, block_n, cfg["programs_per_sm"],
+                max(min_split_len, block_n))[0]
             tail_m = tail_m if tail_split >= GLUON_TAIL_MIN_SPLIT_LEN else 0
         m_blocks = m // block_m if tail_m else cdiv(m, block_m)
     else:

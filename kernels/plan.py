@@ -90,9 +90,9 @@ CODE_PATHS: dict[str, dict[str, str]] = {
     "triton_mla_fast": {"sm_90": "gluon"},
 }
 # The Gluon kernel's launch parameters: 64-row M blocks, two warpgroups, 64-token tiles, one
-# program per SM (222 KB of shared memory; 227 KB with the tail). seesaw=True: the warp-specialised schedule (each
-# warpgroup scores its own tiles); False: the single-schedule kernel with a 2-stage ring. Measured
-# on the H200 against each other and against 32-token tiles (docs/results/fast-kernel.md).
+# program per SM (222 KB of shared memory; 227 KB with the tail). seesaw=True: the warp-specialised
+# schedule (each warpgroup scores its own tiles); False: the single-schedule kernel with a 2-stage
+# ring. Measured on the H200 against each other and against 32-token tiles (docs/results/fast-kernel.md).
 # tail_m=8 (seesaw only): up to 8 rows past the last whole block (72 = 64 + 8) go to a third,
 # transposed warpgroup instead of a padded 64-row block (gluon_tail_rows; 227 KB of shared memory).
 # By default only where its plan (half the M blocks, so twice the splits) still gives every split

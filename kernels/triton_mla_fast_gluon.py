@@ -607,33 +607,34 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
 
     ctx_len, lo, hi, n_full, n_tiles = _split_bounds(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
     page_base = b * stride_pt
+    # The same two main partitions either way (a tuple of their arguments would lose its constexprs).
     if TAIL_M > 0:
         qt_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_LATENT], q_lat_sl)
         qt_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_ROPE], q_pe_sl)
         pt_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, BLOCK_N], q_pe_sl)  # the tail's P
         gl.warp_specialize([
-            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, page_base,
-                       lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars,
-                       p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE,
-                       BLOCK_M, BLOCK_N, TAIL_M)),
-            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, page_base,
-                       lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars,
-                       p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE,
-                       BLOCK_M, BLOCK_N, TAIL_M)),
-            (_seesaw_tail, (
-            Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full, n_tiles, klat_s,
-            kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars, empty_bars, ts_bars, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
-            D_ROPE, BLOCK_M, BLOCK_N, TAIL_M))], [4, 4], [TAIL_REGS[0], TAIL_REGS[1]])
+            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
+                       page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,
+                       empty_bars, max_bars, p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
+                       D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
+                       page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,
+                       empty_bars, max_bars, p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
+                       D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw_tail, (Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
+                            n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars, empty_bars, ts_bars, PARTS,
+                            HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+        ], [4, 4], [TAIL_REGS[0], TAIL_REGS[1]])
     else:
         gl.warp_specialize([
-            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, page_base,
-                       lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars,
-                       p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE,
-                       BLOCK_M, BLOCK_N, TAIL_M)),
-            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, page_base,
-                       lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars,
-                       p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE,
-                       BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
+                       page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,
+                       empty_bars, max_bars, p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
+                       D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
+                       page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,
+                       empty_bars, max_bars, p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
+                       D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
         ], [4], [240])
 
 

@@ -37,8 +37,8 @@ FAST_PATH_CASES = [  # (path, workload fields, launch overrides); on sm_90 the d
                    heads=64), {}),
     ("gluon", dict(ctx_len=40, page_size=1, tree_mask="tree"), {}),  # splits with no whole tile
     ("gluon", dict(ctx_len=20_000, page_size=32, heads=16, tree_mask="tree"), {}),
-    # the tail warpgroup (72 = 64 + 8 rows) forced where the default plan would pad, and the
-    # padded block forced where it would use the tail
+    # the tail warpgroup (72 = 64 + 8 rows) asked for, also where the default plan pads (ctx 40,
+    # 136 rows at 30k), and the padded blocks asked for where the default takes the tail (128k)
     ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree"), dict(tail_m=8)),
     ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="chain"), dict(tail_m=8)),
     ("gluon", dict(ctx_len=1000, ctx_lens=(4093, 70001, 517), batch=3, page_size=16, tree_mask="tree"),
