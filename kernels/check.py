@@ -17,6 +17,17 @@ from kernels.spec import VerifyWorkload
 REL_TOL = {"bf16": 1e-2, "fp16": 2e-3, "fp32": 1e-3}
 
 
+def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
+    """||out - ref|| / ||ref||, in fp32."""
+    o, r = out.float(), ref.float()
+    return float(torch.linalg.vector_norm(o - r) / torch.linalg.vector_norm(r))
+
+
+def finite_rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
+    """rel_err, but inf where `out` holds a NaN or an inf (such an output is never close)."""
+    return rel_err(out, ref) if bool(torch.isfinite(out).all()) else float("inf")
+
+
 @dataclass(frozen=True)
 class CheckResult:
     kernel: str
@@ -45,7 +56,7 @@ def check_kernel(name: str, workload: VerifyWorkload, device: str = "cuda",
     unwritten = int((~torch.isfinite(out32)).sum())
     diff = (out32 - ref32).abs()
     max_abs = float(diff.max())
-    rel = float(torch.linalg.vector_norm(out32 - ref32) / torch.linalg.vector_norm(ref32))
+    rel = rel_err(out32, ref32)
     ok = unwritten == 0 and rel == rel and rel <= REL_TOL[dtype]
     return CheckResult(kernel=name, workload=workload.describe(), device=str(device), dtype=dtype,
                        max_abs_err=max_abs, rel_err=rel, rel_tol=REL_TOL[dtype],

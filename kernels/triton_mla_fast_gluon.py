@@ -318,6 +318,18 @@ def _issue_parts(KLat, KPe, PageTable, page_base, start, bars, base: gl.constexp
     _tma_load(KPe, [row0, 0], last, kpe_buf)
 
 
+@gluon.jit
+def _gather_landed(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, full_bar, PAGE_SIZE: gl.constexpr,
+                   D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr):
+    """A seesaw warpgroup's cp.async gather of its tile, waited for and visible to the MMAs; with a
+    tail warpgroup (TAIL_M), announced on the buffer's last full barrier, which the tail waits on."""
+    _gather_tile(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, 4)
+    async_copy.wait_group(0)
+    _landed()
+    if TAIL_M > 0:
+        mbarrier.arrive(full_bar, count=1)
+
+
 # --- the warp-specialised ("seesaw") schedule -------------------------------------------------
 # Two warpgroups, each its own partition: warpgroup W scores the even (W=0) or odd (W=1) tiles
 # with full 64-token MMAs (N=64 instead of 32 per warpgroup: a third less shared-memory traffic
@@ -366,19 +378,13 @@ def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse,
         if j > 0:  # both warpgroups are done with this buffer's previous tile (scores, P, both PVs)
             mbarrier.wait(empty_bars.index(W), (j - 1) & 1)
         if GATHER:  # pages smaller than a tile: every tile through the page table
-            _gather_tile(KV, PageTable, page_base, start, hi, my_k, my_pe, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, 4)
-            async_copy.wait_group(0)
-            _landed()
-            if TAIL_M > 0:
-                mbarrier.arrive(full_bars.index(W * PARTS + PARTS - 1), count=1)
+            _gather_landed(KV, PageTable, page_base, start, hi, my_k, my_pe, full_bars.index(W * PARTS + PARTS - 1),
+                           PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, TAIL_M)
         elif t < n_full:
             _issue_parts(KLat, KPe, PageTable, page_base, start, full_bars, W * PARTS, my_k, my_pe, PAGE_SIZE, PARTS)
         else:  # a partial tile, draft tokens, or past the end (all zeros: scores masked, P = 0)
-            _gather_tile(KV, PageTable, page_base, start, hi, my_k, my_pe, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, 4)
-            async_copy.wait_group(0)
-            _landed()
-            if TAIL_M > 0:
-                mbarrier.arrive(full_bars.index(W * PARTS + PARTS - 1), count=1)
+            _gather_landed(KV, PageTable, page_base, start, hi, my_k, my_pe, full_bars.index(W * PARTS + PARTS - 1),
+                           PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, TAIL_M)
         # Scores slice by slice of the latent dims, each as soon as its TMA has landed.
         PW: gl.constexpr = D_LATENT // PARTS
         s = warpgroup_mma_init(s_zero)

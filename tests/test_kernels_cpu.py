@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 import torch
 
-from kernels.check import check_kernel
+from kernels.check import check_kernel, finite_rel_err, rel_err
 from kernels.inputs import ancestor_mask, build_inputs, draft_tree_parents
 from kernels.reference import torch_ref
 from kernels.spec import VerifyWorkload
@@ -149,3 +149,12 @@ def test_gluon_path_is_refused_in_the_interpreter_and_the_default_falls_back():
     assert not gluon_runs_on(torch.device("cpu"))
     with pytest.raises(ValueError, match="gluon path needs an sm_90 GPU"):
         triton_mla_fast(inp, path="gluon")
+
+
+def test_relative_error_and_its_finite_form():
+    """The searches' check: ||out - ref|| / ||ref||, and inf (never close) for a NaN or inf output."""
+    ref = torch.tensor([3.0, 4.0], dtype=torch.bfloat16)
+    assert rel_err(torch.tensor([3.0, 3.0]), ref) == pytest.approx(0.2)
+    assert finite_rel_err(torch.tensor([3.0, 3.0]), ref) == pytest.approx(0.2)
+    assert finite_rel_err(torch.tensor([3.0, float("nan")]), ref) == float("inf")
+    assert finite_rel_err(torch.tensor([float("inf"), 4.0]), ref) == float("inf")

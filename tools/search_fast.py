@@ -13,6 +13,7 @@ import time
 import torch
 import triton.testing
 
+from kernels.check import REL_TOL, finite_rel_err
 from kernels.inputs import build_inputs
 from kernels.reference import torch_ref
 from kernels.spec import VerifyWorkload
@@ -60,14 +61,7 @@ SHAPES = [  # (label, workload)
     ("32k h8 p64", VerifyWorkload(ctx_len=32768, heads=8, page_size=64)),
     ("8k h8 p64", VerifyWorkload(ctx_len=8192, heads=8, page_size=64)),
 ]
-CHECK_TOL = 1e-2  # bf16 (kernels.check.REL_TOL)
-
-
-def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
-    o, r = out.float(), ref.float()
-    if not torch.isfinite(o).all():
-        return float("inf")
-    return float(torch.linalg.vector_norm(o - r) / torch.linalg.vector_norm(r))
+CHECK_TOL = REL_TOL["bf16"]
 
 
 def main() -> None:
@@ -93,7 +87,7 @@ def main() -> None:
             row = dict(shape=label, candidate=name, path=path, config=cfg)
             try:
                 out = triton_mla_fast(inp, path=path, **cfg)
-                row["rel_err"] = rel_err(out, ref)
+                row["rel_err"] = finite_rel_err(out, ref)
                 row["ok"] = row["rel_err"] <= CHECK_TOL
                 row["median_ms"] = float(triton.testing.do_bench(
                     lambda: triton_mla_fast(inp, path=path, **cfg), warmup=10, rep=40 if final else 60, return_mode="median"))
@@ -103,7 +97,7 @@ def main() -> None:
             print(json.dumps(row), flush=True)
         if label.startswith(("8k", "32k", "128k h8 p64")) and not final:
             g = triton_mla_fast_graph(inp)
-            row = dict(shape=label, candidate="graph(tuned)", config={}, rel_err=rel_err(g.clone(), ref))
+            row = dict(shape=label, candidate="graph(tuned)", config={}, rel_err=finite_rel_err(g.clone(), ref))
             row["ok"] = row["rel_err"] <= CHECK_TOL
             row["median_ms"] = float(triton.testing.do_bench(lambda: triton_mla_fast_graph(inp), warmup=10, rep=60,
                                                              return_mode="median"))
@@ -127,7 +121,7 @@ def main() -> None:
             path, cfg = CANDIDATES[name]
             row = dict(shape="check " + w.describe()[:40], candidate=name, path=path, config=cfg)
             try:
-                row["rel_err"] = rel_err(triton_mla_fast(inp, path=path, **cfg), ref)
+                row["rel_err"] = finite_rel_err(triton_mla_fast(inp, path=path, **cfg), ref)
                 row["ok"] = row["rel_err"] <= CHECK_TOL
             except Exception as e:
                 row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:150]}"

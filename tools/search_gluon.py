@@ -19,6 +19,7 @@ import time
 import torch
 import triton.testing
 
+from kernels.check import REL_TOL, finite_rel_err
 from kernels.inputs import build_inputs
 from kernels.reference import torch_ref
 from kernels.spec import VerifyWorkload
@@ -64,19 +65,12 @@ CHECKS = [
     VerifyWorkload(ctx_len=30011, q_len=17, page_size=1, tree_mask="chain", seed=18),
     VerifyWorkload(ctx_len=1000, ctx_lens=(4093, 70001, 517), batch=3, page_size=16, tree_mask="tree", seed=9),
 ]
-CHECK_TOL = 1e-2
-
-
-def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
-    o, r = out.float(), ref.float()
-    if not torch.isfinite(o).all():
-        return float("inf")
-    return float(torch.linalg.vector_norm(o - r) / torch.linalg.vector_norm(r))
+CHECK_TOL = REL_TOL["bf16"]
 
 
 def run(fn, row, inp, ref, path, cfg, time_it):
     try:
-        row["rel_err"] = rel_err(fn(inp, path=path, **cfg), ref)
+        row["rel_err"] = finite_rel_err(fn(inp, path=path, **cfg), ref)
         row["ok"] = row["rel_err"] <= CHECK_TOL
         if time_it:
             row["median_ms"] = float(triton.testing.do_bench(lambda: fn(inp, path=path, **cfg), warmup=10, rep=60,
