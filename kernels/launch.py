@@ -194,6 +194,8 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
     m = w.q_len * w.heads
     if cfg["seesaw"] and path != "gluon":
         raise ValueError("seesaw is a schedule of the gluon path")
+    if cfg["ring"] and not (path == "gluon" and cfg["seesaw"]):
+        raise ValueError("ring is a variant of the gluon path's seesaw schedule")
     if path == "gluon" and (cfg["block_m"] != 64 or cfg["evict_first"]
                             or cfg["num_warps"] % 4 or (cfg["seesaw"] and (cfg["num_warps"] != 8 or block_n != 64))
                             or cfg["tail_m"] not in ((0, 8) if cfg["seesaw"] else (0,))):
@@ -233,6 +235,8 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
     elif path == "gluon":  # the same descriptors, a hand-written schedule (kernels/triton_mla_fast_gluon.py)
         name = "_gluon_seesaw_kernel" if cfg["seesaw"] else "_gluon_split_kernel"
         target = f"kernels.triton_mla_fast_gluon:{name}"
+        if cfg["ring"] and tail_m:  # the per-tile schedule (same arguments; it needs the tail warpgroup)
+            name, target = "_gluon_ring_kernel", "kernels.triton_mla_fast_ring:_gluon_ring_kernel"
         if cfg["seesaw"]:  # its tiles arrive in slices of the latent dims
             descs["KLat"] = f"tensordesc<{dt}[{block_n},{min(SEESAW_SLICE, w.v_dim)}]>"
         signature = {"Q": p, **descs, "KV": p, **tail}

@@ -44,9 +44,10 @@ EXTEND_BLOCK_M = 32  # triton_mla: query rows per program (SGLang's extend kerne
 DECODE_BLOCK_H = 16  # triton_mla_decode: heads per program
 DECODE_KV_SPLITS = 8  # triton_mla_decode: splits per row (SGLang's default)
 # triton_mla_fast: tail_m 0 = plain M blocks; partials "fp32" | "input" (the q dtype: bf16, fp16 in the interpreter); evict_first on KV loads.
-# seesaw (gluon path only): the warp-specialised schedule (kernels/triton_mla_fast_gluon.py).
+# seesaw (gluon path only): the warp-specialised schedule (kernels/triton_mla_fast_gluon.py); ring:
+# its per-tile variant where there is a tail warpgroup (kernels/triton_mla_fast_ring.py).
 FAST_DEFAULTS = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0,
-                     tail_m=0, partials="fp32", evict_first=False, seesaw=False)
+                     tail_m=0, partials="fp32", evict_first=False, seesaw=False, ring=False)
 FAST_MIN_SPLIT_LEN = 256
 
 # Per architecture: the fast kernel's launch configs, one per (heads, paged) case; the entry with

@@ -34,12 +34,12 @@ KERNELS: dict[str, KernelInfo] = {k.name: k for k in [
     KernelInfo("triton_mla_fast", "all q_len x heads rows share each KV tile, prefix split to fill the GPU, tensor-core dots, LSE merge",
                "kernels.triton_mla_fast:triton_mla_fast",
                ("_fast_split_kernel", "_hopper_split_kernel", "_gluon_split_kernel", "_gluon_seesaw_kernel",
-                "_combine_kernel"),
+                "_gluon_ring_kernel", "_combine_kernel"),
                ("portable", "hopper", "gluon")),
     KernelInfo("triton_mla_fast_graph", "triton_mla_fast with its split and combine launches replayed as one CUDA graph (one launch per step)",
                "kernels.triton_mla_fast:triton_mla_fast_graph",
                ("_fast_split_kernel", "_hopper_split_kernel", "_gluon_split_kernel", "_gluon_seesaw_kernel",
-                "_combine_kernel"),
+                "_gluon_ring_kernel", "_combine_kernel"),
                ("portable", "hopper", "gluon")),
 ]}
 

@@ -231,7 +231,7 @@ def triton_mla_fast(inp: VerifyInputs, split_len: int | None = None, min_split_l
         from kernels.triton_mla_fast_hopper import launch_hopper_split
 
         launch_hopper_split(inp, split, part_o, part_lse)
-    elif split.name in ("_gluon_split_kernel", "_gluon_seesaw_kernel"):
+    elif split.name in ("_gluon_split_kernel", "_gluon_seesaw_kernel", "_gluon_ring_kernel"):
         from kernels.triton_mla_fast_gluon import launch_gluon_split
 
         launch_gluon_split(inp, split, part_o, part_lse)

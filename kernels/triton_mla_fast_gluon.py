@@ -671,9 +671,12 @@ def descriptors(inp: VerifyInputs, block_n: int, lat_cols: int | None = None) ->
 
 def launch_gluon_split(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
     """Launch the Gluon split kernel (either schedule) as kernels.launch.fast_specs planned it."""
-    seesaw = spec.name == "_gluon_seesaw_kernel"  # its tiles arrive in slices of the latent dims
+    seesaw = spec.name in ("_gluon_seesaw_kernel", "_gluon_ring_kernel")  # tiles in slices of the latent dims
     k_lat, k_pe = descriptors(inp, spec.constexprs["BLOCK_N"], SEESAW_SLICE if seesaw else None)
-    kernel = _gluon_seesaw_kernel if seesaw else _gluon_split_kernel
+    if spec.name == "_gluon_ring_kernel":
+        from kernels.triton_mla_fast_ring import _gluon_ring_kernel as kernel
+    else:
+        kernel = _gluon_seesaw_kernel if seesaw else _gluon_split_kernel
     kernel[spec.grid](
         inp.q, k_lat, k_pe, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
         inp.sm_scale * LOG2E, spec.int_args["split_len"], inp.page_table.stride(0), spec.int_args["total_rows"],

@@ -35,6 +35,8 @@ CANDIDATES = {
     "g-seesaw": ("gluon", dict(seesaw=True)),  # the default: 64 rows + an 8-row tail warpgroup (long splits)
     "g-seesaw-tail": ("gluon", dict(seesaw=True, tail_m=8)),  # the tail at any length
     "g-seesaw-bf16p": ("gluon", dict(seesaw=True, partials="input")),  # split partials in the input dtype
+    "g-ring": ("gluon", dict(seesaw=True, ring=True)),  # per-tile schedule where the tail is (long splits)
+    "g-ring-tail": ("gluon", dict(seesaw=True, ring=True, tail_m=8)),  # ... at any length
 }
 SHAPES = [
     ("128k h8 p64", VerifyWorkload(ctx_len=131072, heads=8, page_size=64)),

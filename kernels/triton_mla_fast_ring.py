@@ -1,0 +1,365 @@
+"""triton_mla_fast's ring schedule on sm_90 (Gluon), for 64-row M blocks plus a tail of up to 8 rows
+(72 = 9 draft tokens x 8 heads): `_gluon_ring_kernel`, launched like `_gluon_seesaw_kernel` (the same
+arguments and TMA descriptors) where `ring=True`.
+
+The seesaw kernel works on pairs of tiles: both tile buffers are loaded together and released together,
+so the next pair's loads wait for all of this pair's math. Here tile t goes to buffer t % 2 and is
+released as soon as its readers are done with it, so tile t + 2 loads while tile t + 1 is worked on:
+
+- two main warpgroups (W = 0, 1) own O's columns [256 W, 256 W + 256) for the block's 64 rows; warpgroup
+  t % 2 scores tile t (S = Q K^T, 64 x 64), folds it into the running row maxima (which the other one
+  posts with the previous tile's P) and puts P and the new maxima in shared memory; both then
+  accumulate their half of P V;
+- the tail warpgroup does the rows past the last whole block transposed, as in the seesaw kernel
+  (S^T = K Q^T, O^T += V^T P^T, N = 8), and is also the producer: it issues every load, each as soon as
+  the slot it goes to is free (a tile buffer once all three warpgroups are done with it; the one rope
+  slot once the scorer and it have scored it).
+
+A tile's latent dims arrive in SEESAW_SLICE-wide TMA slices, a barrier each, and the rope dims in their
+own slot, which is read last (it is refilled for tile t + 1 only once tile t is scored). Tiles past the
+whole prefix ones (the partial tile, the draft tokens) and pages smaller than a tile are gathered by
+cp.async through the page table; the tail waits for its gathers one step later, so that it never
+waits for its own loads.
+"""
+
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_async_shared, mbarrier,
+                                                               warpgroup_mma, warpgroup_mma_init, warpgroup_mma_wait)
+
+from kernels.triton_mla_fast_gluon import (_LN2, _barrier, _cp_async, _draft_bits, _landed, _q_rows,
+                                           _reinterpret, _split_bounds, _swizzle, _tma_load, _visible, _visible_t)
+
+# setmaxnreg of the second main warpgroup and of the tail one (the first gets what is left): the tail
+# issues the loads too, and at (200, 112) ptxas spilled 24 B of it; at (192, 120) 8 B (triton 3.6, sm_90).
+RING_REGS = gl.constexpr((192, 120))
+
+
+@gluon.jit
+def _gather_cols(KV, PageTable, page_base, start, hi, buf, COL0: gl.constexpr, PAGE_SIZE: gl.constexpr,
+                 D_ALL: gl.constexpr, BLOCK_N: gl.constexpr, num_warps: gl.constexpr):
+    """cp.async columns [COL0, COL0 + buf's width) of a tile's tokens below `hi` (each through its own
+    page-table entry) into `buf`, zeros past `hi`, 64 columns at a time; one commit group."""
+    blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8],
+                                         warps_per_cta=[num_warps, 1], order=[1, 0])
+    pos = start + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, blk))
+    ok = pos < hi
+    page = gl.load(PageTable + page_base + pos // PAGE_SIZE, mask=ok, other=0)
+    ptr = KV + ((page.to(gl.int64) * PAGE_SIZE + pos % PAGE_SIZE) * D_ALL + COL0)[:, None] + \
+        gl.arange(0, 64, layout=gl.SliceLayout(0, blk))[None, :]
+    for c in gl.static_range(buf.shape[1] // 64):
+        _cp_async(buf.slice(c * 64, 64, dim=1), ptr + c * 64, mask=ok[:, None])
+    async_copy.commit_group()
+
+
+@gluon.jit
+def _load_latent(t, KLat, KV, PageTable, page_base, lo, hi, n_full, klat_s, full_bars, PARTS: gl.constexpr,
+                 PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr):
+    """Tile t's latent dims into buffer t % 2: by TMA in PARTS slices, a barrier each, when the tile
+    lies inside one page and is a whole prefix tile; else a cp.async gather (one commit group) that
+    the caller later waits for and announces on all PARTS barriers (_announce)."""
+    buf = t % 2
+    start = lo + t * BLOCK_N
+    if PAGE_SIZE >= BLOCK_N and t < n_full:
+        page = gl.load(PageTable + page_base + start // PAGE_SIZE)
+        row0 = page * PAGE_SIZE + start % PAGE_SIZE
+        W_: gl.constexpr = KLat.block_type.shape[1]
+        for k in gl.static_range(PARTS):
+            bar = full_bars.index(buf * PARTS + k)
+            mbarrier.expect(bar, KLat.block_type.nbytes)
+            _tma_load(KLat, [row0, k * W_], bar, klat_s.index(buf).slice(k * W_, W_, dim=1))
+    else:
+        _gather_cols(KV, PageTable, page_base, start, hi, klat_s.index(buf), 0, PAGE_SIZE, D_LATENT + D_ROPE,
+                     BLOCK_N, 4)
+
+
+@gluon.jit
+def _load_rope(t, KPe, KV, PageTable, page_base, lo, hi, n_full, kpe_s, rope_full, PAGE_SIZE: gl.constexpr,
+               D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr):
+    """Tile t's rope dims into the rope slot: TMA or a gather, as _load_latent."""
+    start = lo + t * BLOCK_N
+    if PAGE_SIZE >= BLOCK_N and t < n_full:
+        page = gl.load(PageTable + page_base + start // PAGE_SIZE)
+        mbarrier.expect(rope_full, KPe.block_type.nbytes)
+        _tma_load(KPe, [page * PAGE_SIZE + start % PAGE_SIZE, 0], rope_full, kpe_s.index(0))
+    else:
+        _gather_cols(KV, PageTable, page_base, start, hi, kpe_s.index(0), D_LATENT, PAGE_SIZE, D_LATENT + D_ROPE,
+                     BLOCK_N, 4)
+
+
+@gluon.jit
+def _gathered(t, n_full, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
+    """Whether tile t's loads are cp.async gathers (not TMA)."""
+    return (PAGE_SIZE < BLOCK_N) | (t >= n_full)
+
+
+@gluon.jit
+def _announce(t, n_full, full_bars, rope_full, latent: gl.constexpr, PARTS: gl.constexpr,
+              PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
+    """If tile t's latent dims (or its rope dims) were gathered: wait for this warpgroup's copies,
+    make them visible to the MMAs, and arrive on the barriers the readers wait on."""
+    if _gathered(t, n_full, PAGE_SIZE, BLOCK_N):
+        async_copy.wait_group(0)
+        _landed()
+        if latent:
+            for k in gl.static_range(PARTS):
+                mbarrier.arrive(full_bars.index((t % 2) * PARTS + k), count=1)
+        else:
+            mbarrier.arrive(rope_full, count=1)
+
+
+@gluon.jit
+def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len,
+               n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, p_s, m0_s, m1_s, full_bars, rope_full, empty_bars,
+               rope_empty, p_bar, p_free, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr,
+               D_LATENT: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
+    """Main warpgroup W: scores the tiles t with t % 2 == W, and accumulates its half of O from every tile."""
+    M: gl.constexpr = Q_LEN * HEADS
+    HALF: gl.constexpr = D_LATENT // 2
+    PW: gl.constexpr = D_LATENT // PARTS
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                       instr_shape=[16, BLOCK_N, 16])
+    o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                       instr_shape=[16, HALF, 16])
+    row_l: gl.constexpr = gl.SliceLayout(1, s_layout)
+    rows = mb * BLOCK_M + gl.arange(0, BLOCK_M, layout=row_l)
+    s_zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
+    m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, row_l)
+    l_i = gl.zeros([BLOCK_M], gl.float32, row_l)
+    o = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
+    bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
+    for t in range(n_tiles):
+        z = t >> 30  # an opaque zero: MMA descriptors rebuilt per tile, not hoisted (they spill)
+        kb = klat_s.index(t % 2 + z)
+        if t % 2 == W:  # this warpgroup scores tile t: latent slices as they land, the rope slot last
+            s = warpgroup_mma_init(s_zero)
+            for k in gl.static_range(PARTS):
+                mbarrier.wait(full_bars.index((t % 2) * PARTS + k), (t // 2) & 1)
+                s = warpgroup_mma(q_lat_s.index(z).slice(k * PW, PW, dim=1), kb.slice(k * PW, PW, dim=1).permute((1, 0)),
+                                  s, use_acc=k > 0, is_async=True)
+            mbarrier.wait(rope_full, t & 1)
+            s = warpgroup_mma(q_pe_s.index(z), kpe_s.index(z).permute((1, 0)), s, is_async=True)
+            s = warpgroup_mma_wait(0, deps=[s])
+            mbarrier.arrive(rope_empty, count=1)
+            qk = s * qk_scale
+            if t >= n_full:
+                qk = gl.where(_visible(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
+            m_new = gl.maximum(m_i, gl.max(qk, 1))
+            m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+            alpha = gl.exp2(m_i - m_safe)
+            p = gl.exp2(qk - m_safe[:, None])
+            l_i = l_i * alpha + gl.sum(p, 1)
+            if t > 0:  # both warpgroups are done with the previous P (and its maxima)
+                mbarrier.wait(p_free, (t - 1) & 1)
+            p_s.index(z).store(p.to(p_s.dtype))
+            m0_s.store(m_new)
+            fence_async_shared()
+            _barrier()
+            mbarrier.arrive(p_bar, count=1)
+        else:  # the other warpgroup scored it: its maxima (and P) are posted
+            mbarrier.wait(p_bar, t & 1)
+            m_new = m0_s.load(row_l)
+            m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+            alpha = gl.exp2(m_i - m_safe)
+            l_i = l_i * alpha
+        m_i = m_new
+        o = o * gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))[:, None]
+        acc = warpgroup_mma(p_s.index(z), kb.slice(W * HALF, HALF, dim=1), o, is_async=True)
+        o = warpgroup_mma_wait(0, deps=[acc])
+        mbarrier.arrive(p_free, count=1)
+        mbarrier.arrive(empty_bars.index(t % 2), count=1)
+    # Row sums: each warpgroup summed the tiles it scored (rescaled at every tile). Swap them through
+    # the maxima's buffers (free once both are past the last tile), on one more phase of p_free.
+    if n_tiles > 0:
+        mbarrier.wait(p_free, (n_tiles - 1) & 1)
+    if W == 0:
+        my_sum, other_sum = m0_s, m1_s
+    else:
+        my_sum, other_sum = m1_s, m0_s
+    my_sum.store(l_i)
+    _barrier()
+    mbarrier.arrive(p_free, count=1)
+    mbarrier.wait(p_free, n_tiles & 1)
+    l_all = l_i + other_sum.load(row_l)
+    if W == 0:
+        lse = gl.where(l_all > 0, (m_i + gl.log2(l_all)) * _LN2, float("-inf"))
+        gl.store(PartLse + split * total_rows + b * M + rows, lse, mask=rows < M)
+    o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), gl.SliceLayout(1, o_layout))[:, None]
+    # Out through tile buffer W once its last tile's readers are done, 64 columns at a time: no thread
+    # holds an address per register of O.
+    if n_tiles > W:
+        last = W + (n_tiles - 1 - W) // 2 * 2  # the last tile in buffer W
+        mbarrier.wait(empty_bars.index(W), (last // 2) & 1)
+    o_s = _reinterpret(klat_s.index(W), gl.float32, [BLOCK_M, HALF],
+                       gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0]))
+    o_s.store(o)
+    _barrier()
+    blk_o: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[2, 16], warps_per_cta=[4, 1],
+                                           order=[1, 0])
+    rows_o = mb * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, blk_o))
+    o_ptr = PartO + ((split * total_rows + b * M + rows_o).to(gl.int64) * D_LATENT)[:, None] + W * HALF + \
+        gl.arange(0, 64, layout=gl.SliceLayout(0, blk_o))[None, :]
+    for c in gl.static_range(HALF // 64):
+        chunk = o_s.slice(c * 64, 64, dim=1).load(blk_o)
+        gl.store(o_ptr + c * 64, chunk.to(PartO.dtype.element_ty), mask=(rows_o < M)[:, None])
+
+
+@gluon.jit
+def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
+               page_base, lo, hi, ctx_len, n_full, n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars,
+               rope_full, empty_bars, rope_empty, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr,
+               PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr,
+               BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr):
+    """The producer, and the rows past the last whole M block (at most TAIL_M) transposed: S^T = K Q^T
+    (tokens on the MMA's M side, rows on N), O^T += V^T P^T (latent dims on M). Only the last M
+    block's program stores its rows."""
+    M: gl.constexpr = Q_LEN * HEADS
+    ROW0: gl.constexpr = M // BLOCK_M * BLOCK_M
+    PW: gl.constexpr = D_LATENT // PARTS
+    # The first two tiles' latent dims and the first rope dims.
+    for u in gl.static_range(2):
+        if u < n_tiles:
+            _load_latent(u, KLat, KV, PageTable, page_base, lo, hi, n_full, klat_s, full_bars, PARTS, PAGE_SIZE,
+                         D_LATENT, D_ROPE, BLOCK_N)
+    if n_tiles > 0:
+        _load_rope(0, KPe, KV, PageTable, page_base, lo, hi, n_full, kpe_s, rope_full, PAGE_SIZE, D_LATENT, D_ROPE,
+                   BLOCK_N)
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                       instr_shape=[16, TAIL_M, 16])
+    col_l: gl.constexpr = gl.SliceLayout(0, s_layout)
+    blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[4, 1],
+                                         order=[1, 0])
+    q_lat, q_pe = _q_rows(Q, b, ROW0, TAIL_M, M, D_LATENT, D_ROPE, blk)
+    qt_lat_s.index(0).store(q_lat)
+    qt_pe_s.index(0).store(q_pe)
+    fence_async_shared()
+    _barrier()
+    for u in gl.static_range(2):
+        if u < n_tiles:
+            _announce(u, n_full, full_bars, rope_full, True, PARTS, PAGE_SIZE, BLOCK_N)
+    if n_tiles > 0:
+        _announce(0, n_full, full_bars, rope_full, False, PARTS, PAGE_SIZE, BLOCK_N)
+    rows = ROW0 + gl.arange(0, TAIL_M, layout=col_l)
+    bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
+    s_zero = gl.zeros([BLOCK_N, TAIL_M], gl.float32, s_layout)
+    m_i = gl.full([TAIL_M], float("-inf"), gl.float32, col_l)
+    l_i = gl.zeros([TAIL_M], gl.float32, col_l)
+    o = gl.zeros([D_LATENT, TAIL_M], gl.float32, s_layout)  # O^T
+    for t in range(n_tiles):
+        z = t >> 30
+        kb = klat_s.index(t % 2 + z)
+        qt_lat = qt_lat_s.index(z)
+        s = warpgroup_mma_init(s_zero)
+        for k in gl.static_range(PARTS):
+            mbarrier.wait(full_bars.index((t % 2) * PARTS + k), (t // 2) & 1)
+            s = warpgroup_mma(kb.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s,
+                              use_acc=k > 0, is_async=True)
+        mbarrier.wait(rope_full, t & 1)
+        s = warpgroup_mma(kpe_s.index(z), qt_pe_s.index(z).permute((1, 0)), s, is_async=True)
+        s = warpgroup_mma_wait(0, deps=[s])
+        if t >= 1:  # tile t + 1's latent dims (gathered one step ago) have landed by now
+            if t + 1 < n_tiles:
+                _announce(t + 1, n_full, full_bars, rope_full, True, PARTS, PAGE_SIZE, BLOCK_N)
+        # The rope slot: tile t + 1's rope dims once the scorer is done with tile t's too.
+        mbarrier.arrive(rope_empty, count=1)
+        if t + 1 < n_tiles:
+            mbarrier.wait(rope_empty, t & 1)
+            _load_rope(t + 1, KPe, KV, PageTable, page_base, lo, hi, n_full, kpe_s, rope_full, PAGE_SIZE, D_LATENT,
+                       D_ROPE, BLOCK_N)
+        qk = s * qk_scale
+        if t >= n_full:
+            qk = gl.where(_visible_t(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
+        m_new = gl.maximum(m_i, gl.max(qk, 0))
+        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+        alpha = gl.exp2(m_i - m_safe)
+        p = gl.exp2(qk - m_safe[None, :])
+        l_i = l_i * alpha + gl.sum(p, 0)
+        m_i = m_new
+        o = o * alpha[None, :]
+        pt = pt_s.index(z)
+        pt.store(gl.permute(p.to(pt_s.dtype), (1, 0)))
+        fence_async_shared()
+        _barrier()
+        acc = warpgroup_mma(kb.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
+        o = warpgroup_mma_wait(0, deps=[acc])
+        if t + 1 < n_tiles:
+            _announce(t + 1, n_full, full_bars, rope_full, False, PARTS, PAGE_SIZE, BLOCK_N)
+        # This buffer: tile t + 2 once both main warpgroups are done with tile t too.
+        mbarrier.arrive(empty_bars.index(t % 2), count=1)
+        if t + 2 < n_tiles:
+            mbarrier.wait(empty_bars.index(t % 2), (t // 2) & 1)
+            _load_latent(t + 2, KLat, KV, PageTable, page_base, lo, hi, n_full, klat_s, full_bars, PARTS, PAGE_SIZE,
+                         D_LATENT, D_ROPE, BLOCK_N)
+    if mb == gl.num_programs(0) - 1:
+        out_rows = b * M + rows
+        lse = gl.where(l_i > 0, (m_i + gl.log2(l_i)) * _LN2, float("-inf"))
+        gl.store(PartLse + split * total_rows + out_rows, lse, mask=rows < M)
+        o = o / gl.where(l_i > 0, l_i, 1.0)[None, :]
+        dims = gl.arange(0, D_LATENT, layout=gl.SliceLayout(1, s_layout))
+        ptr = PartO + ((split * total_rows + out_rows).to(gl.int64) * D_LATENT)[None, :] + dims[:, None]
+        gl.store(ptr, o.to(PartO.dtype.element_ty), mask=(rows < M)[None, :])
+
+
+@gluon.jit
+def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
+                       stride_pt, total_rows,
+                       HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
+                       D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
+                       BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
+                       num_warps: gl.constexpr):
+    """Grid (m_blocks, splits, batch), 3 x 4 warps: two main warpgroups and the tail one (see the module)."""
+    mb = gl.program_id(0)
+    split = gl.program_id(1)
+    b = gl.program_id(2)
+    M: gl.constexpr = Q_LEN * HEADS
+    blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8],
+                                         warps_per_cta=[num_warps, 1], order=[1, 0])
+    q_lat_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(D_LATENT * 2), element_bitwidth=16,
+                                                  rank=2)
+    q_pe_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(D_ROPE * 2), element_bitwidth=16, rank=2)
+    q_lat, q_pe = _q_rows(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, blk)
+    q_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, BLOCK_M, D_LATENT], q_lat_sl)
+    q_lat_s.index(0).store(q_lat)
+    q_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, BLOCK_M, D_ROPE], q_pe_sl)
+    q_pe_s.index(0).store(q_pe)
+    klat_s = gl.allocate_shared_memory(KLat.dtype, [2, BLOCK_N, D_LATENT], KLat.layout)
+    kpe_s = gl.allocate_shared_memory(KPe.dtype, [1, BLOCK_N, D_ROPE], KPe.layout)  # one rope slot
+    p_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, BLOCK_M, BLOCK_N], KPe.layout)
+    vec_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
+    m0_s = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)  # the row maxima; at the end W=0's row sums
+    m1_s = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)  # at the end W=1's row sums
+    qt_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_LATENT], q_lat_sl)
+    qt_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_ROPE], q_pe_sl)
+    pt_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, BLOCK_N], q_pe_sl)  # the tail's P
+    PARTS: gl.constexpr = D_LATENT // KLat.block_type.shape[1]
+    full_bars = gl.allocate_shared_memory(gl.int64, [2 * PARTS, 1], mbarrier.MBarrierLayout())
+    empty_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    misc = gl.allocate_shared_memory(gl.int64, [4, 1], mbarrier.MBarrierLayout())
+    rope_full, rope_empty, p_bar, p_free = misc.index(0), misc.index(1), misc.index(2), misc.index(3)
+    for k in gl.static_range(2 * PARTS):
+        mbarrier.init(full_bars.index(k), count=1)
+    for k in gl.static_range(2):
+        mbarrier.init(empty_bars.index(k), count=3)  # both main warpgroups and the tail
+    mbarrier.init(rope_full, count=1)
+    mbarrier.init(rope_empty, count=2)  # the scorer and the tail
+    mbarrier.init(p_bar, count=1)
+    mbarrier.init(p_free, count=2)
+    fence_async_shared()
+    _barrier()
+
+    ctx_len, lo, hi, n_full, n_tiles = _split_bounds(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
+    page_base = b * stride_pt
+    gl.warp_specialize([
+        (_ring_main, (0, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
+                      n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, p_s, m0_s, m1_s, full_bars, rope_full, empty_bars, rope_empty,
+                      p_bar, p_free, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)),
+        (_ring_main, (1, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
+                      n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, p_s, m0_s, m1_s, full_bars, rope_full, empty_bars, rope_empty,
+                      p_bar, p_free, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)),
+        (_ring_tail, (Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
+                      page_base, lo, hi, ctx_len, n_full, n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars,
+                      rope_full, empty_bars, rope_empty, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
+                      BLOCK_N, TAIL_M)),
+    ], [4, 4], [RING_REGS[0], RING_REGS[1]])
