@@ -3,23 +3,22 @@
 arguments and TMA descriptors) where `ring=True`.
 
 The seesaw kernel works on pairs of tiles: both tile buffers are loaded together and released together,
-so the next pair's loads wait for all of this pair's math. Here tile t goes to buffer t % 2 and is
-released as soon as its readers are done with it, so tile t + 2 loads while tile t + 1 is worked on:
+so the next pair's loads wait for all of this pair's math. Here tile t goes to buffer t % 2 and the
+buffer is refilled with tile t + 2 as soon as tile t's readers are done with it, so one tile loads
+while the other is worked on:
 
 - two main warpgroups (W = 0, 1) own O's columns [256 W, 256 W + 256) for the block's 64 rows; warpgroup
-  t % 2 scores tile t (S = Q K^T, 64 x 64), folds it into the running row maxima (which the other one
-  posts with the previous tile's P) and puts P and the new maxima in shared memory; both then
-  accumulate their half of P V;
+  t % 2 scores tile t (S = Q K^T, 64 x 64), folds it into the running row maxima (the other one posted
+  the previous tile's) and puts P (in the tile's rope rows, once the tail has scored them) and the new
+  maxima in shared memory; both then accumulate their half of P V;
 - the tail warpgroup does the rows past the last whole block transposed, as in the seesaw kernel
-  (S^T = K Q^T, O^T += V^T P^T, N = 8), and is also the producer: it issues every load, each as soon as
-  the slot it goes to is free (a tile buffer once all three warpgroups are done with it; the one rope
-  slot once the scorer and it have scored it).
+  (S^T = K Q^T, O^T += V^T P^T, N = 8), and is the producer: it issues every load, each as soon as
+  all three warpgroups are done with the buffer it goes to.
 
-A tile's latent dims arrive in SEESAW_SLICE-wide TMA slices, a barrier each, and the rope dims in their
-own slot, which is read last (it is refilled for tile t + 1 only once tile t is scored). Tiles past the
-whole prefix ones (the partial tile, the draft tokens) and pages smaller than a tile are gathered by
-cp.async through the page table; the tail waits for its gathers one step later, so that it never
-waits for its own loads.
+A tile's latent dims arrive in SEESAW_SLICE-wide TMA slices, a barrier each (the rope dims with the
+last). Tiles past the whole prefix ones (the partial tile, the draft tokens) and pages smaller than a
+tile are gathered by cp.async through the page table; the tail waits for a gather one tile later, so
+that it does not wait for its own loads.
 """
 
 from __future__ import annotations
@@ -29,92 +28,61 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_async_shared, mbarrier,
                                                                warpgroup_mma, warpgroup_mma_init, warpgroup_mma_wait)
 
-from kernels.triton_mla_fast_gluon import (_LN2, _barrier, _cp_async, _draft_bits, _landed, _q_rows,
-                                           _reinterpret, _split_bounds, _swizzle, _tma_load, _visible, _visible_t)
+from kernels.triton_mla_fast_gluon import (_LN2, _barrier, _draft_bits, _gather_tile, _landed, _q_rows, _reinterpret,
+                                           _split_bounds, _swizzle, _tma_load, _visible, _visible_t)
 
-# setmaxnreg of the second main warpgroup and of the tail one (the first gets what is left): the tail
-# issues the loads too, and at (200, 112) ptxas spilled 24 B of it; at (192, 120) 8 B (triton 3.6, sm_90).
-RING_REGS = gl.constexpr((192, 120))
-
-
-@gluon.jit
-def _gather_cols(KV, PageTable, page_base, start, hi, buf, COL0: gl.constexpr, PAGE_SIZE: gl.constexpr,
-                 D_ALL: gl.constexpr, BLOCK_N: gl.constexpr, num_warps: gl.constexpr):
-    """cp.async columns [COL0, COL0 + buf's width) of a tile's tokens below `hi` (each through its own
-    page-table entry) into `buf`, zeros past `hi`, 64 columns at a time; one commit group."""
-    blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8],
-                                         warps_per_cta=[num_warps, 1], order=[1, 0])
-    pos = start + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, blk))
-    ok = pos < hi
-    page = gl.load(PageTable + page_base + pos // PAGE_SIZE, mask=ok, other=0)
-    ptr = KV + ((page.to(gl.int64) * PAGE_SIZE + pos % PAGE_SIZE) * D_ALL + COL0)[:, None] + \
-        gl.arange(0, 64, layout=gl.SliceLayout(0, blk))[None, :]
-    for c in gl.static_range(buf.shape[1] // 64):
-        _cp_async(buf.slice(c * 64, 64, dim=1), ptr + c * 64, mask=ok[:, None])
-    async_copy.commit_group()
+# setmaxnreg of the second main warpgroup and of the tail one (the first gets what is left), as the
+# seesaw kernel's tail; at (184, 136) ptxas spilled 1.9 KB (triton 3.6, sm_90).
+RING_REGS = gl.constexpr((200, 112))
 
 
 @gluon.jit
-def _load_latent(t, KLat, KV, PageTable, page_base, lo, hi, n_full, klat_s, full_bars, PARTS: gl.constexpr,
-                 PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr):
-    """Tile t's latent dims into buffer t % 2: by TMA in PARTS slices, a barrier each, when the tile
-    lies inside one page and is a whole prefix tile; else a cp.async gather (one commit group) that
-    the caller later waits for and announces on all PARTS barriers (_announce)."""
+def _gathered(t, n_full, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
+    """Whether tile t comes by cp.async gather (pages smaller than a tile, or past the whole prefix tiles)."""
+    return (PAGE_SIZE < BLOCK_N) | (t >= n_full)
+
+
+@gluon.jit
+def _load_tile(t, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars, PARTS: gl.constexpr,
+               PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr):
+    """Tile t into buffer t % 2: by TMA in PARTS slices of the latent dims, a barrier each (the rope dims
+    with the last); or a cp.async gather (one commit group) that the caller later waits for and
+    announces (_announce)."""
     buf = t % 2
     start = lo + t * BLOCK_N
-    if PAGE_SIZE >= BLOCK_N and t < n_full:
+    if _gathered(t, n_full, PAGE_SIZE, BLOCK_N):
+        _gather_tile(KV, PageTable, page_base, start, hi, klat_s.index(buf), kpe_s.index(buf), PAGE_SIZE, D_LATENT,
+                     D_ROPE, BLOCK_N, 4)
+    else:
         page = gl.load(PageTable + page_base + start // PAGE_SIZE)
         row0 = page * PAGE_SIZE + start % PAGE_SIZE
         W_: gl.constexpr = KLat.block_type.shape[1]
         for k in gl.static_range(PARTS):
             bar = full_bars.index(buf * PARTS + k)
-            mbarrier.expect(bar, KLat.block_type.nbytes)
+            if k == PARTS - 1:
+                mbarrier.expect(bar, KLat.block_type.nbytes + KPe.block_type.nbytes)
+                _tma_load(KPe, [row0, 0], bar, kpe_s.index(buf))
+            else:
+                mbarrier.expect(bar, KLat.block_type.nbytes)
             _tma_load(KLat, [row0, k * W_], bar, klat_s.index(buf).slice(k * W_, W_, dim=1))
-    else:
-        _gather_cols(KV, PageTable, page_base, start, hi, klat_s.index(buf), 0, PAGE_SIZE, D_LATENT + D_ROPE,
-                     BLOCK_N, 4)
 
 
 @gluon.jit
-def _load_rope(t, KPe, KV, PageTable, page_base, lo, hi, n_full, kpe_s, rope_full, PAGE_SIZE: gl.constexpr,
-               D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr):
-    """Tile t's rope dims into the rope slot: TMA or a gather, as _load_latent."""
-    start = lo + t * BLOCK_N
-    if PAGE_SIZE >= BLOCK_N and t < n_full:
-        page = gl.load(PageTable + page_base + start // PAGE_SIZE)
-        mbarrier.expect(rope_full, KPe.block_type.nbytes)
-        _tma_load(KPe, [page * PAGE_SIZE + start % PAGE_SIZE, 0], rope_full, kpe_s.index(0))
-    else:
-        _gather_cols(KV, PageTable, page_base, start, hi, kpe_s.index(0), D_LATENT, PAGE_SIZE, D_LATENT + D_ROPE,
-                     BLOCK_N, 4)
-
-
-@gluon.jit
-def _gathered(t, n_full, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
-    """Whether tile t's loads are cp.async gathers (not TMA)."""
-    return (PAGE_SIZE < BLOCK_N) | (t >= n_full)
-
-
-@gluon.jit
-def _announce(t, n_full, full_bars, rope_full, latent: gl.constexpr, PARTS: gl.constexpr,
-              PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
-    """If tile t's latent dims (or its rope dims) were gathered: wait for this warpgroup's copies,
-    make them visible to the MMAs, and arrive on the barriers the readers wait on."""
+def _announce(t, n_full, full_bars, PARTS: gl.constexpr, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
+    """If tile t was gathered: wait for this warpgroup's copies, make them visible to the MMAs, and
+    arrive on the tile's barriers (which a TMA'd tile's bytes complete)."""
     if _gathered(t, n_full, PAGE_SIZE, BLOCK_N):
         async_copy.wait_group(0)
         _landed()
-        if latent:
-            for k in gl.static_range(PARTS):
-                mbarrier.arrive(full_bars.index((t % 2) * PARTS + k), count=1)
-        else:
-            mbarrier.arrive(rope_full, count=1)
+        for k in gl.static_range(PARTS):
+            mbarrier.arrive(full_bars.index((t % 2) * PARTS + k), count=1)
 
 
 @gluon.jit
 def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len,
-               n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, p_s, m0_s, m1_s, full_bars, rope_full, empty_bars,
-               rope_empty, p_bar, p_free, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr,
-               D_LATENT: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
+               n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
+               sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, D_LATENT: gl.constexpr,
+               BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
     """Main warpgroup W: scores the tiles t with t % 2 == W, and accumulates its half of O from every tile."""
     M: gl.constexpr = Q_LEN * HEADS
     HALF: gl.constexpr = D_LATENT // 2
@@ -131,18 +99,17 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
     o = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
     bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
     for t in range(n_tiles):
+        u = t % 2
         z = t >> 30  # an opaque zero: MMA descriptors rebuilt per tile, not hoisted (they spill)
-        kb = klat_s.index(t % 2 + z)
-        if t % 2 == W:  # this warpgroup scores tile t: latent slices as they land, the rope slot last
+        kb, pe = klat_s.index(u + z), kpe_s.index(u + z)
+        if u == W:  # this warpgroup scores tile t, slice by slice as the TMA lands
             s = warpgroup_mma_init(s_zero)
             for k in gl.static_range(PARTS):
-                mbarrier.wait(full_bars.index((t % 2) * PARTS + k), (t // 2) & 1)
+                mbarrier.wait(full_bars.index(u * PARTS + k), (t // 2) & 1)
                 s = warpgroup_mma(q_lat_s.index(z).slice(k * PW, PW, dim=1), kb.slice(k * PW, PW, dim=1).permute((1, 0)),
                                   s, use_acc=k > 0, is_async=True)
-            mbarrier.wait(rope_full, t & 1)
-            s = warpgroup_mma(q_pe_s.index(z), kpe_s.index(z).permute((1, 0)), s, is_async=True)
+            s = warpgroup_mma(q_pe_s.index(z), pe.permute((1, 0)), s, is_async=True)
             s = warpgroup_mma_wait(0, deps=[s])
-            mbarrier.arrive(rope_empty, count=1)
             qk = s * qk_scale
             if t >= n_full:
                 qk = gl.where(_visible(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
@@ -151,14 +118,13 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
             alpha = gl.exp2(m_i - m_safe)
             p = gl.exp2(qk - m_safe[:, None])
             l_i = l_i * alpha + gl.sum(p, 1)
-            if t > 0:  # both warpgroups are done with the previous P (and its maxima)
-                mbarrier.wait(p_free, (t - 1) & 1)
-            p_s.index(z).store(p.to(p_s.dtype))
-            m0_s.store(m_new)
+            mbarrier.wait(ts_bars.index(u), (t // 2) & 1)  # the tail has scored the rope rows P goes into
+            pe.store(p.to(pe.dtype))
+            m0_s.store(m_new)  # read by the other warpgroup before it scores (and writes) the next tile
             fence_async_shared()
             _barrier()
             mbarrier.arrive(p_bar, count=1)
-        else:  # the other warpgroup scored it: its maxima (and P) are posted
+        else:  # the other warpgroup scored it: its maxima and P are posted
             mbarrier.wait(p_bar, t & 1)
             m_new = m0_s.load(row_l)
             m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
@@ -166,22 +132,21 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
             l_i = l_i * alpha
         m_i = m_new
         o = o * gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))[:, None]
-        acc = warpgroup_mma(p_s.index(z), kb.slice(W * HALF, HALF, dim=1), o, is_async=True)
+        acc = warpgroup_mma(pe, kb.slice(W * HALF, HALF, dim=1), o, is_async=True)
         o = warpgroup_mma_wait(0, deps=[acc])
-        mbarrier.arrive(p_free, count=1)
-        mbarrier.arrive(empty_bars.index(t % 2), count=1)
-    # Row sums: each warpgroup summed the tiles it scored (rescaled at every tile). Swap them through
-    # the maxima's buffers (free once both are past the last tile), on one more phase of p_free.
-    if n_tiles > 0:
-        mbarrier.wait(p_free, (n_tiles - 1) & 1)
+        mbarrier.arrive(empty_bars.index(u), count=1)
+    # Row sums: each warpgroup summed the tiles it scored (rescaled at every tile); swap them (the
+    # maxima's buffer is free: its last reader read it before its last PV, before this point).
     if W == 0:
         my_sum, other_sum = m0_s, m1_s
     else:
         my_sum, other_sum = m1_s, m0_s
+    if n_tiles > 0:  # the other warpgroup has read the last maxima (its last PV is done)
+        mbarrier.wait(empty_bars.index((n_tiles - 1) % 2), ((n_tiles - 1) // 2) & 1)
     my_sum.store(l_i)
     _barrier()
-    mbarrier.arrive(p_free, count=1)
-    mbarrier.wait(p_free, n_tiles & 1)
+    mbarrier.arrive(sum_bar, count=1)
+    mbarrier.wait(sum_bar, 0)
     l_all = l_i + other_sum.load(row_l)
     if W == 0:
         lse = gl.where(l_all > 0, (m_i + gl.log2(l_all)) * _LN2, float("-inf"))
@@ -209,7 +174,7 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
 @gluon.jit
 def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
                page_base, lo, hi, ctx_len, n_full, n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars,
-               rope_full, empty_bars, rope_empty, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr,
+               empty_bars, ts_bars, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr,
                PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr,
                BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr):
     """The producer, and the rows past the last whole M block (at most TAIL_M) transposed: S^T = K Q^T
@@ -218,14 +183,10 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
     M: gl.constexpr = Q_LEN * HEADS
     ROW0: gl.constexpr = M // BLOCK_M * BLOCK_M
     PW: gl.constexpr = D_LATENT // PARTS
-    # The first two tiles' latent dims and the first rope dims.
-    for u in gl.static_range(2):
-        if u < n_tiles:
-            _load_latent(u, KLat, KV, PageTable, page_base, lo, hi, n_full, klat_s, full_bars, PARTS, PAGE_SIZE,
-                         D_LATENT, D_ROPE, BLOCK_N)
-    if n_tiles > 0:
-        _load_rope(0, KPe, KV, PageTable, page_base, lo, hi, n_full, kpe_s, rope_full, PAGE_SIZE, D_LATENT, D_ROPE,
-                   BLOCK_N)
+    for v in gl.static_range(2):  # the first two tiles
+        if v < n_tiles:
+            _load_tile(v, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars, PARTS,
+                       PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                        instr_shape=[16, TAIL_M, 16])
     col_l: gl.constexpr = gl.SliceLayout(0, s_layout)
@@ -236,11 +197,9 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
     qt_pe_s.index(0).store(q_pe)
     fence_async_shared()
     _barrier()
-    for u in gl.static_range(2):
-        if u < n_tiles:
-            _announce(u, n_full, full_bars, rope_full, True, PARTS, PAGE_SIZE, BLOCK_N)
-    if n_tiles > 0:
-        _announce(0, n_full, full_bars, rope_full, False, PARTS, PAGE_SIZE, BLOCK_N)
+    for v in gl.static_range(2):
+        if v < n_tiles:
+            _announce(v, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
     rows = ROW0 + gl.arange(0, TAIL_M, layout=col_l)
     bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
     s_zero = gl.zeros([BLOCK_N, TAIL_M], gl.float32, s_layout)
@@ -248,26 +207,21 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
     l_i = gl.zeros([TAIL_M], gl.float32, col_l)
     o = gl.zeros([D_LATENT, TAIL_M], gl.float32, s_layout)  # O^T
     for t in range(n_tiles):
+        u = t % 2
         z = t >> 30
-        kb = klat_s.index(t % 2 + z)
+        kb, pe = klat_s.index(u + z), kpe_s.index(u + z)
         qt_lat = qt_lat_s.index(z)
         s = warpgroup_mma_init(s_zero)
         for k in gl.static_range(PARTS):
-            mbarrier.wait(full_bars.index((t % 2) * PARTS + k), (t // 2) & 1)
+            mbarrier.wait(full_bars.index(u * PARTS + k), (t // 2) & 1)
             s = warpgroup_mma(kb.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s,
                               use_acc=k > 0, is_async=True)
-        mbarrier.wait(rope_full, t & 1)
-        s = warpgroup_mma(kpe_s.index(z), qt_pe_s.index(z).permute((1, 0)), s, is_async=True)
+        s = warpgroup_mma(pe, qt_pe_s.index(z).permute((1, 0)), s, is_async=True)
         s = warpgroup_mma_wait(0, deps=[s])
-        if t >= 1:  # tile t + 1's latent dims (gathered one step ago) have landed by now
+        mbarrier.arrive(ts_bars.index(u), count=1)  # the scorer may overwrite the rope rows with P
+        if t >= 1:  # tile t + 1, gathered one tile ago, has landed by now
             if t + 1 < n_tiles:
-                _announce(t + 1, n_full, full_bars, rope_full, True, PARTS, PAGE_SIZE, BLOCK_N)
-        # The rope slot: tile t + 1's rope dims once the scorer is done with tile t's too.
-        mbarrier.arrive(rope_empty, count=1)
-        if t + 1 < n_tiles:
-            mbarrier.wait(rope_empty, t & 1)
-            _load_rope(t + 1, KPe, KV, PageTable, page_base, lo, hi, n_full, kpe_s, rope_full, PAGE_SIZE, D_LATENT,
-                       D_ROPE, BLOCK_N)
+                _announce(t + 1, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
         qk = s * qk_scale
         if t >= n_full:
             qk = gl.where(_visible_t(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
@@ -284,14 +238,12 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
         _barrier()
         acc = warpgroup_mma(kb.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
         o = warpgroup_mma_wait(0, deps=[acc])
-        if t + 1 < n_tiles:
-            _announce(t + 1, n_full, full_bars, rope_full, False, PARTS, PAGE_SIZE, BLOCK_N)
         # This buffer: tile t + 2 once both main warpgroups are done with tile t too.
-        mbarrier.arrive(empty_bars.index(t % 2), count=1)
+        mbarrier.arrive(empty_bars.index(u), count=1)
         if t + 2 < n_tiles:
-            mbarrier.wait(empty_bars.index(t % 2), (t // 2) & 1)
-            _load_latent(t + 2, KLat, KV, PageTable, page_base, lo, hi, n_full, klat_s, full_bars, PARTS, PAGE_SIZE,
-                         D_LATENT, D_ROPE, BLOCK_N)
+            mbarrier.wait(empty_bars.index(u), (t // 2) & 1)
+            _load_tile(t + 2, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars, PARTS,
+                       PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
     if mb == gl.num_programs(0) - 1:
         out_rows = b * M + rows
         lse = gl.where(l_i > 0, (m_i + gl.log2(l_i)) * _LN2, float("-inf"))
@@ -325,8 +277,7 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
     q_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, BLOCK_M, D_ROPE], q_pe_sl)
     q_pe_s.index(0).store(q_pe)
     klat_s = gl.allocate_shared_memory(KLat.dtype, [2, BLOCK_N, D_LATENT], KLat.layout)
-    kpe_s = gl.allocate_shared_memory(KPe.dtype, [1, BLOCK_N, D_ROPE], KPe.layout)  # one rope slot
-    p_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, BLOCK_M, BLOCK_N], KPe.layout)
+    kpe_s = gl.allocate_shared_memory(KPe.dtype, [2, BLOCK_N, D_ROPE], KPe.layout)  # then the main rows' P
     vec_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
     m0_s = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)  # the row maxima; at the end W=0's row sums
     m1_s = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)  # at the end W=1's row sums
@@ -336,16 +287,16 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
     PARTS: gl.constexpr = D_LATENT // KLat.block_type.shape[1]
     full_bars = gl.allocate_shared_memory(gl.int64, [2 * PARTS, 1], mbarrier.MBarrierLayout())
     empty_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    misc = gl.allocate_shared_memory(gl.int64, [4, 1], mbarrier.MBarrierLayout())
-    rope_full, rope_empty, p_bar, p_free = misc.index(0), misc.index(1), misc.index(2), misc.index(3)
+    ts_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())  # the tail has scored a buffer
+    misc = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    p_bar, sum_bar = misc.index(0), misc.index(1)
     for k in gl.static_range(2 * PARTS):
         mbarrier.init(full_bars.index(k), count=1)
     for k in gl.static_range(2):
         mbarrier.init(empty_bars.index(k), count=3)  # both main warpgroups and the tail
-    mbarrier.init(rope_full, count=1)
-    mbarrier.init(rope_empty, count=2)  # the scorer and the tail
-    mbarrier.init(p_bar, count=1)
-    mbarrier.init(p_free, count=2)
+        mbarrier.init(ts_bars.index(k), count=1)
+    mbarrier.init(p_bar, count=1)  # a tile's scorer has posted P and the maxima
+    mbarrier.init(sum_bar, count=2)  # both main warpgroups have posted their row sums
     fence_async_shared()
     _barrier()
 
@@ -353,13 +304,13 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
     page_base = b * stride_pt
     gl.warp_specialize([
         (_ring_main, (0, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
-                      n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, p_s, m0_s, m1_s, full_bars, rope_full, empty_bars, rope_empty,
-                      p_bar, p_free, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)),
+                      n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
+                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)),
         (_ring_main, (1, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
-                      n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, p_s, m0_s, m1_s, full_bars, rope_full, empty_bars, rope_empty,
-                      p_bar, p_free, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)),
+                      n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
+                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)),
         (_ring_tail, (Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
                       page_base, lo, hi, ctx_len, n_full, n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars,
-                      rope_full, empty_bars, rope_empty, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
-                      BLOCK_N, TAIL_M)),
+                      empty_bars, ts_bars, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,
+                      TAIL_M)),
     ], [4, 4], [RING_REGS[0], RING_REGS[1]])
