@@ -43,28 +43,35 @@ def _gathered(t, n_full, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
 
 
 @gluon.jit
-def _load_tile(t, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars, PARTS: gl.constexpr,
-               PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr):
-    """Tile t into buffer t % 2: by TMA in PARTS slices of the latent dims, a barrier each (the rope dims
-    with the last); or a cp.async gather (one commit group) that the caller later waits for and
-    announces (_announce)."""
+def _tma_tile(t, KLat, KPe, PageTable, page_base, lo, klat_s, kpe_s, full_bars, PARTS: gl.constexpr,
+              PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
+    """TMA tile t (inside one page) into buffer t % 2 in PARTS slices of the latent dims, a barrier each
+    (the rope dims with the last)."""
     buf = t % 2
     start = lo + t * BLOCK_N
+    page = gl.load(PageTable + page_base + start // PAGE_SIZE)
+    row0 = page * PAGE_SIZE + start % PAGE_SIZE
+    W_: gl.constexpr = KLat.block_type.shape[1]
+    for k in gl.static_range(PARTS):
+        bar = full_bars.index(buf * PARTS + k)
+        if k == PARTS - 1:
+            mbarrier.expect(bar, KLat.block_type.nbytes + KPe.block_type.nbytes)
+            _tma_load(KPe, [row0, 0], bar, kpe_s.index(buf))
+        else:
+            mbarrier.expect(bar, KLat.block_type.nbytes)
+        _tma_load(KLat, [row0, k * W_], bar, klat_s.index(buf).slice(k * W_, W_, dim=1))
+
+
+@gluon.jit
+def _load_tile(t, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars, PARTS: gl.constexpr,
+               PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr):
+    """Tile t into buffer t % 2: by TMA (_tma_tile), or a cp.async gather (one commit group) that the
+    caller later waits for and announces (_announce)."""
     if _gathered(t, n_full, PAGE_SIZE, BLOCK_N):
-        _gather_tile(KV, PageTable, page_base, start, hi, klat_s.index(buf), kpe_s.index(buf), PAGE_SIZE, D_LATENT,
-                     D_ROPE, BLOCK_N, 4)
+        _gather_tile(KV, PageTable, page_base, lo + t * BLOCK_N, hi, klat_s.index(t % 2), kpe_s.index(t % 2),
+                     PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, 4)
     else:
-        page = gl.load(PageTable + page_base + start // PAGE_SIZE)
-        row0 = page * PAGE_SIZE + start % PAGE_SIZE
-        W_: gl.constexpr = KLat.block_type.shape[1]
-        for k in gl.static_range(PARTS):
-            bar = full_bars.index(buf * PARTS + k)
-            if k == PARTS - 1:
-                mbarrier.expect(bar, KLat.block_type.nbytes + KPe.block_type.nbytes)
-                _tma_load(KPe, [row0, 0], bar, kpe_s.index(buf))
-            else:
-                mbarrier.expect(bar, KLat.block_type.nbytes)
-            _tma_load(KLat, [row0, k * W_], bar, klat_s.index(buf).slice(k * W_, W_, dim=1))
+        _tma_tile(t, KLat, KPe, PageTable, page_base, lo, klat_s, kpe_s, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
 
 
 @gluon.jit
@@ -136,9 +143,10 @@ def _pv(t, W: gl.constexpr, o, alpha, klat_s, kpe_s, o_layout: gl.constexpr, HAL
 
 
 @gluon.jit
-def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len,
-               n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
-               sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, D_LATENT: gl.constexpr,
+def _ring_main(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split,
+               total_rows, page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s,
+               full_bars, empty_bars, ts_bars, p_bar, sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr,
+               Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
                BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
     """Main warpgroup W: scores the tiles t = W, W + 2, ... and accumulates its half of O from every tile.
     Each step issues S of its next tile, then (while that runs) P V of the other warpgroup's tile before
@@ -176,6 +184,11 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
                                 p_bar, BLOCK_N)
         o = warpgroup_mma_wait(0, deps=[acc])
         mbarrier.arrive(empty_bars.index((t - 1) % 2), count=1)
+        if PAGE_SIZE >= BLOCK_N:  # a TMA tile t + 1 into tile t - 1's buffer: this warpgroup is mostly its last reader
+            if t + 1 < n_full:
+                mbarrier.wait(empty_bars.index((t - 1) % 2), ((t - 1) // 2) & 1)
+                _tma_tile(t + 1, KLat, KPe, PageTable, page_base, lo, klat_s, kpe_s, full_bars, PARTS, PAGE_SIZE,
+                          BLOCK_N)
         o = warpgroup_mma_wait(0, deps=[_pv(t, W, o, alpha, klat_s, kpe_s, o_layout, HALF)])
         mbarrier.arrive(empty_bars.index(t % 2), count=1)
     if n_tiles > 0:
@@ -267,11 +280,9 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
         s = warpgroup_mma(pe, qt_pe_s.index(z).permute((1, 0)), s, is_async=True)
         s = warpgroup_mma_wait(0, deps=[s])
         mbarrier.arrive(ts_bars.index(u), count=1)  # the scorer may overwrite the rope rows with P
-        if t >= 1:  # the other buffer: tile t + 1 once all three are done with tile t - 1
+        if t >= 1:  # tile t + 1, if gathered (one tile ago), has landed by now
             if t + 1 < n_tiles:
-                mbarrier.wait(empty_bars.index(1 - u), ((t - 1) // 2) & 1)
-                _load_tile(t + 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars,
-                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+                _announce(t + 1, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
         qk = s * qk_scale
         if t >= n_full:
             qk = gl.where(_visible_t(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
@@ -289,9 +300,11 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
         acc = warpgroup_mma(kb.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
         o = warpgroup_mma_wait(0, deps=[acc])
         mbarrier.arrive(empty_bars.index(u), count=1)
-        if t >= 1:  # tile t + 1, if gathered: landed by now (the scores, P V and softmax of tile t ran since)
-            if t + 1 < n_tiles:
-                _announce(t + 1, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
+        if t + 2 < n_tiles:  # a gathered tile t + 2 into this buffer once all three are done with tile t
+            if _gathered(t + 2, n_full, PAGE_SIZE, BLOCK_N):
+                mbarrier.wait(empty_bars.index(u), (t // 2) & 1)
+                _load_tile(t + 2, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars,
+                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
     if mb == gl.num_programs(0) - 1:
         out_rows = b * M + rows
         lse = gl.where(l_i > 0, (m_i + gl.log2(l_i)) * _LN2, float("-inf"))
@@ -351,12 +364,14 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
     ctx_len, lo, hi, n_full, n_tiles = _split_bounds(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
     page_base = b * stride_pt
     gl.warp_specialize([
-        (_ring_main, (0, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
-                      n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
-                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)),
-        (_ring_main, (1, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
-                      n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
-                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)),
+        (_ring_main, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
+                      page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars,
+                      empty_bars, ts_bars, p_bar, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
+                      BLOCK_N)),
+        (_ring_main, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
+                      page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars,
+                      empty_bars, ts_bars, p_bar, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
+                      BLOCK_N)),
         (_ring_tail, (Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
                       page_base, lo, hi, ctx_len, n_full, n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars,
                       empty_bars, ts_bars, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,
