@@ -12,8 +12,11 @@ while the other is worked on:
   the previous tile's) and puts P (in the tile's rope rows, once the tail has scored them) and the new
   maxima in shared memory; both then accumulate their half of P V;
 - the tail warpgroup does the rows past the last whole block transposed, as in the seesaw kernel
-  (S^T = K Q^T, O^T += V^T P^T, N = 8), and is the producer: it issues tile t + 1's loads right after
-  its scores of tile t, once all three warpgroups are done with tile t - 1 (in the same buffer).
+  (S^T = K Q^T, O^T += V^T P^T, N = 8).
+
+Loads: tile t + 1 goes into tile t - 1's buffer once all three warpgroups are done with it. A TMA'd
+tile is issued by the main warpgroup that scored tile t, right after its P V of tile t - 1 (mostly the
+last read of that buffer); a gathered one by the tail, after its scores of tile t.
 
 A tile's latent dims arrive in SEESAW_SLICE-wide TMA slices, a barrier each (the rope dims with the
 last). Tiles past the whole prefix ones (the partial tile, the draft tokens) and pages smaller than a
@@ -280,9 +283,12 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
         s = warpgroup_mma(pe, qt_pe_s.index(z).permute((1, 0)), s, is_async=True)
         s = warpgroup_mma_wait(0, deps=[s])
         mbarrier.arrive(ts_bars.index(u), count=1)  # the scorer may overwrite the rope rows with P
-        if t >= 1:  # tile t + 1, if gathered (one tile ago), has landed by now
+        if t >= 1:  # a gathered tile t + 1 into the other buffer, once all three are done with tile t - 1
             if t + 1 < n_tiles:
-                _announce(t + 1, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
+                if _gathered(t + 1, n_full, PAGE_SIZE, BLOCK_N):
+                    mbarrier.wait(empty_bars.index(1 - u), ((t - 1) // 2) & 1)
+                    _load_tile(t + 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars,
+                               PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
         qk = s * qk_scale
         if t >= n_full:
             qk = gl.where(_visible_t(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
@@ -300,11 +306,9 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
         acc = warpgroup_mma(kb.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
         o = warpgroup_mma_wait(0, deps=[acc])
         mbarrier.arrive(empty_bars.index(u), count=1)
-        if t + 2 < n_tiles:  # a gathered tile t + 2 into this buffer once all three are done with tile t
-            if _gathered(t + 2, n_full, PAGE_SIZE, BLOCK_N):
-                mbarrier.wait(empty_bars.index(u), (t // 2) & 1)
-                _load_tile(t + 2, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars,
-                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+        if t >= 1:  # tile t + 1, if gathered: landed by now (this tile's softmax and P V ran since)
+            if t + 1 < n_tiles:
+                _announce(t + 1, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
     if mb == gl.num_programs(0) - 1:
         out_rows = b * M + rows
         lse = gl.where(l_i > 0, (m_i + gl.log2(l_i)) * _LN2, float("-inf"))
