@@ -152,9 +152,9 @@ def _ring_main(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartL
                Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
                BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
     """Main warpgroup W: scores the tiles t = W, W + 2, ... and accumulates its half of O from every tile.
-    Each step issues S of its next tile, then (while that runs) P V of the other warpgroup's tile before
-    it, then folds its own scores in (the maxima chain through both warpgroups, one tile each) and adds
-    its own tile's P V."""
+    Each step takes the other warpgroup's tile t - 1 (its P and maxima), issues that tile's P V and then
+    S of its own tile t behind it; once the P V is done, tile t - 1's buffer may take tile t + 1; then it
+    folds tile t's scores in (the maxima chain through both warpgroups, one tile each) and adds its P V."""
     M: gl.constexpr = Q_LEN * HEADS
     HALF: gl.constexpr = D_LATENT // 2
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
@@ -179,19 +179,19 @@ def _ring_main(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartL
         first = 1
     for j in range(first, gl.cdiv(n_tiles - W, 2)):
         t = 2 * j + W
-        s = _score(t, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, s_zero, PARTS)
         m_i, l_i, alpha = _posted(t - 1, m_i, l_i, m0_s, p_bar, row_l)
         acc = _pv(t - 1, W, o, alpha, klat_s, kpe_s, o_layout, HALF)
-        s = warpgroup_mma_wait(1, deps=[s])  # S done; the other tile's P V may still run
-        m_i, l_i, alpha = _post(t, s, m_i, l_i, bits, qk_scale, lo, hi, ctx_len, n_full, kpe_s, m0_s, ts_bars,
-                                p_bar, BLOCK_N)
-        o = warpgroup_mma_wait(0, deps=[acc])
+        s = _score(t, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, s_zero, PARTS)  # runs behind that P V
+        o = warpgroup_mma_wait(PARTS + 1, deps=[acc])  # the P V done (S's PARTS + 1 groups may still run)
         mbarrier.arrive(empty_bars.index((t - 1) % 2), count=1)
         if PAGE_SIZE >= BLOCK_N:  # a TMA tile t + 1 into tile t - 1's buffer: this warpgroup is mostly its last reader
             if t + 1 < n_full:
                 mbarrier.wait(empty_bars.index((t - 1) % 2), ((t - 1) // 2) & 1)
                 _tma_tile(t + 1, KLat, KPe, PageTable, page_base, lo, klat_s, kpe_s, full_bars, PARTS, PAGE_SIZE,
                           BLOCK_N)
+        s = warpgroup_mma_wait(0, deps=[s])
+        m_i, l_i, alpha = _post(t, s, m_i, l_i, bits, qk_scale, lo, hi, ctx_len, n_full, kpe_s, m0_s, ts_bars,
+                                p_bar, BLOCK_N)
         o = warpgroup_mma_wait(0, deps=[_pv(t, W, o, alpha, klat_s, kpe_s, o_layout, HALF)])
         mbarrier.arrive(empty_bars.index(t % 2), count=1)
     if n_tiles > 0:
