@@ -16,8 +16,8 @@ from functools import lru_cache
 from importlib import import_module
 
 from kernels.plan import (DECODE_BLOCK_H, DECODE_KV_SPLITS, EXTEND_BLOCK_M, FAST_DEFAULTS, FAST_MIN_SPLIT_LEN,
-                          GLUON_CONFIG, GLUON_TAIL_MIN_SPLIT_LEN, SEESAW_SLICE, cdiv, code_path, gluon_tail_rows,
-                          plan_splits, split_rows)
+                          GLUON_CONFIG, GLUON_RING_MIN_PAGE_SIZE, GLUON_TAIL_MIN_SPLIT_LEN, SEESAW_SLICE, cdiv,
+                          code_path, gluon_tail_rows, plan_splits, split_rows)
 from kernels.plan import fast_launch_config as arch_fast_config
 from kernels.spec import VerifyWorkload
 from kernels.tuned import tuned_config
@@ -184,8 +184,9 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
     # The Triton kernels take the architecture's (and the GPU's tuned) configs; Gluon its own.
     base = GLUON_CONFIG if path == "gluon" else fast_launch_config(arch, w.heads, w.page_size, device_name)
     cfg = {**FAST_DEFAULTS, **base, **launch}
-    if path == "gluon" and not cfg["seesaw"] and "tail_m" not in launch:
-        cfg["tail_m"] = 0  # GLUON_CONFIG's tail is the seesaw schedule's
+    if path == "gluon" and not cfg["seesaw"]:  # GLUON_CONFIG's tail and ring are the seesaw schedule's
+        cfg["tail_m"] = cfg["tail_m"] if "tail_m" in launch else 0
+        cfg["ring"] = cfg["ring"] if "ring" in launch else False
     if cfg["partials"] not in ("fp32", "input"):
         raise ValueError(f"triton_mla_fast: partials must be 'fp32' or 'input', got {cfg['partials']!r}")
     block_n = cfg["block_n"]
@@ -235,7 +236,8 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
     elif path == "gluon":  # the same descriptors, a hand-written schedule (kernels/triton_mla_fast_gluon.py)
         name = "_gluon_seesaw_kernel" if cfg["seesaw"] else "_gluon_split_kernel"
         target = f"kernels.triton_mla_fast_gluon:{name}"
-        if cfg["ring"] and tail_m:  # the per-tile schedule (same arguments; it needs the tail warpgroup)
+        # The per-tile schedule (same arguments) where there is a tail warpgroup; by default not at page 1.
+        if cfg["ring"] and tail_m and (w.page_size >= GLUON_RING_MIN_PAGE_SIZE or "ring" in launch):
             name, target = "_gluon_ring_kernel", "kernels.triton_mla_fast_ring:_gluon_ring_kernel"
         if cfg["seesaw"]:  # its tiles arrive in slices of the latent dims
             descs["KLat"] = f"tensordesc<{dt}[{block_n},{min(SEESAW_SLICE, w.v_dim)}]>"

@@ -101,7 +101,13 @@ CODE_PATHS: dict[str, dict[str, str]] = {
 # per split) 0.081 vs 0.094 ms at page 64, 0.085 vs 0.104 at page 1; 64k (512) 0.057 vs 0.060,
 # 0.059 vs 0.065; 32k (256) 0.043 vs 0.041; 8k 0.032 vs 0.027. An explicit tail_m=8 forces it.
 GLUON_TAIL_MIN_SPLIT_LEN = 512
-GLUON_CONFIG = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0, seesaw=True, tail_m=8)
+# ring=True: where the tail is used, the per-tile ring schedule (kernels/triton_mla_fast_ring.py) instead
+# of pairs of tiles, at pages of GLUON_RING_MIN_PAGE_SIZE tokens or more (gathering every token, the
+# ring lost). H200, 8 heads, graph replay, ring vs seesaw with the tail: 128k 0.071 vs 0.081 ms at
+# page 64, 0.082 vs 0.087 at page 16, 0.095 vs 0.086 at page 1; 64k page 64 0.051 vs 0.057.
+GLUON_RING_MIN_PAGE_SIZE = 16
+GLUON_CONFIG = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0, seesaw=True, tail_m=8,
+                    ring=True)
 # The seesaw schedule's tiles arrive in slices of this many latent dims, a barrier each, so that the
 # score MMAs start on the first slice while the rest land (H200, 128k: 128 beat 256 and 512).
 SEESAW_SLICE = 128

@@ -12,16 +12,13 @@ while the other is worked on:
   the previous tile's) and puts P (in the tile's rope rows, once the tail has scored them) and the new
   maxima in shared memory; both then accumulate their half of P V;
 - the tail warpgroup does the rows past the last whole block transposed, as in the seesaw kernel
-  (S^T = K Q^T, O^T += V^T P^T, N = 8).
-
-Loads: tile t + 1 goes into tile t - 1's buffer once all three warpgroups are done with it. A TMA'd
-tile is issued by the main warpgroup that scored tile t, right after its P V of tile t - 1 (mostly the
-last read of that buffer); a gathered one by the tail, after its scores of tile t.
+  (S^T = K Q^T, O^T += V^T P^T, N = 8), and is the producer: it issues every load, each as soon as
+  all three warpgroups are done with the buffer it goes to.
 
 A tile's latent dims arrive in SEESAW_SLICE-wide TMA slices, a barrier each (the rope dims with the
 last). Tiles past the whole prefix ones (the partial tile, the draft tokens) and pages smaller than a
-tile are gathered by cp.async through the page table; the tail waits for a gather after its softmax
-and P V of the tile before.
+tile are gathered by cp.async through the page table; the tail waits for a gather one tile later, so
+that it does not wait for its own loads.
 """
 
 from __future__ import annotations
@@ -46,35 +43,28 @@ def _gathered(t, n_full, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
 
 
 @gluon.jit
-def _tma_tile(t, KLat, KPe, PageTable, page_base, lo, klat_s, kpe_s, full_bars, PARTS: gl.constexpr,
-              PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
-    """TMA tile t (inside one page) into buffer t % 2 in PARTS slices of the latent dims, a barrier each
-    (the rope dims with the last)."""
-    buf = t % 2
-    start = lo + t * BLOCK_N
-    page = gl.load(PageTable + page_base + start // PAGE_SIZE)
-    row0 = page * PAGE_SIZE + start % PAGE_SIZE
-    W_: gl.constexpr = KLat.block_type.shape[1]
-    for k in gl.static_range(PARTS):
-        bar = full_bars.index(buf * PARTS + k)
-        if k == PARTS - 1:
-            mbarrier.expect(bar, KLat.block_type.nbytes + KPe.block_type.nbytes)
-            _tma_load(KPe, [row0, 0], bar, kpe_s.index(buf))
-        else:
-            mbarrier.expect(bar, KLat.block_type.nbytes)
-        _tma_load(KLat, [row0, k * W_], bar, klat_s.index(buf).slice(k * W_, W_, dim=1))
-
-
-@gluon.jit
 def _load_tile(t, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars, PARTS: gl.constexpr,
                PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr):
-    """Tile t into buffer t % 2: by TMA (_tma_tile), or a cp.async gather (one commit group) that the
-    caller later waits for and announces (_announce)."""
+    """Tile t into buffer t % 2: by TMA in PARTS slices of the latent dims, a barrier each (the rope dims
+    with the last); or a cp.async gather (one commit group) that the caller later waits for and
+    announces (_announce)."""
+    buf = t % 2
+    start = lo + t * BLOCK_N
     if _gathered(t, n_full, PAGE_SIZE, BLOCK_N):
-        _gather_tile(KV, PageTable, page_base, lo + t * BLOCK_N, hi, klat_s.index(t % 2), kpe_s.index(t % 2),
-                     PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, 4)
+        _gather_tile(KV, PageTable, page_base, start, hi, klat_s.index(buf), kpe_s.index(buf), PAGE_SIZE, D_LATENT,
+                     D_ROPE, BLOCK_N, 4)
     else:
-        _tma_tile(t, KLat, KPe, PageTable, page_base, lo, klat_s, kpe_s, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
+        page = gl.load(PageTable + page_base + start // PAGE_SIZE)
+        row0 = page * PAGE_SIZE + start % PAGE_SIZE
+        W_: gl.constexpr = KLat.block_type.shape[1]
+        for k in gl.static_range(PARTS):
+            bar = full_bars.index(buf * PARTS + k)
+            if k == PARTS - 1:
+                mbarrier.expect(bar, KLat.block_type.nbytes + KPe.block_type.nbytes)
+                _tma_load(KPe, [row0, 0], bar, kpe_s.index(buf))
+            else:
+                mbarrier.expect(bar, KLat.block_type.nbytes)
+            _tma_load(KLat, [row0, k * W_], bar, klat_s.index(buf).slice(k * W_, W_, dim=1))
 
 
 @gluon.jit
@@ -89,74 +79,14 @@ def _announce(t, n_full, full_bars, PARTS: gl.constexpr, PAGE_SIZE: gl.constexpr
 
 
 @gluon.jit
-def _score(t, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, s_zero, PARTS: gl.constexpr):
-    """Issue S = Q K^T of tile t (buffer t % 2), slice by slice as its TMA lands; asynchronous."""
-    u = t % 2
-    z = t >> 30  # an opaque zero: MMA descriptors rebuilt per tile, not hoisted (they spill)
-    kb = klat_s.index(u + z)
-    PW: gl.constexpr = kb.shape[1] // PARTS
-    s = warpgroup_mma_init(s_zero)
-    for k in gl.static_range(PARTS):
-        mbarrier.wait(full_bars.index(u * PARTS + k), (t // 2) & 1)
-        s = warpgroup_mma(q_lat_s.index(z).slice(k * PW, PW, dim=1), kb.slice(k * PW, PW, dim=1).permute((1, 0)), s,
-                          use_acc=k > 0, is_async=True)
-    return warpgroup_mma(q_pe_s.index(z), kpe_s.index(u + z).permute((1, 0)), s, is_async=True)
-
-
-@gluon.jit
-def _post(t, s, m_i, l_i, bits, qk_scale, lo, hi, ctx_len, n_full, kpe_s, m0_s, ts_bars, p_bar,
-          BLOCK_N: gl.constexpr):
-    """Fold tile t's scores into (m, l); P into the tile's rope rows (once the tail has scored them) and
-    the new maxima into m0_s, announced on p_bar. Returns (m, l, alpha)."""
-    qk = s * qk_scale
-    if t >= n_full:
-        qk = gl.where(_visible(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
-    m_new = gl.maximum(m_i, gl.max(qk, 1))
-    m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-    alpha = gl.exp2(m_i - m_safe)
-    p = gl.exp2(qk - m_safe[:, None])
-    l_i = l_i * alpha + gl.sum(p, 1)
-    u = t % 2
-    mbarrier.wait(ts_bars.index(u), (t // 2) & 1)
-    kpe_s.index(u + (t >> 30)).store(p.to(kpe_s.dtype))
-    m0_s.store(m_new)  # the other warpgroup reads it before it posts the next tile's
-    fence_async_shared()
-    _barrier()
-    mbarrier.arrive(p_bar, count=1)
-    return m_new, l_i, alpha
-
-
-@gluon.jit
-def _posted(t, m_i, l_i, m0_s, p_bar, row_l: gl.constexpr):
-    """The other warpgroup's tile t: wait for its P and maxima. Returns (m, l, alpha)."""
-    mbarrier.wait(p_bar, t & 1)
-    m_new = m0_s.load(row_l)
-    m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-    alpha = gl.exp2(m_i - m_safe)
-    return m_new, l_i * alpha, alpha
-
-
-@gluon.jit
-def _pv(t, W: gl.constexpr, o, alpha, klat_s, kpe_s, o_layout: gl.constexpr, HALF: gl.constexpr):
-    """Issue O_W = O_W * alpha + P V_W for tile t (P in its rope rows); asynchronous."""
-    z = t >> 30
-    o = o * gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))[:, None]
-    return warpgroup_mma(kpe_s.index(t % 2 + z), klat_s.index(t % 2 + z).slice(W * HALF, HALF, dim=1), o,
-                         is_async=True)
-
-
-@gluon.jit
-def _ring_main(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split,
-               total_rows, page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s,
-               full_bars, empty_bars, ts_bars, p_bar, sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr,
-               Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
+def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len,
+               n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
+               sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, D_LATENT: gl.constexpr,
                BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
-    """Main warpgroup W: scores the tiles t = W, W + 2, ... and accumulates its half of O from every tile.
-    Each step takes the other warpgroup's tile t - 1 (its P and maxima), issues that tile's P V and then
-    S of its own tile t behind it; once the P V is done, tile t - 1's buffer may take tile t + 1; then it
-    folds tile t's scores in (the maxima chain through both warpgroups, one tile each) and adds its P V."""
+    """Main warpgroup W: scores the tiles t with t % 2 == W, and accumulates its half of O from every tile."""
     M: gl.constexpr = Q_LEN * HEADS
     HALF: gl.constexpr = D_LATENT // 2
+    PW: gl.constexpr = D_LATENT // PARTS
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                        instr_shape=[16, BLOCK_N, 16])
     o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
@@ -168,37 +98,43 @@ def _ring_main(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartL
     l_i = gl.zeros([BLOCK_M], gl.float32, row_l)
     o = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
     bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
-    first = 0
-    if W == 0:  # tile 0 has no tile before it
-        if n_tiles > 0:
-            s = warpgroup_mma_wait(0, deps=[_score(0, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, s_zero, PARTS)])
-            m_i, l_i, alpha = _post(0, s, m_i, l_i, bits, qk_scale, lo, hi, ctx_len, n_full, kpe_s, m0_s, ts_bars,
-                                    p_bar, BLOCK_N)
-            o = warpgroup_mma_wait(0, deps=[_pv(0, W, o, alpha, klat_s, kpe_s, o_layout, HALF)])
-            mbarrier.arrive(empty_bars.index(0), count=1)
-        first = 1
-    for j in range(first, gl.cdiv(n_tiles - W, 2)):
-        t = 2 * j + W
-        m_i, l_i, alpha = _posted(t - 1, m_i, l_i, m0_s, p_bar, row_l)
-        acc = _pv(t - 1, W, o, alpha, klat_s, kpe_s, o_layout, HALF)
-        s = _score(t, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, s_zero, PARTS)  # runs behind that P V
-        o = warpgroup_mma_wait(PARTS + 1, deps=[acc])  # the P V done (S's PARTS + 1 groups may still run)
-        mbarrier.arrive(empty_bars.index((t - 1) % 2), count=1)
-        if PAGE_SIZE >= BLOCK_N:  # a TMA tile t + 1 into tile t - 1's buffer: this warpgroup is mostly its last reader
-            if t + 1 < n_full:
-                mbarrier.wait(empty_bars.index((t - 1) % 2), ((t - 1) // 2) & 1)
-                _tma_tile(t + 1, KLat, KPe, PageTable, page_base, lo, klat_s, kpe_s, full_bars, PARTS, PAGE_SIZE,
-                          BLOCK_N)
-        s = warpgroup_mma_wait(0, deps=[s])
-        m_i, l_i, alpha = _post(t, s, m_i, l_i, bits, qk_scale, lo, hi, ctx_len, n_full, kpe_s, m0_s, ts_bars,
-                                p_bar, BLOCK_N)
-        o = warpgroup_mma_wait(0, deps=[_pv(t, W, o, alpha, klat_s, kpe_s, o_layout, HALF)])
-        mbarrier.arrive(empty_bars.index(t % 2), count=1)
-    if n_tiles > 0:
-        if (n_tiles - 1) % 2 != W:  # the last tile is the other warpgroup's: its P V is still to do
-            m_i, l_i, alpha = _posted(n_tiles - 1, m_i, l_i, m0_s, p_bar, row_l)
-            o = warpgroup_mma_wait(0, deps=[_pv(n_tiles - 1, W, o, alpha, klat_s, kpe_s, o_layout, HALF)])
-            mbarrier.arrive(empty_bars.index((n_tiles - 1) % 2), count=1)
+    for t in range(n_tiles):
+        u = t % 2
+        z = t >> 30  # an opaque zero: MMA descriptors rebuilt per tile, not hoisted (they spill)
+        kb, pe = klat_s.index(u + z), kpe_s.index(u + z)
+        if u == W:  # this warpgroup scores tile t, slice by slice as the TMA lands
+            s = warpgroup_mma_init(s_zero)
+            for k in gl.static_range(PARTS):
+                mbarrier.wait(full_bars.index(u * PARTS + k), (t // 2) & 1)
+                s = warpgroup_mma(q_lat_s.index(z).slice(k * PW, PW, dim=1), kb.slice(k * PW, PW, dim=1).permute((1, 0)),
+                                  s, use_acc=k > 0, is_async=True)
+            s = warpgroup_mma(q_pe_s.index(z), pe.permute((1, 0)), s, is_async=True)
+            s = warpgroup_mma_wait(0, deps=[s])
+            qk = s * qk_scale
+            if t >= n_full:
+                qk = gl.where(_visible(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
+            m_new = gl.maximum(m_i, gl.max(qk, 1))
+            m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+            alpha = gl.exp2(m_i - m_safe)
+            p = gl.exp2(qk - m_safe[:, None])
+            l_i = l_i * alpha + gl.sum(p, 1)
+            mbarrier.wait(ts_bars.index(u), (t // 2) & 1)  # the tail has scored the rope rows P goes into
+            pe.store(p.to(pe.dtype))
+            m0_s.store(m_new)  # read by the other warpgroup before it scores (and writes) the next tile
+            fence_async_shared()
+            _barrier()
+            mbarrier.arrive(p_bar, count=1)
+        else:  # the other warpgroup scored it: its maxima and P are posted
+            mbarrier.wait(p_bar, t & 1)
+            m_new = m0_s.load(row_l)
+            m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+            alpha = gl.exp2(m_i - m_safe)
+            l_i = l_i * alpha
+        m_i = m_new
+        o = o * gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))[:, None]
+        acc = warpgroup_mma(pe, kb.slice(W * HALF, HALF, dim=1), o, is_async=True)
+        o = warpgroup_mma_wait(0, deps=[acc])
+        mbarrier.arrive(empty_bars.index(u), count=1)
     # Row sums: each warpgroup summed the tiles it scored (rescaled at every tile); swap them (the
     # maxima's buffer is free: its last reader read it before its last PV, before this point).
     if W == 0:
@@ -283,12 +219,9 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
         s = warpgroup_mma(pe, qt_pe_s.index(z).permute((1, 0)), s, is_async=True)
         s = warpgroup_mma_wait(0, deps=[s])
         mbarrier.arrive(ts_bars.index(u), count=1)  # the scorer may overwrite the rope rows with P
-        if t >= 1:  # a gathered tile t + 1 into the other buffer, once all three are done with tile t - 1
+        if t >= 1:  # tile t + 1, gathered one tile ago, has landed by now
             if t + 1 < n_tiles:
-                if _gathered(t + 1, n_full, PAGE_SIZE, BLOCK_N):
-                    mbarrier.wait(empty_bars.index(1 - u), ((t - 1) // 2) & 1)
-                    _load_tile(t + 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars,
-                               PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+                _announce(t + 1, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
         qk = s * qk_scale
         if t >= n_full:
             qk = gl.where(_visible_t(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
@@ -305,10 +238,12 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
         _barrier()
         acc = warpgroup_mma(kb.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
         o = warpgroup_mma_wait(0, deps=[acc])
+        # This buffer: tile t + 2 once both main warpgroups are done with tile t too.
         mbarrier.arrive(empty_bars.index(u), count=1)
-        if t >= 1:  # tile t + 1, if gathered: landed by now (this tile's softmax and P V ran since)
-            if t + 1 < n_tiles:
-                _announce(t + 1, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
+        if t + 2 < n_tiles:
+            mbarrier.wait(empty_bars.index(u), (t // 2) & 1)
+            _load_tile(t + 2, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars, PARTS,
+                       PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
     if mb == gl.num_programs(0) - 1:
         out_rows = b * M + rows
         lse = gl.where(l_i > 0, (m_i + gl.log2(l_i)) * _LN2, float("-inf"))
@@ -368,14 +303,12 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
     ctx_len, lo, hi, n_full, n_tiles = _split_bounds(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
     page_base = b * stride_pt
     gl.warp_specialize([
-        (_ring_main, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
-                      page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars,
-                      empty_bars, ts_bars, p_bar, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
-                      BLOCK_N)),
-        (_ring_main, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
-                      page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars,
-                      empty_bars, ts_bars, p_bar, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
-                      BLOCK_N)),
+        (_ring_main, (0, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
+                      n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
+                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)),
+        (_ring_main, (1, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
+                      n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
+                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)),
         (_ring_tail, (Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
                       page_base, lo, hi, ctx_len, n_full, n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars,
                       empty_bars, ts_bars, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,

@@ -13,5 +13,5 @@ timeout 240 python3 -m roofline bench --kernels triton_mla,triton_mla_decode,tri
   --out "$OUT/bench" > "$OUT/bench.txt" 2>&1; echo "exit $?"; grep -v "^\[" "$OUT/bench.txt" | tail -52
 step "profile: the project's verdict on the default sm_90 path"
 timeout 120 python3 -m roofline profile --kernel triton_mla_fast --ctx 128k --page-size 64 --preset verdict --tool ncu \
-  --out /tmp/h200-triton_mla_fast-gluon-128k-p64 > "$OUT/profile.txt" 2>&1; echo "exit $?"; tail -30 "$OUT/profile.txt"
-tar czf "$OUT/profile-run.tgz" -C /tmp h200-triton_mla_fast-gluon-128k-p64 2>/dev/null
+  --out /tmp/h200-triton_mla_fast-ring-128k-p64 > "$OUT/profile.txt" 2>&1; echo "exit $?"; tail -30 "$OUT/profile.txt"
+tar czf "$OUT/profile-run.tgz" -C /tmp h200-triton_mla_fast-ring-128k-p64 2>/dev/null
