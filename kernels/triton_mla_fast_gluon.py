@@ -8,7 +8,9 @@ Triton's pipeliner. Two schedules, one launcher (kernels.launch.fast_specs plans
   both tiles of a pair. A tile's latent dims arrive by TMA in SEESAW_SLICE-wide slices, a barrier
   each, so scoring starts on the first slice while the rest lands. With TAIL_M (8), the rows past
   the last whole M block (72 = 64 + 8) go to a third warpgroup that reads the same tiles
-  transposed (`_seesaw_tail`) instead of to a second, padded 64-row block.
+  transposed (`_seesaw_tail`) instead of to a second, padded 64-row block. With that tail and pages
+  of 16+ tokens, `ring=True` (the default) launches the per-tile variant of this schedule instead
+  (kernels/triton_mla_fast_ring.py, which shares this module's helpers and this launcher).
 - `_gluon_split_kernel` (`seesaw=False`): both warpgroups work on every tile (each half of its
   tokens for S, half of O's columns for PV); KV tiles through a NUM_STAGES ring, refilled as soon
   as the MMAs that read a stage retire; the PV MMA of tile i runs into tile i+1's wait.
@@ -136,6 +138,24 @@ def _q_rows(Q, b, row0, ROWS: gl.constexpr, M: gl.constexpr, D_LATENT: gl.conste
     q_lat = gl.load(q_ptr + gl.arange(0, D_LATENT, layout=gl.SliceLayout(0, blk))[None, :], mask=ok, other=0.0)
     q_pe = gl.load(q_ptr + D_LATENT + gl.arange(0, D_ROPE, layout=gl.SliceLayout(0, blk))[None, :], mask=ok, other=0.0)
     return q_lat, q_pe
+
+
+@gluon.jit
+def _q_in_smem(Q, b, row0, ROWS: gl.constexpr, M: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
+               num_warps: gl.constexpr):
+    """Query rows row0..row0+ROWS-1 (zeros past row M) in shared memory as MMA operands: (latent part,
+    rope part), each [1, ROWS, dims] (indexed with an opaque zero in the loops)."""
+    blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8],
+                                         warps_per_cta=[num_warps, 1], order=[1, 0])
+    q_lat, q_pe = _q_rows(Q, b, row0, ROWS, M, D_LATENT, D_ROPE, blk)
+    lat_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(D_LATENT * 2), element_bitwidth=16,
+                                                rank=2)
+    pe_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(D_ROPE * 2), element_bitwidth=16, rank=2)
+    q_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, ROWS, D_LATENT], lat_sl)
+    q_lat_s.index(0).store(q_lat)
+    q_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, ROWS, D_ROPE], pe_sl)
+    q_pe_s.index(0).store(q_pe)
+    return q_lat_s, q_pe_s
 
 
 @gluon.jit
@@ -330,6 +350,39 @@ def _gather_landed(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, full_
         mbarrier.arrive(full_bar, count=1)
 
 
+@gluon.jit
+def _half_out(o, buf, PartO, split, total_rows, b, mb, W: gl.constexpr, M: gl.constexpr, BLOCK_M: gl.constexpr,
+              D_LATENT: gl.constexpr):
+    """Main warpgroup W's normalised half of the block's partial output, through shared memory `buf`
+    (a tile buffer no one reads any more), 64 columns at a time: no thread holds an address per
+    register of O."""
+    HALF: gl.constexpr = D_LATENT // 2
+    o_s = _reinterpret(buf, gl.float32, [BLOCK_M, HALF],
+                       gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0]))
+    o_s.store(o)
+    _barrier()
+    blk_o: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[2, 16], warps_per_cta=[4, 1],
+                                           order=[1, 0])
+    rows_o = mb * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, blk_o))
+    o_ptr = PartO + ((split * total_rows + b * M + rows_o).to(gl.int64) * D_LATENT)[:, None] + W * HALF + \
+        gl.arange(0, 64, layout=gl.SliceLayout(0, blk_o))[None, :]
+    for c in gl.static_range(HALF // 64):
+        chunk = o_s.slice(c * 64, 64, dim=1).load(blk_o)
+        gl.store(o_ptr + c * 64, chunk.to(PartO.dtype.element_ty), mask=(rows_o < M)[:, None])
+
+
+@gluon.jit
+def _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, M: gl.constexpr, D_LATENT: gl.constexpr):
+    """The tail rows' partial output (O^T, normalised here) and log-sum-exp."""
+    out_rows = b * M + rows
+    lse = gl.where(l_i > 0, (m_i + gl.log2(l_i)) * _LN2, float("-inf"))
+    gl.store(PartLse + split * total_rows + out_rows, lse, mask=rows < M)
+    o = o / gl.where(l_i > 0, l_i, 1.0)[None, :]
+    dims = gl.arange(0, D_LATENT, layout=gl.SliceLayout(1, o.type.layout))
+    ptr = PartO + ((split * total_rows + out_rows).to(gl.int64) * D_LATENT)[None, :] + dims[:, None]
+    gl.store(ptr, o.to(PartO.dtype.element_ty), mask=(rows < M)[None, :])
+
+
 # --- the warp-specialised ("seesaw") schedule -------------------------------------------------
 # Two warpgroups, each its own partition: warpgroup W scores the even (W=0) or odd (W=1) tiles
 # with full 64-token MMAs (N=64 instead of 32 per warpgroup: a third less shared-memory traffic
@@ -439,21 +492,8 @@ def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse,
         lse = gl.where(l_all > 0, (m_i + gl.log2(l_all)) * _LN2, float("-inf"))
         gl.store(PartLse + split * total_rows + b * M + rows, lse, mask=rows < M)
     o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), gl.SliceLayout(1, o_layout))[:, None]
-    # Out through this warpgroup's own tile buffer (no one reads it any more: see above), 64
-    # columns at a time: no thread holds an address per register of O.
-    o_s = _reinterpret(klat_s.index(W), gl.float32, [BLOCK_M, HALF],
-                       gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0]))
-    o_s.store(o)
-    _barrier()
-    blk_o: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[2, 16], warps_per_cta=[4, 1],
-                                           order=[1, 0])
-    rows_o = mb * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, blk_o))
-    o_ptr = PartO + ((split * total_rows + b * M + rows_o).to(gl.int64) * D_LATENT)[:, None] + W * HALF + \
-        gl.arange(0, D_ROPE, layout=gl.SliceLayout(0, blk_o))[None, :]
-    for c in gl.static_range(HALF // D_ROPE):
-        chunk = o_s.slice(c * D_ROPE, D_ROPE, dim=1).load(blk_o)
-        gl.store(o_ptr + c * D_ROPE, chunk.to(PartO.dtype.element_ty), mask=(rows_o < M)[:, None])
-
+    # Out through this warpgroup's own tile buffer (no one reads it any more: see above).
+    _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT)
 
 @gluon.jit
 def _visible_t(bits, start, hi, ctx_len, BLOCK_N: gl.constexpr):
@@ -555,13 +595,7 @@ def _seesaw_tail(Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows
         mbarrier.arrive(empty_bars.index(0), count=1)
         mbarrier.arrive(empty_bars.index(1), count=1)
     if mb == gl.num_programs(0) - 1:
-        out_rows = b * M + rows
-        lse = gl.where(l_i > 0, (m_i + gl.log2(l_i)) * _LN2, float("-inf"))
-        gl.store(PartLse + split * total_rows + out_rows, lse, mask=rows < M)
-        o = o / gl.where(l_i > 0, l_i, 1.0)[None, :]
-        dims = gl.arange(0, D_LATENT, layout=gl.SliceLayout(1, s_layout))
-        ptr = PartO + ((split * total_rows + out_rows).to(gl.int64) * D_LATENT)[None, :] + dims[:, None]
-        gl.store(ptr, o.to(PartO.dtype.element_ty), mask=(rows < M)[None, :])
+        _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, M, D_LATENT)
 
 
 @gluon.jit
@@ -577,16 +611,7 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
     split = gl.program_id(1)
     b = gl.program_id(2)
     M: gl.constexpr = Q_LEN * HEADS
-    blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8],
-                                         warps_per_cta=[num_warps, 1], order=[1, 0])
-    q_lat_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(D_LATENT * 2), element_bitwidth=16,
-                                                  rank=2)
-    q_pe_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(D_ROPE * 2), element_bitwidth=16, rank=2)
-    q_lat, q_pe = _q_rows(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, blk)
-    q_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, BLOCK_M, D_LATENT], q_lat_sl)
-    q_lat_s.index(0).store(q_lat)
-    q_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, BLOCK_M, D_ROPE], q_pe_sl)
-    q_pe_s.index(0).store(q_pe)
+    q_lat_s, q_pe_s = _q_in_smem(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, num_warps)
     klat_s = gl.allocate_shared_memory(KLat.dtype, [2, BLOCK_N, D_LATENT], KLat.layout)
     kpe_s = gl.allocate_shared_memory(KPe.dtype, [2, BLOCK_N, D_ROPE], KPe.layout)
     vec_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
@@ -615,9 +640,9 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
     page_base = b * stride_pt
     # The same two main partitions either way (a tuple of their arguments would lose its constexprs).
     if TAIL_M > 0:
-        qt_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_LATENT], q_lat_sl)
-        qt_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_ROPE], q_pe_sl)
-        pt_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, BLOCK_N], q_pe_sl)  # the tail's P
+        qt_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_LATENT], q_lat_s.layout)
+        qt_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_ROPE], q_pe_s.layout)
+        pt_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, BLOCK_N], q_pe_s.layout)  # the tail's P
         gl.warp_specialize([
             (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
                        page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,

@@ -28,8 +28,8 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_async_shared, mbarrier,
                                                                warpgroup_mma, warpgroup_mma_init, warpgroup_mma_wait)
 
-from kernels.triton_mla_fast_gluon import (_LN2, _barrier, _draft_bits, _gather_tile, _landed, _q_rows, _reinterpret,
-                                           _split_bounds, _swizzle, _tma_load, _visible, _visible_t)
+from kernels.triton_mla_fast_gluon import (_LN2, _barrier, _draft_bits, _gather_tile, _half_out, _landed, _q_in_smem,
+                                           _q_rows, _split_bounds, _tail_out, _tma_load, _visible, _visible_t)
 
 # setmaxnreg of the second main warpgroup and of the tail one (the first gets what is left), as the
 # seesaw kernel's tail; at (184, 136) ptxas spilled 1.9 KB (triton 3.6, sm_90).
@@ -106,8 +106,8 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
             s = warpgroup_mma_init(s_zero)
             for k in gl.static_range(PARTS):
                 mbarrier.wait(full_bars.index(u * PARTS + k), (t // 2) & 1)
-                s = warpgroup_mma(q_lat_s.index(z).slice(k * PW, PW, dim=1), kb.slice(k * PW, PW, dim=1).permute((1, 0)),
-                                  s, use_acc=k > 0, is_async=True)
+                s = warpgroup_mma(q_lat_s.index(z).slice(k * PW, PW, dim=1),
+                                  kb.slice(k * PW, PW, dim=1).permute((1, 0)), s, use_acc=k > 0, is_async=True)
             s = warpgroup_mma(q_pe_s.index(z), pe.permute((1, 0)), s, is_async=True)
             s = warpgroup_mma_wait(0, deps=[s])
             qk = s * qk_scale
@@ -152,24 +152,11 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
         lse = gl.where(l_all > 0, (m_i + gl.log2(l_all)) * _LN2, float("-inf"))
         gl.store(PartLse + split * total_rows + b * M + rows, lse, mask=rows < M)
     o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), gl.SliceLayout(1, o_layout))[:, None]
-    # Out through tile buffer W once its last tile's readers are done, 64 columns at a time: no thread
-    # holds an address per register of O.
+    # Out through tile buffer W once its last tile's readers are done.
     if n_tiles > W:
         last = W + (n_tiles - 1 - W) // 2 * 2  # the last tile in buffer W
         mbarrier.wait(empty_bars.index(W), (last // 2) & 1)
-    o_s = _reinterpret(klat_s.index(W), gl.float32, [BLOCK_M, HALF],
-                       gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0]))
-    o_s.store(o)
-    _barrier()
-    blk_o: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[2, 16], warps_per_cta=[4, 1],
-                                           order=[1, 0])
-    rows_o = mb * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, blk_o))
-    o_ptr = PartO + ((split * total_rows + b * M + rows_o).to(gl.int64) * D_LATENT)[:, None] + W * HALF + \
-        gl.arange(0, 64, layout=gl.SliceLayout(0, blk_o))[None, :]
-    for c in gl.static_range(HALF // 64):
-        chunk = o_s.slice(c * 64, 64, dim=1).load(blk_o)
-        gl.store(o_ptr + c * 64, chunk.to(PartO.dtype.element_ty), mask=(rows_o < M)[:, None])
-
+    _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT)
 
 @gluon.jit
 def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
@@ -245,13 +232,7 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
             _load_tile(t + 2, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars, PARTS,
                        PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
     if mb == gl.num_programs(0) - 1:
-        out_rows = b * M + rows
-        lse = gl.where(l_i > 0, (m_i + gl.log2(l_i)) * _LN2, float("-inf"))
-        gl.store(PartLse + split * total_rows + out_rows, lse, mask=rows < M)
-        o = o / gl.where(l_i > 0, l_i, 1.0)[None, :]
-        dims = gl.arange(0, D_LATENT, layout=gl.SliceLayout(1, s_layout))
-        ptr = PartO + ((split * total_rows + out_rows).to(gl.int64) * D_LATENT)[None, :] + dims[:, None]
-        gl.store(ptr, o.to(PartO.dtype.element_ty), mask=(rows < M)[None, :])
+        _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, M, D_LATENT)
 
 
 @gluon.jit
@@ -266,24 +247,15 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
     split = gl.program_id(1)
     b = gl.program_id(2)
     M: gl.constexpr = Q_LEN * HEADS
-    blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8],
-                                         warps_per_cta=[num_warps, 1], order=[1, 0])
-    q_lat_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(D_LATENT * 2), element_bitwidth=16,
-                                                  rank=2)
-    q_pe_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(D_ROPE * 2), element_bitwidth=16, rank=2)
-    q_lat, q_pe = _q_rows(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, blk)
-    q_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, BLOCK_M, D_LATENT], q_lat_sl)
-    q_lat_s.index(0).store(q_lat)
-    q_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, BLOCK_M, D_ROPE], q_pe_sl)
-    q_pe_s.index(0).store(q_pe)
+    q_lat_s, q_pe_s = _q_in_smem(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, num_warps)
     klat_s = gl.allocate_shared_memory(KLat.dtype, [2, BLOCK_N, D_LATENT], KLat.layout)
     kpe_s = gl.allocate_shared_memory(KPe.dtype, [2, BLOCK_N, D_ROPE], KPe.layout)  # then the main rows' P
     vec_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
     m0_s = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)  # the row maxima; at the end W=0's row sums
     m1_s = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)  # at the end W=1's row sums
-    qt_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_LATENT], q_lat_sl)
-    qt_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_ROPE], q_pe_sl)
-    pt_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, BLOCK_N], q_pe_sl)  # the tail's P
+    qt_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_LATENT], q_lat_s.layout)
+    qt_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_ROPE], q_pe_s.layout)
+    pt_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, BLOCK_N], q_pe_s.layout)  # the tail's P
     PARTS: gl.constexpr = D_LATENT // KLat.block_type.shape[1]
     full_bars = gl.allocate_shared_memory(gl.int64, [2 * PARTS, 1], mbarrier.MBarrierLayout())
     empty_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
