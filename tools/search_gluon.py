@@ -1,4 +1,4 @@
-"""One GPU session for the Gluon split kernels (kernels/triton_mla_fast_gluon.py): every Gluon
+"""One GPU session for the Gluon split kernels (kernels/triton_mla_fast_gluon.py and _ring.py): every Gluon
 candidate checked against torch_ref (pages 1/16/32/64/128, tree and chain masks, ragged batches,
 contexts that are not tile multiples, splits without a whole tile), then every candidate timed at
 each shape: do_bench median (L2 flushed), one CUDA-graph replay, and the host's enqueue cost.
