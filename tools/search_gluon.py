@@ -31,12 +31,15 @@ CANDIDATES = {
     "g-n64s2": ("gluon", dict(seesaw=False, block_n=64, num_stages=2, **PP1)),
     "g-n32s4": ("gluon", dict(seesaw=False, block_n=32, num_stages=4, **PP1)),
     "g-n32s3": ("gluon", dict(seesaw=False, block_n=32, num_stages=3, **PP1)),
+    # The seesaw's pairs of tiles (ring=False spelled out since the ring became the default):
     "g-seesaw-pad": ("gluon", dict(seesaw=True, tail_m=0)),  # 72 rows as two 64-row blocks
-    "g-seesaw": ("gluon", dict(seesaw=True)),  # the default: 64 rows + an 8-row tail warpgroup (long splits)
-    "g-seesaw-tail": ("gluon", dict(seesaw=True, tail_m=8)),  # the tail at any length
-    "g-seesaw-bf16p": ("gluon", dict(seesaw=True, partials="input")),  # split partials in the input dtype
-    "g-ring": ("gluon", dict(seesaw=True, ring=True)),  # per-tile schedule where the tail is (long splits)
+    "g-seesaw": ("gluon", dict(seesaw=True, ring=False)),  # 64 rows + an 8-row tail warpgroup (long splits)
+    "g-seesaw-tail": ("gluon", dict(seesaw=True, ring=False, tail_m=8)),  # the tail at any length
+    "g-seesaw-bf16p": ("gluon", dict(seesaw=True, ring=False, partials="input")),  # partials in the input dtype
+    # The ring schedule (kernels/triton_mla_fast_ring.py): the default where the tail is, at pages >= 16.
+    "g-ring": ("gluon", dict(seesaw=True, ring=True)),  # where the tail is (long splits), any page size
     "g-ring-tail": ("gluon", dict(seesaw=True, ring=True, tail_m=8)),  # ... at any length
+    "g-default": ("gluon", {}),  # whatever kernels.plan.GLUON_CONFIG picks
 }
 SHAPES = [
     ("128k h8 p64", VerifyWorkload(ctx_len=131072, heads=8, page_size=64)),
