@@ -495,6 +495,7 @@ def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse,
     # Out through this warpgroup's own tile buffer (no one reads it any more: see above).
     _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT)
 
+
 @gluon.jit
 def _visible_t(bits, start, hi, ctx_len, BLOCK_N: gl.constexpr):
     """_visible transposed: the [BLOCK_N, rows] mask of the tile at `start`, tokens down."""

@@ -19,6 +19,9 @@ A tile's latent dims arrive in SEESAW_SLICE-wide TMA slices, a barrier each (the
 last). Tiles past the whole prefix ones (the partial tile, the draft tokens) and pages smaller than a
 tile are gathered by cp.async through the page table; the tail waits for a gather one tile later, so
 that it does not wait for its own loads.
+
+tools/ring_protocol.py models these waits and arrivals and searches them for deadlocks (a test runs
+it): change the two together.
 """
 
 from __future__ import annotations
