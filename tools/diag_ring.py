@@ -1,10 +1,11 @@
 """Where the ring kernel's time goes (issue 9): time it against copies of itself with one part of the
 work removed (wrong results on purpose; the barriers and loads stay), one CUDA-graph replay each.
 
-    PYTHONPATH=. python tools/diag_ring.py OUT_DIR [SHAPE]      (SHAPE: "128k h8 p64", as search_gluon)
+    PYTHONPATH=. python tools/diag_ring.py OUT_DIR [SHAPE [VARIANT,...]]   (SHAPE: "128k h8 p64", as search_gluon)
 
 Variants: "ring" (as shipped), "no-tail-mma" (the tail warpgroup's S^T and P V MMAs removed),
-"no-main-s" (the main warpgroups' score MMAs removed: S = 0), "no-main-pv" (their P V MMAs removed).
+"no-main-s" (the main warpgroups' score MMAs removed: S = 0), "no-main-pv" (their P V MMAs removed),
+"no-mma" (all three: what is left is the loads, the softmax and the barriers).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ CUTS = {
          "        o = warpgroup_mma_wait(0, deps=[acc])\n", ""),
     ],
 }
+CUTS["no-mma"] = CUTS["no-tail-mma"] + CUTS["no-main-s"] + CUTS["no-main-pv"]  # loads, softmax, barriers only
 
 
 def variant_module(name: str, out_dir: Path):
@@ -73,7 +75,7 @@ def main() -> None:
     inp = build_inputs(workload, device="cuda")
     shipped = ring._gluon_ring_kernel
     rows = [dict(shape=label, variant="ring", graph_ms=graph_ms(inp))]
-    for name in CUTS:
+    for name in (sys.argv[3].split(",") if len(sys.argv) > 3 else CUTS):
         ring._gluon_ring_kernel = variant_module(name, out_dir)._gluon_ring_kernel
         try:
             rows.append(dict(shape=label, variant=name, graph_ms=graph_ms(inp)))
