@@ -29,7 +29,8 @@ SRC = Path(ring.__file__).read_text()
 # (text in kernels/triton_mla_fast_ring.py, what replaces it); each must occur exactly once
 CUTS = {
     "no-tail-mma": [
-        ("            s = warpgroup_mma(kb.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s,\n"
+        ("            s = warpgroup_mma(kb.slice(k * PW, PW, dim=1), "
+         "qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s,\n"
          "                              use_acc=k > 0, is_async=True)\n", "            pass\n"),
         ("        s = warpgroup_mma(pe, qt_pe_s.index(z).permute((1, 0)), s, is_async=True)\n", ""),
         ("        acc = warpgroup_mma(kb.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)\n"
@@ -37,8 +38,8 @@ CUTS = {
     ],
     "no-main-s": [
         ("                s = warpgroup_mma(q_lat_s.index(z).slice(k * PW, PW, dim=1),\n"
-         "                                  kb.slice(k * PW, PW, dim=1).permute((1, 0)), s, use_acc=k > 0, is_async=True)\n",
-         "                pass\n"),
+         "                                  kb.slice(k * PW, PW, dim=1).permute((1, 0)), s, use_acc=k > 0, "
+         "is_async=True)\n", "                pass\n"),
         ("            s = warpgroup_mma(q_pe_s.index(z), pe.permute((1, 0)), s, is_async=True)\n", ""),
     ],
     "no-main-pv": [
