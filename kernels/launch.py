@@ -185,8 +185,7 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
     base = GLUON_CONFIG if path == "gluon" else fast_launch_config(arch, w.heads, w.page_size, device_name)
     cfg = {**FAST_DEFAULTS, **base, **launch}
     if path == "gluon" and not cfg["seesaw"]:  # GLUON_CONFIG's tail and ring are the seesaw schedule's
-        cfg["tail_m"] = cfg["tail_m"] if "tail_m" in launch else 0
-        cfg["ring"] = cfg["ring"] if "ring" in launch else False
+        cfg.update({k: off for k, off in (("tail_m", 0), ("ring", False)) if k not in launch})
     if cfg["partials"] not in ("fp32", "input"):
         raise ValueError(f"triton_mla_fast: partials must be 'fp32' or 'input', got {cfg['partials']!r}")
     block_n = cfg["block_n"]

@@ -159,6 +159,17 @@ def _q_in_smem(Q, b, row0, ROWS: gl.constexpr, M: gl.constexpr, D_LATENT: gl.con
 
 
 @gluon.jit
+def _tail_smem(Q, q_lat_s, q_pe_s, TAIL_M: gl.constexpr, BLOCK_N: gl.constexpr):
+    """The tail warpgroup's shared memory: its query rows (latent part, rope part) and its P^T."""
+    D_LATENT: gl.constexpr = q_lat_s.shape[2]
+    D_ROPE: gl.constexpr = q_pe_s.shape[2]
+    qt_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_LATENT], q_lat_s.layout)
+    qt_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_ROPE], q_pe_s.layout)
+    pt_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, BLOCK_N], q_pe_s.layout)
+    return qt_lat_s, qt_pe_s, pt_s
+
+
+@gluon.jit
 def _split_bounds(KVLens, b, split, split_len, Q_LEN: gl.constexpr, BLOCK_N: gl.constexpr):
     """(ctx_len, lo, hi, n_full, n_tiles) of request b's split: tokens [lo, hi); the first n_full
     tiles are whole prefix tiles (no masks), the rest of the n_tiles a partial tile and the drafts."""
@@ -641,9 +652,7 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
     page_base = b * stride_pt
     # The same two main partitions either way (a tuple of their arguments would lose its constexprs).
     if TAIL_M > 0:
-        qt_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_LATENT], q_lat_s.layout)
-        qt_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_ROPE], q_pe_s.layout)
-        pt_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, BLOCK_N], q_pe_s.layout)  # the tail's P
+        qt_lat_s, qt_pe_s, pt_s = _tail_smem(Q, q_lat_s, q_pe_s, TAIL_M, BLOCK_N)
         gl.warp_specialize([
             (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
                        page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,

@@ -32,7 +32,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_
                                                                warpgroup_mma, warpgroup_mma_init, warpgroup_mma_wait)
 
 from kernels.triton_mla_fast_gluon import (_LN2, _barrier, _draft_bits, _gather_tile, _half_out, _landed, _q_in_smem,
-                                           _q_rows, _split_bounds, _tail_out, _tma_load, _visible, _visible_t)
+                                           _q_rows, _split_bounds, _tail_out, _tail_smem, _tma_load, _visible,
+                                           _visible_t)
 
 # setmaxnreg of the second main warpgroup and of the tail one (the first gets what is left), as the
 # seesaw kernel's tail; at (184, 136) ptxas spilled 1.9 KB (triton 3.6, sm_90).
@@ -256,9 +257,7 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
     vec_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
     m0_s = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)  # the row maxima; at the end W=0's row sums
     m1_s = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)  # at the end W=1's row sums
-    qt_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_LATENT], q_lat_s.layout)
-    qt_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_ROPE], q_pe_s.layout)
-    pt_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, BLOCK_N], q_pe_s.layout)  # the tail's P
+    qt_lat_s, qt_pe_s, pt_s = _tail_smem(Q, q_lat_s, q_pe_s, TAIL_M, BLOCK_N)
     PARTS: gl.constexpr = D_LATENT // KLat.block_type.shape[1]
     full_bars = gl.allocate_shared_memory(gl.int64, [2 * PARTS, 1], mbarrier.MBarrierLayout())
     empty_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())

@@ -50,7 +50,7 @@ CUTS = {
 CUTS["no-mma"] = CUTS["no-tail-mma"] + CUTS["no-main-s"] + CUTS["no-main-pv"]  # loads, softmax, barriers only
 
 
-def variant_module(name: str, out_dir: Path):
+def variant_module(name: str):
     """The ring module with the named cuts, written next to it and imported."""
     src = SRC
     for old, new in CUTS[name]:
@@ -77,7 +77,7 @@ def main() -> None:
     shipped = ring._gluon_ring_kernel
     rows = [dict(shape=label, variant="ring", graph_ms=graph_ms(inp))]
     for name in (sys.argv[3].split(",") if len(sys.argv) > 3 else CUTS):
-        ring._gluon_ring_kernel = variant_module(name, out_dir)._gluon_ring_kernel
+        ring._gluon_ring_kernel = variant_module(name)._gluon_ring_kernel
         try:
             rows.append(dict(shape=label, variant=name, graph_ms=graph_ms(inp)))
         finally:
