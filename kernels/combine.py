@@ -3,6 +3,10 @@
 Partials: `part_o` [splits, rows, v_dim] fp32 or bf16, each normalised within its split, and `part_lse`
 [splits, rows] fp32 (natural log; -inf for a split that saw no visible token). Row r of the
 output is sum_s exp(lse_s - max) * o_s / sum_s exp(lse_s - max).
+
+On sm_90 and later the merge is launched as a programmatic dependent launch (PDL): its programs may
+start while the split kernel finishes and wait (griddepcontrol.wait) for all of its writes before
+they read a partial.
 """
 
 from __future__ import annotations
@@ -10,44 +14,55 @@ from __future__ import annotations
 import torch
 import triton
 import triton.language as tl
+from triton.language.extra.cuda import gdc_wait
 
 from kernels.launch import LaunchSpec, combine_spec
 
 
 @triton.jit
 def _combine_kernel(PartO, PartLse, Out, total_rows, num_splits,
-                    D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_S: tl.constexpr):
-    """One program per (row, BLOCK_D columns): enough programs to fill the GPU at batch 1."""
+                    D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_S: tl.constexpr, PDL: tl.constexpr = False):
+    """One program per (row, BLOCK_D columns), one pass over the splits, BLOCK_S at a time: a step's
+    LSEs and partials are loaded together (one round trip to memory when BLOCK_S >= splits)."""
     row = tl.program_id(0)
     offs_d = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
     offs_s = tl.arange(0, BLOCK_S)
+    if PDL:
+        gdc_wait()  # the split kernel's partials are all written
     m = tl.max(tl.full([BLOCK_S], float("-inf"), dtype=tl.float32), 0)
-    for s0 in range(0, num_splits, BLOCK_S):
-        s = s0 + offs_s
-        lse = tl.load(PartLse + s * total_rows + row, mask=s < num_splits, other=float("-inf"))
-        m = tl.maximum(m, tl.max(lse, 0))
-    m_safe = tl.where(m == float("-inf"), 0.0, m)
     acc = tl.zeros([BLOCK_D], dtype=tl.float32)
     den = tl.sum(tl.zeros([BLOCK_S], dtype=tl.float32), 0)
     for s0 in range(0, num_splits, BLOCK_S):
         s = s0 + offs_s
         ok = s < num_splits
-        w = tl.exp(tl.load(PartLse + s * total_rows + row, mask=ok, other=float("-inf")) - m_safe)
+        lse = tl.load(PartLse + s * total_rows + row, mask=ok, other=float("-inf"))
         o = tl.load(PartO + (s.to(tl.int64) * total_rows + row)[:, None] * D + offs_d[None, :],
                     mask=ok[:, None], other=0.0).to(tl.float32)
-        acc += tl.sum(w[:, None] * o, 0)
-        den += tl.sum(w, 0)
+        m_new = tl.maximum(m, tl.max(lse, 0))
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+        scale = tl.exp(m - m_safe)  # the steps before: 0 while every LSE was -inf
+        w = tl.exp(lse - m_safe)
+        acc = acc * scale + tl.sum(w[:, None] * o, 0)
+        den = den * scale + tl.sum(w, 0)
+        m = m_new
     out = acc / tl.where(den > 0, den, 1.0)
     tl.store(Out + row.to(tl.int64) * D + offs_d, out.to(Out.dtype.element_ty))
+
+
+def pdl_supported(device: torch.device) -> bool:
+    """Programmatic dependent launch: CUDA sm_90 or later (not the interpreter)."""
+    return device.type == "cuda" and torch.cuda.get_device_capability(device)[0] >= 9
 
 
 def combine_splits(part_o: torch.Tensor, part_lse: torch.Tensor, out: torch.Tensor,
                    spec: LaunchSpec | None = None) -> torch.Tensor:
     """Write the merged rows into `out` (viewed as [rows, v_dim]); returns `out`.
 
-    `spec`: the caller's kernels.launch spec of this launch, else combine_spec for these shapes."""
+    `spec`: the caller's kernels.launch spec of this launch, else combine_spec for these shapes. A PDL
+    launch where the spec asks for it and the device has it (kernels.launch.pdl_arch)."""
     splits, rows, d = part_o.shape
-    spec = spec or combine_spec(splits, rows, d)
-    _combine_kernel[spec.grid](part_o, part_lse, out, rows, splits,
-                               **spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages)
+    spec = spec or combine_spec(splits, rows, d, pdl=True)
+    pdl = bool(spec.constexprs.get("PDL")) and pdl_supported(part_o.device)
+    _combine_kernel[spec.grid](part_o, part_lse, out, rows, splits, **{**spec.constexprs, "PDL": pdl},
+                               num_warps=spec.num_warps, num_stages=spec.num_stages, **({"launch_pdl": True} if pdl else {}))
     return out

@@ -17,7 +17,7 @@ from importlib import import_module
 
 from kernels.plan import (DECODE_BLOCK_H, DECODE_KV_SPLITS, EXTEND_BLOCK_M, FAST_DEFAULTS, FAST_MIN_SPLIT_LEN,
                           GLUON_CONFIG, GLUON_RING_MIN_PAGE_SIZE, GLUON_TAIL_MIN_SPLIT_LEN, SEESAW_SLICE, cdiv,
-                          code_path, gluon_tail_rows, plan_splits, split_rows)
+                          code_path, gluon_tail_rows, normalise_arch, plan_splits, split_rows)
 from kernels.plan import fast_launch_config as arch_fast_config
 from kernels.spec import VerifyWorkload
 from kernels.tuned import tuned_config
@@ -109,17 +109,26 @@ def _device_facts(device: str) -> tuple[str, int, str]:
 
 # --- one function per kernel ----------------------------------------------------------------------
 
-def combine_spec(splits: int, rows: int, v_dim: int, block_d: int = 64, block_s: int | None = None,
-                 part_o: str = "*fp32") -> LaunchSpec:
+def pdl_arch(arch: str) -> bool:
+    """Whether `arch` has programmatic dependent launch (sm_90 and later)."""
+    try:
+        return int(normalise_arch(arch).removeprefix("sm_")) >= 90
+    except ValueError:
+        return False
+
+
+def combine_spec(splits: int, rows: int, v_dim: int, block_d: int | None = None, block_s: int | None = None,
+                 part_o: str = "*fp32", num_warps: int = 4, pdl: bool = False) -> LaunchSpec:
     """kernels/combine.py: one program per (row, BLOCK_D columns); part_o: the partials' type.
-    BLOCK_S splits are read per step (default: all of them, up to 128, so one round trip to memory;
-    H200, 128k, 8 heads, 65 splits: 6 us less per step than 16 per step with 128 columns)."""
-    block_d = min(block_d, v_dim)
-    block_s = block_s or min(next_power_of_2(splits), 128)
+    BLOCK_S splits are read per step (default: all of them, up to 256, so one round trip to memory),
+    BLOCK_D columns (default: 64, fewer past 128 splits so that a step holds 8,192 values).
+    pdl: launched as a programmatic dependent launch (the launcher drops it where the device has none)."""
+    block_s = block_s or min(next_power_of_2(splits), 256)
+    block_d = min(block_d or max(16, min(64, 8192 // block_s)), v_dim)
     return LaunchSpec(
         name="_combine_kernel", target="kernels.combine:_combine_kernel", grid=(rows, cdiv(v_dim, block_d)),
         signature={"PartO": part_o, "PartLse": "*fp32", "Out": "*bf16", "total_rows": "i32", "num_splits": "i32"},
-        constexprs=dict(D=v_dim, BLOCK_D=block_d, BLOCK_S=block_s), num_warps=4, num_stages=3,
+        constexprs=dict(D=v_dim, BLOCK_D=block_d, BLOCK_S=block_s, PDL=pdl), num_warps=num_warps, num_stages=3,
         int_args={"total_rows": rows, "num_splits": splits})
 
 
@@ -164,7 +173,7 @@ def decode_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int | None = 
         num_warps=num_warps, num_stages=num_stages,
         int_args={"stride_qt": w.heads * w.head_dim, "stride_qh": w.head_dim, "stride_kv": w.head_dim,
                   "total_rows": total_rows})
-    return [stage1, _with_out_dtype(combine_spec(kv_splits, total_rows, w.v_dim), w.dtype)]
+    return [stage1, _with_out_dtype(combine_spec(kv_splits, total_rows, w.v_dim, pdl=pdl_arch(arch)), w.dtype)]
 
 
 def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, device_name: str | None = None,
@@ -257,7 +266,8 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
         name=name, target=target, grid=(m_blocks, splits, w.batch), signature=signature, constexprs=constexprs,
         num_warps=cfg["num_warps"] + (4 if path == "gluon" and tail_m else 0), num_stages=cfg["num_stages"],
         int_args={"split_len": split_len, "stride_pt": cdiv(max_kv, w.page_size), "total_rows": total_rows})
-    return [split, _with_out_dtype(combine_spec(splits, total_rows, w.v_dim, part_o=part_o), w.dtype)]
+    return [split, _with_out_dtype(combine_spec(splits, total_rows, w.v_dim, part_o=part_o,
+                                                                    pdl=pdl_arch(arch)), w.dtype)]
 
 
 SPECS = {"triton_mla": extend_specs, "triton_mla_decode": decode_specs, "triton_mla_fast": fast_specs}

@@ -96,6 +96,14 @@ def _gather_tile(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, PAGE_SI
 
 
 @gluon.jit
+def _launch_dependents():
+    """Programmatic dependent launch: the next kernel in the stream (the combine) may start now; it
+    waits for this grid's writes itself (griddepcontrol.wait). A no-op when it was not so launched."""
+    gl.inline_asm_elementwise("griddepcontrol.launch_dependents; // $0", "=r", [], dtype=gl.int32, is_pure=False,
+                              pack=1)
+
+
+@gluon.jit
 def _landed():
     """After this thread's cp.async groups are waited for: every thread's copies are visible to
     the MMAs (async proxy) of both warpgroups."""
@@ -264,6 +272,7 @@ def _gluon_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Pa
                         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
                         num_warps: gl.constexpr):
     """Grid (m_blocks, splits, batch); one BLOCK_M-row block of one request's rows, one split."""
+    _launch_dependents()  # the combine (a PDL launch) may be scheduled as SMs free up
     mb = gl.program_id(0)
     split = gl.program_id(1)
     b = gl.program_id(2)
@@ -619,6 +628,7 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
                          num_warps: gl.constexpr):
     """Grid (m_blocks, splits, batch), 4 + 4 warps: the seesaw schedule (see _seesaw); with TAIL_M,
     4 more for the rows past the last whole M block (see _seesaw_tail)."""
+    _launch_dependents()  # the combine (a PDL launch) may be scheduled as SMs free up
     mb = gl.program_id(0)
     split = gl.program_id(1)
     b = gl.program_id(2)

@@ -31,9 +31,9 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_async_shared, mbarrier,
                                                                warpgroup_mma, warpgroup_mma_init, warpgroup_mma_wait)
 
-from kernels.triton_mla_fast_gluon import (_LN2, _barrier, _draft_bits, _gather_tile, _half_out, _landed, _q_in_smem,
-                                           _q_rows, _split_bounds, _tail_out, _tail_smem, _tma_load, _visible,
-                                           _visible_t)
+from kernels.triton_mla_fast_gluon import (_LN2, _barrier, _draft_bits, _gather_tile, _half_out, _landed,
+                                           _launch_dependents, _q_in_smem, _q_rows, _split_bounds, _tail_out,
+                                           _tail_smem, _tma_load, _visible, _visible_t)
 
 # setmaxnreg of the second main warpgroup and of the tail one (the first gets what is left), as the
 # seesaw kernel's tail; at (184, 136) ptxas spilled 1.9 KB (triton 3.6, sm_90).
@@ -247,6 +247,7 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
                        BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
                        num_warps: gl.constexpr):
     """Grid (m_blocks, splits, batch), 3 x 4 warps: two main warpgroups and the tail one (see the module)."""
+    _launch_dependents()  # the combine (a PDL launch) may be scheduled as SMs free up
     mb = gl.program_id(0)
     split = gl.program_id(1)
     b = gl.program_id(2)

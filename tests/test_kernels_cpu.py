@@ -158,3 +158,26 @@ def test_relative_error_and_its_finite_form():
     assert finite_rel_err(torch.tensor([3.0, 3.0]), ref) == pytest.approx(0.2)
     assert finite_rel_err(torch.tensor([3.0, float("nan")]), ref) == float("inf")
     assert finite_rel_err(torch.tensor([float("inf"), 4.0]), ref) == float("inf")
+
+
+@pytest.mark.parametrize("splits,block_s", [(7, None), (129, 32)])  # one step; 5 steps with rescaling
+def test_combine_merges_splits_by_lse(splits, block_s):
+    """The one-pass merge against torch on random partials, with whole splits and whole rows at -inf
+    (a split that saw nothing; a row no split saw), over BLOCK_S-split steps (running max rescaled)."""
+    from kernels.combine import combine_splits
+    from kernels.launch import combine_spec
+
+    g = torch.Generator().manual_seed(splits)
+    rows, d = 6, 64
+    part_o = torch.randn(splits, rows, d, generator=g)
+    part_lse = torch.randn(splits, rows, generator=g) * 8
+    part_lse[3] = float("-inf")  # a split with no visible token
+    part_lse[:, 5] = float("-inf")  # a row no split saw
+    part_lse[splits - 1, 0] = 40.0  # the largest LSE in the last step: the earlier steps are rescaled
+    out = torch.empty(rows, d, dtype=torch.float16)
+    spec = combine_spec(splits, rows, d, block_s=block_s, pdl=True)  # the launcher drops PDL off the GPU
+    combine_splits(part_o, part_lse, out, spec=spec)
+    w = torch.softmax(part_lse[:, :5], dim=0)  # rows 0..4
+    want = torch.einsum("sr,srd->rd", w, part_o[:, :5])
+    assert torch.allclose(out[:5].float(), want, atol=2e-3, rtol=2e-3)
+    assert torch.all(out[5] == 0)

@@ -119,3 +119,14 @@ def test_gluon_tail_only_where_it_was_measured_to_pay():
     assert plan(131072, split_len=256)[:2] == (2, 0) and plan(131072, split_len=4096)[:2] == (1, 8)
     assert plan(131072, q_len=17, tail_m=8)[:2] == (2, 8)  # 136 = 2 x 64 + 8
     assert plan(131072, heads=64)[:2] == (9, 0)  # 576 rows: whole blocks
+
+
+def test_combine_spec_reads_every_split_in_one_step_up_to_256():
+    from kernels.launch import combine_spec, pdl_arch
+
+    s = combine_spec(129, 72, 512)  # 128k, 8 heads on the H200: 129 splits
+    assert (s.constexprs["BLOCK_S"], s.constexprs["BLOCK_D"], s.grid) == (256, 32, (72, 16))
+    s = combine_spec(8, 72, 512)
+    assert (s.constexprs["BLOCK_S"], s.constexprs["BLOCK_D"], s.constexprs["PDL"]) == (8, 64, False)
+    assert combine_spec(1000, 4, 512).constexprs["BLOCK_S"] == 256  # more splits: several steps
+    assert [pdl_arch(a) for a in ("sm_90", "sm_120", "sm_80", "interpreter")] == [True, True, False, False]

@@ -39,7 +39,9 @@ CANDIDATES = {
     # The ring schedule (kernels/triton_mla_fast_ring.py): the default where the tail is, at pages >= 16.
     "g-ring": ("gluon", dict(seesaw=True, ring=True)),  # where the tail is (long splits), any page size
     "g-ring-tail": ("gluon", dict(seesaw=True, ring=True, tail_m=8)),  # ... at any length
+    "g-ring-bf16p": ("gluon", dict(seesaw=True, ring=True, partials="input")),  # partials in the input dtype
     "g-default": ("gluon", {}),  # whatever kernels.plan.GLUON_CONFIG picks
+    "g-default-bf16p": ("gluon", dict(partials="input")),  # ... with partials in the input dtype
 }
 SHAPES = [
     ("128k h8 p64", VerifyWorkload(ctx_len=131072, heads=8, page_size=64)),
