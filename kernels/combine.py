@@ -16,7 +16,7 @@ import triton
 import triton.language as tl
 from triton.language.extra.cuda import gdc_wait
 
-from kernels.launch import LaunchSpec, combine_spec
+from kernels.launch import LaunchSpec, combine_spec, device_facts, pdl_arch
 
 
 @triton.jit
@@ -49,11 +49,6 @@ def _combine_kernel(PartO, PartLse, Out, total_rows, num_splits,
     tl.store(Out + row.to(tl.int64) * D + offs_d, out.to(Out.dtype.element_ty))
 
 
-def pdl_supported(device: torch.device) -> bool:
-    """Programmatic dependent launch: CUDA sm_90 or later (not the interpreter)."""
-    return device.type == "cuda" and torch.cuda.get_device_capability(device)[0] >= 9
-
-
 def combine_splits(part_o: torch.Tensor, part_lse: torch.Tensor, out: torch.Tensor,
                    spec: LaunchSpec | None = None) -> torch.Tensor:
     """Write the merged rows into `out` (viewed as [rows, v_dim]); returns `out`.
@@ -62,7 +57,8 @@ def combine_splits(part_o: torch.Tensor, part_lse: torch.Tensor, out: torch.Tens
     launch where the spec asks for it and the device has it (kernels.launch.pdl_arch)."""
     splits, rows, d = part_o.shape
     spec = spec or combine_spec(splits, rows, d, pdl=True)
-    pdl = bool(spec.constexprs.get("PDL")) and pdl_supported(part_o.device)
+    pdl = bool(spec.constexprs.get("PDL")) and part_o.is_cuda and pdl_arch(device_facts(part_o.device)[2])
+    extra = {"launch_pdl": True} if pdl else {}  # not an option of the interpreter's launcher
     _combine_kernel[spec.grid](part_o, part_lse, out, rows, splits, **{**spec.constexprs, "PDL": pdl},
-                               num_warps=spec.num_warps, num_stages=spec.num_stages, **({"launch_pdl": True} if pdl else {}))
+                               num_warps=spec.num_warps, num_stages=spec.num_stages, **extra)
     return out

@@ -266,8 +266,8 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
         name=name, target=target, grid=(m_blocks, splits, w.batch), signature=signature, constexprs=constexprs,
         num_warps=cfg["num_warps"] + (4 if path == "gluon" and tail_m else 0), num_stages=cfg["num_stages"],
         int_args={"split_len": split_len, "stride_pt": cdiv(max_kv, w.page_size), "total_rows": total_rows})
-    return [split, _with_out_dtype(combine_spec(splits, total_rows, w.v_dim, part_o=part_o,
-                                                                    pdl=pdl_arch(arch)), w.dtype)]
+    combine = combine_spec(splits, total_rows, w.v_dim, part_o=part_o, pdl=pdl_arch(arch))
+    return [split, _with_out_dtype(combine, w.dtype)]
 
 
 SPECS = {"triton_mla": extend_specs, "triton_mla_decode": decode_specs, "triton_mla_fast": fast_specs}

@@ -145,7 +145,8 @@ def split_and_combine(ctx_len: int = 131072, page_size: int = 64) -> list[dict]:
                                            num_warps=spec.num_warps, num_stages=3, launch_pdl=pdl)
         res.append(dict(kernel=split.name, page_size=page_size, splits=splits, combine=label, split_ms=split_ms,
                         combine_ms=graph_ms(comb),
-                        both_ms=graph_ms(lambda: (launch_gluon_split(inp, split, part_o, part_lse), comb()))))  # noqa: B023
+                        both_ms=graph_ms(lambda: (launch_gluon_split(inp, split, part_o, part_lse),  # noqa: B023
+                                                  comb()))))
         print(json.dumps(res[-1]), flush=True)
     return res
 
@@ -174,7 +175,8 @@ def stream_rows(programs: int = 128, tokens: int = 1024) -> list[dict]:
                          smem_kb=nbuf * block_n * 576 * 2 // 1024, ms=ms, gbps=gbytes / ms * 1e3))
         print(json.dumps(rows[-1]), flush=True)
     flat = kv2d[:programs * tokens].view(-1)
-    for what, n in (("stream_read, the same bytes", 0), ("stream_read, 4 GiB (roofline bench's read ceiling)", 2 ** 31)):
+    for what, n in (("stream_read, the same bytes", 0),
+                    ("stream_read, 4 GiB (roofline bench's read ceiling)", 2 ** 31)):
         x = torch.empty(n, dtype=torch.bfloat16, device="cuda").normal_() if n else flat
         ms = graph_ms(lambda: stream_read(x))  # noqa: B023 (called at once)
         rows.append(dict(what=what, nbuf=0, block_n=0, slice=0, smem_kb=0, ms=ms, gbps=x.numel() * 2 / 1e9 / ms * 1e3))
@@ -197,8 +199,8 @@ def main() -> None:
     if sc:
         print(f"{'split kernel':22} {'page':>4} {'combine':48} {'split':>7} {'combine':>7} {'both':>7}")
     for r in sc:
-        print(f"{r['kernel']:22} {r['page_size']:>4} {r['combine'][:48]:48} {r['split_ms']:7.4f} {r['combine_ms']:7.4f} "
-              f"{r['both_ms']:7.4f}")
+        print(f"{r['kernel']:22} {r['page_size']:>4} {r['combine'][:48]:48} {r['split_ms']:7.4f} "
+              f"{r['combine_ms']:7.4f} {r['both_ms']:7.4f}")
 
 
 if __name__ == "__main__":
