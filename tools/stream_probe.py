@@ -16,6 +16,7 @@ kernel in tools/_combine_before.py).
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import torch
@@ -186,6 +187,7 @@ def stream_rows(programs: int = 128, tokens: int = 1024) -> list[dict]:
 
 def main() -> None:
     out_dir = sys.argv[1] if len(sys.argv) > 1 else "."
+    os.makedirs(out_dir, exist_ok=True)
     parts = sys.argv[2] if len(sys.argv) > 2 else "stream,combine"
     sc = [r for p in (64, 1) for r in split_and_combine(page_size=p)] if "combine" in parts else []
     rows = stream_rows() if "stream" in parts else []
