@@ -30,6 +30,17 @@ def median_ms(fn, warmup_ms: int = 25, rep_ms: int = 200) -> float:
     return float(triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
 
 
+def graph_replay_ms(fn, warmup_ms: int = 10, rep_ms: int = 60) -> float:
+    """Median ms of one CUDA-graph replay of `fn`'s launches (no host launch cost); `fn` runs once
+    first, outside the capture, so that it compiles there."""
+    fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return median_ms(graph.replay, warmup_ms, rep_ms)
+
+
 def measure_ceilings(gib: float = 4.0) -> MeasuredCeilings:
     """Copy and read a `gib` GiB buffer (many times L2), and a large bf16 matmul."""
     from kernels.stream import stream_read

@@ -15,12 +15,10 @@ import json
 import sys
 from pathlib import Path
 
-import torch
-import triton.testing
-
 import kernels.triton_mla_fast_ring as ring
 from kernels.inputs import build_inputs
 from kernels.triton_mla_fast import triton_mla_fast
+from profiler.bench import graph_replay_ms
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from search_gluon import SHAPES  # noqa: E402
@@ -62,11 +60,7 @@ def variant_module(name: str):
 
 
 def graph_ms(inp) -> float:
-    triton_mla_fast(inp, path="gluon")  # compile outside the capture
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        triton_mla_fast(inp, path="gluon")
-    return float(triton.testing.do_bench(graph.replay, warmup=10, rep=60, return_mode="median"))
+    return graph_replay_ms(lambda: triton_mla_fast(inp, path="gluon"))
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ from kernels.check import REL_TOL, finite_rel_err
 from kernels.inputs import build_inputs
 from kernels.reference import torch_ref
 from kernels.spec import VerifyWorkload
+from profiler.bench import graph_replay_ms
 
 PP1 = dict(programs_per_sm=1.0)
 CANDIDATES = {
@@ -82,10 +83,8 @@ def run(fn, row, inp, ref, path, cfg, time_it):
         if time_it:
             row["median_ms"] = float(triton.testing.do_bench(lambda: fn(inp, path=path, **cfg), warmup=10, rep=60,
                                                              return_mode="median"))
-            graph = torch.cuda.CUDAGraph()  # one replay of split + combine: no host launch cost
-            with torch.cuda.graph(graph):
-                fn(inp, path=path, **cfg)
-            row["graph_ms"] = float(triton.testing.do_bench(graph.replay, warmup=10, rep=60, return_mode="median"))
+            # one replay of split + combine: no host launch cost
+            row["graph_ms"] = graph_replay_ms(lambda: fn(inp, path=path, **cfg))
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             for _ in range(50):

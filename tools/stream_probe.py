@@ -20,13 +20,13 @@ import os
 import sys
 
 import torch
-import triton.testing
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 from kernels.triton_mla_fast_gluon import _q_in_smem, _q_rows, _tail_smem, _tma_load
+from profiler.bench import graph_replay_ms
 
 
 @gluon.jit
@@ -90,24 +90,13 @@ def stream(kv2d: torch.Tensor, programs: int, tiles: int, nbuf: int, block_n: in
     q = torch.randn(max(q_rows, 1), 576, device="cuda").to(torch.bfloat16)
     part_o = torch.empty(programs, max(out_rows, 1), 512, device="cuda", dtype=out_dtype)
 
-    def go():
-        _stream_kernel[(programs,)](k_lat, k_pe, q, part_o, tiles, NBUF=nbuf, BLOCK_N=block_n, D_LATENT=512, D_ROPE=64,
-                                    Q_ROWS=q_rows, OUT_ROWS=out_rows, num_warps=4)
-    go()
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        go()
-    return float(triton.testing.do_bench(g.replay, warmup=10, rep=100, return_mode="median"))
+    return graph_ms(lambda: _stream_kernel[(programs,)](
+        k_lat, k_pe, q, part_o, tiles, NBUF=nbuf, BLOCK_N=block_n, D_LATENT=512, D_ROPE=64, Q_ROWS=q_rows,
+        OUT_ROWS=out_rows, num_warps=4))
 
 
 def graph_ms(fn) -> float:
-    fn()
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return float(triton.testing.do_bench(g.replay, warmup=10, rep=100, return_mode="median"))
+    return graph_replay_ms(fn, rep_ms=100)
 
 
 def split_and_combine(ctx_len: int = 131072, page_size: int = 64) -> list[dict]:
