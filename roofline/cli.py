@@ -331,7 +331,7 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     """The floor the hardware allows for a verify workload, and a kernel's own model (no GPU needed)."""
     import dataclasses
 
-    from roofline.floor import workload_floor
+    from roofline.floor import BALANCED, workload_floor
     from roofline.kernel_models import assumption_note, kernel_model
 
     workload = make_workload(**wkw)
@@ -365,6 +365,11 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
                f"  memory time  {floor.memory_ms:.3f} ms at {floor.bandwidth_gbps:.0f} GB/s ({floor.bandwidth_kind})\n"
                f"  compute time {floor.compute_ms:.3f} ms at {floor.peak_tflops:.0f} TFLOP/s ({floor.peak_kind})\n"
                f"  floor        {floor.floor_ms:.3f} ms, {floor.bound}-bound")
+    if floor.balance >= BALANCED:
+        other = "compute" if floor.bound == "bandwidth" else "memory"
+        click.echo(f"  balance      {other} time is {floor.balance:.0%} of the floor: reaching it needs DRAM and "
+                   f"the tensor cores near their ceilings at once; with no overlap the step takes "
+                   f"{floor.serial_ms:.3f} ms")
     if model:
         click.echo(f"{kernel} model (an estimate): {model.programs} programs on {model.sm_count} SMs "
                    f"({model.waves:.2f} waves), moves {model.moved_bytes * layers / 1e9:.2f} GB "

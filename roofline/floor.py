@@ -24,6 +24,13 @@ class WorkloadFloor:
     compute_ms: float
     floor_ms: float
     bound: str  # "bandwidth" or "compute"
+    balance: float  # the smaller of memory_ms and compute_ms over the larger: 1.0 when both pipes bind alike
+    serial_ms: float  # memory_ms + compute_ms: the time if loads and math never overlap
+
+
+# From this balance on, the floor needs DRAM and the tensor cores near their ceilings together: a kernel
+# that overlaps them imperfectly lands between floor_ms and serial_ms, whichever bound it is given.
+BALANCED = 0.5
 
 
 def workload_floor(w: VerifyWorkload, gpu: GpuSpec, layers: int = 1, bandwidth: Ceiling | None = None,
@@ -48,4 +55,5 @@ def workload_floor(w: VerifyWorkload, gpu: GpuSpec, layers: int = 1, bandwidth: 
         bandwidth_gbps=bw.value, bandwidth_kind=bw.kind, peak_tflops=peak.value, peak_kind=peak.kind,
         memory_ms=memory_ms, compute_ms=compute_ms, floor_ms=max(memory_ms, compute_ms),
         bound="bandwidth" if memory_ms >= compute_ms else "compute",
+        balance=min(memory_ms, compute_ms) / max(memory_ms, compute_ms), serial_ms=memory_ms + compute_ms,
     )

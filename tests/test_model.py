@@ -124,3 +124,15 @@ def test_bench_rendering_without_the_baseline_prints_no_nan():
     meta = {"device": "NVIDIA H200", "read_gbps": 4489.0, "copy_gbps": 4282.0, "matmul_tflops": 686.6}
     text = render_bench(table, meta)
     assert "nan" not in text.lower() and "triton_mla_fast" in text
+
+
+def test_model_says_when_memory_and_compute_floors_are_close():
+    # 8 heads at 128k on the H200: compute is ~89% of the memory floor, so the floor needs both pipes at once
+    d = json.loads(run("model", "--ctx", "128k", "--gpu", "h200", "--format", "json").output)
+    assert d["bound"] == "bandwidth" and 0.8 < d["balance"] < 1.0
+    assert d["serial_ms"] == pytest.approx(d["memory_ms"] + d["compute_ms"])
+    assert "balance      compute time is 8" in run("model", "--ctx", "128k", "--gpu", "h200").output
+    # 64 heads: compute-bound by 7x, nothing to say
+    d64 = json.loads(run("model", "--ctx", "128k", "--heads", "64", "--gpu", "h200", "--format", "json").output)
+    assert d64["bound"] == "compute" and d64["balance"] < 0.2
+    assert "balance" not in run("model", "--ctx", "128k", "--heads", "64", "--gpu", "h200").output

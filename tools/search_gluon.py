@@ -55,6 +55,11 @@ SHAPES = [
     ("32k h8 p64", VerifyWorkload(ctx_len=32768, heads=8, page_size=64)),
     ("8k h8 p64", VerifyWorkload(ctx_len=8192, heads=8, page_size=64)),
     ("8k h8 p1", VerifyWorkload(ctx_len=8192, heads=8, page_size=1)),
+    # longer contexts: how the step's time grows with the bytes (its fixed part, its per-byte rate)
+    ("256k h8 p64", VerifyWorkload(ctx_len=262144, heads=8, page_size=64)),
+    ("512k h8 p64", VerifyWorkload(ctx_len=524288, heads=8, page_size=64)),
+    ("1024k h8 p64", VerifyWorkload(ctx_len=1048576, heads=8, page_size=64)),
+    ("512k h8 p1", VerifyWorkload(ctx_len=524288, heads=8, page_size=1)),
 ]
 CHECKS = [
     VerifyWorkload(ctx_len=100_003, page_size=64, tree_mask="tree", seed=2),

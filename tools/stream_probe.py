@@ -9,7 +9,9 @@ partials), against stream_read over the same bytes and over 4 GiB (`roofline ben
 variant after it (the shipped one with and without PDL, other block shapes, the previous two-pass
 kernel in tools/_combine_before.py).
 
-    python tools/stream_probe.py OUT_DIR [stream|combine|stream,combine]
+`sizes`: the stream and stream_read from 75 MB to 1.2 GB, fitted to time = fixed + bytes / rate.
+
+    python tools/stream_probe.py OUT_DIR [stream|combine|sizes|stream,combine]
     (an sm_90 GPU; prints tables, writes OUT_DIR/stream-probe.json)
 """
 
@@ -174,13 +176,42 @@ def stream_rows(programs: int = 128, tokens: int = 1024) -> list[dict]:
     return rows
 
 
+def size_rows(programs: int = 128, token_counts=(512, 1024, 2048, 4096, 8192)) -> list[dict]:
+    """The TMA stream (two 64-token buffers per program, and the best layout of stream_rows: 3 programs
+    per SM, two 32-token buffers) and stream_read over 75 MB to 1.2 GB, for a fit of time = fixed + bytes /
+    rate: how much of a kernel's time at 151 MB is a cost that does not grow with the bytes."""
+    from kernels.stream import stream_read
+
+    kv2d = torch.randn(programs * max(token_counts) + 4096, 576, device="cuda").to(torch.bfloat16)
+    rows = []
+    for tokens in token_counts:
+        gbytes = programs * tokens * 576 * 2 / 1e9
+        for what, grid, nbuf, block_n in (("TMA, 1 program per SM", programs, 2, 64),
+                                          ("TMA, 3 programs per SM", 3 * programs, 2, 32)):
+            ms = stream(kv2d, grid, tokens * programs // grid // block_n, nbuf, block_n, 128)
+            rows.append(dict(what=what, tokens=tokens, gbytes=gbytes, ms=ms, gbps=gbytes / ms * 1e3))
+            print(json.dumps(rows[-1]), flush=True)
+        flat = kv2d[:programs * tokens].view(-1)
+        ms = graph_ms(lambda: stream_read(flat))  # noqa: B023 (called at once)
+        rows.append(dict(what="stream_read", tokens=tokens, gbytes=gbytes, ms=ms, gbps=gbytes / ms * 1e3))
+        print(json.dumps(rows[-1]), flush=True)
+    for what in sorted({r["what"] for r in rows}):  # least squares: ms = fixed + gbytes / rate
+        pts = [(r["gbytes"], r["ms"]) for r in rows if r["what"] == what]
+        n, sx, sy = len(pts), sum(x for x, _ in pts), sum(y for _, y in pts)
+        slope = (n * sum(x * y for x, y in pts) - sx * sy) / (n * sum(x * x for x, _ in pts) - sx * sx)
+        rows.append(dict(what=what, fit=True, fixed_us=(sy - slope * sx) / n * 1e3, rate_gbps=1e3 / slope))
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
 def main() -> None:
     out_dir = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out_dir, exist_ok=True)
     parts = sys.argv[2] if len(sys.argv) > 2 else "stream,combine"
     sc = [r for p in (64, 1) for r in split_and_combine(page_size=p)] if "combine" in parts else []
     rows = stream_rows() if "stream" in parts else []
-    json.dump(dict(stream=rows, split_combine=sc), open(f"{out_dir}/stream-probe.json", "w"), indent=1)
+    sizes = size_rows() if "sizes" in parts else []
+    json.dump(dict(stream=rows, split_combine=sc, sizes=sizes), open(f"{out_dir}/stream-probe.json", "w"), indent=1)
     print(f"\n{torch.cuda.get_device_name()}, one graph replay each")
     if rows:
         print(f"{'what':52} {'buffers':>7} {'tokens':>6} {'slice':>5} {'smem KB':>7} {'ms':>8} {'GB/s':>6}")
@@ -192,6 +223,12 @@ def main() -> None:
     for r in sc:
         print(f"{r['kernel']:22} {r['page_size']:>4} {r['combine'][:48]:48} {r['split_ms']:7.4f} "
               f"{r['combine_ms']:7.4f} {r['both_ms']:7.4f}")
+    for r in sizes:
+        if r.get("fit"):
+            print(f"{r['what']:24} fit: {r['fixed_us']:6.1f} us + bytes at {r['rate_gbps']:5.0f} GB/s")
+        else:
+            print(f"{r['what']:24} {r['tokens']:>5} tokens/program {r['gbytes']:6.3f} GB {r['ms']:8.4f} ms "
+                  f"{r['gbps']:6.0f} GB/s")
 
 
 if __name__ == "__main__":
