@@ -103,8 +103,30 @@ def render_text(analysis: Analysis) -> str:
     return "\n".join(out)
 
 
-def render_bench(table, meta: dict) -> str:
-    """The benchmark table, one line per kernel x ctx_len x page_size x heads."""
+def render_scaling(fits) -> str:
+    """roofline.scaling's fits: time = fixed + KV bytes / rate, one line per kernel x page size x heads."""
+    from roofline.scaling import FIT_TOL, MIN_POINTS
+
+    rows = [["kernel", "page", "heads", "ctx fitted", "fixed us", "rate GB/s", "% read BW", "rate TFLOP/s", "% matmul",
+             "fixed share", "worst fit"]]
+    notes = []
+    for f in fits:
+        shown = f.rate_gbps is not None and not f.note
+        rows.append([f.kernel, str(f.page_size), str(f.heads),
+                     f"{f.min_ctx_len // 1024}k-{f.max_ctx_len // 1024}k ({f.points})", f"{f.fixed_us:.1f}",
+                     f"{f.rate_gbps:.0f}" if shown else "-", f"{f.pct_of_read_bw:.1f}" if shown else "-",
+                     f"{f.rate_tflops:.0f}" if shown else "-", f"{f.pct_of_matmul:.1f}" if shown else "-",
+                     f"{100 * f.fixed_share:.0f}% at {f.max_ctx_len // 1024}k", f"{f.max_residual_pct:.1f}%"])
+        if f.note:
+            notes.append(f"{f.kernel} page {f.page_size} heads {f.heads}: {f.note}")
+    head = ("time = fixed + KV bytes / rate (least squares over the longest contexts where a line fits within "
+            f"{FIT_TOL:.0%}, at least {MIN_POINTS}; the floor has no fixed part; fixed share: of the time at the "
+            "longest context; worst fit: the farthest point from the line)")
+    return "\n".join(wrap(head, "") + ["", align(rows)] + [f"  - {n}" for n in notes])
+
+
+def render_bench(table, meta: dict, fits=None) -> str:
+    """The benchmark table, one line per kernel x ctx_len x page_size x heads; then the scaling fits."""
     head = (f"GPU: {meta['device']} (driver {meta.get('driver', '?')}), torch {meta.get('torch')}, "
             f"triton {meta.get('triton')}\nmeasured here: read {meta['read_gbps']:.0f} GB/s, copy "
             f"{meta['copy_gbps']:.0f} GB/s (read+write), bf16 matmul {meta['matmul_tflops']:.0f} TFLOP/s")
@@ -119,7 +141,7 @@ def render_bench(table, meta: dict) -> str:
                      f"{r.eff_gbps:.0f}", f"{r.pct_of_read_bw:.1f}", f"{r.tflops:.1f}", f"{r.pct_of_matmul:.1f}",
                      f"{r.floor_ms:.4f}", f"{r.gap:.2f}x",
                      "-" if r.speedup_vs_triton_mla != r.speedup_vs_triton_mla else f"{r.speedup_vs_triton_mla:.1f}x"])
-    return head + "\n\n" + align(rows)
+    return head + "\n\n" + align(rows) + ("\n\n" + render_scaling(fits) if fits else "")
 
 
 def render_projection(p: dict) -> str:

@@ -278,16 +278,26 @@ def _int_list(text: str, parse=int) -> list[int]:
 @click.option("--heads", "heads_list", default="8,64", show_default=True)
 @click.option("--q-len", type=int, default=9, show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/bench", show_default=True)
-def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, q_len, out_dir) -> None:
-    """Time every kernel x ctx x page size x heads on this GPU against the floor (needs a GPU)."""
+@click.option("--from", "from_json", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="re-read a saved bench.json instead (no GPU; the other options are not used)")
+def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, q_len, out_dir, from_json) -> None:
+    """Time every kernel x ctx x page size x heads on this GPU against the floor (needs a GPU), and fit
+    each kernel's time to fixed + KV bytes / rate over the context lengths."""
+    import dataclasses
     import subprocess
 
+    from reports.text import render_bench
+    from roofline.scaling import scaling_fits
+
+    if from_json:
+        meta, table = _saved_bench(Path(from_json))
+        click.echo(render_bench(table, meta, scaling_fits(table, meta["read_gbps"], meta["matmul_tflops"])))
+        return
     need_kernels("bench")
     import torch
     import triton
 
     from profiler.bench import bench_grid, measure_ceilings
-    from reports.text import render_bench
     from roofline.bench_table import bench_table
     from roofline.gpus import match_gpu
 
@@ -312,11 +322,41 @@ def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, q_len, out_dir) -> 
                         source=f"measured by roofline bench on this {ceil.device}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    fits = scaling_fits(table, ceil.read_gbps, ceil.matmul_tflops)
     table.to_csv(out / "bench.csv", index=False)
-    (out / "bench.json").write_text(json.dumps({"meta": meta, "rows": json.loads(table.to_json(orient="records"))},
+    (out / "bench.json").write_text(json.dumps({"meta": meta, "rows": json.loads(table.to_json(orient="records")),
+                                                "scaling": [dataclasses.asdict(f) for f in fits]},
                                                indent=2) + "\n")
-    click.echo(render_bench(table, meta))
+    click.echo(render_bench(table, meta, fits))
     progress(f"wrote {out / 'bench.csv'} and {out / 'bench.json'}")
+
+
+def _saved_bench(path: Path):
+    """(meta, table) of a bench.json that `roofline bench` wrote; a clear error naming the file otherwise."""
+    import pandas as pd
+
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise click.ClickException(f"{path}: not a bench.json from `roofline bench` ({exc})") from None
+    need_meta = {"device", "read_gbps", "copy_gbps", "matmul_tflops"}
+    need_cols = {"kernel", "ctx_len", "page_size", "heads", "q_len", "batch", "median_ms", "kv_bytes", "tflops",
+                 "eff_gbps", "floor_ms", "gap", "speedup_vs_triton_mla"}
+    if not isinstance(data, dict) or not isinstance(data.get("meta"), dict) or not isinstance(data.get("rows"), list):
+        raise click.ClickException(f"{path}: not a bench.json from `roofline bench` (no 'meta' and 'rows')")
+    missing = sorted(need_meta - set(data["meta"]))
+    if missing:
+        raise click.ClickException(f"{path}: its 'meta' lacks {', '.join(missing)}")
+    table = pd.DataFrame(data["rows"])
+    missing = sorted(need_cols - set(table.columns))
+    if not data["rows"] or missing:
+        raise click.ClickException(f"{path}: its rows lack {', '.join(missing) or 'everything: there are none'}")
+    if "error" not in table.columns:
+        table["error"] = ""
+    table["error"] = table["error"].fillna("")
+    for col in need_cols - {"kernel"}:  # JSON wrote NaN (no baseline row, say) as null
+        table[col] = pd.to_numeric(table[col], errors="coerce")
+    return data["meta"], table
 
 
 @main.command("model")
