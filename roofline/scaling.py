@@ -7,7 +7,6 @@ low" or "the fixed part is large at this size".
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,7 +37,7 @@ class ScalingFit:
     note: str = ""  # why the rate says little: the time does not grow, or grows faster than DRAM allows
 
 
-def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+def line_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     """(slope, intercept, worst relative residual) of a least-squares line."""
     slope, intercept = np.polyfit(x, y, 1)
     return slope, intercept, float((np.abs(y - (intercept + slope * x)) / y).max())
@@ -57,10 +56,10 @@ def scaling_fits(table: pd.DataFrame, read_gbps: float, matmul_tflops: float) ->
         g = g.drop_duplicates("ctx_len").sort_values("ctx_len")
         if len(g) < MIN_POINTS:
             continue
-        slope, intercept, worst = _line(g["kv_bytes"].to_numpy(float), g["median_ms"].to_numpy(float) * 1e-3)
+        slope, intercept, worst = line_fit(g["kv_bytes"].to_numpy(float), g["median_ms"].to_numpy(float) * 1e-3)
         while worst > FIT_TOL and len(g) > MIN_POINTS:
             g = g.iloc[1:]
-            slope, intercept, worst = _line(g["kv_bytes"].to_numpy(float), g["median_ms"].to_numpy(float) * 1e-3)
+            slope, intercept, worst = line_fit(g["kv_bytes"].to_numpy(float), g["median_ms"].to_numpy(float) * 1e-3)
         flop_per_byte = float((g["tflops"] * 1e12 / (g["eff_gbps"] * 1e9)).iloc[-1])
         rate = 1 / slope / 1e9 if slope > 0 else None
         if rate is None:
@@ -80,7 +79,3 @@ def scaling_fits(table: pd.DataFrame, read_gbps: float, matmul_tflops: float) ->
             pct_of_matmul=100 * rate * flop_per_byte / 1e3 / matmul_tflops if rate else None,
             fixed_share=intercept * 1e3 / float(g["median_ms"].iloc[-1]), max_residual_pct=100 * worst, note=note))
     return fits
-
-
-def fits_frame(fits: list[ScalingFit]) -> pd.DataFrame:
-    return pd.DataFrame([dataclasses.asdict(f) for f in fits])

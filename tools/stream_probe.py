@@ -21,6 +21,7 @@ import json
 import os
 import sys
 
+import numpy as np
 import torch
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -29,6 +30,7 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 from kernels.triton_mla_fast_gluon import _q_in_smem, _q_rows, _tail_smem, _tma_load
 from profiler.bench import graph_replay_ms
+from roofline.scaling import line_fit
 
 
 @gluon.jit
@@ -196,10 +198,9 @@ def size_rows(programs: int = 128, token_counts=(512, 1024, 2048, 4096, 8192)) -
         rows.append(dict(what="stream_read", tokens=tokens, gbytes=gbytes, ms=ms, gbps=gbytes / ms * 1e3))
         print(json.dumps(rows[-1]), flush=True)
     for what in sorted({r["what"] for r in rows}):  # least squares: ms = fixed + gbytes / rate
-        pts = [(r["gbytes"], r["ms"]) for r in rows if r["what"] == what]
-        n, sx, sy = len(pts), sum(x for x, _ in pts), sum(y for _, y in pts)
-        slope = (n * sum(x * y for x, y in pts) - sx * sy) / (n * sum(x * x for x, _ in pts) - sx * sx)
-        rows.append(dict(what=what, fit=True, fixed_us=(sy - slope * sx) / n * 1e3, rate_gbps=1e3 / slope))
+        pts = [r for r in rows if r["what"] == what]
+        slope, fixed_ms, _ = line_fit(np.array([r["gbytes"] for r in pts]), np.array([r["ms"] for r in pts]))
+        rows.append(dict(what=what, fit=True, fixed_us=fixed_ms * 1e3, rate_gbps=1e3 / slope))
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
