@@ -16,7 +16,7 @@ from functools import lru_cache
 from importlib import import_module
 
 from kernels.plan import (DECODE_BLOCK_H, DECODE_KV_SPLITS, EXTEND_BLOCK_M, FAST_DEFAULTS, FAST_MIN_SPLIT_LEN,
-                          GLUON_CONFIG, GLUON_RING_MIN_PAGE_SIZE, GLUON_TAIL_MIN_SPLIT_LEN, SEESAW_SLICE, cdiv,
+                          GLUON_CONFIG, GLUON_TAIL_MIN_SPLIT_LEN, SEESAW_SLICE, cdiv,
                           code_path, gluon_tail_rows, normalise_arch, plan_splits, split_rows)
 from kernels.plan import fast_launch_config as arch_fast_config
 from kernels.spec import VerifyWorkload
@@ -195,6 +195,8 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
     cfg = {**FAST_DEFAULTS, **base, **launch}
     if path == "gluon" and not cfg["seesaw"]:  # GLUON_CONFIG's tail and ring are the seesaw schedule's
         cfg.update({k: off for k, off in (("tail_m", 0), ("ring", False)) if k not in launch})
+    if not cfg["ring"] and "async_gather" not in launch:  # GLUON_CONFIG's async_gather is the ring's
+        cfg["async_gather"] = False
     if cfg["partials"] not in ("fp32", "input"):
         raise ValueError(f"triton_mla_fast: partials must be 'fp32' or 'input', got {cfg['partials']!r}")
     block_n = cfg["block_n"]
@@ -205,6 +207,8 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
         raise ValueError("seesaw is a schedule of the gluon path")
     if cfg["ring"] and not (path == "gluon" and cfg["seesaw"]):
         raise ValueError("ring is a variant of the gluon path's seesaw schedule")
+    if cfg["async_gather"] and not cfg["ring"]:
+        raise ValueError("async_gather is an option of the ring schedule (ring=True)")
     if path == "gluon" and (cfg["block_m"] != 64 or cfg["evict_first"]
                             or cfg["num_warps"] % 4 or (cfg["seesaw"] and (cfg["num_warps"] != 8 or block_n != 64))
                             or cfg["tail_m"] not in ((0, 8) if cfg["seesaw"] else (0,))):
@@ -244,9 +248,10 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
     elif path == "gluon":  # the same descriptors, a hand-written schedule (kernels/triton_mla_fast_gluon.py)
         name = "_gluon_seesaw_kernel" if cfg["seesaw"] else "_gluon_split_kernel"
         target = f"kernels.triton_mla_fast_gluon:{name}"
-        # The per-tile schedule (same arguments) where there is a tail warpgroup; by default not at page 1.
-        if cfg["ring"] and tail_m and (w.page_size >= GLUON_RING_MIN_PAGE_SIZE or "ring" in launch):
+        # The per-tile schedule (same arguments) where there is a tail warpgroup.
+        if cfg["ring"] and tail_m:
             name, target = "_gluon_ring_kernel", "kernels.triton_mla_fast_ring:_gluon_ring_kernel"
+            constexprs["ASYNC_GATHER"] = bool(cfg["async_gather"])
         if cfg["seesaw"]:  # its tiles arrive in slices of the latent dims
             descs["KLat"] = f"tensordesc<{dt}[{block_n},{min(SEESAW_SLICE, w.v_dim)}]>"
         signature = {"Q": p, **descs, "KV": p, **tail}

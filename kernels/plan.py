@@ -45,9 +45,10 @@ DECODE_BLOCK_H = 16  # triton_mla_decode: heads per program
 DECODE_KV_SPLITS = 8  # triton_mla_decode: splits per row (SGLang's default)
 # triton_mla_fast: tail_m 0 = plain M blocks; partials "fp32" | "input" (the q dtype: bf16, fp16 in the interpreter); evict_first on KV loads.
 # seesaw (gluon path only): the warp-specialised schedule (kernels/triton_mla_fast_gluon.py); ring:
-# its per-tile variant where there is a tail warpgroup (kernels/triton_mla_fast_ring.py).
+# its per-tile variant where there is a tail warpgroup (kernels/triton_mla_fast_ring.py); async_gather
+# (ring only): gathered tiles complete their barriers as their copies land (cp.async.mbarrier.arrive).
 FAST_DEFAULTS = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0,
-                     tail_m=0, partials="fp32", evict_first=False, seesaw=False, ring=False)
+                     tail_m=0, partials="fp32", evict_first=False, seesaw=False, ring=False, async_gather=False)
 FAST_MIN_SPLIT_LEN = 256
 
 # Per architecture: the fast kernel's launch configs, one per (heads, paged) case; the entry with
@@ -102,12 +103,14 @@ CODE_PATHS: dict[str, dict[str, str]] = {
 # 0.059 vs 0.065; 32k (256) 0.043 vs 0.041; 8k 0.032 vs 0.027. An explicit tail_m=8 forces it.
 GLUON_TAIL_MIN_SPLIT_LEN = 512
 # ring=True: where the tail is used, the per-tile ring schedule (kernels/triton_mla_fast_ring.py) instead
-# of pairs of tiles, at pages of GLUON_RING_MIN_PAGE_SIZE tokens or more (gathering every token, the
-# ring lost). H200, 8 heads, graph replay, ring vs seesaw with the tail: 128k 0.071 vs 0.081 ms at
-# page 64, 0.082 vs 0.087 at page 16, 0.095 vs 0.086 at page 1; 64k page 64 0.051 vs 0.057.
-GLUON_RING_MIN_PAGE_SIZE = 16
+# of pairs of tiles, at every page size. H200, 8 heads, graph replay, ring vs seesaw with the tail: 128k
+# 0.071 vs 0.081 ms at page 64; 64k page 64 0.051 vs 0.057. async_gather=True: pages smaller than a
+# tile (every token gathered by cp.async) complete their barriers as the copies land, the tail loads a
+# tile's page-table entries two tiles ahead; before it the ring lost at page 1 (0.095 vs the seesaw's
+# 0.085 ms). With it, 128k page 1 0.0737 vs the seesaw's 0.0853, page 16 0.0743 vs 0.0825, page 64
+# 0.0708 vs 0.0717; 64k page 1 0.0521 vs 0.0593 (docs/results/fast-kernel.md, step 12).
 GLUON_CONFIG = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0, seesaw=True, tail_m=8,
-                    ring=True)
+                    ring=True, async_gather=True)
 # The seesaw schedule's tiles arrive in slices of this many latent dims, a barrier each, so that the
 # score MMAs start on the first slice while the rest land (H200, 128k: 128 beat 256 and 512).
 SEESAW_SLICE = 128

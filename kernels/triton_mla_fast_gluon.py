@@ -8,8 +8,8 @@ Triton's pipeliner. Two schedules, one launcher (kernels.launch.fast_specs plans
   both tiles of a pair. A tile's latent dims arrive by TMA in SEESAW_SLICE-wide slices, a barrier
   each, so scoring starts on the first slice while the rest lands. With TAIL_M (8), the rows past
   the last whole M block (72 = 64 + 8) go to a third warpgroup that reads the same tiles
-  transposed (`_seesaw_tail`) instead of to a second, padded 64-row block. With that tail and pages
-  of 16+ tokens, `ring=True` (the default) launches the per-tile variant of this schedule instead
+  transposed (`_seesaw_tail`) instead of to a second, padded 64-row block. With that tail,
+  `ring=True` (the default) launches the per-tile variant of this schedule instead
   (kernels/triton_mla_fast_ring.py, which shares this module's helpers and this launcher).
 - `_gluon_split_kernel` (`seesaw=False`): both warpgroups work on every tile (each half of its
   tokens for S, half of O's columns for PV); KV tiles through a NUM_STAGES ring, refilled as soon
@@ -82,11 +82,28 @@ def _gather_tile(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, PAGE_SI
                  D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr, num_warps: gl.constexpr):
     """cp.async a tile's tokens below `hi` (each through its own page-table entry) into a stage,
     zeros past `hi`, 64 columns at a time; one commit group. The caller waits for it."""
+    _gather_rows(KV, _tile_pages(PageTable, page_base, start, hi, PAGE_SIZE, BLOCK_N, num_warps), start, hi,
+                 klat_buf, kpe_buf, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, num_warps)
+
+
+@gluon.jit
+def _tile_pages(PageTable, page_base, start, hi, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr,
+                num_warps: gl.constexpr):
+    """The page of each of a tile's tokens (0 past `hi`), as _gather_rows takes them."""
+    blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8],
+                                         warps_per_cta=[num_warps, 1], order=[1, 0])
+    pos = start + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, blk))
+    return gl.load(PageTable + page_base + pos // PAGE_SIZE, mask=pos < hi, other=0)
+
+
+@gluon.jit
+def _gather_rows(KV, page, start, hi, klat_buf, kpe_buf, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr,
+                 D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr, num_warps: gl.constexpr):
+    """_gather_tile's copies, with the tile's pages already loaded (_tile_pages)."""
     blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8],
                                          warps_per_cta=[num_warps, 1], order=[1, 0])
     pos = start + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, blk))
     ok = pos < hi
-    page = gl.load(PageTable + page_base + pos // PAGE_SIZE, mask=ok, other=0)
     ptr = KV + ((page.to(gl.int64) * PAGE_SIZE + pos % PAGE_SIZE) * (D_LATENT + D_ROPE))[:, None] + \
         gl.arange(0, D_ROPE, layout=gl.SliceLayout(0, blk))[None, :]
     for c in gl.static_range(D_LATENT // D_ROPE):

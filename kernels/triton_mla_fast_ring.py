@@ -17,8 +17,11 @@ while the other is worked on:
 
 A tile's latent dims arrive in SEESAW_SLICE-wide TMA slices, a barrier each (the rope dims with the
 last). Tiles past the whole prefix ones (the partial tile, the draft tokens) and pages smaller than a
-tile are gathered by cp.async through the page table; the tail waits for a gather one tile later, so
-that it does not wait for its own loads.
+tile are gathered by cp.async through the page table. With ASYNC_GATHER (the default, async_gather)
+the copies themselves complete the tile's barriers (cp.async.mbarrier.arrive), each reader fences
+before its MMAs read the tile, and at pages smaller than a tile the tail loads tile t + 2's page-table
+entries while it works on tile t; without it the tail waits for a gather one tile later and
+announces it.
 
 tools/ring_protocol.py models these waits and arrivals and searches them for deadlocks (a test runs
 it): change the two together.
@@ -31,9 +34,9 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_async_shared, mbarrier,
                                                                warpgroup_mma, warpgroup_mma_init, warpgroup_mma_wait)
 
-from kernels.triton_mla_fast_gluon import (_LN2, _barrier, _draft_bits, _gather_tile, _half_out, _landed,
-                                           _launch_dependents, _q_in_smem, _q_rows, _split_bounds, _tail_out,
-                                           _tail_smem, _tma_load, _visible, _visible_t)
+from kernels.triton_mla_fast_gluon import (_LN2, _barrier, _draft_bits, _gather_rows, _gather_tile, _half_out,
+                                           _landed, _launch_dependents, _q_in_smem, _q_rows, _split_bounds,
+                                           _tail_out, _tail_smem, _tile_pages, _tma_load, _visible, _visible_t)
 
 # setmaxnreg of the second main warpgroup and of the tail one (the first gets what is left), as the
 # seesaw kernel's tail; at (184, 136) ptxas spilled 1.9 KB (triton 3.6, sm_90).
@@ -83,10 +86,31 @@ def _announce(t, n_full, full_bars, PARTS: gl.constexpr, PAGE_SIZE: gl.constexpr
 
 
 @gluon.jit
+def _arrive_when_copied(t, n_full, full_bars, PARTS: gl.constexpr, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
+    """ASYNC_GATHER: if tile t was gathered, its barriers complete when this warpgroup's copies land
+    (cp.async.mbarrier.arrive), without the producer waiting for them; its readers fence (_seen)."""
+    if _gathered(t, n_full, PAGE_SIZE, BLOCK_N):
+        for k in gl.static_range(PARTS):
+            async_copy.mbarrier_arrive(full_bars.index((t % 2) * PARTS + k))
+        _barrier()  # every thread's tracked arrive is in before the one that completes the count
+        for k in gl.static_range(PARTS):
+            mbarrier.arrive(full_bars.index((t % 2) * PARTS + k), count=1)
+
+
+@gluon.jit
+def _seen(t, n_full, ASYNC_GATHER: gl.constexpr, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
+    """A reader of tile t, after the barrier that says it landed: with ASYNC_GATHER a gathered tile's
+    copies (generic proxy) are made visible to this warpgroup's MMAs (async proxy) here."""
+    if ASYNC_GATHER:
+        if _gathered(t, n_full, PAGE_SIZE, BLOCK_N):
+            fence_async_shared()
+
+
+@gluon.jit
 def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len,
                n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
                sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, D_LATENT: gl.constexpr,
-               BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
+               BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, PAGE_SIZE: gl.constexpr, ASYNC_GATHER: gl.constexpr):
     """Main warpgroup W: scores the tiles t with t % 2 == W, and accumulates its half of O from every tile."""
     M: gl.constexpr = Q_LEN * HEADS
     HALF: gl.constexpr = D_LATENT // 2
@@ -110,6 +134,8 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
             s = warpgroup_mma_init(s_zero)
             for k in gl.static_range(PARTS):
                 mbarrier.wait(full_bars.index(u * PARTS + k), (t // 2) & 1)
+                if k == 0:
+                    _seen(t, n_full, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
                 s = warpgroup_mma(q_lat_s.index(z).slice(k * PW, PW, dim=1),
                                   kb.slice(k * PW, PW, dim=1).permute((1, 0)), s, use_acc=k > 0, is_async=True)
             s = warpgroup_mma(q_pe_s.index(z), pe.permute((1, 0)), s, is_async=True)
@@ -130,6 +156,7 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
             mbarrier.arrive(p_bar, count=1)
         else:  # the other warpgroup scored it: its maxima and P are posted
             mbarrier.wait(p_bar, t & 1)
+            _seen(t, n_full, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)  # (the scorer waited for its barriers)
             m_new = m0_s.load(row_l)
             m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
             alpha = gl.exp2(m_i - m_safe)
@@ -167,7 +194,7 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
                page_base, lo, hi, ctx_len, n_full, n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars,
                empty_bars, ts_bars, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr,
                PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr,
-               BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr):
+               BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr, ASYNC_GATHER: gl.constexpr):
     """The producer, and the rows past the last whole M block (at most TAIL_M) transposed: S^T = K Q^T
     (tokens on the MMA's M side, rows on N), O^T += V^T P^T (latent dims on M). Only the last M
     block's program stores its rows."""
@@ -178,6 +205,8 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
         if v < n_tiles:
             _load_tile(v, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars, PARTS,
                        PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+            if ASYNC_GATHER:
+                _arrive_when_copied(v, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                        instr_shape=[16, TAIL_M, 16])
     col_l: gl.constexpr = gl.SliceLayout(0, s_layout)
@@ -188,31 +217,40 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
     qt_pe_s.index(0).store(q_pe)
     fence_async_shared()
     _barrier()
-    for v in gl.static_range(2):
-        if v < n_tiles:
-            _announce(v, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
+    if not ASYNC_GATHER:
+        for v in gl.static_range(2):
+            if v < n_tiles:
+                _announce(v, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
     rows = ROW0 + gl.arange(0, TAIL_M, layout=col_l)
     bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
     s_zero = gl.zeros([BLOCK_N, TAIL_M], gl.float32, s_layout)
     m_i = gl.full([TAIL_M], float("-inf"), gl.float32, col_l)
     l_i = gl.zeros([TAIL_M], gl.float32, col_l)
     o = gl.zeros([D_LATENT, TAIL_M], gl.float32, s_layout)  # O^T
+    # With ASYNC_GATHER at pages smaller than a tile, tile t + 2's page-table entries are loaded while
+    # tile t is worked on, not when its buffer frees up.
+    PREFETCH: gl.constexpr = ASYNC_GATHER and PAGE_SIZE < BLOCK_N
     for t in range(n_tiles):
         u = t % 2
         z = t >> 30
         kb, pe = klat_s.index(u + z), kpe_s.index(u + z)
         qt_lat = qt_lat_s.index(z)
+        if PREFETCH:
+            pages_next = _tile_pages(PageTable, page_base, lo + (t + 2) * BLOCK_N, hi, PAGE_SIZE, BLOCK_N, 4)
         s = warpgroup_mma_init(s_zero)
         for k in gl.static_range(PARTS):
             mbarrier.wait(full_bars.index(u * PARTS + k), (t // 2) & 1)
+            if k == 0:
+                _seen(t, n_full, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
             s = warpgroup_mma(kb.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s,
                               use_acc=k > 0, is_async=True)
         s = warpgroup_mma(pe, qt_pe_s.index(z).permute((1, 0)), s, is_async=True)
         s = warpgroup_mma_wait(0, deps=[s])
         mbarrier.arrive(ts_bars.index(u), count=1)  # the scorer may overwrite the rope rows with P
-        if t >= 1:  # tile t + 1, gathered one tile ago, has landed by now
-            if t + 1 < n_tiles:
-                _announce(t + 1, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
+        if not ASYNC_GATHER:
+            if t >= 1:  # tile t + 1, gathered one tile ago, has landed by now
+                if t + 1 < n_tiles:
+                    _announce(t + 1, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
         qk = s * qk_scale
         if t >= n_full:
             qk = gl.where(_visible_t(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
@@ -233,8 +271,14 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
         mbarrier.arrive(empty_bars.index(u), count=1)
         if t + 2 < n_tiles:
             mbarrier.wait(empty_bars.index(u), (t // 2) & 1)
-            _load_tile(t + 2, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars, PARTS,
-                       PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+            if PREFETCH:
+                _gather_rows(KV, pages_next, lo + (t + 2) * BLOCK_N, hi, klat_s.index(u), kpe_s.index(u), PAGE_SIZE,
+                             D_LATENT, D_ROPE, BLOCK_N, 4)
+            else:
+                _load_tile(t + 2, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars,
+                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+            if ASYNC_GATHER:
+                _arrive_when_copied(t + 2, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
     if mb == gl.num_programs(0) - 1:
         _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, M, D_LATENT)
 
@@ -245,8 +289,10 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
                        HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
                        D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
                        BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
-                       num_warps: gl.constexpr):
-    """Grid (m_blocks, splits, batch), 3 x 4 warps: two main warpgroups and the tail one (see the module)."""
+                       num_warps: gl.constexpr, ASYNC_GATHER: gl.constexpr):
+    """Grid (m_blocks, splits, batch), 3 x 4 warps: two main warpgroups and the tail one (see the module).
+    ASYNC_GATHER: gathered tiles complete their barriers as their copies land, instead of the tail
+    waiting for them one tile later."""
     _launch_dependents()  # the combine (a PDL launch) may be scheduled as SMs free up
     mb = gl.program_id(0)
     split = gl.program_id(1)
@@ -280,12 +326,12 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
     gl.warp_specialize([
         (_ring_main, (0, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
                       n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
-                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)),
+                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N, PAGE_SIZE, ASYNC_GATHER)),
         (_ring_main, (1, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
                       n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
-                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)),
+                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N, PAGE_SIZE, ASYNC_GATHER)),
         (_ring_tail, (Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
                       page_base, lo, hi, ctx_len, n_full, n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars,
                       empty_bars, ts_bars, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,
-                      TAIL_M)),
+                      TAIL_M, ASYNC_GATHER)),
     ], [4, 4], [RING_REGS[0], RING_REGS[1]])

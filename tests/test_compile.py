@@ -2,6 +2,7 @@
 without a GPU, checked against the architecture's limits; the occupancy rules checked against ncu's
 own numbers on the H200; the launch specs checked against the jit functions the launchers call."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -66,6 +67,11 @@ def test_sm90_resources_match_ncu_on_the_h200():
     assert fast["name"] == "_gluon_ring_kernel" and fast["programs"] == 129 == ring.grid_size
     assert (fast["threads"], fast["registers"]) == (ring.block_size, ring.registers_per_thread) == (384, 168)
     assert abs(fast["shared_bytes"] - (ring.shared_mem_per_block - 1024)) <= 64
+    p1 = pd.read_csv(RUNS / "h200-triton_mla_fast-ring-128k-p1" / "launches.csv").drop_duplicates("kernel").iloc[0]
+    gathered = kernel_resources("triton_mla_fast", dataclasses.replace(W, page_size=1), "sm_90")["launches"][0]
+    assert gathered["name"] == p1.kernel == "_gluon_ring_kernel"  # at page 1 too, with async_gather
+    assert (gathered["programs"], gathered["threads"], gathered["registers"]) == (p1.grid_size, p1.block_size,
+                                                                                   p1.registers_per_thread)
     old = pd.read_csv(RUNS / "h200-triton_mla_fast-gluon-128k-p64" / "launches.csv").drop_duplicates("kernel")
     old = old[old.kernel == "_gluon_seesaw_kernel"].iloc[0]  # the pairs-of-tiles schedule, ring=False
     seesaw = xcompile.compile_launch(fast_specs(W, arch="sm_90", ring=False)[0], "sm_90")
@@ -82,7 +88,7 @@ def test_sm90_resources_match_ncu_on_the_h200():
 
 @pytest.mark.parametrize("run_dir", ["h200-triton_mla_fast-128k-p64", "h200-triton_mla_decode-128k-p64",
                                      "h200-triton_mla_fast-128k-h64", "h200-triton_mla_fast-gluon-128k-p64",
-                                     "h200-triton_mla_fast-ring-128k-p64"])
+                                     "h200-triton_mla_fast-ring-128k-p64", "h200-triton_mla_fast-ring-128k-p1"])
 def test_occupancy_rules_agree_with_ncu(run_dir):
     """The same registers, threads and shared memory give ncu's own occupancy limits on the H200."""
     df = pd.read_csv(RUNS / run_dir / "launches.csv").drop_duplicates("kernel")

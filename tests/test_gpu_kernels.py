@@ -39,8 +39,9 @@ FAST_PATH_CASES = [  # (path, workload fields, launch overrides); on sm_90 the d
     ("gluon", dict(ctx_len=20_000, page_size=32, heads=16, tree_mask="tree"), {}),
     # the tail warpgroup (72 = 64 + 8 rows) asked for, also where the default plan pads (ctx 40,
     # 136 rows at 30k), and the padded blocks asked for where the default takes the tail (128k). With
-    # the tail, pages of 16 tokens and more take the ring schedule (kernels/triton_mla_fast_ring.py)
-    # by default; ring=False keeps the seesaw's pairs of tiles, ring=True forces the ring at page 1.
+    # the tail, every page size takes the ring schedule (kernels/triton_mla_fast_ring.py) by default,
+    # its gathers completing their own barriers; ring=False keeps the seesaw's pairs of tiles,
+    # async_gather=False the ring's earlier gathers (the tail waits for them and announces them).
     ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree"), dict(tail_m=8)),
     ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="chain"), dict(tail_m=8)),
     ("gluon", dict(ctx_len=1000, ctx_lens=(4093, 70001, 517), batch=3, page_size=16, tree_mask="tree"),
@@ -53,6 +54,10 @@ FAST_PATH_CASES = [  # (path, workload fields, launch overrides); on sm_90 the d
      dict(tail_m=8, ring=False)),
     ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="tree"), dict(tail_m=8, ring=True)),
     ("gluon", dict(ctx_len=40, page_size=1, tree_mask="chain"), dict(tail_m=8, ring=True)),
+    ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="tree"), dict(tail_m=8, ring=False)),
+    ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="chain"), dict(tail_m=8, async_gather=False)),
+    ("gluon", dict(ctx_len=1000, ctx_lens=(4093, 70001, 517), batch=3, page_size=16, tree_mask="tree"),
+     dict(tail_m=8, async_gather=False)),
     # the single-schedule Gluon kernel (seesaw=False): TMA ring, gathers, 32-token tiles
     ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree"), dict(seesaw=False)),
     ("gluon", dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=1, tree_mask="chain", heads=64),

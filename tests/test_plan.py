@@ -68,8 +68,16 @@ def test_code_paths_gluon_on_sm90_at_every_page_size():
 def test_gluon_path_has_its_own_config_and_rejects_what_it_cannot_run():
     w = VerifyWorkload(ctx_len=131072, heads=8, page_size=1)
     split, _ = fast_specs(w, arch="sm_90", device_name="NVIDIA H200")  # the H200's tuned entry is the portable one's
-    # 72 rows: one 64-row block plus the 8-row tail warpgroup: three 4-warp partitions
-    assert split.name == "_gluon_seesaw_kernel" and split.num_warps == 12 and split.constexprs["TAIL_M"] == 8
+    # 72 rows: one 64-row block plus the 8-row tail warpgroup: three 4-warp partitions, the ring schedule
+    # (at page 1 too: its gathers complete their barriers as the copies land)
+    assert split.name == "_gluon_ring_kernel" and split.num_warps == 12 and split.constexprs["TAIL_M"] == 8
+    assert split.constexprs["ASYNC_GATHER"] is True
+    pairs, _ = fast_specs(w, arch="sm_90", ring=False)  # the pairs-of-tiles schedule takes no async_gather
+    assert pairs.name == "_gluon_seesaw_kernel" and "ASYNC_GATHER" not in pairs.constexprs
+    announce, _ = fast_specs(w, arch="sm_90", async_gather=False)
+    assert announce.name == "_gluon_ring_kernel" and announce.constexprs["ASYNC_GATHER"] is False
+    with pytest.raises(ValueError, match="async_gather is an option of the ring"):
+        fast_specs(w, arch="sm_90", ring=False, async_gather=True)
     assert {k: split.constexprs[k] for k in ("BLOCK_M", "BLOCK_N", "num_warps")} == dict(BLOCK_M=64, BLOCK_N=64,
                                                                                           num_warps=4)
     assert split.signature["KLat"] == "tensordesc<bf16[64,128]>"  # tiles arrive in 128-dim slices

@@ -18,7 +18,8 @@ def _model():
 
 
 def test_shipped_order_never_stalls():
-    assert _model().search("shipped", max_tiles=8) == []
+    assert _model().search("shipped", max_tiles=8) == []  # gathers complete their barriers themselves
+    assert _model().search("announce", max_tiles=8) == []  # async_gather=False: the tail announces them
 
 
 def test_the_order_that_hung_on_the_h200_is_found():

@@ -35,10 +35,10 @@ def test_fits_of_the_h200_bench():
     assert graph.points == 3 and graph.max_ctx_len == 131072 and 0.3 < graph.fixed_share < 0.45
     slow = fit_of(fits, "triton_mla", 64, 8)  # the 140x kernel: all rate, no fixed part to speak of
     assert slow.rate_gbps < 20 and slow.fixed_share < 0.01
-    plain = fit_of(fits, "triton_mla_fast", 64, 8)  # plain calls, host-bound: 0.098, 0.108, 0.092 ms
-    assert plain.rate_gbps is None and "launch- or host-bound" in plain.note
-    h64 = fit_of(fits, "triton_mla_fast", 64, 64)  # its 8k point is the host's: the rate would pass the roof
-    assert h64.pct_of_matmul > 100 and "less than the ceilings allow" in h64.note
+    plain = fit_of(fits, "triton_mla_fast", 64, 8)  # plain calls, host-bound: 0.1855, 0.1759, 0.0761 ms
+    assert plain.rate_gbps is None and "does not grow with the bytes" in plain.note
+    p1 = fit_of(fits, "triton_mla_fast", 1, 8)  # 0.0578, 0.0561, 0.0729 ms: the short ones are the host's
+    assert p1.pct_of_read_bw > 100 and "less than the ceilings allow" in p1.note
 
 
 def test_a_straight_line_is_recovered_and_short_or_failed_groups_are_left_out():
@@ -76,7 +76,7 @@ def test_the_shortest_contexts_are_dropped_until_a_line_fits():
     for f, wrote in zip(fits, d["scaling"], strict=True):  # what the run itself wrote
         assert dataclasses.asdict(f) == {k: pytest.approx(v) if isinstance(v, float) else v for k, v in wrote.items()}
     plain = fit_of(fits, "triton_mla_fast", 64, 8)  # 8k and 32k are off the line (host time, other split plans)
-    assert plain.min_ctx_len == 131072 and plain.points == 4 and plain.max_residual_pct < 5
+    assert plain.min_ctx_len >= 131072 and plain.points >= 3 and plain.max_residual_pct < 5
     assert 20 < plain.fixed_us < 35 and 3000 < plain.rate_gbps < 3800 and plain.fixed_share < 0.1
     h64 = fit_of(fits, "triton_mla_fast", 1, 64)  # 387 to 401 GB/s from 128k on: the rate falls, no fixed part
     assert h64.fixed_us < 0 and "negative" in h64.note

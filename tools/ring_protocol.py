@@ -1,9 +1,12 @@
 """A model of the ring kernel's barrier protocol (kernels/triton_mla_fast_ring.py): the two main
 warpgroups and the tail one as coroutines that wait on and arrive at mbarriers in the kernel's order,
 run round-robin until all finish or none can move (a deadlock), for every tile count and count of
-TMA'd tiles up to a bound. Loads complete on their own; a gathered tile is announced by the tail.
+TMA'd tiles up to a bound. Loads complete on their own: TMA'd tiles, and gathered ones too (the
+shipped async_gather: cp.async.mbarrier.arrive); in `announce` (async_gather=False) the tail
+announces a gathered tile one tile after issuing it.
 
     python tools/ring_protocol.py            # the shipped order: expect "no deadlock"
+    python tools/ring_protocol.py announce   # the same with gathers announced by the tail
     python tools/ring_protocol.py v4         # the order that hung on the H200 (issue 9, call ring-4)
 
 Edit the model together with the kernel's waits and arrivals; it checks the order, not the kernel.
@@ -39,9 +42,10 @@ def deadlocks(n_tiles: int, n_full: int, paged: bool, variant: str = "shipped") 
     empty, ts = [Barrier(3), Barrier(3)], [Barrier(1), Barrier(1)]
     p_bar, sum_bar = Barrier(1), Barrier(2)
     gathered = lambda t: not paged or t >= n_full  # noqa: E731
+    async_gather = variant == "shipped"
 
-    def land(t, by_tma):  # a TMA'd tile's bytes complete its barriers; a gather is announced
-        if gathered(t) != by_tma:
+    def land(t, at_issue):  # a TMA'd tile's bytes complete its barriers, so do async gathers; else announced
+        if (not gathered(t) or async_gather) == at_issue:
             for k in range(PARTS):
                 full[t % 2 * PARTS + k].arrive()
 
@@ -76,9 +80,9 @@ def deadlocks(n_tiles: int, n_full: int, paged: bool, variant: str = "shipped") 
                 yield from wait(full[t % 2 * PARTS + k], t // 2 & 1)
             ts[t % 2].arrive()
             if 1 <= t < n_tiles - 1:
-                land(t + 1, False)  # tile t + 1's gather, issued one tile ago
+                land(t + 1, False)  # tile t + 1's gather, issued one tile ago (announce, v4)
             empty[t % 2].arrive()  # after its P V of tile t
-            if t + 2 < n_tiles and (variant == "shipped" or gathered(t + 2)):
+            if t + 2 < n_tiles and (variant != "v4" or gathered(t + 2)):
                 yield from wait(empty[t % 2], t // 2 & 1)
                 land(t + 2, True)
 
