@@ -9,9 +9,10 @@ partials), against stream_read over the same bytes and over 4 GiB (`roofline ben
 variant after it (the shipped one with and without PDL, other block shapes, the previous two-pass
 kernel in tools/_combine_before.py).
 
-`sizes`: the stream and stream_read from 75 MB to 1.2 GB, fitted to time = fixed + bytes / rate.
+`sizes`: the stream and stream_read from 75 MB to 1.2 GB, fitted to time = fixed + bytes / rate;
+`buffers`: the same fit for one program per SM with 1, 2 or 3 tiles in flight.
 
-    python tools/stream_probe.py OUT_DIR [stream|combine|sizes|stream,combine]
+    python tools/stream_probe.py OUT_DIR [stream|combine|sizes|buffers|stream,combine]
     (an sm_90 GPU; prints tables, writes OUT_DIR/stream-probe.json)
 """
 
@@ -178,25 +179,35 @@ def stream_rows(programs: int = 128, tokens: int = 1024) -> list[dict]:
     return rows
 
 
-def size_rows(programs: int = 128, token_counts=(512, 1024, 2048, 4096, 8192)) -> list[dict]:
-    """The TMA stream (two 64-token buffers per program, and the best layout of stream_rows: 3 programs
-    per SM, two 32-token buffers) and stream_read over 75 MB to 1.2 GB, for a fit of time = fixed + bytes /
-    rate: how much of a kernel's time at 151 MB is a cost that does not grow with the bytes."""
+SIZE_READERS = (("TMA, 1 program per SM", 1, 2, 64), ("TMA, 3 programs per SM", 3, 2, 32))
+# `buffers`: one program per SM with 1, 2 or 3 tiles of 64 tokens in flight (the ring keeps one in flight
+# while it works on the other).
+BUFFER_READERS = tuple((f"TMA, 1 program per SM, {n} x 64-token buffer{'s' if n > 1 else ''}", 1, n, 64)
+                       for n in (1, 2, 3))
+
+
+def size_rows(programs: int = 128, token_counts=(512, 1024, 2048, 4096, 8192), readers=SIZE_READERS,
+              stream_read_too: bool = True) -> list[dict]:
+    """The TMA stream (by default: two 64-token buffers per program, and the best layout of stream_rows:
+    3 programs per SM, two 32-token buffers) and stream_read over 75 MB to 1.2 GB, for a fit of time =
+    fixed + bytes / rate: how much of a kernel's time at 151 MB is a cost that does not grow with the
+    bytes. `readers`: (label, programs per SM, buffers, tokens per buffer)."""
     from kernels.stream import stream_read
 
     kv2d = torch.randn(programs * max(token_counts) + 4096, 576, device="cuda").to(torch.bfloat16)
     rows = []
     for tokens in token_counts:
         gbytes = programs * tokens * 576 * 2 / 1e9
-        for what, grid, nbuf, block_n in (("TMA, 1 program per SM", programs, 2, 64),
-                                          ("TMA, 3 programs per SM", 3 * programs, 2, 32)):
+        for what, per_sm, nbuf, block_n in readers:
+            grid = per_sm * programs
             ms = stream(kv2d, grid, tokens * programs // grid // block_n, nbuf, block_n, 128)
             rows.append(dict(what=what, tokens=tokens, gbytes=gbytes, ms=ms, gbps=gbytes / ms * 1e3))
             print(json.dumps(rows[-1]), flush=True)
-        flat = kv2d[:programs * tokens].view(-1)
-        ms = graph_ms(lambda: stream_read(flat))  # noqa: B023 (called at once)
-        rows.append(dict(what="stream_read", tokens=tokens, gbytes=gbytes, ms=ms, gbps=gbytes / ms * 1e3))
-        print(json.dumps(rows[-1]), flush=True)
+        if stream_read_too:
+            flat = kv2d[:programs * tokens].view(-1)
+            ms = graph_ms(lambda: stream_read(flat))  # noqa: B023 (called at once)
+            rows.append(dict(what="stream_read", tokens=tokens, gbytes=gbytes, ms=ms, gbps=gbytes / ms * 1e3))
+            print(json.dumps(rows[-1]), flush=True)
     for what in sorted({r["what"] for r in rows}):  # least squares: ms = fixed + gbytes / rate
         pts = [r for r in rows if r["what"] == what]
         slope, fixed_ms, _ = line_fit(np.array([r["gbytes"] for r in pts]), np.array([r["ms"] for r in pts]))
@@ -212,6 +223,8 @@ def main() -> None:
     sc = [r for p in (64, 1) for r in split_and_combine(page_size=p)] if "combine" in parts else []
     rows = stream_rows() if "stream" in parts else []
     sizes = size_rows() if "sizes" in parts else []
+    if "buffers" in parts:
+        sizes += size_rows(token_counts=(1024, 2048, 4096, 8192), readers=BUFFER_READERS, stream_read_too=False)
     json.dump(dict(stream=rows, split_combine=sc, sizes=sizes), open(f"{out_dir}/stream-probe.json", "w"), indent=1)
     print(f"\n{torch.cuda.get_device_name()}, one graph replay each")
     if rows:
