@@ -184,6 +184,39 @@ def _q_in_smem(Q, b, row0, ROWS: gl.constexpr, M: gl.constexpr, D_LATENT: gl.con
 
 
 @gluon.jit
+def _tail_rows_in_smem(Q, b, qt_lat_s, qt_pe_s, ROW0: gl.constexpr, TAIL_M: gl.constexpr, M: gl.constexpr,
+                       D_LATENT: gl.constexpr, D_ROPE: gl.constexpr):
+    """The tail warpgroup's query rows ROW0.. (zeros past row M) into its shared memory, visible to its MMAs."""
+    blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[4, 1],
+                                         order=[1, 0])
+    q_lat, q_pe = _q_rows(Q, b, ROW0, TAIL_M, M, D_LATENT, D_ROPE, blk)
+    qt_lat_s.index(0).store(q_lat)
+    qt_pe_s.index(0).store(q_pe)
+    fence_async_shared()
+    _barrier()
+
+
+@gluon.jit
+def _main_start(TreeMask, b, mb, HEADS: gl.constexpr, Q_LEN: gl.constexpr, D_LATENT: gl.constexpr,
+                BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
+    """A main warpgroup's start on its M block: (rows, zero scores, row maxima, row sums, its half of O, the
+    rows' draft-tree bits). Scores and O are wgmma accumulators; the row vectors are rows of the scores
+    (`m_i.type.layout`), and O's rows take `gl.SliceLayout(1, o.type.layout)`."""
+    HALF: gl.constexpr = D_LATENT // 2
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                       instr_shape=[16, BLOCK_N, 16])
+    o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                       instr_shape=[16, HALF, 16])
+    row_l: gl.constexpr = gl.SliceLayout(1, s_layout)
+    rows = mb * BLOCK_M + gl.arange(0, BLOCK_M, layout=row_l)
+    s_zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
+    m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, row_l)
+    l_i = gl.zeros([BLOCK_M], gl.float32, row_l)
+    o = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
+    return rows, s_zero, m_i, l_i, o, _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
+
+
+@gluon.jit
 def _tail_smem(Q, q_lat_s, q_pe_s, TAIL_M: gl.constexpr, BLOCK_N: gl.constexpr):
     """The tail warpgroup's shared memory: its query rows (latent part, rope part) and its P^T."""
     D_LATENT: gl.constexpr = q_lat_s.shape[2]
@@ -441,17 +474,7 @@ def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse,
     M: gl.constexpr = Q_LEN * HEADS
     HALF: gl.constexpr = D_LATENT // 2
     GATHER: gl.constexpr = PAGE_SIZE < BLOCK_N
-    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                       instr_shape=[16, BLOCK_N, 16])
-    o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                       instr_shape=[16, HALF, 16])
-    row_l: gl.constexpr = gl.SliceLayout(1, s_layout)
-    rows = mb * BLOCK_M + gl.arange(0, BLOCK_M, layout=row_l)
-    s_zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
-    m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, row_l)
-    l_i = gl.zeros([BLOCK_M], gl.float32, row_l)
-    o = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
-    bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
+    rows, s_zero, m_i, l_i, o, bits = _main_start(TreeMask, b, mb, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)
     if W == 0:
         my_max, other_max = max0, max1
     else:
@@ -494,7 +517,7 @@ def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse,
         _barrier()
         mbarrier.arrive(max_bars.index(W), count=1)
         mbarrier.wait(max_bars.index(1 - W), j & 1)
-        m_new = gl.maximum(m_i, gl.maximum(mx, other_max.load(row_l)))
+        m_new = gl.maximum(m_i, gl.maximum(mx, other_max.load(m_i.type.layout)))
         m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
         alpha = gl.exp2(m_i - m_safe)
         p = gl.exp2(qk - m_safe[:, None])
@@ -506,7 +529,7 @@ def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse,
         fence_async_shared()
         _barrier()
         mbarrier.arrive(p_bars.index(W), count=1)
-        o = o * gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))[:, None]
+        o = o * gl.convert_layout(alpha, gl.SliceLayout(1, o.type.layout))[:, None]
         acc = warpgroup_mma(my_pe, my_k.slice(W * HALF, HALF, dim=1), o, is_async=True)
         mbarrier.wait(p_bars.index(1 - W), j & 1)
         acc = warpgroup_mma(other_p, other_k.slice(W * HALF, HALF, dim=1), acc, is_async=True)
@@ -524,11 +547,11 @@ def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse,
     _barrier()
     mbarrier.arrive(p_bars.index(W), count=1)
     mbarrier.wait(p_bars.index(1 - W), n_pairs & 1)
-    l_all = l_i + other_max.load(row_l)
+    l_all = l_i + other_max.load(m_i.type.layout)
     if W == 0:
         lse = gl.where(l_all > 0, (m_i + gl.log2(l_all)) * _LN2, float("-inf"))
         gl.store(PartLse + split * total_rows + b * M + rows, lse, mask=rows < M)
-    o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), gl.SliceLayout(1, o_layout))[:, None]
+    o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), gl.SliceLayout(1, o.type.layout))[:, None]
     # Out through this warpgroup's own tile buffer (no one reads it any more: see above).
     _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT)
 
@@ -583,13 +606,7 @@ def _seesaw_tail(Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                        instr_shape=[16, TAIL_M, 16])
     col_l: gl.constexpr = gl.SliceLayout(0, s_layout)
-    blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[4, 1],
-                                         order=[1, 0])
-    q_lat, q_pe = _q_rows(Q, b, ROW0, TAIL_M, M, D_LATENT, D_ROPE, blk)
-    qt_lat_s.index(0).store(q_lat)
-    qt_pe_s.index(0).store(q_pe)
-    fence_async_shared()
-    _barrier()
+    _tail_rows_in_smem(Q, b, qt_lat_s, qt_pe_s, ROW0, TAIL_M, M, D_LATENT, D_ROPE)
     rows = ROW0 + gl.arange(0, TAIL_M, layout=col_l)
     bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
     s_zero = gl.zeros([BLOCK_N, TAIL_M], gl.float32, s_layout)

@@ -35,8 +35,9 @@ from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_
                                                                warpgroup_mma, warpgroup_mma_init, warpgroup_mma_wait)
 
 from kernels.triton_mla_fast_gluon import (_LN2, _barrier, _draft_bits, _gather_rows, _gather_tile, _half_out,
-                                           _landed, _launch_dependents, _q_in_smem, _q_rows, _split_bounds,
-                                           _tail_out, _tail_smem, _tile_pages, _tma_load, _visible, _visible_t)
+                                           _landed, _launch_dependents, _main_start, _q_in_smem, _split_bounds,
+                                           _tail_out, _tail_rows_in_smem, _tail_smem, _tile_pages, _tma_load,
+                                           _visible, _visible_t)
 
 # setmaxnreg of the second main warpgroup and of the tail one (the first gets what is left), as the
 # seesaw kernel's tail; at (184, 136) ptxas spilled 1.9 KB (triton 3.6, sm_90).
@@ -115,17 +116,7 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
     M: gl.constexpr = Q_LEN * HEADS
     HALF: gl.constexpr = D_LATENT // 2
     PW: gl.constexpr = D_LATENT // PARTS
-    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                       instr_shape=[16, BLOCK_N, 16])
-    o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                       instr_shape=[16, HALF, 16])
-    row_l: gl.constexpr = gl.SliceLayout(1, s_layout)
-    rows = mb * BLOCK_M + gl.arange(0, BLOCK_M, layout=row_l)
-    s_zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
-    m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, row_l)
-    l_i = gl.zeros([BLOCK_M], gl.float32, row_l)
-    o = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
-    bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
+    rows, s_zero, m_i, l_i, o, bits = _main_start(TreeMask, b, mb, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)
     for t in range(n_tiles):
         u = t % 2
         z = t >> 30  # an opaque zero: MMA descriptors rebuilt per tile, not hoisted (they spill)
@@ -157,12 +148,12 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
         else:  # the other warpgroup scored it: its maxima and P are posted
             mbarrier.wait(p_bar, t & 1)
             _seen(t, n_full, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)  # (the scorer waited for its barriers)
-            m_new = m0_s.load(row_l)
+            m_new = m0_s.load(m_i.type.layout)
             m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
             alpha = gl.exp2(m_i - m_safe)
             l_i = l_i * alpha
         m_i = m_new
-        o = o * gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))[:, None]
+        o = o * gl.convert_layout(alpha, gl.SliceLayout(1, o.type.layout))[:, None]
         acc = warpgroup_mma(pe, kb.slice(W * HALF, HALF, dim=1), o, is_async=True)
         o = warpgroup_mma_wait(0, deps=[acc])
         mbarrier.arrive(empty_bars.index(u), count=1)
@@ -178,11 +169,11 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
     _barrier()
     mbarrier.arrive(sum_bar, count=1)
     mbarrier.wait(sum_bar, 0)
-    l_all = l_i + other_sum.load(row_l)
+    l_all = l_i + other_sum.load(m_i.type.layout)
     if W == 0:
         lse = gl.where(l_all > 0, (m_i + gl.log2(l_all)) * _LN2, float("-inf"))
         gl.store(PartLse + split * total_rows + b * M + rows, lse, mask=rows < M)
-    o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), gl.SliceLayout(1, o_layout))[:, None]
+    o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), gl.SliceLayout(1, o.type.layout))[:, None]
     # Out through tile buffer W once its last tile's readers are done.
     if n_tiles > W:
         last = W + (n_tiles - 1 - W) // 2 * 2  # the last tile in buffer W
@@ -210,13 +201,7 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                        instr_shape=[16, TAIL_M, 16])
     col_l: gl.constexpr = gl.SliceLayout(0, s_layout)
-    blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[4, 1],
-                                         order=[1, 0])
-    q_lat, q_pe = _q_rows(Q, b, ROW0, TAIL_M, M, D_LATENT, D_ROPE, blk)
-    qt_lat_s.index(0).store(q_lat)
-    qt_pe_s.index(0).store(q_pe)
-    fence_async_shared()
-    _barrier()
+    _tail_rows_in_smem(Q, b, qt_lat_s, qt_pe_s, ROW0, TAIL_M, M, D_LATENT, D_ROPE)
     if not ASYNC_GATHER:
         for v in gl.static_range(2):
             if v < n_tiles:
