@@ -8,7 +8,11 @@ H200 machine for a short program). nsys writes a `.qdstrm` stream and its import
 
 from __future__ import annotations
 
+import ctypes
+import glob
+import os
 import shlex
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -29,6 +33,36 @@ IMPORTER_FIX = ("nsys's importer could not run, so it left only the raw .qdstrm 
 def find_nsys(explicit: str | None = None) -> str:
     """`explicit` (--nsys), then $NSYS, then PATH, then the usual install folders."""
     return find_tool("nsys", explicit, "NSYS", INSTALL_GLOBS, "Nsight Systems")
+
+
+def _loadable(lib: str) -> bool:
+    try:
+        ctypes.CDLL(lib)
+        return True
+    except OSError:
+        return False
+
+
+def _importer_ldd(nsys: str) -> list[str]:
+    """`ldd` lines of nsys's QdstrmImporter that say 'not found' ([] when it is not found or ldd fails)."""
+    base = Path(os.path.realpath(nsys)).parent
+    for pattern in ("../host-linux-x64/QdstrmImporter", "../../host-linux-x64/QdstrmImporter",
+                    "../*/QdstrmImporter", "QdstrmImporter"):
+        hits = glob.glob(str(base / pattern))
+        if hits:
+            try:
+                done = subprocess.run(["ldd", hits[0]], capture_output=True, text=True, timeout=30)
+            except (OSError, subprocess.SubprocessError):
+                return []
+            return [ln.strip() for ln in done.stdout.splitlines() if "not found" in ln] if done.returncode == 0 else []
+    return []
+
+
+def importer_missing(nsys: str) -> list[str]:
+    """The shared libraries nsys's importer cannot load here ([] when it can): without them nsys
+    leaves a .qdstrm and no report."""
+    missing = [lib for lib in IMPORTER_LIBS if not _loadable(lib)]
+    return missing + [ln.split()[0] for ln in _importer_ldd(nsys) if ln.split()[0] not in missing]
 
 
 def nsys_version(nsys: str) -> str | None:

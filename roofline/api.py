@@ -23,7 +23,7 @@ from typing import Callable
 import pandas as pd
 
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
-from profiler.errors import ReportError, ToolNotFound
+from profiler.errors import ProfilerError, ReportError, ToolNotFound, ToolTimeout
 from profiler.nsys_reader import Timeline
 from profiler.rundir import (ANALYSIS, HARNESS, LAUNCHES, Manifest, RunDir, RunDirError, RunSpec, RunWriter,
                              default_run_name)
@@ -183,11 +183,13 @@ TOOLS = ("ncu", "nsys", "both")
 DEFAULT_TIMEOUT_S = 900.0  # the whole capture; a 128k run under both tools fits well inside it
 
 
-def choose_tools(tool: str | None = None, ncu: str | None = None, nsys: str | None = None) -> dict[str, str]:
+def choose_tools(tool: str | None = None, ncu: str | None = None, nsys: str | None = None,
+                 notes: list[str] | None = None) -> dict[str, str]:
     """{"ncu": path, "nsys": path} for the tools to run: `tool` "ncu", "nsys" or "both" needs them
-    found; None takes both when both are found, else the one that is (ToolNotFound when neither)."""
+    found; None takes both when both are found and nsys's importer can run, else the one that works
+    (ToolNotFound when neither). Why a found tool was left out is appended to `notes`."""
     from profiler.ncu import find_ncu
-    from profiler.nsys import find_nsys
+    from profiler.nsys import find_nsys, importer_missing
 
     finders = {"ncu": lambda: find_ncu(ncu), "nsys": lambda: find_nsys(nsys)}
     if tool is not None:
@@ -203,6 +205,13 @@ def choose_tools(tool: str | None = None, ncu: str | None = None, nsys: str | No
             errors.append(str(exc))
     if not found:
         raise ToolNotFound("no profiler found: " + "; ".join(errors))
+    if "nsys" in found and "ncu" in found:
+        missing = importer_missing(found["nsys"])
+        if missing:
+            found.pop("nsys")
+            if notes is not None:
+                notes.append(f"no timeline: nsys's importer cannot load {', '.join(missing)} here, so nsys would "
+                             "leave no report (`roofline doctor` says how to fix it; --tool both insists)")
     return found
 
 
@@ -249,8 +258,11 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
         spec_file = writer.write_spec(spec)
         app = [sys.executable, "-m", "profiler.harness", "--spec", str(spec_file), "--kernel", name,
                "--iters", str(iterations), "--info", str(writer.path / HARNESS)]
-        tools = choose_tools(tool, ncu, nsys)
-        if tool is None and len(tools) == 1:
+        left_out: list[str] = []
+        tools = choose_tools(tool, ncu, nsys, notes=left_out)
+        for note in left_out:
+            say(note)
+        if tool is None and len(tools) == 1 and not left_out:
             say(f"only {next(iter(tools))} was found: profiling with it alone (--tool both needs ncu and nsys)")
         limit = f"--timeout {timeout:g} s (the whole capture)" if timeout is not None else None
 
@@ -267,7 +279,14 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
                                     env, preset=preset, resolved=resolved, chip=chip)
         if "nsys" in tools:
             running = "nsys"
-            timeline = _capture_nsys(writer, app, tools["nsys"], say, left(), limit, result, env)
+            try:
+                timeline = _capture_nsys(writer, app, tools["nsys"], say, left(), limit, result, env)
+            except ProfilerError as exc:
+                if tool is not None or launches is None or isinstance(exc, ToolTimeout):
+                    raise  # asked for by name, nothing else captured, or out of time: the run failed
+                why = _nsys_left_out(writer, exc)
+                say(why)
+                result.setdefault("notes", []).append(why)
             if launches is None:
                 launches = _timeline_table(timeline, writer.path / Path(timeline.source).name)
                 problems = completeness(launches, iterations, None)
@@ -355,6 +374,16 @@ def _capture_nsys(writer: RunWriter, app: list[str], exe: str, say: Callable[[st
     result["timeline"] = s
     result["profile"]["nsys_wall_s"] = round(time.time() - t0, 1)
     return timeline
+
+
+def _nsys_left_out(writer: RunWriter, exc: ProfilerError) -> str:
+    """Keep what a failed nsys left, named in the manifest (its logs; a raw .qdstrm stream, which
+    `nsys import` can still turn into a report) and say in one line why the run has no timeline."""
+    for kept in sorted(writer.path.glob("profile.nsys*.log")) + sorted(writer.path.glob("profile*.qdstrm")):
+        writer.add_log(kept)
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return (f"[nsys] no timeline: {first} (the ncu capture is complete; --tool both would have failed the run; "
+            f"nsys's log: {', '.join(n for n in writer.manifest.logs if n.startswith('profile.nsys')) or 'none'})")
 
 
 def spec_name(app: list[str]) -> str:

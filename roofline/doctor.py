@@ -9,8 +9,6 @@ cannot work. Imports nothing from kernels/ or profiler/ before it knows they are
 
 from __future__ import annotations
 
-import ctypes
-import glob
 import json
 import os
 import subprocess
@@ -57,7 +55,7 @@ def check_tools(own_profiler: bool) -> tuple[list[Check], dict]:
         return [Check("ncu/nsys", "info", "not checked: `profiler` is not roofline's own (above)")], {}
     from profiler.errors import ToolNotFound
     from profiler.ncu import find_ncu, ncu_version
-    from profiler.nsys import IMPORTER_LIBS, find_nsys, nsys_version
+    from profiler.nsys import IMPORTER_LIBS, find_nsys, importer_missing, nsys_version
 
     checks, found = [], {}
     for name, find, version, what in (("ncu", find_ncu, ncu_version, "hardware counters"),
@@ -72,8 +70,7 @@ def check_tools(own_profiler: bool) -> tuple[list[Check], dict]:
         found[name] = path
         checks.append(Check(name, "ok", f"{path} ({version(path) or 'version unknown'})"))
     if "nsys" in found:
-        missing = [lib for lib in IMPORTER_LIBS if not _loadable(lib)]
-        missing += [ln.split()[0] for ln in _importer_ldd(found["nsys"]) if ln.split()[0] not in missing]
+        missing = importer_missing(found["nsys"])
         if missing:
             checks.append(Check("nsys importer", "FAIL", f"cannot load {', '.join(missing)}: nsys would leave a "
                                 ".qdstrm and no report", blocks=False,
@@ -86,26 +83,6 @@ def check_tools(own_profiler: bool) -> tuple[list[Check], dict]:
         checks.append(Check("profilers", "FAIL", "neither ncu nor a working nsys: nothing to profile with",
                             fix="install Nsight Compute (ncu) and/or Nsight Systems (nsys)", blocks=True))
     return checks, found
-
-
-def _loadable(lib: str) -> bool:
-    try:
-        ctypes.CDLL(lib)
-        return True
-    except OSError:
-        return False
-
-
-def _importer_ldd(nsys: str) -> list[str]:
-    """`ldd` lines of nsys's QdstrmImporter that say 'not found'."""
-    base = Path(os.path.realpath(nsys)).parent
-    for pattern in ("../host-linux-x64/QdstrmImporter", "../../host-linux-x64/QdstrmImporter",
-                    "../*/QdstrmImporter", "QdstrmImporter"):
-        hits = glob.glob(str(base / pattern))
-        if hits:
-            code, out = _run(["ldd", hits[0]], timeout=30)
-            return [ln.strip() for ln in out.splitlines() if "not found" in ln] if code == 0 else []
-    return []
 
 
 def check_gpu() -> list[Check]:

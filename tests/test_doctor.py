@@ -9,6 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+import profiler.nsys as nsys_driver
 from roofline import doctor
 from roofline.cli import main
 from roofline.doctor import Check, check_counters, check_gpu, check_tools, verdict
@@ -54,7 +55,7 @@ def test_gpu_and_tools_found(monkeypatch, tmp_path):
 def test_nsys_importer_libraries_missing(monkeypatch, tmp_path):
     tool(tmp_path, "nsys", "NVIDIA Nsight Systems version 2025.3.1.90")
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
-    monkeypatch.setattr(doctor, "_loadable", lambda lib: lib != "libdw.so.1")
+    monkeypatch.setattr(nsys_driver, "_loadable", lambda lib: lib != "libdw.so.1")
     checks, found = check_tools(own_profiler=True)
     (imp,) = [c for c in checks if c.name == "nsys importer"]
     assert imp.status == "FAIL" and "libdw.so.1" in imp.detail and "LD_LIBRARY_PATH" in imp.fix

@@ -294,8 +294,9 @@ def test_bad_files_are_one_line_errors(tmp_path, make, message):
 # -- what works -------------------------------------------------------------------------------
 
 
-def test_profile_both_tools_one_run(tmp_path):
+def test_profile_both_tools_one_run(tmp_path, monkeypatch):
     """ncu replays the bundled 128k capture; nsys writes a real timeline (the 8k one: a stand-in)."""
+    monkeypatch.setattr("profiler.nsys.importer_missing", lambda nsys: [])
     ncu = ncu_stub(tmp_path, log=SAMPLE_RUN / "profile.ncu.log", report=SAMPLE_RUN / "profile.ncu-rep")
     nsys = nsys_stub(tmp_path)
     out = tmp_path / "run"
@@ -336,3 +337,49 @@ def test_the_presets_metrics_are_all_in_real_preset_captures(capture, preset):
     with plain_file(FIXTURES / "passes" / f"{capture}.ncu-rep.gz") as plain:
         raw = read_ncu_report(plain)
     assert check_collected(raw, list(PRESETS[preset].metrics), capture) == []
+
+
+# -- nsys is optional unless asked for by name -----------------------------------------------------
+
+
+def test_a_broken_nsys_not_asked_for_leaves_a_complete_ncu_run(tmp_path, monkeypatch):
+    """The H200 case: nsys found, its importer fails (real log), the user named no --tool: the ncu
+    capture is complete and valid, one line says why there is no timeline, exit 0."""
+    monkeypatch.setattr("profiler.nsys.importer_missing", lambda nsys: [])  # the libraries look fine...
+    ncu = ncu_stub(tmp_path, log=SAMPLE_RUN / "profile.ncu.log", report=SAMPLE_RUN / "profile.ncu-rep")
+    nsys = nsys_stub(tmp_path, log=LOGS / "nsys_missing_libs.log", report=None, qdstrm=True)  # ...yet it fails
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["profile", "--ctx", "128k", "--ncu", ncu, "--nsys", nsys, "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    (why,) = [line for line in r.stderr.splitlines() if "no timeline" in line]
+    assert "left only the raw .qdstrm" in why and "the ncu capture is complete" in why
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["status"] == "complete" and [e["tool"] for e in m["reports"]] == ["ncu"]
+    assert "profile.nsys.log" in m["logs"] and "profile.qdstrm" in m["logs"]
+    run = roofline.load(out)
+    assert run.timeline is None and len(run.launches) == 3
+    assert any("no timeline" in n for n in json.loads((out / "analysis.json").read_text())["notes"])
+    assert not list(tmp_path.glob("run.failed-*"))
+
+
+def test_nsys_named_explicitly_still_fails_the_run(tmp_path, monkeypatch):
+    monkeypatch.setattr("profiler.nsys.importer_missing", lambda nsys: [])
+    ncu = ncu_stub(tmp_path, log=SAMPLE_RUN / "profile.ncu.log", report=SAMPLE_RUN / "profile.ncu-rep")
+    nsys = nsys_stub(tmp_path, log=LOGS / "nsys_missing_libs.log", report=None, qdstrm=True)
+    r = cli("profile", "--ctx", "128k", "--tool", "both", "--ncu", ncu, "--nsys", nsys, "--out", str(tmp_path / "run"))
+    assert r.exit_code == 1 and "left only the raw .qdstrm" in first_line(r.output)
+    kept_run(tmp_path)
+
+
+def test_default_tools_skip_an_nsys_whose_importer_cannot_load(tmp_path, monkeypatch):
+    """`roofline doctor`'s importer check decides before `both` is chosen: nsys is not even run."""
+    monkeypatch.setattr("profiler.nsys.importer_missing", lambda nsys: ["libdw.so.1"])
+    ncu = ncu_stub(tmp_path, log=SAMPLE_RUN / "profile.ncu.log", report=SAMPLE_RUN / "profile.ncu-rep")
+    nsys = stub(tmp_path, "nsys", 'if [ "$1" = "--version" ]; then echo "NVIDIA Nsight Systems version 2025.3.1"; '
+                "exit 0; fi\ntouch \"$0.ran\"; exit 1\n")
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["profile", "--ctx", "128k", "--ncu", ncu, "--nsys", nsys, "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "no timeline: nsys's importer cannot load libdw.so.1" in r.stderr
+    assert not Path(nsys + ".ran").exists()
+    assert [e["tool"] for e in json.loads((out / "manifest.json").read_text())["reports"]] == ["ncu"]

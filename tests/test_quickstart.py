@@ -96,6 +96,24 @@ def test_quickstart_installs_into_a_gpu_box_venv_and_says_why_it_analyzes_the_sa
     check = subprocess.run([box_python, "-c", "import roofline.cli, click, ncu_report, torch, sys; "
                             "print(roofline.cli.__file__, sys.prefix)"], capture_output=True, text=True, env=env)
     assert check.returncode == 0 and check.stdout.startswith(str(ROOT)), check.stderr
+    assert f"source {box / 'bin'}/activate" in r.stderr  # how to reach `roofline` afterwards
+
+    # run again in the same environment: nothing is missing, nothing to add, still exit 0
+    again = subprocess.run(["bash", str(QUICKSTART)], env={**env, "ROOFLINE_WHEELS": "-"},
+                           capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "adding what this environment lacks" not in again.stderr and "Invalid requirement" not in again.stderr
+    assert "_verify_extend_kernel" in again.stdout
+
+
+def test_missing_prints_nothing_when_nothing_is_missing(monkeypatch, capsys):
+    """Not an empty line: quickstart read one as a requirement '' (pip: Invalid requirement: '')."""
+    monkeypatch.setattr(qs, "missing", lambda: [])
+    assert qs.main(["quickstart_env.py", "missing"]) == 0
+    assert capsys.readouterr().out == ""
+    monkeypatch.setattr(qs, "missing", lambda: ["click>=8.1", "ncu-report>=2025.1"])
+    qs.main(["quickstart_env.py", "missing"])
+    assert capsys.readouterr().out == "click>=8.1\nncu-report>=2025.1\n"
 
 
 def test_quickstart_without_torch_builds_its_own_venv_with_system_site_packages(tmp_path):

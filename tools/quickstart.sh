@@ -29,7 +29,8 @@ if [ "$where" = active ]; then
   PY=$(python3 -c 'import sys; print(sys.executable)')
   "$PY" -m pip --version >/dev/null 2>&1 || "$PY" -m ensurepip -q >/dev/null 2>&1 \
     || { say "$PY has no pip and ensurepip failed: install pip into that environment first"; exit 1; }
-  mapfile -t lacking < <("$PY" tools/quickstart_env.py missing)
+  lacking=()
+  while IFS= read -r req; do [ -n "$req" ] && lacking+=("$req"); done < <("$PY" tools/quickstart_env.py missing)
   if [ "${#lacking[@]}" -gt 0 ]; then
     say "adding what this environment lacks: ${lacking[*]}"
     "$PY" -m pip install -q "${pip_from[@]}" "${lacking[@]}" \
@@ -43,10 +44,21 @@ else
   "$PY" -m pip install -q "${pip_from[@]}" -e .
 fi
 
+status=0
 if blocker=$("$PY" tools/quickstart_env.py gpu); then
-  "$PY" -m roofline profile --kernel triton_mla --ctx 128k "$@"
+  "$PY" -m roofline profile --kernel triton_mla --ctx 128k "$@" || status=$?
 else
   say "not profiling: $blocker"
   say "analyzing the bundled H200 capture instead (roofline/data/samples/h200-triton_mla-128k)"
-  "$PY" -m roofline analyze
+  "$PY" -m roofline analyze || status=$?
 fi
+# How to reach `roofline` from here on (it lives in the environment chosen above).
+bin=$(dirname "$PY")
+if [ -n "${VIRTUAL_ENV:-}" ] && [ "$(cd "$VIRTUAL_ENV" && pwd -P)/bin" = "$(cd "$bin" && pwd -P)" ]; then
+  say "roofline is installed in the active environment: run \`roofline --help\`"
+elif command -v roofline >/dev/null 2>&1 && [ "$(command -v roofline)" -ef "$bin/roofline" ]; then
+  say "roofline is on your PATH ($bin/roofline): run \`roofline --help\`"
+else
+  say "to use roofline: \`source $bin/activate\` (then \`roofline --help\`), or run $bin/roofline directly"
+fi
+exit $status

@@ -140,7 +140,8 @@ def main(argv: list[str]) -> int:
         print(decision, why)
         return 0
     if what == "missing":
-        print("\n".join(missing()))
+        for requirement in missing():  # nothing at all when nothing is missing (not an empty line)
+            print(requirement)
         return 0
     if what == "gpu":
         sys.path.insert(0, str(ROOT))
