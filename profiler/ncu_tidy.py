@@ -164,9 +164,14 @@ MEMORY_UNITS = {  # tidy column -> (level, ncu metric)
 TIDY.update({col: (metric, 1.0) for col, (_, metric) in {**SM_UNITS, **MEMORY_UNITS}.items()})
 
 
+# DRAM% under its other name (`dram__throughput`, as some ncu versions' SpeedOfLight and user CSVs
+# carry it), read where `gpu__dram_throughput` is absent.
+DRAM_PCT_ALIAS = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
+
+
 def raw_metrics() -> list[str]:
     """Every raw ncu metric tidy_launches reads: a reader may skip the rest of a report."""
-    names = ["device__attribute_display_name", *(a for m, _ in TIDY.values() for a in alternates(m)),
+    names = ["device__attribute_display_name", DRAM_PCT_ALIAS, *(a for m, _ in TIDY.values() for a in alternates(m)),
              *L1_SECTOR_PARTS, PCSAMP_COUNT, pcsamp_metric("selected"), *(pcsamp_metric(r) for r in STALL_REASONS)]
     return list(dict.fromkeys(names))
 
@@ -259,7 +264,15 @@ def _derive_verdict_inputs(out: pd.DataFrame, raw: pd.DataFrame) -> None:
         if present and out[total].isna().all():
             out[total] = out[present].max(axis=1)
             out["sol_units"] = out["sol_units"].fillna(0) + len(present)
+    if DRAM_PCT_ALIAS in raw:
+        out["dram_throughput_pct"] = out["dram_throughput_pct"].fillna(
+            pd.to_numeric(raw[DRAM_PCT_ALIAS], errors="coerce"))
     out["dram_throughput_pct"] = out["dram_throughput_pct"].fillna(out["dram_cycles_active_pct"])
+    # Neither ncu's Memory% nor its breakdown units: DRAM% is the memory side's only measure left
+    # (a lower bound of Memory%, which is the largest of L1, L2 and DRAM); `memory_from_dram` says so.
+    from_dram = out["memory_throughput_pct"].isna() & out["dram_throughput_pct"].notna()
+    out["memory_from_dram"] = from_dram.astype(float).where(from_dram)
+    out["memory_throughput_pct"] = out["memory_throughput_pct"].fillna(out["dram_throughput_pct"])
     limits = out[[f"occupancy_limit_{k}" for k in ("registers", "shared_mem", "warps", "blocks")]].min(axis=1)
     warps = limits * (out["block_size"] / 32).apply(_ceil)  # warps per block, rounded up
     theo = (warps.clip(upper=out["max_warps_per_sm"]) / out["max_warps_per_sm"] * 100)

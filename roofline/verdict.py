@@ -225,6 +225,9 @@ def classify(m: Mapping, attention: bool = False) -> Verdict:
     duration = num(m.get("duration_ms"))
     evidence = [f"SM throughput {sm:.1f}% and memory throughput {mem:.1f}% of peak"
                 + (f" (DRAM {dram:.1f}%)" if dram is not None else "")]
+    if num(m.get("memory_from_dram")):
+        evidence.append("memory throughput here is DRAM throughput (dram__throughput): the capture has neither "
+                        "ncu's gpu__compute_memory_throughput nor its breakdown units, so L1 and L2 are not counted")
     units_used = num(m.get("sol_units"))
     if units_used:
         evidence.append(f"SM% and memory% here are the largest of the {units_used:.0f} throughput breakdown units "
