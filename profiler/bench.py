@@ -86,10 +86,11 @@ def rotated_input_sets(workload: VerifyWorkload, count: int | None = None, seed:
 
 
 def rotated_samples_ms(call, input_sets: list, samples: int = DEFAULT_SAMPLES, sample_ms: float = 2.0,
-                       warmup: int = 3) -> RotatedTiming:
+                       warmup_ms: float = 25.0) -> RotatedTiming:
     """`samples` timings of one step, in ms: a CUDA graph runs `call(inp)` once on each input set in
     turn; a sample is `replays` back-to-back replays of it between two events (enough for about
-    `sample_ms`), divided by the steps it ran. No L2 flush: the sets rotate through the L2."""
+    `sample_ms`), divided by the steps it ran, after about `warmup_ms` of replays untimed. No L2
+    flush: the sets rotate through the L2."""
     for inp in input_sets:  # compile, and allocate outside the capture
         call(inp)
     torch.cuda.synchronize()
@@ -97,14 +98,16 @@ def rotated_samples_ms(call, input_sets: list, samples: int = DEFAULT_SAMPLES, s
     with torch.cuda.graph(graph):
         for inp in input_sets:
             call(inp)
-    for _ in range(warmup):
-        graph.replay()
+    graph.replay()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     graph.replay()
     end.record()
     torch.cuda.synchronize()
-    replays = max(1, math.ceil(sample_ms / max(start.elapsed_time(end), 1e-3)))
+    one_ms = max(start.elapsed_time(end), 1e-3)
+    for _ in range(math.ceil(warmup_ms / one_ms)):
+        graph.replay()
+    replays = max(1, math.ceil(sample_ms / one_ms))
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(samples)]
     for s, e in events:
         s.record()

@@ -386,7 +386,7 @@ def _timing_pass(writer: RunWriter, app: list[str], samples: int, say: Callable[
     if done.returncode != 0 or not out.is_file():
         raise ApplicationFailed(f"the timing pass failed (exit code {done.returncode}); --timing-samples 0 skips it",
                                 done.lines, str(log))
-    writer.add_report(out, "timing", launches=samples)
+    writer.add_report(out, "timing")
     result["profile"]["timing_wall_s"] = round(time.time() - t0, 1)
     say(f"[timing] done in {time.time() - t0:.1f} s: {(done.lines or [''])[-1].removeprefix('harness: ')}")
 

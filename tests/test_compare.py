@@ -162,17 +162,16 @@ def test_repeated_kernel_names_match_by_launch_configuration():
 # tests add a timing.json of synthetic samples, written and checksummed as the run writer does.
 
 
-def with_timing(src, dst, samples, method="rotated"):
+def with_timing(src, dst, samples, method="rotated", kernels_ms=None):
     """A copy of the run `src` at `dst` with `samples` (ms per step) as its timing.json."""
     from profiler.rundir import TIMING, sha256
     from profiler.timing import TimingSamples, write_timing
 
     shutil.copytree(src, dst)
     path = write_timing(dst / TIMING, TimingSamples(samples_ms=tuple(samples), method=method, input_sets=4,
-                                                    replays_per_sample=8))
+                                                    replays_per_sample=8, kernels_ms=kernels_ms))
     m = json.loads((dst / MANIFEST).read_text())
-    m["reports"].append({"path": TIMING, "tool": "timing", "sha256": sha256(path), "bytes": path.stat().st_size,
-                         "launches": len(samples)})
+    m["reports"].append({"path": TIMING, "tool": "timing", "sha256": sha256(path), "bytes": path.stat().st_size})
     (dst / MANIFEST).write_text(json.dumps(m))
     return dst
 
@@ -189,7 +188,7 @@ def test_timing_json_is_checksummed_and_read_back(tmp_path):
     w = RunWriter(tmp_path / "run")
     t = TimingSamples(samples_ms=(0.0712, 0.0714), method="rotated", input_sets=8, replays_per_sample=4,
                       kernel="triton_mla_fast", host={"gpu": "NVIDIA H200"})
-    w.add_report(write_timing(w.path / TIMING, t), "timing", launches=2)
+    w.add_report(write_timing(w.path / TIMING, t), "timing")
     run = w.commit()
     assert read_timing(run) == t
     entry = json.loads((run / MANIFEST).read_text())["reports"][0]
@@ -282,3 +281,15 @@ def test_gate_logic():
     assert g["on"] == "step" and g["passed"] is False and "too few timing samples (2 and 2" in g["note"]
     with pytest.raises(CompareError, match="cannot gate"):
         decide_gate(5, 0.002, few, None)
+
+
+def test_per_kernel_samples_are_tested_when_a_run_has_them(tmp_path):
+    base = with_timing(FAST, tmp_path / "base", noisy(0.0712, 30, 1),
+                       kernels_ms={"_fast_split_kernel": noisy(0.060, 30, 2), "_combine_kernel": noisy(0.011, 30, 3)})
+    head = with_timing(FAST, tmp_path / "head", noisy(0.0740, 30, 4),
+                       kernels_ms={"_fast_split_kernel": noisy(0.063, 30, 5)})
+    d = json.loads(cli(base, head, "--format", "json").output)
+    by_name = {k["kernel"]: k["timing"] for k in d["kernels"]}
+    assert by_name["_combine_kernel"] is None  # samples on one side only
+    split = by_name["_fast_split_kernel"]
+    assert split["ratio"] == pytest.approx(1.05, abs=0.01) and split["p_value"] < 1e-6
