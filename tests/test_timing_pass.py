@@ -30,7 +30,7 @@ def device_ncu(tmp_path):
                     '  esac\n'
                     '  shift\n'
                     'done\n'
-                    f"cp '{SAMPLE_RUN / 'profile.ncu-rep'}' \"$rep.ncu-rep\"\n")
+                    f"[ -z \"$rep\" ] || cp '{SAMPLE_RUN / 'profile.ncu-rep'}' \"$rep.ncu-rep\"\n")  # not for --version
     stub.chmod(0o755)
     return str(stub)
 
