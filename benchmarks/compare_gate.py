@@ -60,8 +60,9 @@ def table(result: dict) -> str:
 
     lines = [f"{cfg['kernel']} ctx {cfg['ctx_len']} page {cfg['page_size']} heads {cfg['heads']}, "
              f"{cfg['samples']} samples a pass ({result.get('gpu', '?')})",
-             f"A/A pairs: {n_aa}, change of the medians {min(aa_delta, default=0):+.2f}% .. {max(aa_delta, default=0):+.2f}%"
-             f" (median |change| {statistics.median([abs(d) for d in aa_delta]) if aa_delta else 0:.2f}%)",
+             f"A/A pairs: {n_aa}, change of the medians {min(aa_delta, default=0):+.2f}% .. "
+             f"{max(aa_delta, default=0):+.2f}% (median |change| "
+             f"{statistics.median([abs(d) for d in aa_delta]) if aa_delta else 0:.2f}%)",
              f"slowdown: ctx {cfg['ctx_len']} -> {cfg['slow_ctx_len']} (+{cfg['kv_bytes_pct']:.2f}% KV bytes), "
              f"measured {statistics.median(slow_delta) if slow_delta else 0:+.2f}% (median of {n_slow} pairs, "
              f"{min(slow_delta, default=0):+.2f}% .. {max(slow_delta, default=0):+.2f}%)",

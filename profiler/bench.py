@@ -73,7 +73,8 @@ def inputs_bytes(inp: VerifyInputs) -> int:
     return sum(t.numel() * t.element_size() for t in (inp.q, inp.kv_cache, inp.page_table, inp.token_slots))
 
 
-def rotated_input_sets(workload: VerifyWorkload, count: int | None = None, seed: int | None = None) -> list[VerifyInputs]:
+def rotated_input_sets(workload: VerifyWorkload, count: int | None = None,
+                       seed: int | None = None) -> list[VerifyInputs]:
     """`count` independent input sets for `workload` (seeds seed, seed+1, ...; default the workload's);
     None: as many as input_sets_for this GPU's L2."""
     first = workload.seed if seed is None else seed

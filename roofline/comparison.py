@@ -312,7 +312,8 @@ def decide_gate(fail_if_slower_pct: float | None, p_value: float, test: SampleTe
         slower = test.delta_pct > fail_if_slower_pct
         gate["passed"] = not (slower and test.p_value < p_value)
         if slower and gate["passed"]:
-            gate["note"] = f"slower by more than the threshold but not significant (p = {test.p_value:.2g} >= {p_value:g})"
+            gate["note"] = (f"slower by more than the threshold but not significant "
+                            f"(p = {test.p_value:.2g} >= {p_value:g})")
         return gate
     if step is None or step.delta_pct is None:
         raise CompareError("cannot gate: no step time on both sides (a step needs a run directory "
