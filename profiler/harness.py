@@ -4,6 +4,10 @@
 
 Warm-up (Triton compilation, first launch) happens before the range, so a profiler told
 to include only the range (`ncu --nvtx --nvtx-include roofline/`) sees just the kernel's launches.
+
+The timing pass, run with no profiler attached (ncu and nsys distort time), writes timing.json:
+
+    python -m profiler.harness --spec run/spec.json --kernel triton_mla --timing-samples 30 --timing-out run/timing.json
 """
 
 from __future__ import annotations
@@ -40,7 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iters", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--info", help="write device and library versions here (JSON)")
+    parser.add_argument("--timing-samples", type=int, default=0,
+                        help="instead of the NVTX range: this many timing samples (profiler.bench.time_step)")
+    parser.add_argument("--timing-out", help="where the timing pass writes its timing.json")
     args = parser.parse_args(argv)
+    if args.timing_samples < 0 or (args.timing_samples and not args.timing_out):
+        parser.error("--timing-samples needs a count >= 0 and --timing-out")
 
     import torch
 
@@ -54,17 +63,41 @@ def main(argv: list[str] | None = None) -> int:
     if not torch.cuda.is_available():
         print("harness: no CUDA device visible to torch", file=sys.stderr)
         return 3
+    if args.timing_samples:
+        return timing_pass(args.kernel, workload, args.timing_samples, args.timing_out)
     fn = get_kernel(args.kernel).load()
     inp = build_inputs(workload, device="cuda")
     run_in_range(lambda: fn(inp), args.iters, args.warmup)
     if args.info:
-        import triton
         with open(args.info, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-                       "triton": triton.__version__, "cuda": torch.version.cuda,
-                       "sm_count": torch.cuda.get_device_properties(0).multi_processor_count}, f, indent=2)
+            json.dump(host_info(), f, indent=2)
     print(f"harness: {args.kernel} ran {args.iters} times on {torch.cuda.get_device_name()} "
           f"({workload.describe()})")
+    return 0
+
+
+def host_info() -> dict:
+    import torch  # lazy: the child's start-up
+    import triton  # lazy
+
+    return {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+            "cuda": torch.version.cuda, "sm_count": torch.cuda.get_device_properties(0).multi_processor_count}
+
+
+def timing_pass(kernel: str, workload, samples: int, out: str) -> int:
+    """Time `kernel`'s step (rotated input sets, CUDA-graph replays) and write timing.json to `out`."""
+    from profiler.bench import time_step  # lazy: torch and triton
+    from profiler.timing import TimingSamples, write_timing
+
+    t = time_step(kernel, workload, samples)
+    info = host_info()
+    write_timing(out, TimingSamples(samples_ms=tuple(t.samples_ms), method="rotated", input_sets=t.input_sets,
+                                    replays_per_sample=t.replays_per_sample, kernel=kernel,
+                                    workload=json.loads(workload.to_json()),
+                                    host={"gpu": info["device"], **{k: info[k] for k in ("torch", "triton", "cuda")}}))
+    ordered = sorted(t.samples_ms)
+    print(f"harness: timing pass of {kernel}: {len(ordered)} samples, median {ordered[len(ordered) // 2]:.4f} ms "
+          f"per step, {t.input_sets} input sets, {t.replays_per_sample} replays per sample ({info['device']})")
     return 0
 
 

@@ -7,6 +7,8 @@
     profile.ncu-rep   the raw Nsight Compute report; profile.ncu.log its log
     profile.nsys-rep, profile.sqlite   the Nsight Systems timeline and its export (when taken)
     harness.json      device, torch, triton as the profiled child saw them
+    timing.json       timing samples from a child with no profiler attached (profiler/timing.py);
+                      a report of tool "timing" in the manifest, checksummed like the others
     launches.csv      the parsed table, one row per launch
     analysis.json     verdicts, roofline, floor
 
@@ -36,6 +38,7 @@ COMMANDS = "commands.txt"
 LAUNCHES = "launches.csv"
 ANALYSIS = "analysis.json"
 HARNESS = "harness.json"
+TIMING = "timing.json"
 FORMAT = "roofline-run/1"
 STATUSES = ("complete", "failed")
 
@@ -111,7 +114,7 @@ class ReportEntry:
     """One report the run made itself: its file name in the run, the tool, and its checksum."""
 
     path: str
-    tool: str  # "ncu" | "nsys" | "nsys-sqlite"
+    tool: str  # "ncu" | "nsys" | "nsys-sqlite" | "timing"
     sha256: str
     bytes: int
     launches: int | None = None  # launches the tool said it profiled (ncu's ==PROF== lines)

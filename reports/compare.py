@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from roofline.comparison import METRICS, Change, Comparison, KernelComparison
+from roofline.comparison import METRICS, MIN_SAMPLES, Change, Comparison, KernelComparison
 from reports.text import align
 
 LABELS = {"duration_ms": "duration (median)", "ms_per_step": "time per step", "launches": "launches",
@@ -52,14 +52,35 @@ def step_sentence(cmp: Comparison) -> str | None:
             f"{how} ({pct(s.delta_pct)}, {noise})")
 
 
+def timing_sentence(cmp: Comparison) -> str | None:
+    """The step by its timing samples: medians, change with its interval, the U test's p-value."""
+    t = cmp.timing
+    if t is None:
+        return None
+    text = (f"{number(t.base_median_ms, 'ms')} -> {number(t.head_median_ms, 'ms')} per step "
+            f"(medians of {t.n_base} and {t.n_head} samples, {t.method}, no profiler): {pct(t.delta_pct)}")
+    if not t.enough:
+        return text + f" (too few samples for a test: {MIN_SAMPLES} a side needed)"
+    return (text + f", {t.ci_level * 100:.0f}% CI [{pct((t.ci_low - 1) * 100)}, {pct((t.ci_high - 1) * 100)}], "
+            f"Mann-Whitney p = {t.p_value:.2g}")
+
+
 def gate_sentence(cmp: Comparison) -> str | None:
     g = cmp.gate
     if g["fail_if_slower_pct"] is None:
         return None
     verdict = "passed" if g["passed"] else "FAILED"
     extra = f"; {g['note']}" if g.get("note") else ""
+    if g["on"] == "timing samples":
+        return (f"{verdict}: head step {pct(g['slower_pct'])} vs base (p = {g['p']:.2g}), threshold: fail if "
+                f"slower by more than {g['fail_if_slower_pct']:g}% with p < {g['p_value']:g}{extra}")
     return (f"{verdict}: head step {pct(g['slower_pct'])} vs base, threshold: fail if slower "
             f"by more than {g['fail_if_slower_pct']:g}%{extra}")
+
+
+def same_run_line(cmp: Comparison) -> str | None:
+    return ("SAME RUN: base and head are one run (same path or same report checksums); comparing a run "
+            "with itself says nothing about a change" if cmp.same_run else None)
 
 
 def _workload_line(cmp: Comparison) -> str:
@@ -116,9 +137,13 @@ def metric_rows(k: KernelComparison) -> list[list[str]]:
 
 
 def render_compare_text(cmp: Comparison) -> str:
-    out = [f"base: {cmp.base}", f"head: {cmp.head}", _workload_line(cmp)]
+    out = [f"base: {cmp.base}", f"head: {cmp.head}"] + ([same_run_line(cmp)] if cmp.same_run else [])
+    out.append(_workload_line(cmp))
     step = step_sentence(cmp)
     out.append(f"step: {step}" if step else "step: none (needs both runs' workload and iterations)")
+    timing = timing_sentence(cmp)
+    if timing:
+        out.append(f"timing: {timing}")
     gate = gate_sentence(cmp)
     if gate:
         out.append(f"gate: {gate}")
@@ -138,9 +163,15 @@ def _md_table(rows: list[list[str]]) -> str:
 
 def render_compare_markdown(cmp: Comparison) -> str:
     """A pull-request comment: the step and the gate up front, per-kernel metrics folded away."""
-    out = ["### roofline compare", "", f"base `{cmp.base}` -> head `{cmp.head}`", "", f"- {_workload_line(cmp)}"]
+    out = ["### roofline compare", "", f"base `{cmp.base}` -> head `{cmp.head}`", ""]
+    if cmp.same_run:
+        out.append(f"- **{same_run_line(cmp)}**")
+    out.append(f"- {_workload_line(cmp)}")
     step = step_sentence(cmp)
     out.append(f"- **step**: {step}" if step else "- **step**: none (needs both runs' workload and iterations)")
+    timing = timing_sentence(cmp)
+    if timing:
+        out.append(f"- **timing**: {timing}")
     gate = gate_sentence(cmp)
     if gate:
         out.append(f"- **gate**: {'✅' if cmp.passed else '❌'} {gate}")

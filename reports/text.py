@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+from profiler.timing import METHODS as TIMING_METHODS
 from reports.table import align
 from roofline.analysis import Analysis
 
@@ -130,6 +131,8 @@ def render_bench(table, meta: dict, fits=None) -> str:
     head = (f"GPU: {meta['device']} (driver {meta.get('driver', '?')}), torch {meta.get('torch')}, "
             f"triton {meta.get('triton')}\nmeasured here: read {meta['read_gbps']:.0f} GB/s, copy "
             f"{meta['copy_gbps']:.0f} GB/s (read+write), bf16 matmul {meta['matmul_tflops']:.0f} TFLOP/s")
+    method = meta.get("method", "flush")  # bench.json files from before the option were all do_bench's
+    head += f"\ntimed by: {method} ({TIMING_METHODS.get(method, 'unknown method')}), median per step"
     rows = [["kernel", "ctx", "page", "heads", "ms", "KV GB/s", "% read BW", "TFLOP/s", "% matmul",
              "floor ms", "gap", "speedup"]]
     for _, r in table.iterrows():

@@ -23,9 +23,9 @@ from typing import Callable
 import pandas as pd
 
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
-from profiler.errors import ProfilerError, ReportError, ToolNotFound, ToolTimeout
+from profiler.errors import ApplicationFailed, ProfilerError, ReportError, ToolNotFound, ToolTimeout
 from profiler.nsys_reader import Timeline
-from profiler.rundir import (ANALYSIS, HARNESS, LAUNCHES, Manifest, RunDir, RunDirError, RunSpec, RunWriter,
+from profiler.rundir import (ANALYSIS, HARNESS, LAUNCHES, TIMING, Manifest, RunDir, RunDirError, RunSpec, RunWriter,
                              default_run_name)
 from roofline.analysis import Analysis, summarize
 from roofline.comparison import CompareError, Comparison, compare  # noqa: F401 (public API)
@@ -181,6 +181,7 @@ def make_workload(ctx: int | str = "128k", **fields) -> VerifyWorkload:
 
 TOOLS = ("ncu", "nsys", "both")
 DEFAULT_TIMEOUT_S = 900.0  # the whole capture; a 128k run under both tools fits well inside it
+DEFAULT_TIMING_SAMPLES = 30  # the timing pass after the captures (what `compare` tests and gates on)
 
 
 def choose_tools(tool: str | None = None, ncu: str | None = None, nsys: str | None = None,
@@ -220,7 +221,7 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
             nsys: str | None = None, tool: str | None = None, timeout: float | None = DEFAULT_TIMEOUT_S,
             progress: Callable[[str], None] | None = None, env: dict[str, str] | None = None,
             command: list[str] | None = None, preset: str | None = None, chip: str | None = None,
-            **workload_fields) -> Run:
+            timing_samples: int = DEFAULT_TIMING_SAMPLES, **workload_fields) -> Run:
     """Run `kernel` on `workload` under Nsight Compute and/or Nsight Systems in a child process and
     return the new run.
 
@@ -232,6 +233,8 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
     under `<out>.failed-<time>` with its logs, and an existing `out` is never touched unless `force`.
     `preset`: the ncu metric preset (profiler/metrics.py; default DEFAULT_PRESET), resolved for `chip`
     (default: the chip of the local GPU, roofline/data/chips.json).
+    `timing_samples`: after the captures, a child with no profiler attached times the step this many
+    times (rotated input sets, CUDA-graph replays) into timing.json, which `compare` tests; 0 skips it.
     """
     from kernels.registry import get_kernel
     from profiler.metrics import DEFAULT_PRESET, get_preset
@@ -246,6 +249,8 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
         raise ValueError("iterations must be at least 1")
     if timeout is not None and timeout <= 0:
         raise ValueError("timeout must be a positive number of seconds")
+    if timing_samples < 0:
+        raise ValueError("timing_samples must be 0 (no timing pass) or more")
     if tool is not None and tool not in TOOLS:
         raise ValueError(f"tool must be one of {', '.join(TOOLS)}, got {tool!r}")
     writer = RunWriter(out if out is not None else Path("runs") / default_run_name(name, workload),
@@ -292,6 +297,9 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
                 problems = completeness(launches, iterations, None)
                 if problems:
                     raise IncompleteRun(f"{timeline.source}: incomplete capture: {'; '.join(problems)}")
+        if timing_samples:
+            running = "timing"
+            _timing_pass(writer, app, timing_samples, say, left(), limit, result, env)
         running = "analysis"
         harness = RunDir(writer.path).harness()
         writer.manifest.host = {"gpu": harness.get("device"), "torch": harness.get("torch"),
@@ -384,6 +392,32 @@ def _nsys_left_out(writer: RunWriter, exc: ProfilerError) -> str:
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return (f"[nsys] no timeline: {first} (the ncu capture is complete; --tool both would have failed the run; "
             f"nsys's log: {', '.join(n for n in writer.manifest.logs if n.startswith('profile.nsys')) or 'none'})")
+
+
+def _timing_pass(writer: RunWriter, app: list[str], samples: int, say: Callable[[str], None],
+                 timeout: float | None, limit: str | None, result: dict, env: dict[str, str] | None = None) -> None:
+    """The harness again, with no profiler attached: `samples` timings of the step into timing.json
+    (a report of tool "timing" in the manifest). Skipped, with a note, when the captured child
+    recorded no device in harness.json (a stand-in tool that never ran it)."""
+    from profiler.proc import run_tool  # lazy, like the capture modules
+
+    if not RunDir(writer.path).harness().get("device"):
+        result.setdefault("notes", []).append("no timing pass: the profiled child recorded no device in "
+                                              f"{HARNESS}; compare will gate on the profiler's times")
+        return
+    out, log = writer.path / TIMING, writer.path / "timing.log"
+    cmd = app[:app.index("--iters")] + ["--timing-samples", str(samples), "--timing-out", str(out)]
+    say(f"[timing] {samples} samples of {spec_name(app)}'s step, no profiler attached (rotated inputs, CUDA graph)")
+    t0 = time.time()
+    done = run_tool(cmd, log, "the timing pass", timeout=timeout, env=env, limit_name=limit)
+    writer.log_command(cmd)
+    writer.add_log(log)
+    if done.returncode != 0 or not out.is_file():
+        raise ApplicationFailed(f"the timing pass failed (exit code {done.returncode}); --timing-samples 0 skips it",
+                                done.lines, str(log))
+    writer.add_report(out, "timing")
+    result["profile"]["timing_wall_s"] = round(time.time() - t0, 1)
+    say(f"[timing] done in {time.time() - t0:.1f} s: {(done.lines or [''])[-1].removeprefix('harness: ')}")
 
 
 def spec_name(app: list[str]) -> str:

@@ -198,8 +198,12 @@ def _print_run(run, fmt: str, project_to: str | None = None) -> dict:
 @click.option("--chip", default=None, help="resolve the preset for this ncu chip (default: the local GPU's)")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=900, show_default=True,
               help="seconds for the whole capture; past it the running tool's process group is ended")
+@click.option("--timing-samples", type=click.IntRange(min=0), default=30, show_default=True,
+              help="after the captures, time the step this many times with no profiler attached (timing.json, "
+                   "what `roofline compare` tests); 0 skips it")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset, chip, timeout, fmt, **wkw) -> None:
+def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset, chip, timeout, timing_samples, fmt,
+                **wkw) -> None:
     """Run a kernel under Nsight Compute and/or Nsight Systems, parse the reports, print verdicts (needs a GPU)."""
     from roofline import api
 
@@ -209,7 +213,8 @@ def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset
         raise click.UsageError("--iters must be at least 1")
     try:
         run = api.profile(name, workload, iterations=iters, out=out_dir, force=force, ncu=ncu_path,
-                          nsys=nsys_path, tool=tool, timeout=timeout, progress=progress, preset=preset, chip=chip)
+                          nsys=nsys_path, tool=tool, timeout=timeout, progress=progress, preset=preset, chip=chip,
+                          timing_samples=timing_samples)
     except (ProfilerError, WorkloadError, ValueError) as exc:
         raise _fail(exc) from None
     except KeyboardInterrupt as exc:
@@ -280,7 +285,10 @@ def _int_list(text: str, parse=int) -> list[int]:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/bench", show_default=True)
 @click.option("--from", "from_json", type=click.Path(exists=True, dir_okay=False), default=None,
               help="re-read a saved bench.json instead (no GPU; the other options are not used)")
-def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, q_len, out_dir, from_json) -> None:
+@click.option("--method", type=click.Choice(["rotated", "flush"]), default="rotated", show_default=True,
+              help="rotated: CUDA-graph replays over rotated input sets, no L2 flush (as a model's layers read "
+                   "their own KV caches); flush: triton's do_bench, L2 flushed before each call")
+def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, q_len, out_dir, from_json, method) -> None:
     """Time every kernel x ctx x page size x heads on this GPU against the floor (needs a GPU), and fit
     each kernel's time to fixed + KV bytes / rate over the context lengths."""
     import dataclasses
@@ -316,8 +324,9 @@ def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, q_len, out_dir, fro
                                 capture_output=True, text=True, timeout=30).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         driver = "unknown"
-    meta = {**ceil.__dict__, "driver": driver, "torch": torch.__version__, "triton": triton.__version__}
-    times = bench_grid(names, q_len=q_len, progress=progress, **grid)
+    meta = {**ceil.__dict__, "driver": driver, "torch": torch.__version__, "triton": triton.__version__,
+            "method": method}
+    times = bench_grid(names, q_len=q_len, progress=progress, method=method, **grid)
     table = bench_table(times, gpu, ceil.read_gbps, ceil.matmul_tflops,
                         source=f"measured by roofline bench on this {ceil.device}")
     out = Path(out_dir)

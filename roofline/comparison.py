@@ -6,19 +6,28 @@ max - min of the durations over those launches, as % of their median. A change n
 the bigger of the two runs' spreads is "within noise". With one launch a side the spread is
 unknown and the change is labelled "noise unknown".
 
+Samples: a run profiled with a timing pass (timing.json, profiler/timing.py: many timings of the
+step with no profiler attached) is compared by its samples: the ratio of the medians head/base
+with a bootstrap 95% confidence interval, and a two-sided Mann-Whitney U test (roofline/stats.py).
+
 Gate: with `fail_if_slower_pct`, the head fails when its step is slower than the base by more than
-that percentage. The gate reads the measured numbers; the noise is reported beside it, so pick a
-threshold above the noise you see.
+that percentage AND the U test's p-value is below `p_value` (0.002, asv's threshold), both sides
+having at least MIN_SAMPLES samples. With fewer (or none: runs from before timing passes) the gate
+falls back to the profiler's step times with no test (the rule above: the noise is reported
+beside it, so pick a threshold above the noise you see), and says so.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
+from profiler.timing import TimingSamples, read_timing
 from roofline.analysis import KernelSummary, _clean
+from roofline.stats import mann_whitney_u, median_ratio_ci
 from roofline.verdict import num
 
 # Every metric a kernel summary carries, with its unit (for the renderers) - in display order.
@@ -30,6 +39,8 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("gap_to_floor", "x"),
 )
 IGNORED_WORKLOAD_FIELDS = ("seed",)  # random inputs, same shapes: the same work
+MIN_SAMPLES = 10  # per side, for the U test and the interval to mean anything
+DEFAULT_P_VALUE = 0.002  # asv's threshold for "significant"
 
 
 class CompareError(ValueError):
@@ -48,6 +59,49 @@ class Change:
 
 
 @dataclass
+class SampleTest:
+    """One timing compared by its samples: median head / median base, its bootstrap interval, and the
+    two-sided Mann-Whitney U test's p-value (None with fewer than MIN_SAMPLES a side)."""
+
+    base_median_ms: float
+    head_median_ms: float
+    ratio: float
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    n_base: int
+    n_head: int
+    method: str | None = None
+    ci_level: float = 0.95
+
+    @property
+    def delta_pct(self) -> float:
+        return (self.ratio - 1.0) * 100.0
+
+    @property
+    def enough(self) -> bool:
+        return self.p_value is not None
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["delta_pct"] = self.delta_pct
+        d["ci_delta_pct"] = (None if self.ci_low is None else
+                             [(self.ci_low - 1.0) * 100.0, (self.ci_high - 1.0) * 100.0])
+        return d
+
+
+def sample_test(base, head, method: str | None = None, min_samples: int = MIN_SAMPLES) -> SampleTest:
+    """Compare two arrays of timings (ms); the interval and the p-value only with `min_samples` a side."""
+    base, head = [float(v) for v in base], [float(v) for v in head]
+    ci = median_ratio_ci(base, head)
+    if min(len(base), len(head)) < min_samples:
+        return SampleTest(float(pd.Series(base).median()), float(pd.Series(head).median()), ci.ratio, None, None,
+                          None, len(base), len(head), method)
+    return SampleTest(float(pd.Series(base).median()), float(pd.Series(head).median()), ci.ratio, ci.low, ci.high,
+                      mann_whitney_u(head, base).p_value, len(base), len(head), method, ci.level)
+
+
+@dataclass
 class KernelComparison:
     kernel: str
     side: str  # both | base only | head only
@@ -57,6 +111,7 @@ class KernelComparison:
     bound: tuple[str | None, str | None]
     cause: tuple[str | None, str | None]
     top_stalls: tuple[str | None, str | None]
+    timing: SampleTest | None = None  # from both runs' timing samples of this kernel, when taken
 
     @property
     def verdict_changed(self) -> bool:
@@ -67,6 +122,7 @@ class KernelComparison:
         d["verdict_changed"] = self.verdict_changed
         for key in ("bound", "cause", "top_stalls"):
             d[key] = {"base": d[key][0], "head": d[key][1]}
+        d["timing"] = self.timing.to_dict() if self.timing else None
         return d
 
 
@@ -82,6 +138,8 @@ class Comparison:
     kernels: list[KernelComparison]
     gate: dict
     notes: list[str] = field(default_factory=list)
+    timing: SampleTest | None = None  # the step, from both runs' timing samples
+    same_run: bool = False  # base and head are one run (same path or same report checksums)
 
     @property
     def speedup(self) -> float | None:
@@ -102,7 +160,8 @@ class Comparison:
             "base": self.base, "head": self.head,
             "workload": {"same": self.same_workload, "base": self.base_workload, "head": self.head_workload,
                          "differences": {k: list(v) for k, v in self.workload_differences.items()}},
-            "step": step, "kernels": [k.to_dict() for k in self.kernels], "gate": self.gate, "notes": self.notes})
+            "step": step, "timing": self.timing.to_dict() if self.timing else None, "same_run": self.same_run,
+            "kernels": [k.to_dict() for k in self.kernels], "gate": self.gate, "notes": self.notes})
 
 
 def delta_pct(base: float | None, head: float | None) -> float | None:
@@ -190,7 +249,8 @@ def _per_step(run, k: KernelSummary | None) -> float | None:
     return float(sum(_launch_durations(run, k))) / run.spec.iterations
 
 
-def compare_kernel(base_run, head_run, kb: KernelSummary | None, kh: KernelSummary | None) -> KernelComparison:
+def compare_kernel(base_run, head_run, kb: KernelSummary | None, kh: KernelSummary | None,
+                   timings: tuple[TimingSamples | None, TimingSamples | None] = (None, None)) -> KernelComparison:
     metrics = {}
     for name, _unit in METRICS:
         if name == "ms_per_step":
@@ -208,7 +268,63 @@ def compare_kernel(base_run, head_run, kb: KernelSummary | None, kh: KernelSumma
         kernel=(kb or kh).kernel, side="both" if kb and kh else "base only" if kb else "head only",
         base_config=_config(kb) if kb else None, head_config=_config(kh) if kh else None, metrics=metrics,
         bound=(kb.bound if kb else None, kh.bound if kh else None),
-        cause=(kb.cause if kb else None, kh.cause if kh else None), top_stalls=stalls)
+        cause=(kb.cause if kb else None, kh.cause if kh else None), top_stalls=stalls,
+        timing=_kernel_test(timings, kb.kernel) if kb and kh else None)
+
+
+def _kernel_test(timings, kernel: str) -> SampleTest | None:
+    b, h = ((t.kernels_ms or {}).get(kernel) if t else None for t in timings)
+    return sample_test(b, h, timings[0].method) if b and h else None
+
+
+def run_timing(run) -> TimingSamples | None:
+    """A run directory's timing samples (checked against its manifest), or None."""
+    if run.manifest is None or not any(e.tool == "timing" for e in run.manifest.reports):
+        return None
+    return read_timing(run.source)
+
+
+def same_run(base_run, head_run) -> bool:
+    """One run twice: the same path, or run directories whose manifests list the same report checksums."""
+    if Path(base_run.source).resolve() == Path(head_run.source).resolve():
+        return True
+    if base_run.manifest is None or head_run.manifest is None:
+        return False
+    b, h = (sorted(e.sha256 for e in r.manifest.reports) for r in (base_run, head_run))
+    return bool(b) and b == h
+
+
+def decide_gate(fail_if_slower_pct: float | None, p_value: float, test: SampleTest | None,
+                step: Change | None) -> dict:
+    """The gate: on the timing samples when both sides have MIN_SAMPLES (slower by more than the
+    threshold with p below `p_value` fails), else on the profiler's step times (slower by more than
+    the threshold fails). Raises CompareError when asked to gate with neither."""
+    gate = {"fail_if_slower_pct": fail_if_slower_pct, "p_value": p_value, "passed": True, "slower_pct": None,
+            "on": "step"}
+    if test is not None and test.enough:
+        gate.update(on="timing samples", slower_pct=test.delta_pct, p=test.p_value,
+                    ci_pct=[(test.ci_low - 1) * 100, (test.ci_high - 1) * 100])
+    elif step is not None:
+        gate["slower_pct"] = step.delta_pct
+    if fail_if_slower_pct is None:
+        return gate
+    if gate["on"] == "timing samples":
+        slower = test.delta_pct > fail_if_slower_pct
+        gate["passed"] = not (slower and test.p_value < p_value)
+        if slower and gate["passed"]:
+            gate["note"] = (f"slower by more than the threshold but not significant "
+                            f"(p = {test.p_value:.2g} >= {p_value:g})")
+        return gate
+    if step is None or step.delta_pct is None:
+        raise CompareError("cannot gate: no step time on both sides (a step needs a run directory "
+                           "with its workload and iterations; bare reports have none)")
+    gate["passed"] = step.delta_pct <= fail_if_slower_pct
+    why = ("no timing samples on both sides" if test is None else
+           f"too few timing samples ({test.n_base} and {test.n_head}; the test needs {MIN_SAMPLES} a side)")
+    gate["note"] = f"{why}: gated on the profiler's step times, with no test"
+    if step.verdict == "within noise":
+        gate["note"] += f"; the change is within the runs' noise ({step.noise_pct:.2f}%)"
+    return gate
 
 
 def workload_differences(base: dict | None, head: dict | None) -> dict[str, tuple]:
@@ -225,9 +341,11 @@ def _as_run(x, allow_incomplete: bool):
 
 
 def compare(base, head, fail_if_slower_pct: float | None = None, allow_different_workload: bool = False,
-            allow_incomplete: bool = False) -> Comparison:
+            allow_incomplete: bool = False, p_value: float = DEFAULT_P_VALUE) -> Comparison:
     """Compare two runs (Run objects or paths `roofline.load` reads). Raises CompareError when the
     workloads differ (unless allowed) or when a gate is asked for and there is no step time."""
+    if not 0 < p_value <= 1:
+        raise CompareError(f"p_value must be in (0, 1], got {p_value}")
     base_run, head_run = _as_run(base, allow_incomplete), _as_run(head, allow_incomplete)
     bw = base_run.spec.workload if base_run.spec else None
     hw = head_run.spec.workload if head_run.spec else None
@@ -255,22 +373,25 @@ def compare(base, head, fail_if_slower_pct: float | None = None, allow_different
         step = timing_change(base_run.step["kernel_ms_per_step"], head_run.step["kernel_ms_per_step"],
                              step_spread_pct(base_run), step_spread_pct(head_run))
 
-    kernels = [compare_kernel(base_run, head_run, kb, kh)
+    timings = (run_timing(base_run), run_timing(head_run))
+    test = None
+    if all(timings):
+        test = sample_test(timings[0].samples_ms, timings[1].samples_ms, timings[0].method)
+        methods = {t.method for t in timings}
+        if len(methods) > 1:
+            notes.append(f"the timing samples were taken by different methods ({' vs '.join(sorted(methods))})")
+    elif any(timings):
+        notes.append("timing samples on one side only: the step is compared by the profiler's times")
+    kernels = [compare_kernel(base_run, head_run, kb, kh, timings)
                for kb, kh in match_kernels(base_run.analysis.kernels, head_run.analysis.kernels)]
-
-    gate = {"fail_if_slower_pct": fail_if_slower_pct, "passed": True, "slower_pct": None, "on": "step"}
-    if step is not None:
-        gate["slower_pct"] = step.delta_pct
-    if fail_if_slower_pct is not None:
-        if step is None or step.delta_pct is None:
-            raise CompareError("cannot gate: no step time on both sides (a step needs a run directory "
-                               "with its workload and iterations; bare reports have none)")
-        gate["passed"] = step.delta_pct <= fail_if_slower_pct
-        if step.verdict == "within noise":
-            gate["note"] = f"the change is within the runs' noise ({step.noise_pct:.2f}%)"
+    gate = decide_gate(fail_if_slower_pct, p_value, test, step)
+    one = same_run(base_run, head_run)
+    if one:
+        gate["same_run"] = True  # the renderers say so first
     return Comparison(base=str(base_run.source), head=str(head_run.source), same_workload=same,
                       workload_differences=diffs, base_workload=bw, head_workload=hw, step=step,
-                      kernels=kernels, gate=gate, notes=notes)
+                      kernels=kernels, gate=gate, notes=notes, timing=test, same_run=one)
 
 
-__all__ = ["Change", "Comparison", "CompareError", "KernelComparison", "compare"]
+__all__ = ["Change", "Comparison", "CompareError", "KernelComparison", "SampleTest", "compare", "decide_gate",
+           "sample_test"]

@@ -3,6 +3,7 @@
 import json
 import shutil
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -39,8 +40,10 @@ def test_json_has_step_kernels_gate():
     assert d["step"]["base_ms"] == pytest.approx(1.45591, rel=1e-4)
     assert d["step"]["head_ms"] == pytest.approx(0.204533, rel=1e-4)
     assert d["step"]["speedup"] == pytest.approx(7.118, rel=1e-3)
-    assert d["gate"] == {"fail_if_slower_pct": 5.0, "passed": True, "slower_pct": pytest.approx(-85.95, abs=0.01),
-                         "on": "step"}
+    assert d["gate"] == {"fail_if_slower_pct": 5.0, "p_value": 0.002, "passed": True,
+                         "slower_pct": pytest.approx(-85.95, abs=0.01), "on": "step",
+                         "note": "no timing samples on both sides: gated on the profiler's step times, with no test"}
+    assert d["timing"] is None and d["same_run"] is False
     sides = {k["kernel"]: k["side"] for k in d["kernels"]}
     assert sides == {"_decode_stage1": "base only", "_combine_kernel": "both", "_fast_split_kernel": "head only"}
     combine = next(k for k in d["kernels"] if k["kernel"] == "_combine_kernel")
@@ -69,6 +72,8 @@ def test_same_run_is_within_noise_and_passes_a_zero_gate():
     assert d["step"]["verdict"] == "within noise" and d["step"]["noise_pct"] == pytest.approx(0.1025, abs=1e-3)
     (k,) = d["kernels"]
     assert k["metrics"]["duration_ms"]["verdict"] == "within noise" and not k["verdict_changed"]
+    assert d["same_run"] is True and d["gate"]["same_run"] is True
+    assert cli(SAMPLE_V1, SAMPLE_V1).output.splitlines()[2].startswith("SAME RUN: base and head are one run")
 
 
 def test_noise_rule():
@@ -150,3 +155,141 @@ def test_repeated_kernel_names_match_by_launch_configuration():
     pairs = match_kernels([k(8.0), k(16.0)], [k(16.0), k(32.0)])
     got = [(b.grid_size if b else None, h.grid_size if h else None) for b, h in pairs]
     assert got == [(8.0, None), (16.0, 16.0), (None, 32.0)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Timing samples: the committed runs have none (captured before timing passes existed), so these
+# tests add a timing.json of synthetic samples, written and checksummed as the run writer does.
+
+
+def with_timing(src, dst, samples, method="rotated", kernels_ms=None):
+    """A copy of the run `src` at `dst` with `samples` (ms per step) as its timing.json."""
+    from profiler.rundir import TIMING, sha256
+    from profiler.timing import TimingSamples, write_timing
+
+    shutil.copytree(src, dst)
+    path = write_timing(dst / TIMING, TimingSamples(samples_ms=tuple(samples), method=method, input_sets=4,
+                                                    replays_per_sample=8, kernels_ms=kernels_ms))
+    m = json.loads((dst / MANIFEST).read_text())
+    m["reports"].append({"path": TIMING, "tool": "timing", "sha256": sha256(path), "bytes": path.stat().st_size})
+    (dst / MANIFEST).write_text(json.dumps(m))
+    return dst
+
+
+def noisy(median_ms, n, seed, rel=0.005):
+    return list(median_ms * np.random.default_rng(seed).lognormal(0.0, rel, n))
+
+
+def test_timing_json_is_checksummed_and_read_back(tmp_path):
+    from profiler.errors import ReportError
+    from profiler.rundir import TIMING, RunWriter
+    from profiler.timing import TimingSamples, read_timing, write_timing
+
+    w = RunWriter(tmp_path / "run")
+    t = TimingSamples(samples_ms=(0.0712, 0.0714), method="rotated", input_sets=8, replays_per_sample=4,
+                      kernel="triton_mla_fast", host={"gpu": "NVIDIA H200"})
+    w.add_report(write_timing(w.path / TIMING, t), "timing")
+    run = w.commit()
+    assert read_timing(run) == t
+    entry = json.loads((run / MANIFEST).read_text())["reports"][0]
+    assert entry["path"] == "timing.json" and entry["tool"] == "timing" and len(entry["sha256"]) == 64
+    (run / TIMING).write_text((run / TIMING).read_text().replace("0.0714", "0.0614"))
+    with pytest.raises(ReportError, match="does not match the sha256"):
+        read_timing(run)
+
+
+def test_a_gate_on_samples_fails_a_real_slowdown(tmp_path):
+    base = with_timing(FAST, tmp_path / "base", noisy(0.0712, 30, 1))
+    head = with_timing(FAST, tmp_path / "head", noisy(0.0712 * 1.05, 30, 2))
+    r = cli(base, head, "--fail-if-slower", "2")
+    assert r.exit_code == 1, r.output
+    assert "Mann-Whitney p = " in r.output and "95% CI [" in r.output and "medians of 30 and 30 samples" in r.output
+    assert "gate: FAILED: head step +5" in r.output and "with p < 0.002" in r.output
+    d = json.loads(cli(base, head, "--fail-if-slower", "2", "--format", "json").output)
+    assert d["gate"]["on"] == "timing samples" and d["gate"]["p"] < 1e-6
+    t = d["timing"]
+    assert t["n_base"] == t["n_head"] == 30 and t["ci_low"] < t["ratio"] < t["ci_high"]
+    assert 1.04 < t["ci_low"] and t["ci_high"] < 1.06 and d["same_run"] is False
+    assert cli(base, head, "--fail-if-slower", "10").exit_code == 0  # slower, but by less than 10%
+
+
+def test_a_change_that_is_not_significant_passes(tmp_path):
+    """Same distribution both sides (an A/A pair): the medians differ a little, the test says noise."""
+    base = with_timing(FAST, tmp_path / "base", noisy(0.0712, 30, 3))
+    head = with_timing(FAST, tmp_path / "head", noisy(0.0712, 30, 4))
+    d = json.loads(cli(base, head, "--fail-if-slower", "0", "--format", "json").output)
+    assert d["gate"]["on"] == "timing samples" and d["gate"]["p"] > 0.002 and d["gate"]["passed"]
+    # a threshold of 1.0 on p: any median increase fails
+    slower = d["timing"]["ratio"] > 1
+    assert cli(base, head, "--fail-if-slower", "0", "--p-value", "1").exit_code == (1 if slower else 0)
+
+
+def test_too_few_samples_fall_back_to_the_profilers_rule(tmp_path):
+    base = with_timing(DECODE, tmp_path / "base", noisy(1.45, 5, 5))
+    head = with_timing(FAST, tmp_path / "head", noisy(0.20, 5, 6))
+    r = cli(head, base, "--fail-if-slower", "5")
+    assert r.exit_code == 1 and "7.12x slower" in r.output
+    assert "too few samples for a test: 10 a side needed" in r.output
+    assert "too few timing samples (5 and 5; the test needs 10 a side): gated on the profiler's step times" in r.output
+    d = json.loads(cli(head, base, "--fail-if-slower", "5", "--format", "json").output)
+    assert d["gate"]["on"] == "step" and d["timing"]["p_value"] is None and d["timing"]["ci_low"] is None
+
+
+def test_a_copy_of_a_run_is_the_same_run(tmp_path):
+    a = with_timing(FAST, tmp_path / "a", noisy(0.0712, 30, 1))
+    shutil.copytree(a, tmp_path / "b")
+    r = cli(a, tmp_path / "b", "--fail-if-slower", "0")
+    assert r.exit_code == 0 and "SAME RUN" in r.output
+    other = with_timing(FAST, tmp_path / "c", noisy(0.0712, 30, 2))
+    assert "SAME RUN" not in cli(a, other).output
+
+
+def test_a_bad_timing_json_is_a_one_line_error(tmp_path):
+    from profiler.rundir import TIMING, sha256
+
+    run = with_timing(FAST, tmp_path / "run", noisy(0.0712, 12, 1))
+    data = json.loads((run / TIMING).read_text())
+    data["samples_ms"][3] = -1.0
+    (run / TIMING).write_text(json.dumps(data))
+    m = json.loads((run / MANIFEST).read_text())
+    m["reports"][-1]["sha256"] = sha256(run / TIMING)
+    (run / MANIFEST).write_text(json.dumps(m))
+    r = cli(FAST, run)
+    assert r.exit_code == 2 and "timing.json: samples_ms must hold positive finite numbers" in r.output
+    assert "Traceback" not in r.output and len(r.output.strip().splitlines()) == 1
+
+
+def test_samples_on_one_side_only_are_said(tmp_path):
+    head = with_timing(FAST, tmp_path / "head", noisy(0.0712, 30, 1))
+    d = json.loads(cli(FAST, head, "--format", "json").output)
+    assert d["timing"] is None and any("timing samples on one side only" in n for n in d["notes"])
+
+
+def test_gate_logic():
+    from roofline.comparison import Change, decide_gate, sample_test
+
+    slower = sample_test(noisy(1.0, 20, 1), noisy(1.06, 20, 2))
+    assert decide_gate(5, 0.002, slower, None)["passed"] is False
+    assert decide_gate(7, 0.002, slower, None)["passed"] is True  # +6% is below 7%
+    assert decide_gate(None, 0.002, slower, None)["passed"] is True  # no gate asked for
+    g = decide_gate(5, slower.p_value / 2, slower, None)  # slower by more, but p not below the threshold
+    assert g["passed"] and "not significant" in g["note"]
+    few = sample_test([1.0, 1.01], [1.2, 1.21])
+    assert not few.enough
+    step = Change(1.0, 1.2, 20.0, 1.0, "slower")
+    g = decide_gate(5, 0.002, few, step)
+    assert g["on"] == "step" and g["passed"] is False and "too few timing samples (2 and 2" in g["note"]
+    with pytest.raises(CompareError, match="cannot gate"):
+        decide_gate(5, 0.002, few, None)
+
+
+def test_per_kernel_samples_are_tested_when_a_run_has_them(tmp_path):
+    base = with_timing(FAST, tmp_path / "base", noisy(0.0712, 30, 1),
+                       kernels_ms={"_fast_split_kernel": noisy(0.060, 30, 2), "_combine_kernel": noisy(0.011, 30, 3)})
+    head = with_timing(FAST, tmp_path / "head", noisy(0.0740, 30, 4),
+                       kernels_ms={"_fast_split_kernel": noisy(0.063, 30, 5)})
+    d = json.loads(cli(base, head, "--format", "json").output)
+    by_name = {k["kernel"]: k["timing"] for k in d["kernels"]}
+    assert by_name["_combine_kernel"] is None  # samples on one side only
+    split = by_name["_fast_split_kernel"]
+    assert split["ratio"] == pytest.approx(1.05, abs=0.01) and split["p_value"] < 1e-6
