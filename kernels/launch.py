@@ -278,8 +278,14 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
 SPECS = {"triton_mla": extend_specs, "triton_mla_decode": decode_specs, "triton_mla_fast": fast_specs}
 
 
+GRAPH_SUFFIX = "_graph"  # kernels.graph: a `K_graph` kernel replays K's launches as one CUDA graph
+
+
 def launch_specs(kernel: str, w: VerifyWorkload, arch: str, sm_count: int = 132) -> list[LaunchSpec]:
-    """Every Triton launch of registered kernel `kernel` for `w` on `arch`, in launch order."""
+    """Every Triton launch of registered kernel `kernel` for `w` on `arch`, in launch order (a `*_graph`
+    kernel: the launches its graph replays)."""
+    if kernel.endswith(GRAPH_SUFFIX) and kernel.removesuffix(GRAPH_SUFFIX) in SPECS:
+        kernel = kernel.removesuffix(GRAPH_SUFFIX)
     if kernel not in SPECS:
         raise KeyError(f"{kernel!r} launches no Triton kernel; Triton kernels: {', '.join(SPECS)}")
     if arch not in ARCHS:
