@@ -83,7 +83,7 @@ def point(ctx_len: int, heads: int) -> dict:
 def versions() -> dict:
     def sh(*cmd):
         try:
-            return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
+            return subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=30).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return "unknown"
 

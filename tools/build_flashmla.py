@@ -91,7 +91,8 @@ def source_commit(src: Path) -> str | None:
     if (src / "COMMIT").exists():
         return (src / "COMMIT").read_text().strip()
     try:
-        out = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        out = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], check=False, capture_output=True, text=True,
+                             timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.stdout.strip() or None
