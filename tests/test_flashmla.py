@@ -119,3 +119,27 @@ def test_flashmla_matches_reference_on_gpu(case):
     result = check_kernel("flashmla", VerifyWorkload(seed=7, page_size=64, tree_mask="chain", **case), device="cuda")
     print(result)
     assert result.ok, result
+
+
+def test_the_flashmla_capture_analyzes_on_cpu():
+    """`roofline profile --kernel flashmla --ctx 128k --page-size 64 --mask chain --tool ncu --preset verdict`
+    on the H200 (tools/flashmla_h200.sh): the toolkit's first capture of a kernel nobody here wrote."""
+    import roofline
+    from kernels.registry import project_kernel_of
+    from tests.paths import RUNS
+
+    flash = roofline.load(RUNS / "h200-flashmla-chain-128k-p64")
+    k = flash.kernels.set_index("kernel")
+    assert list(k.index) == ["flash_fwd_splitkv_mla_kernel", "flash_fwd_mla_combine_kernel"]  # schedule: before
+    split, combine = k.loc["flash_fwd_splitkv_mla_kernel"], k.loc["flash_fwd_mla_combine_kernel"]
+    assert (split.launches, split.grid_size, split.block_size, split.registers_per_thread) == (3, 132, 256, 240)
+    assert (split.bound, split.cause, split.unit) == ("latency", "low occupancy (registers)", "tensor pipe 56%")
+    assert (combine.grid_size, combine.bound, combine.cause) == (9, "latency", "small grid")  # 9 rows x 8 heads / 8
+    assert {project_kernel_of(n) for n in k.index} == {"flashmla"}
+    assert abs(flash.step["kernel_ms_per_step"] - 0.0988) < 5e-4 and abs(flash.step["gap"] - 2.93) < 0.01
+    cmp = roofline.compare(RUNS / "h200-flashmla-chain-128k-p64", RUNS / "h200-triton_mla_fast-chain-128k-p64")
+    assert cmp.same_workload and abs(cmp.speedup - 1.41) < 0.01
+    r = run("analyze", str(RUNS / "h200-flashmla-chain-128k-p64"))
+    assert r.exit_code == 0 and "flash_fwd_splitkv_mla_kernel" in r.output and "mask=chain" in r.output
+
+
