@@ -46,7 +46,9 @@ def check_kernel(name: str, workload: VerifyWorkload, device: str = "cuda",
     """Run kernel `name` (with `kernel_kwargs`) and the reference; NaN or an unwritten element fails."""
     dtype = dtype or workload.dtype
     workload = dataclasses.replace(workload, dtype=dtype)
-    fn = get_kernel(name).load()
+    info = get_kernel(name)
+    info.require(workload)  # an optional kernel not built, or a workload it cannot run: one line
+    fn = info.load()
     inp = build_inputs(workload, device=device, dtype=dtype)
     out = fn(inp, **kernel_kwargs)
     ref = torch_ref(inp)

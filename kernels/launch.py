@@ -86,8 +86,9 @@ def fast_launch_config(arch: str, heads: int, page_size: int, device_name: str |
 
 
 # triton_mla's key tile per architecture, as SGLang's extend kernel picks it for MLA (Lq = 576 > 256):
-# (32, 64) on sm_90 and later; 64-token tiles need 128 KB of shared memory, more than sm_120's
-# 99 KB per block, so sm_120 takes the (32, 32) SGLang uses on the 100 KB-shared sm_86/sm_89.
+# (32, 64) on sm_90 and sm_100; 64-token tiles need 128 KB of shared memory, more than sm_120's
+# 99 KB per block, so sm_120 takes (32, 32): SGLang's extend_attention.py picks it for capability 12
+# ("sm120 workstation Blackwell ... smaller shared memory") at Lq > 256, as on the 100 KB-shared sm_86/sm_89.
 EXTEND_BLOCK_N = {"sm_90": 64, "sm_100": 64, "sm_120": 32}
 
 
@@ -278,10 +279,16 @@ def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devi
 SPECS = {"triton_mla": extend_specs, "triton_mla_decode": decode_specs, "triton_mla_fast": fast_specs}
 
 
+GRAPH_SUFFIX = "_graph"  # kernels.graph: a `K_graph` kernel replays K's launches as one CUDA graph
+
+
 def launch_specs(kernel: str, w: VerifyWorkload, arch: str, sm_count: int = 132) -> list[LaunchSpec]:
-    """Every Triton launch of registered kernel `kernel` for `w` on `arch`, in launch order."""
+    """Every Triton launch of registered kernel `kernel` for `w` on `arch`, in launch order (a `*_graph`
+    kernel: the launches its graph replays)."""
+    if kernel.endswith(GRAPH_SUFFIX) and kernel.removesuffix(GRAPH_SUFFIX) in SPECS:
+        kernel = kernel.removesuffix(GRAPH_SUFFIX)
     if kernel not in SPECS:
-        raise KeyError(f"{kernel!r} launches no Triton kernel; Triton kernels: {', '.join(SPECS)}")
+        raise KeyError(f"{kernel} launches no Triton kernel; Triton kernels: {', '.join(SPECS)} (and their _graph forms)")
     if arch not in ARCHS:
         raise ValueError(f"unknown architecture {arch!r}; known: {', '.join(ARCHS)}")
     return SPECS[kernel](w, arch=arch, sm_count=sm_count)

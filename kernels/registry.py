@@ -18,10 +18,40 @@ class KernelInfo:
     device_kernels: tuple[str, ...] = ()  # the GPU kernels it launches, as ncu names them
     # Its code paths; which one runs on which architecture: code_path() (kernels.plan.CODE_PATHS).
     paths: tuple[str, ...] = ("portable",)
+    # An optional kernel: "module:function" -> why it cannot run here (None: it can); imports nothing heavy.
+    availability: str | None = None
+    # "module:function" (workload) -> what in the workload it does not support (None: all of it).
+    limits: str | None = None
 
     def load(self) -> Callable:
         module, func = self.target.split(":")
         return getattr(importlib.import_module(module), func)
+
+    def unavailable(self) -> str | None:
+        """Why this kernel cannot run here (an optional kernel not built), or None."""
+        return _call(self.availability) if self.availability else None
+
+    def unsupported(self, workload) -> str | None:
+        """What in `workload` this kernel does not support, or None."""
+        return _call(self.limits, workload) if self.limits else None
+
+    def require(self, workload) -> None:
+        """KernelUnsupported (one line) when the kernel is not available or cannot run `workload`."""
+        problem = self.unavailable()
+        if problem:
+            raise KernelUnsupported(f"{self.name} is {problem}")
+        problem = self.unsupported(workload)
+        if problem:
+            raise KernelUnsupported(problem)
+
+
+class KernelUnsupported(ValueError):
+    """A registered kernel that is not built here, or a workload it cannot run."""
+
+
+def _call(target: str, *args):
+    module, func = target.split(":")
+    return getattr(importlib.import_module(module), func)(*args)
 
 
 KERNELS: dict[str, KernelInfo] = {k.name: k for k in [
@@ -41,6 +71,11 @@ KERNELS: dict[str, KernelInfo] = {k.name: k for k in [
                ("_fast_split_kernel", "_hopper_split_kernel", "_gluon_split_kernel", "_gluon_seesaw_kernel",
                 "_gluon_ring_kernel", "_combine_kernel"),
                ("portable", "hopper", "gluon")),
+    KernelInfo("flashmla", "FlashMLA's sm90 dense decode (deepseek-ai/FlashMLA), optional: q_len x heads rows as one "
+               "query sequence, page size 64, chain mask (tools/build_flashmla.py builds it)",
+               "kernels.flashmla:flashmla",
+               ("flash_fwd_splitkv_mla_kernel", "flash_fwd_mla_combine_kernel", "get_mla_metadata_kernel"),
+               availability="kernels.flashmla:unavailable", limits="kernels.flashmla:unsupported"),
 ]}
 
 

@@ -243,8 +243,10 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
     say = progress or (lambda msg: None)
     preset = get_preset(preset or DEFAULT_PRESET).name  # unknown name: error before anything runs
     resolved, chip, chip_note = preset_for_device(preset, chip, None if chip else local_device_name())
-    name = get_kernel(kernel).name
+    info = get_kernel(kernel)
+    name = info.name
     workload = workload or make_workload(**workload_fields)
+    info.require(workload)  # before anything runs: an optional kernel not built, an unsupported workload
     if iterations < 1:
         raise ValueError("iterations must be at least 1")
     if timeout is not None and timeout <= 0:

@@ -87,11 +87,15 @@ def main() -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def kernels_cmd(fmt: str) -> None:
     """List the kernels in the registry."""
+    missing = {k.name: k.unavailable() for k in KERNELS.values()}
     if fmt == "json":
-        click.echo(json.dumps([{"name": k.name, "description": k.description} for k in KERNELS.values()], indent=2))
+        click.echo(json.dumps([{"name": k.name, "description": k.description, "available": missing[k.name] is None,
+                                **({"unavailable": missing[k.name]} if missing[k.name] else {})}
+                               for k in KERNELS.values()], indent=2))
     else:
         for k in KERNELS.values():
-            click.echo(f"{k.name:12s} {k.description}")
+            click.echo(f"{k.name:12s} {k.description}"
+                       + (f"\n{'':12s} unavailable: {missing[k.name]}" if missing[k.name] else ""))
 
 
 @main.command("check")
@@ -107,6 +111,10 @@ def check_cmd(kernel, device, dtype, allow_slow, fmt, **wkw) -> None:
     """Run a kernel and torch_ref on the same random inputs; exit 1 when they disagree."""
     name = kernel_name(kernel)
     workload = make_workload(**wkw)
+    try:
+        get_kernel(name).require(workload)  # an optional kernel not built, a workload it cannot run
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
     need_kernels("check")
     from kernels.device import DeviceError, interpreter_max_ctx, interpreter_too_slow, pick_device, pick_dtype
 

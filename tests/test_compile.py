@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from kernels import xcompile
 from kernels.launch import ARCHS, FAST_ARCH_CONFIGS, SPECS, fast_launch_config, fast_specs, launch_specs
+from kernels.registry import KERNELS
 from kernels.spec import VerifyWorkload
 from kernels.xcompile import CompileError, compile_launches, mma_family, parse_ptxas_log, specialization
 from roofline.archs import get_arch, occupancy
@@ -26,6 +27,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 # specialization, not on ctx_len, so compiles are shared (and cached) across the tests.
 W = VerifyWorkload(ctx_len=131072, heads=8, page_size=64)
 MMA = {"sm_90": "wgmma", "sm_100": "tcgen05", "sm_120": "mma.sync"}
+# Registered kernels that launch no Triton kernel; every other one is compiled on every architecture.
+NOT_TRITON = {"torch_ref": "plain PyTorch", "flashmla": "FlashMLA's CUDA C++, built for sm_90a"}
+COMPILED = sorted(k for k in KERNELS if k not in NOT_TRITON)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -41,7 +45,7 @@ def run(*args):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("kernel", sorted(SPECS))
+@pytest.mark.parametrize("kernel", COMPILED)
 def test_every_kernel_compiles_and_fits(kernel, arch):
     r = kernel_resources(kernel, W, arch)
     for x in r["launches"]:
@@ -49,7 +53,7 @@ def test_every_kernel_compiles_and_fits(kernel, arch):
         assert 0 < x["registers"] <= 255 and x["blocks_per_sm"] >= 1 and x["shared_bytes"] > 0
         assert x["shared_bytes"] <= get_arch(arch).shared_per_block_bytes
     split = r["launches"][0]
-    if kernel == "triton_mla_fast":  # tensor-core dots: each architecture's own MMA
+    if kernel.startswith("triton_mla_fast"):  # tensor-core dots: each architecture's own MMA
         assert split["mma"] == MMA[arch]
     if arch == "sm_120":  # nothing Hopper- or sm_100-only on the RTX parts
         assert all(x["mma"] in ("mma.sync", "none") for x in r["launches"])
@@ -107,6 +111,17 @@ def test_occupancy_says_what_does_not_fit():
     assert occ.problems == ("131072 B shared memory per block > 101376 B (99 KB) on sm_120",)
     assert occupancy(get_arch("sm_90"), 256, 255, 131072).fits
     assert "48" in str(get_arch("sm_120").max_warps_per_sm)
+
+
+def test_graph_kernels_compile_the_launches_they_replay():
+    assert set(COMPILED) == set(SPECS) | {"triton_mla_fast_graph"}
+    assert launch_specs("triton_mla_fast_graph", W, "sm_120", 188) == launch_specs("triton_mla_fast", W, "sm_120", 188)
+    d = json.loads(run("compile", "--kernel", "triton_mla_fast_graph", "--arch", "sm_90", "--ctx", "128k",
+                       "--page-size", "64", "--format", "json").output)
+    assert (d["kernel"], [x["name"] for x in d["launches"]]) == ("triton_mla_fast_graph",
+                                                                 ["_gluon_ring_kernel", "_combine_kernel"])
+    r = run("compile", "--kernel", "flashmla", "--arch", "sm_90")
+    assert r.exit_code == 2 and "Error: flashmla launches no Triton kernel; Triton kernels: triton_mla," in r.output
 
 
 @pytest.mark.parametrize("arch", ARCHS)
