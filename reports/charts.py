@@ -271,6 +271,12 @@ def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "
     return out
 
 
+def _dark(hex_color: str) -> bool:
+    """Whether white text reads on this colour (relative luminance under one half)."""
+    r, g, b = (int(hex_color[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.5
+
+
 def stall_chart(analysis: dict, stem: Path, title: str = "") -> list[Path]:
     """Horizontal stacked bars: each kernel's top warp stalls in warps stalled per issued instruction,
     each reason in its own fixed colour (STALL_COLOR).
@@ -298,7 +304,8 @@ def stall_chart(analysis: dict, stem: Path, title: str = "") -> list[Path]:
                               label=None if s["reason"] in seen else s["reason"])
                 seen.add(s["reason"])
                 if v >= 0.04 * widest:
-                    ax.bar_label(bar, labels=[f"{v:.1f}"], label_type="center", fontsize=8, color="white")
+                    ax.bar_label(bar, labels=[f"{v:.1f}"], label_type="center", fontsize=8,
+                                 color="white" if _dark(color[s["reason"]]) else "black")
                 left += v
         ax.set_yticks(range(len(rows)), labels)
         ax.invert_yaxis()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from reports.charts import (floor_point, kernel_label, report_roofs, roofline_chart, roofline_layout,
                             roofline_points, stall_chart, timeline_chart)
-from reports.meta import KINDS, STALL_UNIT, STALL_UNIT_SHORT, ReportMeta, nsys_version
+from reports.meta import KINDS, LAUNCH_BOUND_PCT, STALL_UNIT, STALL_UNIT_SHORT, ReportMeta, nsys_version
 from reports.numbers import ms, ratio, us
 from roofline.hierarchy import padding_note
 from roofline.verdict import STALL_MEANING
@@ -287,9 +287,6 @@ def _kernel_section(i: int, k: dict, meta: ReportMeta, q_len: int | None = None)
                          lv.get("roof") or "–"] for lv in h["levels"]], "lrrrrrl")
     out += _details("Evidence, ncu's rule, hierarchical roofline", body)
     return out
-
-
-LAUNCH_BOUND_PCT = 50  # the GPU busy less than this share of the profiled range: it waits for the host
 
 
 def _timeline(analysis: dict, meta: ReportMeta) -> list[str]:

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 KINDS = {"datasheet": "datasheet", "report": "report's own", "measured": "measured"}
 # PC-sampled warp stalls: samples of warps stalled for a reason over samples of warps issuing
 STALL_UNIT = "warps stalled per issued instruction"
-STALL_UNIT_SHORT = "warps/issue"  # in table headers, defined beside each table that uses it
+STALL_UNIT_SHORT = "warps/issue"
+LAUNCH_BOUND_PCT = 50  # the GPU ran kernels less than this share of the profiled range: it waits for the host  # in table headers, defined beside each table that uses it
 
 
 @dataclass(frozen=True)

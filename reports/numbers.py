@@ -27,8 +27,8 @@ def ms(value: float | None, missing: str = "–") -> str:
 
 
 def us(value_ms: float | None, missing: str = "–") -> str:
-    """A time given in ms, shown in µs (the floor's scale), 3 significant figures: 33.7."""
-    return missing if value_ms is None else significant(value_ms * 1e3, 3)
+    """A time given in ms, shown in µs (the floor's scale), 4 significant figures like ms: 33.68."""
+    return missing if value_ms is None else significant(value_ms * 1e3, MS_DIGITS)
 
 
 def ratio(value: float | None, missing: str = "–") -> str:
