@@ -64,7 +64,8 @@ def hierarchy_line(h: dict, q_len: int | None = None) -> str:
     if useful:  # the workload's FLOPs first, ncu's executed count beside them
         parts = [f"{h['useful_tflops']:.2f} TFLOP/s of useful work ({h['useful_flops'] / 1e9:.2f} GFLOP, the "
                  f"workload's); executed {parts[0]} ({h['flops'] / 1e9:.2f} GFLOP, "
-                 f"{ratio(h['executed_over_useful'])}: {padding_note(h['tensor_flops'] / h['useful_flops'], q_len)})"]
+                 f"{ratio(h['executed_over_useful'])}; tensor alone {ratio(h['tensor_flops'] / h['useful_flops'])}: "
+                 f"{padding_note(h['tensor_flops'] / h['useful_flops'], q_len)})"]
     for lv in h["levels"]:
         pct = (f" ({lv['pct_of_peak']:.0f}% of peak)" if lv.get("pct_of_peak") is not None
                else " (peak not in this report)")
@@ -157,14 +158,14 @@ def render_projection(p: dict) -> str:
     out = [f"projection onto {p['target_name']} (from {p['source']})"]
     if p.get("floor"):
         f = p["floor"]
-        out.append(f"  floor on target: {f['floor_ms'] * 1e3:.1f} us per layer, {f['bound']}-bound "
+        out.append(f"  floor on target: {us(f['floor_ms'])} us per layer, {f['bound']}-bound "
                    f"({f['bandwidth_gbps']:.0f} GB/s {f['bandwidth_kind']}, {f['peak_tflops']:.0f} TFLOP/s {f['peak_kind']})")
     for r in p["kernels"]:
-        ms = f"{r['projected_ms']:.3f} ms" if r["projected_ms"] is not None else "-"
-        measured = f"{r['measured_ms']:.3f} ms" if r["measured_ms"] is not None else "-"
-        out.append(f"  {r['kernel']}: measured {measured} ({r['bound_measured']}) -> {ms}; {r['method']}")
+        projected = f"{ms(r['projected_ms'])} ms" if r["projected_ms"] is not None else "-"
+        measured = f"{ms(r['measured_ms'])} ms" if r["measured_ms"] is not None else "-"
+        out.append(f"  {r['kernel']}: measured {measured} ({r['bound_measured']}) -> {projected}; {r['method']}")
     if p.get("projected_step_ms") is not None:
-        out.append(f"  projected step: {p['projected_step_ms']:.3f} ms")
+        out.append(f"  projected step: {ms(p['projected_step_ms'])} ms")
     out.append(f"  measured: {p['measured']}")
     out.append(f"  modelled: {p['modelled']}")
     if p.get("kernel_model"):

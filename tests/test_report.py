@@ -283,3 +283,31 @@ def test_roofline_axis_ignores_an_outlier(tmp_path):
     assert "at the edge, off the axis: K1 L1 2e+07 FLOP/B" in svg
     md = render_markdown(analysis, ReportMeta(source="run"), {"roofline": Path("r.png")})
     assert "Beyond the axis, drawn at its edge" in md and "K1 L1 at 2e+07 FLOP/B" in md
+
+
+def _make_examples():
+    import importlib.util
+
+    path = Path(__file__).parent.parent / "tools" / "make_examples.py"
+    spec = importlib.util.spec_from_file_location("make_examples", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_readme_example_report_and_quoted_output_do_not_drift(tmp_path):
+    """docs/examples/report/ and the README's quoted sample output are tools/make_examples.py's
+    output on the committed sample: regenerated here and compared (charts: that they exist and
+    the markdown links them; the versions of the tools that drew the report are left out)."""
+    make = _make_examples()
+    root = Path(__file__).parent.parent
+    make.build(tmp_path / "report.md")
+    mine = (root / make.EXAMPLE).read_text()
+    fresh = (tmp_path / "report.md").read_text()
+    drop = lambda md: [l for l in md.splitlines() if "(this report)" not in l]  # noqa: E731,E741
+    assert drop(mine) == drop(fresh), "docs/examples/report/ drifted: run python tools/make_examples.py"
+    assert linked_images(mine) == ["report_roofline.png", "report_stalls.png", "report_timeline.png"]
+    for link in linked_images(mine):
+        assert (root / make.EXAMPLE.parent / link).exists() and (root / make.EXAMPLE.parent / link).with_suffix(".svg").exists()
+    assert make.readme_text() == (root / "README.md").read_text(), "README drifted: run python tools/make_examples.py"
+    assert "462x from the floor" in make.readme_block()
