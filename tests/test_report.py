@@ -239,6 +239,8 @@ def test_one_stall_unit(sample_report):
     md = sample_report.read_text() + sample_report.with_name("report_stalls.svg").read_text()
     assert "cycles/issue" not in md and "cycles per issue" not in md
     assert "warps/issue: warps stalled per issued instruction" in md and "top stalls (warps/issue)" in md
+    full = CliRunner().invoke(main, ["analyze", str(FULL_SET)]).output  # stall counters, not PC sampling
+    assert "7.0 warps stalled per issued instruction, from the stall" in full and "cycles per" not in full
 
 
 def test_one_rounding_rule_in_analyze_and_report(sample_report):
@@ -252,6 +254,9 @@ def test_one_rounding_rule_in_analyze_and_report(sample_report):
         assert "462x" in out and not re.search(r"462\.\dx", out) and "15.5650" not in out and "15.5687" not in out
     assert "step: 15.57 ms of kernels vs floor 0.03368 ms: 462x from the floor" in text
     assert "15.57 ms of kernels per step against a floor of 33.68 µs: **462x**" in md
+    cmp = CliRunner().invoke(main, ["compare", str(SAMPLE), str(SAMPLE)]).output  # compare: the same helper
+    assert "15.57 ms -> 15.57 ms of kernels per iteration" in cmp and "| gap to floor" not in cmp
+    assert re.search(r"gap to floor +462x +462x", cmp) and "15.56 ms" in cmp
 
 
 def test_reproduce_notes_and_nsys_version(sample_report):
