@@ -247,7 +247,8 @@ def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "
                 ax.text(math.sqrt(clamp(p["ai"]) * fl["ai"]) * 1.12, math.sqrt(p["tflops"] * fl["tflops"]),
                         f"{ratio(p['gap'])} from the floor", fontsize=8, color="darkgoldenrod", va="center")
         _place_labels(ax, fig, [(clamp(p["ai"]), p["tflops"]) for p in points], [f"K{p['index'] + 1}" for p in points])
-        ax.set_xlabel("arithmetic intensity (FLOP / byte)" + (", the workload's FLOPs" if fl else ""))
+        ax.set_xlabel("arithmetic intensity (FLOP / byte" + ("; the workload's FLOPs where a kernel does them)"
+                                                              if any(p["executed"] for p in points) else ")"))
         ax.set_ylabel("performance (TFLOP/s)")
         ax.set_title(title or "Roofline")
         ax.grid(True, which="major", color="0.88", lw=0.6)

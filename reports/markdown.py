@@ -196,7 +196,7 @@ def _kernel_table(analysis: dict, meta: ReportMeta) -> list[str]:
     out = ["## Kernels", ""] + _table(header, rows, "llrrrrrrrrrll" + ("l" if floor else ""))
     out += ["", "Time is the median per launch; % of step is the kernel's share of all kernel time; "
             "% of DRAM peak is against the report's own peak; "
-            f"{STALL_UNIT_SHORT}: {STALL_UNIT} (PC-sampled), the unit of every stall number here. "
+            f"{STALL_UNIT_SHORT}: {STALL_UNIT}, the unit of every stall number here. "
             + ("TFLOP/s and FLOP/B count the workload's own FLOPs where it is known (the floor's); "
                "ncu's executed count is in each kernel's section. " if useful else "")
             + ("Gap to floor (only where one kernel is the whole step): its time over the workload's floor."
@@ -363,8 +363,10 @@ def _charts(charts: dict[str, Path], analysis: dict, meta: ReportMeta) -> list[s
                 f"Roofline ([SVG]({Path(png).with_suffix('.svg').as_posix()})): each kernel a filled point at its "
                 "DRAM arithmetic intensity, hollow markers at its L2 and L1 intensity; roofs coloured by level, "
                 "solid the report's own, dashed the datasheet's, dotted measured."
-                + (" Each point is the workload's useful work; an x marks the work ncu counted (executed, "
-                   "padded MMA rows included)." if any(p["executed"] for p in roofline_points(analysis)) else "")
+                + (" Where the workload is known, a kernel's point is its useful work (the workload's FLOPs, split "
+                   "over the step's kernels by the tensor FLOPs ncu counted); an x marks the work ncu counted "
+                   "(executed, padded MMA rows included)." if any(p["executed"] for p in roofline_points(analysis))
+                   else "")
                 + (" The star is the workload's floor: the vertical distance from a point to it is the gap."
                    if floor_point(analysis) else "")
                 + _off_chart(analysis, report_roofs(analysis) + list(meta.roofs)), ""]

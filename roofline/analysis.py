@@ -12,7 +12,7 @@ from kernels.registry import project_kernel_of
 from kernels.spec import VerifyWorkload
 from roofline.floor import WorkloadFloor, workload_floor
 from roofline.gpus import GpuSpec, match_gpu
-from roofline.hierarchy import hierarchical_roofline, with_useful_work
+from roofline.hierarchy import hierarchical_roofline, useful_flops_per_launch, with_useful_work
 from roofline.verdict import agrees_with_ncu, classify, num, top_stalls
 
 GROUP_KEYS = ["kernel", "mangled_name", "grid_size", "block_size"]
@@ -140,8 +140,6 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
         duration = values["duration_ms"]
         share = float(group["duration_ms"].sum()) / total_ms if total_ms > 0 else None
         hierarchy = hierarchical_roofline(med)
-        if floor and whole_step:  # the workload's FLOPs beside ncu's (padded MMA rows and all)
-            hierarchy = with_useful_work(hierarchy, floor.flops, duration)
         kernels.append(KernelSummary(
             kernel=key[0], launches=len(group),
             grid_size=num(group["grid_size"].iloc[0]) if key[2] != -1 else None,
@@ -158,6 +156,11 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
         ))
     for k, label in zip(kernels, distinct_labels(kernels)):
         k.label = label
+    if floor is not None and (iterations or whole_step):  # the workload's FLOPs beside ncu's (padded MMA rows and all)
+        useful = useful_flops_per_launch([(k.hierarchy or {}).get("tensor_flops") for k in kernels],
+                                         [k.launches for k in kernels], floor.flops, iterations or kernels[0].launches)
+        for k, flops in zip(kernels, useful):
+            k.hierarchy = with_useful_work(k.hierarchy, flops, k.duration_ms)
 
     step = None
     notes = list(attrs.get("notes", []))  # what the source could not hold (e.g. ncu CSV: no rules)

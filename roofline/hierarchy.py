@@ -63,6 +63,18 @@ def with_useful_work(h: dict | None, useful_flops: float, duration_ms: float | N
     return out
 
 
+def useful_flops_per_launch(tensor_flops: list[float | None], launches: list[int], useful_per_step: float,
+                            steps: int) -> list[float | None]:
+    """The workload's FLOPs per launch of each kernel of a step: the steps' useful FLOPs split in
+    proportion to the tensor FLOPs ncu counted for each kernel (all its launches); a kernel without
+    MMA work gets None (its FLOPs stay ncu's)."""
+    totals = [(t or 0.0) * n for t, n in zip(tensor_flops, launches)]
+    whole = sum(totals)
+    if not whole or not steps:
+        return [None] * len(totals)
+    return [useful_per_step * steps * t / whole / n if t else None for t, n in zip(totals, launches)]
+
+
 def padding_note(tensor_over_useful: float, q_len: int | None) -> str:
     """What the tensor cores' FLOPs over the useful ones most likely are: MMA tiles padded past the
     query rows (e.g. 9 rows in a 32-row tile: 32/9 = 3.56x), said only when the numbers fit it."""

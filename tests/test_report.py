@@ -316,3 +316,11 @@ def test_readme_example_report_and_quoted_output_do_not_drift(tmp_path):
         assert (root / make.EXAMPLE.parent / link).exists() and (root / make.EXAMPLE.parent / link).with_suffix(".svg").exists()
     assert make.readme_text() == (root / "README.md").read_text(), "README drifted: run python tools/make_examples.py"
     assert "462x from the floor" in make.readme_block()
+
+
+def test_useful_work_of_a_two_kernel_step_goes_to_the_kernel_doing_the_mma():
+    split, combine = load(RUNS / "h200-triton_mla_fast-128k-p64").analysis.kernels
+    assert split.hierarchy["useful_flops"] == pytest.approx(20.54e9, rel=1e-3)  # the floor's, one layer per launch
+    assert "useful_flops" not in combine.hierarchy  # no MMA: its FLOPs stay ncu's
+    dram = split.hierarchy["levels"][-1]
+    assert (dram["roof"], dram["executed_roof"]) == ("memory", "compute")
