@@ -189,7 +189,9 @@ def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "
     top = max([r.value for r in comp] + ys + ([fl["tflops"]] if fl else []))
     y_lo = min(ys + [x_lo * m.value / 1e3 for m in mem if m.level == "DRAM"]) / 3
     y_hi = top * 2.5
-    clamp = lambda x: min(max(x, x_lo * 1.15), x_hi / 1.15)  # noqa: E731  an off-axis point, at the edge
+
+    def clamp(x: float) -> float:  # an off-axis point, drawn at the edge
+        return min(max(x, x_lo * 1.15), x_hi / 1.15)
 
     with matplotlib.rc_context(RC):
         fig, ax = plt.subplots(figsize=(9.5, 5.6))

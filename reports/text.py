@@ -7,8 +7,8 @@ import textwrap
 from reports.meta import LAUNCH_BOUND_PCT, nsys_version
 from reports.numbers import ms, ratio, us
 from reports.table import align
-from roofline.hierarchy import padding_note
 from roofline.analysis import Analysis
+from roofline.hierarchy import padding_note
 
 WRAP = 100  # text width for rule text and notes
 

@@ -16,15 +16,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's packages, not an installed copy's
 
-from click.testing import CliRunner  # noqa: E402
+from click.testing import CliRunner
 
-from reports.markdown import write_report  # noqa: E402
-from reports.numbers import ms  # noqa: E402
-from roofline.api import load  # noqa: E402
-from roofline.cli import main  # noqa: E402
-from roofline.gpus import get_gpu, match_gpu  # noqa: E402
-from roofline.projection import project  # noqa: E402
-from roofline.reporting import build_meta  # noqa: E402
+from reports.markdown import write_report
+from reports.numbers import ms
+from roofline.api import load
+from roofline.cli import main
+from roofline.gpus import get_gpu, match_gpu
+from roofline.projection import project
+from roofline.reporting import build_meta
 
 SAMPLE = Path("roofline/data/samples/h200-triton_mla-128k")  # relative: the same text on every machine
 EXAMPLE = Path("docs/examples/report/report.md")
