@@ -12,7 +12,7 @@ from pathlib import Path
 from statistics import median
 
 from reports.meta import KINDS, STALL_UNIT, Roof
-from reports.numbers import ratio
+from reports.numbers import ratio, us
 
 MAX_KERNELS = 10  # on a chart; the tables list every kernel
 LEVEL_COLOR = {"DRAM": "tab:blue", "L2": "tab:green", "L1": "tab:purple", "tensor": "tab:red",
@@ -241,7 +241,7 @@ def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "
         if fl:
             kernel_handles.append(ax.scatter([fl["ai"]], [fl["tflops"]], s=150, marker="*", color="gold",
                                              edgecolors="black", linewidths=0.8, zorder=6,
-                                             label=f"the workload's floor ({fl['floor_ms'] * 1e3:.3g} µs)"))
+                                             label=f"the workload's floor ({us(fl['floor_ms'])} µs)"))
         for p in points if fl else []:
             if p["gap"]:  # the headline: from the kernel up to the floor, log-midway label
                 ax.plot([clamp(p["ai"]), fl["ai"]], [p["tflops"], fl["tflops"]], color="goldenrod", lw=1, ls="--",

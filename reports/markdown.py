@@ -197,8 +197,9 @@ def _kernel_table(analysis: dict, meta: ReportMeta) -> list[str]:
     out += ["", "Time is the median per launch; % of step is the kernel's share of all kernel time; "
             "% of DRAM peak is against the report's own peak; "
             f"{STALL_UNIT_SHORT}: {STALL_UNIT}, the unit of every stall number here. "
-            + ("TFLOP/s and FLOP/B count the workload's own FLOPs where it is known (the floor's); "
-               "ncu's executed count is in each kernel's section. " if useful else "")
+            + ("TFLOP/s and FLOP/B count the workload's own FLOPs where it is known (the floor's, split over the "
+               "step's kernels by the tensor FLOPs ncu counted); ncu's executed count is in each kernel's section. "
+               if useful else "")
             + ("Gap to floor (only where one kernel is the whole step): its time over the workload's floor."
                if floor else "No gap to floor: the workload is not known."), ""]
     return out
@@ -231,13 +232,15 @@ def _kernel_section(i: int, k: dict, meta: ReportMeta, q_len: int | None = None)
             compute += f" ({h['compute_pct']:.1f}% of {h['compute_peak_tflops']:,.0f})"
     levels = h.get("levels", [])
     key = "useful_arithmetic_intensity" if h.get("useful_flops") else "arithmetic_intensity"
-    intensity = (", ".join(f"{lv['level']} {lv[key]:,.1f}" for lv in levels) + " FLOP/B"
-                 + (" of useful work" if h.get("useful_flops") else "") if levels else "–")
+    intensity = (", ".join(f"{lv['level']} {lv[key]:,.1f}" for lv in levels) + " FLOP/B" if levels else "–")
+    if levels and h.get("useful_flops"):
+        intensity += (" of useful work (executed: "
+                      + ", ".join(f"{lv['level']} {lv['arithmetic_intensity']:,.1f}" for lv in levels) + ")")
     stalls = "; ".join(f"{s['reason']} {s['cycles_per_issue']:.1f}"
                        + (f" ({STALL_MEANING[s['reason']]})" if s["reason"] in STALL_MEANING else "")
                        for s in k.get("top_stalls", [])) or "– (no stall metrics in the report)"
     if k.get("top_stalls"):
-        stalls += f" ({STALL_UNIT_SHORT})"
+        stalls = f"in {STALL_UNIT_SHORT}: {stalls}"
     pct = lambda key: _f(k.get(key), ".1f", "%")  # noqa: E731
     rows = [
         ["launches, grid x block",

@@ -196,7 +196,7 @@ def test_useful_and_executed_flops_and_the_roof_agrees_with_the_floor(sample_rep
 
 def test_roofline_chart_draws_the_floor_the_gap_and_the_executed_work(sample_report):
     svg = sample_report.with_name("report_roofline.svg").read_text()
-    assert "the workload's floor (33.7 µs)" in svg and "462x from the floor" in svg
+    assert "the workload's floor (33.68 µs)" in svg and "462x from the floor" in svg
     assert "FLOPs ncu counted (executed, padding included)" in svg
     md = sample_report.read_text()
     assert "an x marks the work ncu counted" in md and "The star is the workload's floor" in md
