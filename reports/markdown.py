@@ -107,6 +107,9 @@ def _title(analysis: dict, meta: ReportMeta) -> list[str]:
     elif ks:
         slowest = max(ks, key=lambda k: (k.get("duration_ms") or 0) * k["launches"])
         line += f"; most time in {_code(_name(slowest))} ({slowest['bound']}-bound)"
+    busy = ((analysis.get("timeline") or {}).get("summary") or {}).get("gpu_busy_pct_of_range")
+    if busy is not None and busy < LAUNCH_BOUND_PCT:
+        line += f"; **launch-bound**: the GPU ran kernels only {busy:.0f}% of the profiled range (nsys)"
     return [f"# Roofline report: {_cell(name)}", "",
             f"{line}.", "",
             f"Source: {_code(meta.source)} ({meta.source_kind})"

@@ -220,6 +220,7 @@ def test_timeline_of_an_nsys_export_and_launch_bound(tmp_path):
     run["timeline"]["summary"]["gpu_busy_pct_of_range"] = 24.0  # as the H200 run with both tools printed
     md = render_markdown(run, ReportMeta(source="run"))
     assert "**launch-bound**: the GPU ran kernels only 24% of the profiled range; it waits for the host" in md
+    assert "; **launch-bound**: the GPU ran kernels only 24% of the profiled range (nsys)." in md.splitlines()[2]
 
 
 def test_one_colour_per_stall_reason_in_every_chart(tmp_path):
