@@ -7,10 +7,12 @@ salt, so rerunning a report gives the same bytes.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from statistics import median
 
-from reports.meta import KINDS, Roof
+from reports.meta import KINDS, STALL_UNIT, Roof
+from reports.numbers import ratio, us
 
 MAX_KERNELS = 10  # on a chart; the tables list every kernel
 LEVEL_COLOR = {"DRAM": "tab:blue", "L2": "tab:green", "L1": "tab:purple", "tensor": "tab:red",
@@ -18,8 +20,18 @@ LEVEL_COLOR = {"DRAM": "tab:blue", "L2": "tab:green", "L1": "tab:purple", "tenso
 KIND_STYLE = {"report": "-", "datasheet": "--", "measured": ":"}
 KERNEL_COLORS = ["black", "tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab:gray",
                  "darkgoldenrod", "navy", "maroon", "teal"]
-STALL_COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
-                "#ff9da7", "#9c755f", "#bab0ac"]
+# One colour per ncu stall reason (profiler.metrics.STALL_REASONS), the same in every chart, so
+# before/after charts can be compared by eye; memory waits blue, pipes and queues warm, sync purple.
+STALL_COLOR = {
+    "long_scoreboard": "#1f77b4", "short_scoreboard": "#aec7e8", "lg_throttle": "#17becf",
+    "tex_throttle": "#9edae5", "mio_throttle": "#2ca02c", "math_pipe_throttle": "#d62728",
+    "gmma": "#ff9896", "wait": "#ff7f0e", "dispatch_stall": "#ffbb78", "not_selected": "#98df8a",
+    "selected": "#c5b0d5", "barrier": "#9467bd", "membar": "#8c564b", "sleeping": "#c49c94",
+    "branch_resolving": "#e377c2", "no_instruction": "#f7b6d2", "imc_miss": "#bcbd22",
+    "drain": "#dbdb8d", "misc": "#7f7f7f",
+}
+OTHER_STALL_COLOR = "#c7c7c7"  # a reason a newer ncu adds, until it gets its own
+AXIS_DECADES = 3  # a roofline point farther than this from the median intensity (log10) falls off the axis
 RC = {"svg.hashsalt": "roofline-report", "svg.fonttype": "none", "font.family": "DejaVu Sans", "font.size": 9,
       "axes.titlesize": 10, "figure.dpi": 120, "savefig.dpi": 120}
 
@@ -55,18 +67,62 @@ def report_roofs(analysis: dict) -> list[Roof]:
 
 
 def roofline_points(analysis: dict) -> list[dict]:
-    """One point per kernel with FLOP counters: its DRAM (else L2, L1) intensity and TFLOP/s."""
+    """One point per kernel with FLOP counters: its DRAM (else L2, L1) intensity and TFLOP/s. Where
+    the workload's own (useful) FLOPs are known, the point is the useful work and `executed` holds
+    ncu's count (intensity, TFLOP/s) for a second marker."""
     points = []
     for i, k in enumerate(analysis.get("kernels", [])):
         h = k.get("hierarchy") or {}
-        levels = {lv["level"]: lv["arithmetic_intensity"] for lv in h.get("levels", [])
-                  if lv.get("arithmetic_intensity")}
+        useful = bool(h.get("useful_flops"))
+        key = "useful_arithmetic_intensity" if useful else "arithmetic_intensity"
+        levels = {lv["level"]: lv[key] for lv in h.get("levels", []) if lv.get(key)}
         if not h.get("tflops") or not levels:
             continue
         main = next(lv for lv in ("DRAM", "L2", "L1") if lv in levels)
-        points.append({"index": i, "kernel": k.get("label") or k["kernel"], "tflops": h["tflops"], "level": main,
-                       "ai": levels[main], "levels": levels, "duration_ms": k.get("duration_ms") or 0})
+        executed = ({"ai": next(lv["arithmetic_intensity"] for lv in h["levels"] if lv["level"] == main),
+                     "tflops": h["tflops"]} if useful else None)
+        points.append({"index": i, "kernel": k.get("label") or k["kernel"],
+                       "tflops": h["useful_tflops"] if useful else h["tflops"], "level": main,
+                       "ai": levels[main], "levels": levels, "duration_ms": k.get("duration_ms") or 0,
+                       "executed": executed, "gap": k.get("gap_to_floor")})
     return points
+
+
+def floor_point(analysis: dict) -> dict | None:
+    """The workload's floor on the roofline: its own intensity (FLOPs over KV + Q/O bytes) at the
+    rate it would run at the floor's time."""
+    f = analysis.get("floor")
+    if not f or not f.get("floor_ms") or not f.get("arithmetic_intensity"):
+        return None
+    return {"ai": f["arithmetic_intensity"], "tflops": f["flops"] / (f["floor_ms"] * 1e-3) / 1e12,
+            "floor_ms": f["floor_ms"]}
+
+
+def _ridges(roofs: list[Roof]) -> list[float]:
+    return [c.value * 1e3 / m.value for c in roofs if not c.is_memory for m in roofs if m.is_memory]
+
+
+def roofline_layout(analysis: dict, roofs: list[Roof]) -> dict:
+    """The roofline chart's x range, robust to outliers: every filled point, the floor and the
+    ridges, plus the hollow markers within AXIS_DECADES of the median intensity (log10). `off`
+    lists what falls outside (label, level, FLOP/B): drawn at the edge and named under the chart."""
+    points = top_points(roofline_points(analysis))
+    roofs = [r for r in roofs if r.value and r.value > 0]
+    fl = floor_point(analysis)
+    anchors = [p["ai"] for p in points] + _ridges(roofs) + ([fl["ai"]] if fl else [])
+    extras = [(f"K{p['index'] + 1}", lv, ai) for p in points for lv, ai in p["levels"].items() if lv != p["level"]]
+    extras += [(f"K{p['index'] + 1}", "executed", p["executed"]["ai"]) for p in points if p["executed"]]
+    logs = sorted(math.log10(x) for x in anchors + [ai for *_, ai in extras])
+    if not logs:
+        return {"points": points, "x_lo": 1.0, "x_hi": 1e3, "off": []}
+    mid = median(logs)
+    lo_ok, hi_ok = 10 ** (mid - AXIS_DECADES), 10 ** (mid + AXIS_DECADES)
+    core = [x for x in anchors if lo_ok <= x <= hi_ok] or anchors
+    kept = core + [ai for *_, ai in extras if lo_ok <= ai <= hi_ok]
+    x_lo, x_hi = min(kept) / 4, max(kept) * 4
+    off = [(label, lv, ai) for label, lv, ai in extras if not x_lo <= ai <= x_hi]
+    off += [(f"K{p['index'] + 1}", p["level"], p["ai"]) for p in points if not x_lo <= p["ai"] <= x_hi]
+    return {"points": points, "x_lo": x_lo, "x_hi": x_hi, "off": off}
 
 
 def _pyplot():
@@ -114,24 +170,28 @@ def _place_labels(ax, fig, xy: list[tuple[float, float]], texts: list[str]) -> N
 
 
 def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "") -> list[Path]:
-    """Log-log roofline: each kernel a filled point at its DRAM intensity (hollow: L2 and L1),
+    """Log-log roofline: each kernel a filled point at its DRAM intensity (hollow: L2 and L1; an x:
+    the work ncu counted, where it differs from the workload's), the workload's floor as a star,
     memory roofs as diagonals and compute roofs as horizontals, coloured by level and dashed by kind.
-    Writes stem.png and stem.svg; [] when no kernel has FLOP and byte counters."""
+    Points beyond the axis (roofline_layout) sit at its edge. Writes stem.png and stem.svg; [] when
+    no kernel has FLOP and byte counters."""
+    layout = roofline_layout(analysis, roofs)
+    points, x_lo, x_hi = layout["points"], layout["x_lo"], layout["x_hi"]
     every = roofline_points(analysis)
-    points = top_points(every)
     if not points:
         return []
     matplotlib, plt = _pyplot()
+    fl = floor_point(analysis)
     roofs = [r for r in roofs if r.value and r.value > 0]
     mem = [r for r in roofs if r.is_memory]
     comp = [r for r in roofs if not r.is_memory]
-    top = max([r.value for r in comp] + [p["tflops"] for p in points]) * 1.0
-    xs = [ai for p in points for ai in p["levels"].values()]
-    ridges = [c.value * 1e3 / m.value for c in comp for m in mem]
-    x_lo = min(xs + ridges) / 4
-    x_hi = max(xs + ridges) * 4
-    y_lo = min([p["tflops"] for p in points] + [x_lo * m.value / 1e3 for m in mem if m.level == "DRAM"]) / 3
+    ys = [p["tflops"] for p in points] + [p["executed"]["tflops"] for p in points if p["executed"]]
+    top = max([r.value for r in comp] + ys + ([fl["tflops"]] if fl else []))
+    y_lo = min(ys + [x_lo * m.value / 1e3 for m in mem if m.level == "DRAM"]) / 3
     y_hi = top * 2.5
+
+    def clamp(x: float) -> float:  # an off-axis point, drawn at the edge
+        return min(max(x, x_lo * 1.15), x_hi / 1.15)
 
     with matplotlib.rc_context(RC):
         fig, ax = plt.subplots(figsize=(9.5, 5.6))
@@ -155,14 +215,19 @@ def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "
         kernel_handles = []
         for n, p in enumerate(points):
             color = KERNEL_COLORS[n % len(KERNEL_COLORS)]
-            others = [(lv, ai) for lv, ai in p["levels"].items() if lv != p["level"]]
+            others = [(lv, clamp(ai)) for lv, ai in p["levels"].items() if lv != p["level"]]
             if others:
                 ax.plot([ai for _, ai in others] + [p["ai"]], [p["tflops"]] * (len(others) + 1), color=color,
                         lw=0.6, alpha=0.6, zorder=3)
             for lv, ai in others:
                 ax.scatter([ai], [p["tflops"]], s=36, marker="s" if lv == "L2" else "^", facecolors="white",
                            edgecolors=color, linewidths=1.2, zorder=4)
-            h = ax.scatter([p["ai"]], [p["tflops"]], s=70, color=color, edgecolors="white", linewidths=0.8,
+            if p["executed"]:
+                ex = p["executed"]
+                ax.plot([p["ai"], clamp(ex["ai"])], [p["tflops"], ex["tflops"]], color=color, lw=0.8, ls=":",
+                        zorder=3)
+                ax.scatter([clamp(ex["ai"])], [ex["tflops"]], s=44, marker="x", color=color, linewidths=1.4, zorder=5)
+            h = ax.scatter([clamp(p["ai"])], [p["tflops"]], s=70, color=color, edgecolors="white", linewidths=0.8,
                            zorder=5, label=kernel_label(p["index"], p["kernel"])
                            + (f" ({p['level']} intensity)" if p["level"] != "DRAM" else ""))
             kernel_handles.append(h)
@@ -170,13 +235,31 @@ def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "
             if any(level in p["levels"] and level != p["level"] for p in points):
                 kernel_handles.append(ax.scatter([], [], s=36, marker=marker, facecolors="white", edgecolors="0.3",
                                                  label=f"same kernel, {level} intensity"))
-        _place_labels(ax, fig, [(p["ai"], p["tflops"]) for p in points], [f"K{p['index'] + 1}" for p in points])
-        ax.set_xlabel("arithmetic intensity (FLOP / byte)")
+        if any(p["executed"] for p in points):
+            kernel_handles.append(ax.scatter([], [], s=44, marker="x", color="0.3", linewidths=1.4,
+                                             label="same kernel, FLOPs ncu counted (executed, padding included)"))
+        if fl:
+            kernel_handles.append(ax.scatter([fl["ai"]], [fl["tflops"]], s=150, marker="*", color="gold",
+                                             edgecolors="black", linewidths=0.8, zorder=6,
+                                             label=f"the workload's floor ({us(fl['floor_ms'])} µs)"))
+        for p in points if fl else []:
+            if p["gap"]:  # the headline: from the kernel up to the floor, log-midway label
+                ax.plot([clamp(p["ai"]), fl["ai"]], [p["tflops"], fl["tflops"]], color="goldenrod", lw=1, ls="--",
+                        zorder=2)
+                ax.text(math.sqrt(clamp(p["ai"]) * fl["ai"]) * 1.12, math.sqrt(p["tflops"] * fl["tflops"]),
+                        f"{ratio(p['gap'])} from the floor", fontsize=8, color="darkgoldenrod", va="center")
+        _place_labels(ax, fig, [(clamp(p["ai"]), p["tflops"]) for p in points], [f"K{p['index'] + 1}" for p in points])
+        ax.set_xlabel("arithmetic intensity (FLOP / byte" + ("; the workload's FLOPs where a kernel does them)"
+                                                              if any(p["executed"] for p in points) else ")"))
         ax.set_ylabel("performance (TFLOP/s)")
         ax.set_title(title or "Roofline")
         ax.grid(True, which="major", color="0.88", lw=0.6)
         ax.grid(True, which="minor", color="0.95", lw=0.4, ls="-")
         ax.set_axisbelow(True)
+        if layout["off"]:
+            ax.text(0.99, 0.01, "at the edge, off the axis: " + ", ".join(
+                f"{label} {lv} {ai:.2g} FLOP/B" for label, lv, ai in layout["off"]),
+                transform=ax.transAxes, ha="right", va="bottom", fontsize=7, color="0.35")
         # fig.legend, not ax.add_artist(ax.legend(...)): with two axes legends, bbox_inches="tight"
         # drops the first one at some dpi values (seen with matplotlib 3.11 at 110 and 120 dpi)
         fig.legend(handles=roof_handles, title="roofs (solid: report's own, dashed: datasheet, dotted: measured)",
@@ -191,8 +274,15 @@ def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "
     return out
 
 
+def _dark(hex_color: str) -> bool:
+    """Whether white text reads on this colour (relative luminance under one half)."""
+    r, g, b = (int(hex_color[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.5
+
+
 def stall_chart(analysis: dict, stem: Path, title: str = "") -> list[Path]:
-    """Horizontal stacked bars: each kernel's top warp stalls in cycles per issued instruction.
+    """Horizontal stacked bars: each kernel's top warp stalls in warps stalled per issued instruction,
+    each reason in its own fixed colour (STALL_COLOR).
     Writes stem.png and stem.svg; [] when the report carries no stall metrics."""
     rows = [(i, k) for i, k in enumerate(analysis.get("kernels", [])) if k.get("top_stalls")]
     if not rows:
@@ -202,7 +292,7 @@ def stall_chart(analysis: dict, stem: Path, title: str = "") -> list[Path]:
     reasons: list[str] = []
     for _, k in rows:
         reasons += [s["reason"] for s in k["top_stalls"] if s["reason"] not in reasons]
-    color = {r: STALL_COLORS[n % len(STALL_COLORS)] for n, r in enumerate(reasons)}
+    color = {r: STALL_COLOR.get(r, OTHER_STALL_COLOR) for r in reasons}
     matplotlib, plt = _pyplot()
     with matplotlib.rc_context(RC):
         fig, ax = plt.subplots(figsize=(9.5, 1.2 + 0.55 * len(rows)))
@@ -217,11 +307,12 @@ def stall_chart(analysis: dict, stem: Path, title: str = "") -> list[Path]:
                               label=None if s["reason"] in seen else s["reason"])
                 seen.add(s["reason"])
                 if v >= 0.04 * widest:
-                    ax.bar_label(bar, labels=[f"{v:.1f}"], label_type="center", fontsize=8, color="white")
+                    ax.bar_label(bar, labels=[f"{v:.1f}"], label_type="center", fontsize=8,
+                                 color="white" if _dark(color[s["reason"]]) else "black")
                 left += v
         ax.set_yticks(range(len(rows)), labels)
         ax.invert_yaxis()
-        ax.set_xlabel("warp stall (cycles per issued instruction), top reasons per kernel")
+        ax.set_xlabel(f"warp stalls ({STALL_UNIT}), top reasons per kernel")
         ax.set_title((title or "Top warp stalls")
                      + ("" if len(rows) == total else f" (the {len(rows)} of {total} kernels with the most time)"))
         ax.grid(True, axis="x", color="0.9", lw=0.6)
@@ -229,6 +320,44 @@ def stall_chart(analysis: dict, stem: Path, title: str = "") -> list[Path]:
         handles, names = ax.get_legend_handles_labels()
         ax.legend(handles, names, title="stall reason", loc="upper left", bbox_to_anchor=(1.02, 1.0),
                   fontsize=8, title_fontsize=8, frameon=False, alignment="left")
+        out = _save(fig, stem)
+        plt.close(fig)
+    return out
+
+
+MAX_STEPS = 12  # on the timeline chart; the table gives the medians over all steps
+
+
+def timeline_chart(timeline: dict, stem: Path, title: str = "") -> list[Path]:
+    """The profiled steps on one time axis (from nsys): per step the host's NVTX range and the GPU's
+    span from first kernel start to last kernel end, so a GPU waiting for the host shows as gaps
+    in its row. Writes stem.png and stem.svg; [] without steps that ran kernels."""
+    steps = [s for s in (timeline or {}).get("steps", []) if s.get("kernels") and s.get("first_kernel_start_ns")]
+    if not steps:
+        return []
+    total = len(steps)
+    steps = steps[:MAX_STEPS]
+    t0 = min(min(s.get("range_start_ns") or s["first_kernel_start_ns"], s["first_kernel_start_ns"]) for s in steps)
+    matplotlib, plt = _pyplot()
+    with matplotlib.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(9.5, 2.4))
+        host = [((s["range_start_ns"] - t0) / 1e6, (s["range_end_ns"] - s["range_start_ns"]) / 1e6)
+                for s in steps if s.get("range_start_ns") is not None]
+        gpu = [((s["first_kernel_start_ns"] - t0) / 1e6, (s["last_kernel_end_ns"] - s["first_kernel_start_ns"]) / 1e6)
+               for s in steps]
+        if host:
+            ax.broken_barh(host, (1.6, 0.8), facecolors="tab:orange", edgecolors="white", linewidths=0.6)
+        ax.broken_barh(gpu, (0.6, 0.8), facecolors="tab:blue", edgecolors="white", linewidths=0.6)
+        for n, (x, w) in enumerate(gpu):
+            if n < 3 or n == len(gpu) - 1:
+                ax.text(x + w / 2, 1.0, f"{n}", ha="center", va="center", fontsize=7, color="white")
+        ax.set_yticks([1.0, 2.0], ["GPU: kernels", "host: NVTX step"])
+        ax.set_ylim(0.3, 2.7)
+        ax.set_xlabel("time from the first step (ms)")
+        ax.set_title((title or "Timeline") + (f" (the first {len(steps)} of {total} steps)" if total > len(steps)
+                                               else f" ({total} steps)"))
+        ax.grid(True, axis="x", color="0.9", lw=0.6)
+        ax.set_axisbelow(True)
         out = _save(fig, stem)
         plt.close(fig)
     return out

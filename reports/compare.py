@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from roofline.comparison import METRICS, MIN_SAMPLES, Change, Comparison, KernelComparison
+from reports.numbers import ms, ratio
 from reports.text import align
 
 LABELS = {"duration_ms": "duration (median)", "ms_per_step": "time per step", "launches": "launches",
@@ -18,9 +19,9 @@ def number(value: float | None, unit: str = "") -> str:
     if value is None:
         return "-"
     if unit == "ms":
-        text = f"{value:.4g}"
+        text = ms(value)
     elif unit == "x":
-        text = f"{value:.1f}"
+        return ratio(value)
     elif abs(value) >= 100 or float(value).is_integer():
         text = f"{value:.0f}"
     else:
@@ -105,7 +106,7 @@ def _verdict(k: KernelComparison) -> str:
 
 
 def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4g}"
+    return ms(value, "-")
 
 
 def _bound(bound: str | None, cause: str | None) -> str:

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reports.charts import kernel_label, report_roofs, roofline_chart, roofline_points, stall_chart, top_points
-from reports.meta import KINDS, ReportMeta
+from reports.charts import (floor_point, kernel_label, report_roofs, roofline_chart, roofline_layout,
+                            roofline_points, stall_chart, timeline_chart)
+from reports.meta import KINDS, LAUNCH_BOUND_PCT, STALL_UNIT, STALL_UNIT_SHORT, ReportMeta, nsys_version
+from reports.numbers import ms, ratio, us
+from roofline.hierarchy import padding_note
 from roofline.verdict import STALL_MEANING
 
 
@@ -71,6 +74,14 @@ def _name(k: dict) -> str:
     return k.get("label") or k["kernel"]
 
 
+def _prose(text: str) -> str:
+    """Tool or analysis text as prose: `quoted` commands become code spans, the rest is escaped."""
+    parts = str(text).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: nothing is code
+        return _plain(text)
+    return "".join(_code(p) if i % 2 else _plain(p) for i, p in enumerate(parts))
+
+
 def _stalls(k: dict, n: int = 3) -> str:
     return ", ".join(f"{s['reason']} {s['cycles_per_issue']:.1f}" for s in k.get("top_stalls", [])[:n]) or "–"
 
@@ -91,11 +102,14 @@ def _title(analysis: dict, meta: ReportMeta) -> list[str]:
     line = f"{len(ks)} kernel{'s' if len(ks) != 1 else ''} on {gpu}"
     if analysis.get("step"):
         s = analysis["step"]
-        line += (f"; {s['kernel_ms_per_step']:.3f} ms of kernels per step against a floor of "
-                 f"{s['floor_ms'] * 1e3:.1f} µs: **{s['gap']:.1f}x** from the floor")
+        line += (f"; {ms(s['kernel_ms_per_step'])} ms of kernels per step against a floor of "
+                 f"{us(s['floor_ms'])} µs: **{ratio(s['gap'])}** from the floor")
     elif ks:
         slowest = max(ks, key=lambda k: (k.get("duration_ms") or 0) * k["launches"])
         line += f"; most time in {_code(_name(slowest))} ({slowest['bound']}-bound)"
+    busy = ((analysis.get("timeline") or {}).get("summary") or {}).get("gpu_busy_pct_of_range")
+    if busy is not None and busy < LAUNCH_BOUND_PCT:
+        line += f"; **launch-bound**: the GPU ran kernels only {busy:.0f}% of the profiled range (nsys)"
     return [f"# Roofline report: {_cell(name)}", "",
             f"{line}.", "",
             f"Source: {_code(meta.source)} ({meta.source_kind})"
@@ -149,24 +163,25 @@ def _floor(analysis: dict) -> list[str]:
     if not f:
         return []
     out = ["## Floor", "",
-           f"The least time the GPU allows for this workload (one layer): **{f['floor_ms'] * 1e3:.1f} µs**, "
+           f"The least time the GPU allows for this workload (one layer): **{us(f['floor_ms'])} µs**, "
            f"{f['bound']}-bound.", ""]
     out += _table(["", "amount", "at", "time"], [
         ["memory", f"{f['kv_bytes'] / 1e6:,.1f} MB KV + {f['io_bytes'] / 1e6:,.2f} MB Q/O",
          f"{f['bandwidth_gbps']:,.0f} GB/s ({KINDS.get(f['bandwidth_kind'], f['bandwidth_kind'])})",
-         f"{f['memory_ms'] * 1e3:.1f} µs"],
+         f"{us(f['memory_ms'])} µs"],
         ["compute", f"{f['flops'] / 1e9:,.2f} GFLOP ({f['arithmetic_intensity']:.0f} FLOP/B)",
          f"{f['peak_tflops']:,.0f} TFLOP/s ({KINDS.get(f['peak_kind'], f['peak_kind'])})",
-         f"{f['compute_ms'] * 1e3:.1f} µs"]], "llll")
+         f"{us(f['compute_ms'])} µs"]], "llll")
     if s:
-        out += ["", f"Kernels per step: **{s['kernel_ms_per_step']:.4f} ms**, {s['gap']:.1f}x the floor."]
+        out += ["", f"Kernels per step: **{ms(s['kernel_ms_per_step'])} ms**, {ratio(s['gap'])} the floor."]
     return out + [""]
 
 
 def _kernel_table(analysis: dict, meta: ReportMeta) -> list[str]:
     floor = bool(analysis.get("floor"))
+    useful = any((k.get("hierarchy") or {}).get("useful_flops") for k in analysis.get("kernels", []))
     header = ["#", "kernel", "launches", "time (ms)", "% of step", "DRAM GB/s", "% of DRAM peak", "TFLOP/s",
-              "FLOP/B (DRAM)", "L2 hit %", "occupancy %", "top stalls (cycles/issue)", "bound"]
+              "FLOP/B (DRAM)", "L2 hit %", "occupancy %", f"top stalls ({STALL_UNIT_SHORT})", "bound"]
     header += ["gap to floor"] if floor else []
     rows = []
     for i, k in enumerate(analysis.get("kernels", [])):
@@ -174,20 +189,35 @@ def _kernel_table(analysis: dict, meta: ReportMeta) -> list[str]:
         pct = _dram_pct(k)
         share = k.get("share_of_step")
         rows.append([f"K{i + 1}", _code(kernel_label(i, _name(k), 60).split(" ", 1)[1]), str(k["launches"]),
-                     _f(k.get("duration_ms"), ".4f"), _f(None if share is None else 100 * share, ".1f"),
+                     ms(k.get("duration_ms")), _f(None if share is None else 100 * share, ".1f"),
                      _f(k.get("dram_gbps"), ",.0f"), _f(pct, ".1f"),
-                     _f(h.get("tflops"), ".2f"), _f(_dram_level(k).get("arithmetic_intensity"), ",.1f"),
+                     _f(h.get("useful_tflops", h.get("tflops")), ".2f"),
+                     _f(_dram_level(k).get("useful_arithmetic_intensity", _dram_level(k).get("arithmetic_intensity")),
+                        ",.1f"),
                      _f(k.get("l2_hit_rate_pct"), ".1f"), _f(k.get("achieved_occupancy_pct"), ".1f"),
-                     _stalls(k), _bound(k)] + ([_f(k.get("gap_to_floor"), ".1f", "x")] if floor else []))
+                     _stalls(k), _bound(k)] + ([ratio(k.get("gap_to_floor"))] if floor else []))
     out = ["## Kernels", ""] + _table(header, rows, "llrrrrrrrrrll" + ("l" if floor else ""))
     out += ["", "Time is the median per launch; % of step is the kernel's share of all kernel time; "
-            "% of DRAM peak is against the report's own peak. "
+            "% of DRAM peak is against the report's own peak; "
+            f"{STALL_UNIT_SHORT}: {STALL_UNIT}, the unit of every stall number here. "
+            + ("TFLOP/s and FLOP/B count the workload's own FLOPs where it is known (the floor's, split over the "
+               "step's kernels by the tensor FLOPs ncu counted); ncu's executed count is in each kernel's section. "
+               if useful else "")
             + ("Gap to floor (only where one kernel is the whole step): its time over the workload's floor."
                if floor else "No gap to floor: the workload is not known."), ""]
     return out
 
 
-def _kernel_section(i: int, k: dict, meta: ReportMeta) -> list[str]:
+def _flops_line(h: dict, q_len: int | None) -> str:
+    """Useful (the workload's) and executed (ncu's) FLOPs, and what the ratio is."""
+    x, tensor = h["executed_over_useful"], h["tensor_flops"] / h["useful_flops"]
+    return (f"{h['useful_tflops']:.2f} TFLOP/s of useful work ({h['useful_flops'] / 1e9:,.2f} GFLOP, the "
+            f"workload's); {h['tflops']:.2f} TFLOP/s executed ({h['flops'] / 1e9:,.2f} GFLOP counted by ncu: "
+            f"{h['tensor_flops'] / 1e9:,.2f} tensor + {h['fp32_flops'] / 1e9:,.2f} FP32): {ratio(x)} the useful work"
+            + (f"; tensor alone {ratio(tensor)}: {padding_note(tensor, q_len)}" if tensor > 1.05 else ""))
+
+
+def _kernel_section(i: int, k: dict, meta: ReportMeta, q_len: int | None = None) -> list[str]:
     h = k.get("hierarchy") or {}
     measured = _measured_dram(meta)
     dram = _f(k.get("dram_gbps"), ",.0f", " GB/s")
@@ -197,21 +227,28 @@ def _kernel_section(i: int, k: dict, meta: ReportMeta) -> list[str]:
         dram += f" ({100 * k['dram_gbps'] / k['dram_peak_gbps']:.1f}% of the report's own {k['dram_peak_gbps']:,.0f}"
         dram += f"; {100 * k['dram_gbps'] / measured:.1f}% of the measured {measured:,.0f})" if measured else ")"
     compute = "– (no FLOP counters in the report)"
-    if h.get("tflops") is not None:
+    if h.get("useful_flops"):
+        compute = _flops_line(h, q_len)
+    elif h.get("tflops") is not None:
         compute = f"{h['tflops']:.2f} TFLOP/s {h['compute_kind']}"
         if h.get("compute_pct"):
             compute += f" ({h['compute_pct']:.1f}% of {h['compute_peak_tflops']:,.0f})"
     levels = h.get("levels", [])
-    intensity = (", ".join(f"{lv['level']} {lv['arithmetic_intensity']:,.1f}" for lv in levels) + " FLOP/B"
-                 if levels else "–")
+    key = "useful_arithmetic_intensity" if h.get("useful_flops") else "arithmetic_intensity"
+    intensity = (", ".join(f"{lv['level']} {lv[key]:,.1f}" for lv in levels) + " FLOP/B" if levels else "–")
+    if levels and h.get("useful_flops"):
+        intensity += (" of useful work (executed: "
+                      + ", ".join(f"{lv['level']} {lv['arithmetic_intensity']:,.1f}" for lv in levels) + ")")
     stalls = "; ".join(f"{s['reason']} {s['cycles_per_issue']:.1f}"
                        + (f" ({STALL_MEANING[s['reason']]})" if s["reason"] in STALL_MEANING else "")
                        for s in k.get("top_stalls", [])) or "– (no stall metrics in the report)"
+    if k.get("top_stalls"):
+        stalls = f"in {STALL_UNIT_SHORT}: {stalls}"
     pct = lambda key: _f(k.get(key), ".1f", "%")  # noqa: E731
     rows = [
         ["launches, grid x block",
          f"{k['launches']}, {_f(k.get('grid_size'), '.0f')} x {_f(k.get('block_size'), '.0f')}"],
-        ["time per launch (median)", _f(k.get("duration_ms"), ".4f", " ms")],
+        ["time per launch (median)", ms(k.get("duration_ms"), "–") + (" ms" if k.get("duration_ms") is not None else "")],
         ["DRAM throughput", dram],
         ["compute", compute],
         ["arithmetic intensity", intensity],
@@ -224,7 +261,7 @@ def _kernel_section(i: int, k: dict, meta: ReportMeta) -> list[str]:
         ["bound", _bound(k)],
         ["busiest unit", k.get("unit") or "–"],
         ["share of step", _f(None if k.get("share_of_step") is None else 100 * k["share_of_step"], ".1f", "%")],
-        ["gap to floor", _f(k.get("gap_to_floor"), ".1f", "x")],
+        ["gap to floor", ratio(k.get("gap_to_floor"))],
     ]
     out = [f"### K{i + 1} {_code(_name(k))}", ""] + _table(["", ""], rows) + [""]
     if k.get("advice"):
@@ -236,9 +273,20 @@ def _kernel_section(i: int, k: dict, meta: ReportMeta) -> list[str]:
         agree = {True: "agrees with this verdict", False: "**disagrees** with this verdict",
                  None: "not comparable"}[k.get("agrees_with_ncu")]
         body += ["", f"ncu's own SOLBottleneck rule ({agree}):", "", f"> {_plain(k['ncu_rule'])}"]
-    if h.get("levels"):
+    if h.get("levels") and h.get("useful_flops"):
+        body += ["", f"Hierarchical roofline (useful FLOPs: {h['useful_flops'] / 1e9:,.2f} G, the workload's; "
+                     f"executed: {h['tensor_flops'] / 1e9:,.2f} G tensor + {h['fp32_flops'] / 1e9:,.2f} G FP32, "
+                     f"{ratio(h['executed_over_useful'])}; peaks are the report's own). The roof is the useful "
+                     "work's, as in the floor section:", ""]
+        body += _table(["level", "bytes", "FLOP/B useful", "FLOP/B executed", "GB/s", "% of peak",
+                        "attainable TFLOP/s", "roof", "roof (executed)"],
+                       [[lv["level"], f"{lv['bytes'] / 1e6:,.1f} MB", f"{lv['useful_arithmetic_intensity']:,.1f}",
+                         f"{lv['arithmetic_intensity']:,.1f}", f"{lv['gbps']:,.0f}", _f(lv.get("pct_of_peak"), ".2f"),
+                         _f(lv.get("attainable_tflops"), ",.1f"), lv.get("roof") or "–", lv.get("executed_roof") or "–"]
+                        for lv in h["levels"]], "lrrrrrrll")
+    elif h.get("levels"):
         body += ["", f"Hierarchical roofline (FLOPs: {h['tensor_flops'] / 1e9:,.2f} G tensor + "
-                     f"{h['fp32_flops'] / 1e9:,.2f} G FP32; peaks are the report's own):", ""]
+                     f"{h['fp32_flops'] / 1e9:,.2f} G FP32, as ncu counted them; peaks are the report's own):", ""]
         body += _table(["level", "bytes", "FLOP/B", "GB/s", "% of peak", "attainable TFLOP/s", "roof"],
                        [[lv["level"], f"{lv['bytes'] / 1e6:,.1f} MB", f"{lv['arithmetic_intensity']:,.1f}",
                          f"{lv['gbps']:,.0f}", _f(lv.get("pct_of_peak"), ".2f"), _f(lv.get("attainable_tflops"), ",.1f"),
@@ -247,10 +295,50 @@ def _kernel_section(i: int, k: dict, meta: ReportMeta) -> list[str]:
     return out
 
 
-def _off_chart(analysis: dict) -> str:
-    """Which kernels the roofline chart leaves out, and why (no FLOPs, or not among the slowest)."""
+def _timeline(analysis: dict, meta: ReportMeta) -> list[str]:
+    """What nsys saw: per step the kernels, the idle gaps between them, the launch calls, the host."""
+    t = analysis.get("timeline")
+    if not t:
+        return []
+    s = t["summary"]
+    where = f"the NVTX range '{s['range']}'" if s.get("range") else "the whole trace (no NVTX range)"
+    out = ["## Timeline", "",
+           f"From nsys {nsys_version(meta.versions, s) or '(version unknown)'}: "
+           f"{s.get('launches_in_range') or s['launches']} launches in {where}, {s['steps']} steps.", ""]
+    if s.get("step_ms_median") is not None:
+        busy = s.get("gpu_busy_pct_of_range")
+        bound = ("**launch-bound**: the GPU ran kernels only "
+                 f"{busy:.0f}% of the profiled range; it waits for the host" if busy is not None and busy < LAUNCH_BOUND_PCT
+                 else f"not launch-bound: the GPU ran kernels {busy:.0f}% of the profiled range" if busy is not None
+                 else "launch-bound or not: unknown (no NVTX range)")
+        n = s["steps"] - s["steps_without_kernels"]
+        out += _table(["per step (median of " + str(n) + ")", "ms"], [
+            ["first kernel start to last kernel end", ms(s["step_ms_median"])],
+            [f"kernel time ({s['kernels_per_step']:.0f} kernel{'s' if s['kernels_per_step'] != 1 else ''})",
+             ms(s["kernel_ms_per_step"])],
+            [f"idle between kernels ({s['idle_pct']:.0f}%)" if s.get("idle_pct") is not None else "idle between kernels",
+             ms(s["idle_ms_per_step"])],
+            ["launch API calls (host)", ms(s.get("launch_api_ms_per_step"))],
+            ["host time (the NVTX step range)", ms(s.get("host_ms_per_step"))]], "lr")
+        out += ["", f"Verdict: {bound}.", ""]
+    if t.get("kernels"):
+        ncu = {k["kernel"]: k.get("duration_ms") for k in analysis.get("kernels", [])}
+        with_ncu = not _timeline_only(analysis) and any(ncu.get(k["kernel"]) is not None for k in t["kernels"])
+        rows = [[_code(k["kernel"]), str(int(k["launches"])), ms(k["median_ms"]), ms(k["min_ms"]), ms(k["max_ms"]),
+                 f"{k['share_pct']:.1f}"] + ([ms(ncu.get(k["kernel"]))] if with_ncu else []) for k in t["kernels"]]
+        out += _details("Kernels on the timeline (median, min, max per launch, ms)", _table(
+            ["kernel", "launches", "median", "min", "max", "% of kernel time"] + (["ncu (replayed)"] if with_ncu else []),
+            rows, "lrrrrr" + ("r" if with_ncu else "")))
+    out += [f"- {_prose(n)}" for n in s.get("notes", [])]
+    return out
+
+
+def _off_chart(analysis: dict, roofs: list) -> str:
+    """Which kernels the roofline chart leaves out, and why (no FLOPs, not among the slowest, or
+    beyond the axis)."""
     points = roofline_points(analysis)
-    shown = {p["index"] for p in top_points(points)}
+    layout = roofline_layout(analysis, roofs)
+    shown = {p["index"] for p in layout["points"]}
     no_flops = [f"K{i + 1}" for i in range(len(analysis.get("kernels", []))) if i not in {p["index"] for p in points}]
     dropped = [f"K{p['index'] + 1}" for p in points if p["index"] not in shown]
     out = ""
@@ -258,10 +346,21 @@ def _off_chart(analysis: dict) -> str:
         out += f" Not on the chart, no FLOPs counted: {', '.join(no_flops)}."
     if dropped:
         out += f" Left out to keep it readable (least time): {', '.join(dropped)}."
+    if layout["off"]:
+        out += (" Beyond the axis, drawn at its edge (the axis spans the points within a few decades of the "
+                "median intensity): " + ", ".join(f"{label} {lv} at {ai:,.3g} FLOP/B" for label, lv, ai in layout["off"])
+                + ".")
     return out
 
 
-def _charts(charts: dict[str, Path], analysis: dict) -> list[str]:
+def _timeline_only(analysis: dict) -> bool:
+    """The kernels came from an nsys timeline alone: no counter, no bound."""
+    ks = analysis.get("kernels", [])
+    return bool(analysis.get("timeline")) and bool(ks) and all(k["bound"] == "unknown" and k.get("sm_throughput_pct")
+                                                                is None for k in ks)
+
+
+def _charts(charts: dict[str, Path], analysis: dict, meta: ReportMeta) -> list[str]:
     out = ["## Charts", ""]
     gpu = analysis["gpu"].get("name") or "the GPU"
     if "roofline" in charts:
@@ -269,21 +368,39 @@ def _charts(charts: dict[str, Path], analysis: dict) -> list[str]:
         out += [f"![Roofline: each kernel against the {gpu} roofs]({png})", "",
                 f"Roofline ([SVG]({Path(png).with_suffix('.svg').as_posix()})): each kernel a filled point at its "
                 "DRAM arithmetic intensity, hollow markers at its L2 and L1 intensity; roofs coloured by level, "
-                "solid the report's own, dashed the datasheet's, dotted measured." + _off_chart(analysis), ""]
+                "solid the report's own, dashed the datasheet's, dotted measured."
+                + (" Where the workload is known, a kernel's point is its useful work (the workload's FLOPs, split "
+                   "over the step's kernels by the tensor FLOPs ncu counted); an x marks the work ncu counted "
+                   "(executed, padded MMA rows included)." if any(p["executed"] for p in roofline_points(analysis))
+                   else "")
+                + (" The star is the workload's floor: the vertical distance from a point to it is the gap."
+                   if floor_point(analysis) else "")
+                + _off_chart(analysis, report_roofs(analysis) + list(meta.roofs)), ""]
     elif roofline_points(analysis):
         out += ["No roofline chart: charts were not written with this report.", ""]
+    elif _timeline_only(analysis):
+        out += ["No roofline or stall chart: the source is an nsys timeline, without hardware counters "
+                f"(profile with {_code('--tool ncu')} or {_code('both')} for them).", ""]
     else:
-        out += ["No roofline chart: no kernel in the report has FLOP and byte counters "
-                "(ncu's default sections lack them; `roofline profile` collects them).", ""]
+        out += ["No roofline chart: no kernel in the report has FLOP and byte counters ("
+                + (f"this run's preset, {_code(meta.preset)}, does not collect them; {_code('--preset roofline')} "
+                   f"(the default) and {_code('--preset full')} do" if meta.preset
+                   else f"ncu's default sections lack them; {_code('roofline profile')} collects them") + ").", ""]
     if "stalls" in charts:
         png = Path(charts["stalls"]).as_posix()
         out += [f"![Top warp stalls per kernel]({png})", "",
                 f"Top warp stalls ([SVG]({Path(png).with_suffix('.svg').as_posix()})), "
-                "cycles per issued instruction.", ""]
+                f"{STALL_UNIT}, each reason in its own colour in every report.", ""]
     elif any(k.get("top_stalls") for k in analysis.get("kernels", [])):
         out += ["No stall chart: charts were not written with this report.", ""]
-    else:
+    elif not _timeline_only(analysis):
         out += ["No stall chart: the report has no warp-stall metrics.", ""]
+    if "timeline" in charts:
+        png = Path(charts["timeline"]).as_posix()
+        out += [f"![Timeline: the host's steps and the GPU's kernels]({png})", "",
+                f"Timeline ([SVG]({Path(png).with_suffix('.svg').as_posix()})) from nsys: per step the host's NVTX "
+                "range (orange) and the GPU's span from first kernel start to last kernel end (blue); gaps in "
+                "the GPU's row are time it waited for the host.", ""]
     return out
 
 
@@ -305,16 +422,21 @@ def _reproduce(meta: ReportMeta) -> list[str]:
 
 
 def render_markdown(analysis: dict, meta: ReportMeta, charts: dict[str, Path] | None = None) -> str:
-    """The whole report as GitHub-flavoured markdown. `charts` maps 'roofline'/'stalls' to PNG paths
+    """The whole report as GitHub-flavoured markdown. `analysis` is `Run.to_dict()` (or
+    `Analysis.to_dict()`; a 'timeline' key adds the timeline section). `charts` maps
+    'roofline'/'stalls'/'timeline' to PNG paths
     relative to where the markdown will live (each with an SVG of the same stem beside it)."""
     charts = charts or {}
     out = _title(analysis, meta) + _gpu(analysis, meta) + _workload(analysis, meta) + _floor(analysis)
     out += _kernel_table(analysis, meta)
+    q_len = (analysis.get("workload") or {}).get("q_len")
     for i, k in enumerate(analysis.get("kernels", [])):
-        out += _kernel_section(i, k, meta)
-    out += _charts(charts, analysis) + _reproduce(meta)
+        out += _kernel_section(i, k, meta, q_len)
+    out += _timeline(analysis, meta)
+    # (sections of further evidence, e.g. where the warps wait per PC, go here: before the charts)
+    out += _charts(charts, analysis, meta) + _reproduce(meta)
     if analysis.get("notes"):
-        out += ["## Notes", ""] + [f"- {_plain(n)}" for n in analysis["notes"]] + [""]
+        out += ["## Notes", ""] + [f"- {_prose(n)}" for n in analysis["notes"]] + [""]
     if analysis.get("missing_metrics"):
         out += _details(f"The {len(analysis['missing_metrics'])} ncu metrics this report lacks",
                         [", ".join(_code(m) for m in analysis["missing_metrics"])])
@@ -323,7 +445,7 @@ def render_markdown(analysis: dict, meta: ReportMeta, charts: dict[str, Path] | 
 
 def chart_paths(out_md: Path) -> dict[str, Path]:
     """Where the charts of a report go: beside it, named after it (report.md -> report_roofline.png)."""
-    return {name: out_md.with_name(f"{out_md.stem}_{name}.png") for name in ("roofline", "stalls")}
+    return {name: out_md.with_name(f"{out_md.stem}_{name}.png") for name in ("roofline", "stalls", "timeline")}
 
 
 def write_report(analysis: dict, meta: ReportMeta, out_md: Path, force: bool = False) -> list[Path]:
@@ -341,7 +463,8 @@ def write_report(analysis: dict, meta: ReportMeta, out_md: Path, force: bool = F
     written, links = [], {}
     roofs = report_roofs(analysis) + list(meta.roofs)
     for name, files in (("roofline", roofline_chart(analysis, roofs, pngs["roofline"].with_suffix(""), title)),
-                        ("stalls", stall_chart(analysis, pngs["stalls"].with_suffix(""), title))):
+                        ("stalls", stall_chart(analysis, pngs["stalls"].with_suffix(""), title)),
+                        ("timeline", timeline_chart(analysis.get("timeline"), pngs["timeline"].with_suffix(""), title))):
         if files:
             written += files
             links[name] = Path(files[0].name)

@@ -5,8 +5,11 @@ from __future__ import annotations
 import textwrap
 
 from profiler.timing import METHODS as TIMING_METHODS
+from reports.meta import LAUNCH_BOUND_PCT, nsys_version
+from reports.numbers import ms, ratio, us
 from reports.table import align
 from roofline.analysis import Analysis
+from roofline.hierarchy import padding_note
 
 WRAP = 100  # text width for rule text and notes
 
@@ -24,12 +27,11 @@ def kernel_table(analysis: Analysis) -> list[list[str]]:
     names = short_names([k.label or k.kernel for k in analysis.kernels])
     for k, name in zip(analysis.kernels, names):
         stalls = ", ".join(s["reason"] for s in k.top_stalls) or "-"
-        rows.append([name, str(k.launches), _fmt(k.duration_ms, ".3f"), _fmt(k.dram_gbps, ".0f"),
+        rows.append([name, str(k.launches), ms(k.duration_ms, "-"), _fmt(k.dram_gbps, ".0f"),
                      _fmt(k.dram_throughput_pct, ".1f"), _fmt(k.l2_hit_rate_pct, ".1f"),
                      _fmt(k.waves_per_sm, ".2f"), stalls, k.bound,
                      _fmt(None if k.share_of_step is None else 100 * k.share_of_step, ".1f")]
-                    + ([_fmt(k.gap_to_floor, ".1f") + ("x" if k.gap_to_floor is not None else "")]
-                       if analysis.floor else []))
+                    + ([ratio(k.gap_to_floor, "-")] if analysis.floor else []))
     return rows
 
 
@@ -56,14 +58,22 @@ def wrap(text: str, indent: str = "    ") -> list[str]:
     return textwrap.wrap(text, WRAP, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
 
 
-def hierarchy_line(h: dict) -> str:
+def hierarchy_line(h: dict, q_len: int | None = None) -> str:
     peak = f" of {h['compute_peak_tflops']:.0f}" if h.get("compute_peak_tflops") else ""  # the report's own peak
     parts = [f"{h['tflops']:.2f}{peak} TFLOP/s {h['compute_kind']}"]
+    useful = bool(h.get("useful_flops"))
+    if useful:  # the workload's FLOPs first, ncu's executed count beside them
+        parts = [f"{h['useful_tflops']:.2f} TFLOP/s of useful work ({h['useful_flops'] / 1e9:.2f} GFLOP, the "
+                 f"workload's); executed {parts[0]} ({h['flops'] / 1e9:.2f} GFLOP, "
+                 f"{ratio(h['executed_over_useful'])}; tensor alone {ratio(h['tensor_flops'] / h['useful_flops'])}: "
+                 f"{padding_note(h['tensor_flops'] / h['useful_flops'], q_len)})"]
     for lv in h["levels"]:
         pct = (f" ({lv['pct_of_peak']:.0f}% of peak)" if lv.get("pct_of_peak") is not None
                else " (peak not in this report)")
-        parts.append(f"{lv['level']} {lv['bytes'] / 1e6:.1f} MB, {lv['arithmetic_intensity']:.1f} FLOP/B, "
-                     f"{lv['gbps']:.0f} GB/s{pct}")
+        ai = (f"{lv['useful_arithmetic_intensity']:.1f} FLOP/B useful ({lv['arithmetic_intensity']:.1f} executed)"
+              if useful else f"{lv['arithmetic_intensity']:.1f} FLOP/B")
+        parts.append(f"{lv['level']} {lv['bytes'] / 1e6:.1f} MB, {ai}, {lv['gbps']:.0f} GB/s{pct}"
+                     + (f", roof {lv['roof']}" if useful and lv.get("roof") else ""))
     return "roofline (peaks: the report's own): " + "; ".join(parts)
 
 
@@ -75,7 +85,7 @@ def render_text(analysis: Analysis) -> str:
                    f"q_len={w['q_len']} page_size={w['page_size']} {w['dtype']} mask={w['tree_mask']}")
     if analysis.floor:
         f = analysis.floor
-        out.append(f"floor: {f['floor_ms'] * 1e3:.1f} us per layer ({f['bound']}-bound: "
+        out.append(f"floor: {us(f['floor_ms'])} us per layer ({f['bound']}-bound: "
                    f"{f['kv_bytes'] / 1e6:.1f} MB of KV at {f['bandwidth_gbps']:.0f} GB/s {f['bandwidth_kind']}, "
                    f"{f['flops'] / 1e9:.2f} GFLOP at {f['peak_tflops']:.0f} TFLOP/s {f['peak_kind']})")
     out += ["", align(kernel_table(analysis)), ""]
@@ -92,13 +102,13 @@ def render_text(analysis: Analysis) -> str:
         elif getattr(k, "ncu_rule_note", None):
             out += wrap(f"  - {k.ncu_rule_note}")
         if k.hierarchy:
-            out += wrap("  - " + hierarchy_line(k.hierarchy))
+            out += wrap("  - " + hierarchy_line(k.hierarchy, (analysis.workload or {}).get("q_len")))
         if k.advice:
             out += wrap(f"  - try: {k.advice}")
     if analysis.step:
         s = analysis.step
-        out.append(f"\nstep: {s['kernel_ms_per_step']:.3f} ms of kernels vs floor {s['floor_ms']:.4f} ms: "
-                   f"{s['gap']:.1f}x from the floor")
+        out.append(f"\nstep: {ms(s['kernel_ms_per_step'])} ms of kernels vs floor {ms(s['floor_ms'])} ms: "
+                   f"{ratio(s['gap'])} from the floor")
     for n in analysis.notes:
         out += wrap(f"note: {n}", "  ")
     return "\n".join(out)
@@ -151,14 +161,14 @@ def render_projection(p: dict) -> str:
     out = [f"projection onto {p['target_name']} (from {p['source']})"]
     if p.get("floor"):
         f = p["floor"]
-        out.append(f"  floor on target: {f['floor_ms'] * 1e3:.1f} us per layer, {f['bound']}-bound "
+        out.append(f"  floor on target: {us(f['floor_ms'])} us per layer, {f['bound']}-bound "
                    f"({f['bandwidth_gbps']:.0f} GB/s {f['bandwidth_kind']}, {f['peak_tflops']:.0f} TFLOP/s {f['peak_kind']})")
     for r in p["kernels"]:
-        ms = f"{r['projected_ms']:.3f} ms" if r["projected_ms"] is not None else "-"
-        measured = f"{r['measured_ms']:.3f} ms" if r["measured_ms"] is not None else "-"
-        out.append(f"  {r['kernel']}: measured {measured} ({r['bound_measured']}) -> {ms}; {r['method']}")
+        projected = f"{ms(r['projected_ms'])} ms" if r["projected_ms"] is not None else "-"
+        measured = f"{ms(r['measured_ms'])} ms" if r["measured_ms"] is not None else "-"
+        out.append(f"  {r['kernel']}: measured {measured} ({r['bound_measured']}) -> {projected}; {r['method']}")
     if p.get("projected_step_ms") is not None:
-        out.append(f"  projected step: {p['projected_step_ms']:.3f} ms")
+        out.append(f"  projected step: {ms(p['projected_step_ms'])} ms")
     out.append(f"  measured: {p['measured']}")
     out.append(f"  modelled: {p['modelled']}")
     if p.get("kernel_model"):
@@ -166,12 +176,14 @@ def render_projection(p: dict) -> str:
     return "\n".join(out)
 
 
-def render_timeline(timeline, analysis: Analysis | None = None) -> str:
+def render_timeline(timeline, analysis: Analysis | None = None, tools: dict | None = None) -> str:
     """The nsys timeline: per-kernel times (beside ncu's, when the run has counters) and what one
-    step costs: kernels, idle gaps between them, launch calls, and the host's own time."""
+    step costs: kernels, idle gaps between them, launch calls, and the host's own time. `tools`: the
+    run manifest's, whose nsys version is the one shown (reports.meta.nsys_version)."""
     s = timeline.summary
+    version = nsys_version({"nsys": ((tools or {}).get("nsys") or {}).get("version")}, s)
     where = f"in the NVTX range {s['range']!r}" if s.get("range") else "in the whole trace (no NVTX range)"
-    out = [f"timeline (nsys {s.get('nsys_version') or '?'}, {s.get('launches_in_range') or s['launches']} "
+    out = [f"timeline (nsys {version or '?'}, {s.get('launches_in_range') or s['launches']} "
            f"launches {where}, {s['steps']} steps):"]
     ncu = {}
     if analysis is not None:
@@ -184,24 +196,24 @@ def render_timeline(timeline, analysis: Analysis | None = None) -> str:
     rows = [header]
     names = short_names(list(timeline.kernels["kernel"]))
     for name, (_, k) in zip(names, timeline.kernels.iterrows()):
-        row = [name, str(int(k["launches"])), f"{k['total_ms']:.3f}", f"{k['median_ms']:.4f}", f"{k['min_ms']:.4f}",
-               f"{k['max_ms']:.4f}", f"{k['share_pct']:.1f}"]
+        row = [name, str(int(k["launches"])), ms(k["total_ms"]), ms(k["median_ms"]), ms(k["min_ms"]),
+               ms(k["max_ms"]), f"{k['share_pct']:.1f}"]
         if with_ncu:
-            row.append(_fmt(ncu.get(k["kernel"]), ".4f"))
+            row.append(ms(ncu.get(k["kernel"]), "-"))
         rows.append(row)
     if len(rows) > 1:
         out.append(align(rows))
     if s.get("step_ms_median") is not None:
         line = (f"per step (median of {s['steps'] - s['steps_without_kernels']}): "
-                f"{s['step_ms_median']:.4f} ms from first kernel start to last kernel end = "
-                f"{s['kernel_ms_per_step']:.4f} ms of {s['kernels_per_step']:.0f} kernel(s) + "
-                f"{s['idle_ms_per_step']:.4f} ms idle between them ({s['idle_pct']:.0f}%); "
-                f"launch API calls {_fmt(s.get('launch_api_ms_per_step'), '.4f')} ms")
+                f"{ms(s['step_ms_median'])} ms from first kernel start to last kernel end = "
+                f"{ms(s['kernel_ms_per_step'])} ms of {s['kernels_per_step']:.0f} kernel(s) + "
+                f"{ms(s['idle_ms_per_step'])} ms idle between them ({s['idle_pct']:.0f}%); "
+                f"launch API calls {ms(s.get('launch_api_ms_per_step'), '-')} ms")
         out += wrap(line, "  ")
         if s.get("host_ms_per_step") is not None and s.get("gpu_busy_pct_of_range") is not None:
-            out += wrap(f"host: {s['host_ms_per_step']:.4f} ms per step (the NVTX step range); the GPU ran "
+            out += wrap(f"host: {ms(s['host_ms_per_step'])} ms per step (the NVTX step range); the GPU ran "
                         f"kernels {s['gpu_busy_pct_of_range']:.0f}% of the profiled range"
-                        + (" (it waits for the host: launch-bound)" if s["gpu_busy_pct_of_range"] < 50 else ""),
+                        + (" (it waits for the host: launch-bound)" if s["gpu_busy_pct_of_range"] < LAUNCH_BOUND_PCT else ""),
                         "  ")
     for n in s.get("notes", []):
         out += wrap(f"note: {n}", "  ")

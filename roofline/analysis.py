@@ -12,7 +12,7 @@ from kernels.registry import project_kernel_of
 from kernels.spec import VerifyWorkload
 from roofline.floor import WorkloadFloor, workload_floor
 from roofline.gpus import GpuSpec, match_gpu
-from roofline.hierarchy import hierarchical_roofline
+from roofline.hierarchy import hierarchical_roofline, useful_flops_per_launch, with_useful_work
 from roofline.verdict import agrees_with_ncu, classify, num, top_stalls
 
 GROUP_KEYS = ["kernel", "mangled_name", "grid_size", "block_size"]
@@ -139,6 +139,7 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
         values = {f: num(med.get(f)) for f in FIELDS}
         duration = values["duration_ms"]
         share = float(group["duration_ms"].sum()) / total_ms if total_ms > 0 else None
+        hierarchy = hierarchical_roofline(med)
         kernels.append(KernelSummary(
             kernel=key[0], launches=len(group),
             grid_size=num(group["grid_size"].iloc[0]) if key[2] != -1 else None,
@@ -150,11 +151,16 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
             ncu_rule_note=None if rule else rule_absent(preset),
             gap_to_floor=(duration / floor.floor_ms) if (floor and duration and whole_step) else None,
             share_of_step=share if (share is not None and not math.isnan(share)) else None,
-            hierarchy=hierarchical_roofline(med), mangled_name=key[1], project_kernel=project,
+            hierarchy=hierarchy, mangled_name=key[1], project_kernel=project,
             source=key[4] if by_source else (group["source"].iloc[0] if "source" in group else None),
         ))
     for k, label in zip(kernels, distinct_labels(kernels)):
         k.label = label
+    if floor is not None and (iterations or whole_step):  # the workload's FLOPs beside ncu's (padded MMA rows and all)
+        useful = useful_flops_per_launch([(k.hierarchy or {}).get("tensor_flops") for k in kernels],
+                                         [k.launches for k in kernels], floor.flops, iterations or kernels[0].launches)
+        for k, flops in zip(kernels, useful):
+            k.hierarchy = with_useful_work(k.hierarchy, flops, k.duration_ms)
 
     step = None
     notes = list(attrs.get("notes", []))  # what the source could not hold (e.g. ncu CSV: no rules)

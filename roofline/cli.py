@@ -184,7 +184,8 @@ def _print_run(run, fmt: str, project_to: str | None = None) -> dict:
         click.echo(render_text(run.analysis))
         if run.timeline is not None:
             counters = run.launches.attrs.get("counters", True)  # False: the table is the timeline's own
-            click.echo("\n" + render_timeline(run.timeline, run.analysis if counters else None))
+            click.echo("\n" + render_timeline(run.timeline, run.analysis if counters else None,
+                                               run.manifest.tools if run.manifest is not None else None))
         if projection:
             click.echo("\n" + render_projection(projection))
     return result

@@ -7,7 +7,7 @@ import shlex
 from importlib import metadata
 from pathlib import Path
 
-from reports.meta import ReportMeta, Roof
+from reports.meta import ReportMeta, Roof, nsys_version
 from roofline.gpus import GpuSpec, match_gpu
 
 REPORT_NAME = "report.md"
@@ -33,12 +33,16 @@ def _version(dist: str) -> str | None:
 
 
 def _command_line(argv) -> str | None:
-    """spec.json's argv as one shell line, with the installed script's path cut to its name."""
+    """spec.json's argv as the `roofline ...` command a user types: the installed script's path, a
+    checkout's roofline/__main__.py or `python -m roofline` all become `roofline`."""
     argv = [str(a) for a in argv or ()]
     if not argv:
         return None
-    if Path(argv[0]).name == "roofline":
-        argv[0] = "roofline"
+    first = Path(argv[0])
+    if first.name == "roofline" or (first.name == "__main__.py" and first.parent.name == "roofline"):
+        argv = ["roofline"] + argv[1:]
+    elif argv[1:3] == ["-m", "roofline"]:
+        argv = ["roofline"] + argv[3:]
     return shlex.join(argv)
 
 
@@ -55,7 +59,7 @@ def build_meta(run, out_md: Path | None = None, source: str | Path | None = None
     src = Path(source) if source is not None else Path(run.source)
     versions: dict[str, str] = {}
     commands: list[str] = []
-    why = None
+    why = preset = None
     if run.manifest is not None:
         m = run.manifest
         first = _command_line(run.spec.command) if run.spec is not None else None
@@ -63,7 +67,10 @@ def build_meta(run, out_md: Path | None = None, source: str | Path | None = None
         versions.update({k: str(v) for k, v in (m.host or {}).items() if v is not None})
         versions.update({name: str(t.get("version")) for name, t in (m.tools or {}).items()
                          if isinstance(t, dict) and t.get("version")})
+        if versions.get("nsys"):
+            versions["nsys"] = nsys_version(versions)
         kind = "run directory"
+        preset = next((r.preset for r in m.reports if r.tool == "ncu" and getattr(r, "preset", None)), None)
         if not run.analysis.workload:
             why = f"the run directory {src} has no workload in its spec.json"
     else:
@@ -80,7 +87,7 @@ def build_meta(run, out_md: Path | None = None, source: str | Path | None = None
                       commands=commands, report_command=report_cmd, versions=versions,
                       ceilings=[{"value": c.value, "unit": c.unit, "kind": c.kind, "source": c.source}
                                 for c in gpu.ceilings()] if gpu else [],
-                      roofs=catalogue_roofs(gpu) if gpu else [], why_no_floor=why)
+                      roofs=catalogue_roofs(gpu) if gpu else [], why_no_floor=why, preset=preset)
 
 
 def report(run, out_md: str | Path | None = None, force: bool = False,
@@ -96,4 +103,4 @@ def report(run, out_md: str | Path | None = None, force: bool = False,
         run = load(run)
     out = Path(out_md) if out_md is not None else default_output(Path(run.source))
     meta = build_meta(run, out if out_md is not None else None, source)
-    return write_report(run.analysis.to_dict(), meta, out, force=force)
+    return write_report(run.to_dict(), meta, out, force=force)

@@ -234,7 +234,7 @@ def classify(m: Mapping, attention: bool = False) -> Verdict:
                         "the report holds (ncu's own take the largest of 25 and 26 on the H200)")
     stalls = top_stalls(m)
     per = ("warps stalled per issued instruction, PC-sampled" if num(m.get("stalls_sampled"))
-           else "cycles per issued instruction")
+           else "warps stalled per issued instruction, from the stall counters")
     stall_line = (f"top warp stall: {stalls[0][0]} ({stalls[0][1]:.1f} {per}: "
                   f"{STALL_MEANING.get(stalls[0][0], 'see ncu docs')})") if stalls else None
 

@@ -308,7 +308,7 @@ def test_profile_both_tools_one_run(tmp_path, monkeypatch):
     assert m["tools"]["nsys"]["version"].startswith("NVIDIA Nsight Systems version 2025.3.1")
     assert any(c.startswith(nsys + " profile -t cuda,nvtx -s none --cpuctxsw=none") for c in m["commands"])
     assert "profile.nsys.log" in m["logs"]
-    assert "latency" in r.output and "timeline (nsys 2025.3.2.0" in r.output and "ncu ms (replayed)" in r.output
+    assert "latency" in r.output and "timeline (nsys 2025.3.1" in r.output and "ncu ms (replayed)" in r.output
     run = roofline.load(out)
     assert run.timeline.summary["steps"] == 20 and len(run.launches) == 3  # counters from ncu's 3 launches
     assert json.loads((out / "analysis.json").read_text())["timeline"]["steps"] == 20

@@ -50,8 +50,8 @@ def test_bundled_run_report(tmp_path):
     assert r.exit_code == 0, r.output
     md = out.read_text()
     assert "| # | kernel | launches | time (ms) | % of step | DRAM GB/s |" in md
-    assert "| K1 | `_verify_extend_kernel` | 3 | 15.2407 |" in md and "**latency**: small grid" in md
-    assert "## Floor" in md and "452.5x" in md
+    assert "| K1 | `_verify_extend_kernel` | 3 | 15.24 |" in md and "**latency**: small grid" in md
+    assert "## Floor" in md and "453x" in md
     assert "roofline profile --kernel triton_mla --ctx 128k" in md and "--section SpeedOfLight" in md
     assert "| triton | `3.6.0` |" in md and "| ncu | `2025.3.1 (build 36398880)` |" in md
     assert md.count("<details>") == md.count("</details>") >= 2
@@ -168,3 +168,160 @@ def test_api_report(tmp_path):
     assert [f.name for f in files] == ["r.md", "r_roofline.png", "r_roofline.svg", "r_stalls.png", "r_stalls.svg"]
     with pytest.raises(FileExistsError, match="--force"):
         roofline.report(RUNS / "h200-triton_mla_fast-128k-p64", tmp_path / "r.md")
+
+
+# --- issue 21, part 2: the report tells the whole story -------------------------------------------
+
+NSYS_FAST_128K = RUNS.parent / "nsys" / "triton_mla_fast_128k.sqlite"
+SAMPLE = Path(__file__).parent.parent / "roofline" / "data" / "samples" / "h200-triton_mla-128k"  # both tools
+
+
+@pytest.fixture(scope="module")
+def sample_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sample") / "report.md"
+    assert report(SAMPLE, "-o", out).exit_code == 0
+    return out
+
+
+def test_useful_and_executed_flops_and_the_roof_agrees_with_the_floor(sample_report):
+    md = sample_report.read_text()
+    assert "bandwidth-bound" in md.split("## Floor")[1].split("##")[0]
+    assert "20.54 GFLOP, the workload's" in md and "73.49 GFLOP counted by ncu" in md
+    assert "tensor alone 3.56x: MMA padding: 9 query rows padded to 32-row MMA tiles" in md
+    # DRAM row: useful 129.9 FLOP/B -> memory roof (as the floor says); executed 464.7 -> compute
+    assert re.search(r"\| DRAM \| 158\.1 MB \| 129\.9 \| 464\.7 \| 10 \| 0\.21 \| [\d,.]+ \| memory \| compute \|", md)
+    k = load(SAMPLE).analysis.kernels[0]
+    assert k.hierarchy["levels"][-1]["roof"] == "memory" and k.hierarchy["executed_over_useful"] == pytest.approx(3.58, abs=0.01)
+
+
+def test_roofline_chart_draws_the_floor_the_gap_and_the_executed_work(sample_report):
+    svg = sample_report.with_name("report_roofline.svg").read_text()
+    assert "the workload's floor (33.68 µs)" in svg and "462x from the floor" in svg
+    assert "FLOPs ncu counted (executed, padding included)" in svg
+    md = sample_report.read_text()
+    assert "an x marks the work ncu counted" in md and "The star is the workload's floor" in md
+
+
+def test_timeline_section_and_chart(sample_report):
+    md = sample_report.read_text()
+    assert "## Timeline" in md and "From nsys 2025.3.1.0: 3 launches in the NVTX range 'roofline', 3 steps." in md
+    assert "| host time (the NVTX step range) | 0.09026 |" in md and "not launch-bound" in md
+    assert check_charts(sample_report) == ["report_roofline.png", "report_stalls.png", "report_timeline.png"]
+
+
+def test_timeline_of_an_nsys_export_and_launch_bound(tmp_path):
+    out = tmp_path / "report.md"
+    assert report(NSYS_FAST_128K, "-o", out).exit_code == 0
+    md = out.read_text()
+    assert "## Timeline" in md and "| kernel time (2 kernels) | 0.1878 |" in md
+    assert "the source is an nsys timeline, without hardware counters" in md and "ncu's default sections" not in md
+    assert check_charts(out) == ["report_timeline.png"]
+    run = load(NSYS_FAST_128K).to_dict()
+    run["timeline"]["summary"]["gpu_busy_pct_of_range"] = 24.0  # as the H200 run with both tools printed
+    md = render_markdown(run, ReportMeta(source="run"))
+    assert "**launch-bound**: the GPU ran kernels only 24% of the profiled range; it waits for the host" in md
+    assert "; **launch-bound**: the GPU ran kernels only 24% of the profiled range (nsys)." in md.splitlines()[2]
+
+
+def test_one_colour_per_stall_reason_in_every_chart(tmp_path):
+    from profiler.metrics import STALL_REASONS
+    from reports.charts import STALL_COLOR, stall_chart
+
+    assert set(STALL_REASONS) <= set(STALL_COLOR) and len(set(STALL_COLOR.values())) == len(STALL_COLOR)
+    base = load(SAMPLE).analysis.to_dict()
+    svgs = []
+    for n, stalls in enumerate([["wait", "long_scoreboard"], ["long_scoreboard"]]):
+        base["kernels"][0]["top_stalls"] = [{"reason": r, "cycles_per_issue": 2.0} for r in stalls]
+        svgs.append(stall_chart(base, tmp_path / f"s{n}")[1].read_text())
+    assert all(STALL_COLOR["long_scoreboard"] in s for s in svgs)  # first in one chart, second in the other
+
+
+def test_one_stall_unit(sample_report):
+    md = sample_report.read_text() + sample_report.with_name("report_stalls.svg").read_text()
+    assert "cycles/issue" not in md and "cycles per issue" not in md
+    assert "warps/issue: warps stalled per issued instruction" in md and "top stalls (warps/issue)" in md
+    full = CliRunner().invoke(main, ["analyze", str(FULL_SET)]).output  # stall counters, not PC sampling
+    assert "7.0 warps stalled per issued instruction, from the stall" in full and "cycles per" not in full
+
+
+def test_one_rounding_rule_in_analyze_and_report(sample_report):
+    from reports.numbers import ms, ratio
+
+    assert (ms(15.564992), ms(15.568661), ms(0.0336764), ms(9.99996)) == ("15.56", "15.57", "0.03368", "10.00")
+    assert (ratio(462.30), ratio(462.18), ratio(43.21), ratio(2.1499)) == ("462x", "462x", "43.2x", "2.15x")
+    text = CliRunner().invoke(main, ["analyze", str(SAMPLE)]).output
+    md = sample_report.read_text()
+    for out in (text, md):
+        assert "462x" in out and not re.search(r"462\.\dx", out) and "15.5650" not in out and "15.5687" not in out
+    assert "step: 15.57 ms of kernels vs floor 0.03368 ms: 462x from the floor" in text
+    assert "15.57 ms of kernels per step against a floor of 33.68 µs: **462x**" in md
+    cmp = CliRunner().invoke(main, ["compare", str(SAMPLE), str(SAMPLE)]).output  # compare: the same helper
+    assert "15.57 ms -> 15.57 ms of kernels per iteration" in cmp and "| gap to floor" not in cmp
+    assert re.search(r"gap to floor +462x +462x", cmp) and "15.56 ms" in cmp
+
+
+def test_reproduce_notes_and_nsys_version(sample_report):
+    md = sample_report.read_text()
+    assert "```console\nroofline profile --kernel triton_mla --ctx 128k --tool both" in md and "__main__.py" not in md
+    assert "\\`" not in md and "; `profile --preset full` collects them" in md  # a code span, not literal backticks
+    assert "| nsys | `2025.3.1.0` |" in md and "2025.3.2.0" not in md
+    text = CliRunner().invoke(main, ["analyze", str(SAMPLE)]).output
+    assert "timeline (nsys 2025.3.1.0," in text and "2025.3.2.0" not in text
+
+
+def test_preset_sentence_is_true_of_the_run(tmp_path):
+    out = tmp_path / "report.md"
+    assert report(RUNS / "h200-triton_mla_fast-ring-128k-p64", "-o", out).exit_code == 0
+    md = out.read_text()
+    assert "this run's preset, `verdict`, does not collect them; `--preset roofline` (the default)" in md
+    assert "`roofline profile` collects them" not in md
+
+
+def test_roofline_axis_ignores_an_outlier(tmp_path):
+    from reports.charts import roofline_chart, roofline_layout
+
+    analysis = load(SAMPLE).analysis.to_dict()
+    l1 = analysis["kernels"][0]["hierarchy"]["levels"][0]
+    l1["useful_arithmetic_intensity"] = l1["arithmetic_intensity"] = 2e7  # like one GEMM's L1 point in a folder
+    layout = roofline_layout(analysis, [])
+    assert layout["x_hi"] < 1e5 and layout["off"] == [("K1", "L1", 2e7)]
+    svg = roofline_chart(analysis, [], tmp_path / "r")[1].read_text()
+    assert "at the edge, off the axis: K1 L1 2e+07 FLOP/B" in svg
+    md = render_markdown(analysis, ReportMeta(source="run"), {"roofline": Path("r.png")})
+    assert "Beyond the axis, drawn at its edge" in md and "K1 L1 at 2e+07 FLOP/B" in md
+
+
+def _make_examples():
+    import importlib.util
+
+    path = Path(__file__).parent.parent / "tools" / "make_examples.py"
+    spec = importlib.util.spec_from_file_location("make_examples", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_readme_example_report_and_quoted_output_do_not_drift(tmp_path):
+    """docs/examples/report/ and the README's quoted sample output are tools/make_examples.py's
+    output on the committed sample: regenerated here and compared (charts: that they exist and
+    the markdown links them; the versions of the tools that drew the report are left out)."""
+    make = _make_examples()
+    root = Path(__file__).parent.parent
+    make.build(tmp_path / "report.md")
+    mine = (root / make.EXAMPLE).read_text()
+    fresh = (tmp_path / "report.md").read_text()
+    drop = lambda md: [l for l in md.splitlines() if "(this report)" not in l]  # noqa: E731,E741
+    assert drop(mine) == drop(fresh), "docs/examples/report/ drifted: run python tools/make_examples.py"
+    assert linked_images(mine) == ["report_roofline.png", "report_stalls.png", "report_timeline.png"]
+    for link in linked_images(mine):
+        assert (root / make.EXAMPLE.parent / link).exists() and (root / make.EXAMPLE.parent / link).with_suffix(".svg").exists()
+    assert make.readme_text() == (root / "README.md").read_text(), "README drifted: run python tools/make_examples.py"
+    assert "462x from the floor" in make.readme_block()
+
+
+def test_useful_work_of_a_two_kernel_step_goes_to_the_kernel_doing_the_mma():
+    split, combine = load(RUNS / "h200-triton_mla_fast-128k-p64").analysis.kernels
+    assert split.hierarchy["useful_flops"] == pytest.approx(20.54e9, rel=1e-3)  # the floor's, one layer per launch
+    assert "useful_flops" not in combine.hierarchy  # no MMA: its FLOPs stay ncu's
+    dram = split.hierarchy["levels"][-1]
+    assert (dram["roof"], dram["executed_roof"]) == ("memory", "compute")
