@@ -163,7 +163,12 @@ def _read_kind(kind: str, plain: Path, path: Path) -> pd.DataFrame:
     if kind == NCU_REP:
         from profiler.ncu_reader import read_ncu_report
 
-        return tidy_launches(read_ncu_report(plain, name=path, metrics=raw_metrics()))
+        raw = read_ncu_report(plain, name=path, metrics=raw_metrics())
+        cut = raw.attrs.get("cut")
+        table = tidy_launches(raw)
+        if cut:
+            table.attrs["cut"] = cut  # api.load: an incomplete capture
+        return table
     if kind == NCU_CSV:
         from profiler.ncu_csv import read_ncu_csv
 
@@ -201,12 +206,16 @@ def read_folder(folder: Path) -> pd.DataFrame:
         t["launch"] = t["launch"] + offset
         offset = int(t["launch"].max()) + 1
     out = pd.concat(tables, ignore_index=True)
-    rules, missing, notes = {}, [], []
+    rules, missing, notes, cuts = {}, [], [], []
     for t, p in zip(tables, files):
+        if t.attrs.get("cut"):
+            cuts.append(f"{p.name}: {t.attrs['cut']}")
         base = int(t["launch"].min())
         rules.update({base + k: v for k, v in t.attrs.get("rules", {}).items()})
         missing += [m for m in t.attrs.get("missing_metrics", []) if m not in missing]
         notes += [f"{p.name}: {n}" for n in t.attrs.get("notes", [])]
     out.attrs.update(rules=rules, missing_metrics=missing, notes=notes, source=str(folder),
                      sources=[p.name for p in files])
+    if cuts:
+        out.attrs["cut"] = "; ".join(cuts)
     return out

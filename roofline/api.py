@@ -150,6 +150,8 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
     workload = _workload(spec, source)
     iterations = spec.iterations if spec else None
     problems = completeness(launches, iterations, expected)
+    if launches.attrs.get("cut"):
+        problems.insert(0, launches.attrs["cut"])
     if problems and not allow_incomplete:
         raise IncompleteRun(f"{source}: incomplete capture: {'; '.join(problems)} "
                             "(pass --allow-incomplete to analyze it anyway, marked incomplete)")
