@@ -122,6 +122,7 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
         raise ReportError(f"{source}: no such run directory or report")
     spec = manifest = timeline = None
     expected = None
+    warnings: list[str] = []
     if source.is_dir() and RunDir.is_run(source):
         run_dir = RunDir(source)
         manifest = run_dir.manifest()
@@ -130,6 +131,7 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
         if not reports and not sqlite:
             raise RunDirError(f"{source}: the manifest names no Nsight Compute report and no nsys sqlite export")
         spec = run_dir.spec()
+        warnings = run_dir.warnings()
         timeline = read_nsys_sqlite(sqlite[0]) if sqlite else None
         if reports:
             tables = [read_launches(p) for p in reports]
@@ -158,6 +160,7 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
     presets = {e.preset for e in manifest.reports if e.tool == "ncu"} if manifest is not None else set()
     analysis = summarize(launches, workload, None if problems else iterations, gpu=gpu,
                          preset=next(iter(presets)) if len(presets) == 1 else None)
+    analysis.notes += warnings
     if problems:
         analysis.notes.append("INCOMPLETE: " + "; ".join(problems) + " (no step time)")
     if launches.attrs.get("counters") is False:

@@ -79,3 +79,58 @@ def test_every_committed_report_walks_whole():
     for report in sorted(FIXTURES.rglob("*.ncu-rep")) + [SAMPLE_RUN / "profile.ncu-rep"]:
         walk = walk_records(report)
         assert walk.cut is None and walk.whole_bytes == report.stat().st_size, report
+
+
+# -- spec.json and every other file of a run are checksummed ---------------------------------------
+
+def _rewritten_run(tmp_path) -> Path:
+    """The committed triton_mla run written again by RunWriter (the current manifest format)."""
+    from profiler.rundir import RunWriter
+
+    w = RunWriter(tmp_path / "run")
+    for name in ("spec.json", "harness.json", "profile.ncu-rep", "profile.ncu.log", "commands.txt"):
+        shutil.copy(TRITON_MLA_RUN / name, w.path / name)
+    w.add_report(w.path / "profile.ncu-rep", "ncu", launches=3, passes=17)
+    return w.commit()
+
+
+def _edit_json(path: Path, **changes):
+    data = json.loads(path.read_text())
+    for key, value in changes.items():
+        target = data
+        *parents, last = key.split(".")
+        for p in parents:
+            target = target[p] if not p.isdigit() else target[int(p)]
+        target[last] = value
+    path.write_text(json.dumps(data, indent=2))
+
+
+@pytest.mark.parametrize("field,value", [("workload.heads", 64), ("iterations", 1)])
+def test_an_edited_spec_is_refused(tmp_path, field, value):
+    run = _rewritten_run(tmp_path)
+    assert cli("analyze", run).exit_code == 0
+    _edit_json(run / "spec.json", **{field: value})
+    out = one_line_error(cli("analyze", run), 1)
+    assert "spec.json: does not match the sha256 in manifest.json" in out and len(out.splitlines()) == 1
+
+
+def test_an_older_run_without_a_spec_checksum_warns(tmp_path):
+    run = tmp_path / "old"
+    shutil.copytree(TRITON_MLA_RUN, run)
+    r = cli("analyze", run)
+    assert r.exit_code == 0 and "spec.json is not checksummed in this older run" in r.output
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("reports.0.launches", "3", "reports[0].launches must be an integer or null"),
+    ("reports.0.bytes", 1.5, "reports[0].bytes must be an integer"),
+    ("commands", "ncu", "commands must be a list of strings"),
+    ("wall_s", "fast", "wall_s must be a number or null"),
+    ("host", [], "host must be a JSON object"),
+])
+def test_manifest_fields_are_type_checked(tmp_path, field, value, message):
+    run = tmp_path / "old"
+    shutil.copytree(TRITON_MLA_RUN, run)
+    _edit_json(run / "manifest.json", **{field: value})
+    out = one_line_error(cli("analyze", run), 1)
+    assert message in out and len(out.splitlines()) == 1
