@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import sys
 from datetime import datetime, timezone
@@ -15,7 +16,7 @@ from roofline.shadowing import exit_if_shadowed
 
 exit_if_shadowed(sys.argv[1:])  # a foreign `kernels`/`profiler` package: one line, not a traceback
 
-from kernels.registry import KERNELS, UnknownKernel, get_kernel  # noqa: E402
+from kernels.registry import KERNELS, UnknownKernel, check_workload, get_kernel  # noqa: E402
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len  # noqa: E402
 from profiler.errors import ProfilerError  # noqa: E402
 from roofline.doctor import doctor_cmd  # noqa: E402
@@ -63,6 +64,15 @@ def kernel_name(name: str) -> str:
         raise click.UsageError(str(exc)) from None
 
 
+def kernel_workload(name: str, workload: VerifyWorkload) -> VerifyWorkload:
+    """The workload, if the kernel can run it (the same check the kernel makes when it runs)."""
+    try:
+        check_workload(name, workload)
+    except WorkloadError as exc:
+        raise click.UsageError(str(exc)) from None
+    return workload
+
+
 def need_kernels(command: str) -> None:
     """A clear error when torch/triton are missing (the reading commands never need them)."""
     import importlib.util
@@ -106,7 +116,7 @@ def kernels_cmd(fmt: str) -> None:
 def check_cmd(kernel, device, dtype, allow_slow, fmt, **wkw) -> None:
     """Run a kernel and torch_ref on the same random inputs; exit 1 when they disagree."""
     name = kernel_name(kernel)
-    workload = make_workload(**wkw)
+    workload = kernel_workload(name, make_workload(**wkw))
     need_kernels("check")
     from kernels.device import DeviceError, interpreter_max_ctx, interpreter_too_slow, pick_device, pick_dtype
 
@@ -347,10 +357,18 @@ def _saved_bench(path: Path):
     missing = sorted(need_meta - set(data["meta"]))
     if missing:
         raise click.ClickException(f"{path}: its 'meta' lacks {', '.join(missing)}")
+    for key in ("read_gbps", "copy_gbps", "matmul_tflops"):  # the fits divide by them
+        value = data["meta"][key]
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0):
+            raise click.ClickException(f"{path}: meta.{key} must be a positive number, got {json.dumps(value)}")
+    if not data["rows"]:
+        raise click.ClickException(f"{path}: no rows: the bench it saved timed nothing")
+    if not all(isinstance(r, dict) for r in data["rows"]):
+        raise click.ClickException(f"{path}: its rows must be JSON objects")
     table = pd.DataFrame(data["rows"])
     missing = sorted(need_cols - set(table.columns))
-    if not data["rows"] or missing:
-        raise click.ClickException(f"{path}: its rows lack {', '.join(missing) or 'everything: there are none'}")
+    if missing:
+        raise click.ClickException(f"{path}: its rows lack {', '.join(missing)}")
     if "error" not in table.columns:
         table["error"] = ""
     table["error"] = table["error"].fillna("")
@@ -374,16 +392,32 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     from roofline.floor import BALANCED, workload_floor
     from roofline.kernel_models import assumption_note, kernel_model
 
+    from kernels.launch import ARCHS, SPECS
+
     workload = make_workload(**wkw)
     gpu = _gpu(gpu_name)
     if layers < 1:
         raise click.UsageError("--layers must be at least 1")
-    if kernel is not None and kernel_name(kernel) == "torch_ref":
-        raise click.UsageError("torch_ref is the reference, not modelled; pick a Triton kernel")
+    notes = []
+    if kernel is not None:
+        kernel = kernel_name(kernel)
+        if kernel == "torch_ref":
+            raise click.UsageError("torch_ref is the reference, not modelled; pick a Triton kernel")
+        kernel_workload(kernel, workload)
+        if kernel not in SPECS and kernel.removesuffix("_graph") in SPECS:
+            notes.append(f"{kernel} replays {kernel.removesuffix('_graph')}'s launches as one CUDA graph: "
+                         f"modelled as {kernel.removesuffix('_graph')}")
+            kernel = kernel.removesuffix("_graph")
+    if compile_ and kernel is not None and gpu.arch not in ARCHS:
+        notes.append(f"no launch configuration for {gpu.arch} ({gpu.name}; roofline compiles for "
+                     f"{', '.join(ARCHS)}): modelled without --compile, blocks per SM assumed 1")
+        compile_ = False
     floor = workload_floor(workload, gpu, layers)
     out = dataclasses.asdict(floor)
     out["gpu_name"] = gpu.name
     out["ceilings"] = [dataclasses.asdict(c) for c in gpu.ceilings()]
+    if notes:
+        out["notes"] = notes
     model = None
     if kernel is not None:
         compiled = None
@@ -399,6 +433,8 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     if fmt == "json":
         click.echo(json.dumps(out, indent=2))
         return
+    for note in notes:
+        progress(f"note: {note}")
     click.echo(f"{gpu.name}, {workload.describe()}, {layers} layer(s)\n"
                f"  KV bytes     {floor.kv_bytes / 1e9:.3f} GB\n"
                f"  FLOPs        {floor.flops / 1e12:.3f} TFLOP  (intensity {floor.arithmetic_intensity:.0f} FLOP/B)\n"

@@ -5,12 +5,14 @@ then the ones shipped with the package (data/measured/<short_name>.json, the pro
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 PACKAGED_MEASURED_DIR = "data/measured"  # inside the package: defaults, never written at run time
+MEASURED_RATES = ("read_gbps", "copy_gbps", "l2_read_gbps", "matmul_tflops")  # each a positive finite number
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,14 @@ def _read_measured(path: str) -> dict:
                                 "rerun `roofline calibrate --save` or delete the file") from None
     if not isinstance(data, dict):
         raise MeasuredFileError(f"{path}: measured ceilings must be a JSON object")
+    for key in MEASURED_RATES:
+        value = data.get(key)
+        if key in data and not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                and math.isfinite(value) and value > 0):
+            raise MeasuredFileError(f"{path}: {key} must be a positive number, got {json.dumps(value)}; "
+                                    "rerun `roofline calibrate --save` or fix the file")
+    if "source" in data and not isinstance(data["source"], str):
+        raise MeasuredFileError(f"{path}: source must be a string, got {json.dumps(data['source'])}")
     return data
 
 

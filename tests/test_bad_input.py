@@ -195,3 +195,58 @@ def test_a_sweep_records_each_points_numbers_in_sweep_json(tmp_path):
     (row,) = json.loads(_sweep("--summarize", out, "--format", "json").stdout)
     assert row["status"] == "done" and row["step_ms"] == pytest.approx(point["step_ms"], rel=1e-9)
     assert "numbers as sweep.json recorded them" in row["error"]
+
+
+# -- options and files that set a number ------------------------------------------------------------
+
+@pytest.mark.parametrize("args,message", [
+    (["model", "--ctx", "100000m"], "above the 16m (16,777,216) tokens roofline models"),
+    (["model", "--kernel", "triton_mla_fast", "--page-size", "3"], "needs a power-of-two page_size"),
+    (["check", "--kernel", "triton_mla_fast", "--page-size", "3", "--ctx", "300", "--device", "cpu"],
+     "needs a power-of-two page_size"),
+    (["compare", SAMPLE_RUN, SAMPLE_RUN, "--fail-if-slower", "nan"], "--fail-if-slower must be a finite percentage"),
+    (["compare", SAMPLE_RUN, SAMPLE_RUN, "--fail-if-slower", "inf"], "--fail-if-slower must be a finite percentage"),
+])
+def test_bad_numbers_are_refused_in_one_line(args, message):
+    out = one_line_error(cli(*args), 2)
+    assert message in out
+
+
+def test_spec_bounds_the_context_length():
+    from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
+
+    assert parse_ctx_len("16m") == 16 * 1024 ** 2
+    with pytest.raises(WorkloadError, match="above the 16m"):
+        VerifyWorkload(ctx_len=16 * 1024 ** 2 + 1)
+    with pytest.raises(WorkloadError, match="above the 16m"):
+        VerifyWorkload(batch=2, ctx_lens=(8, 10 ** 12))
+
+
+def test_model_of_a_graph_kernel_and_a_gpu_without_launch_config():
+    r = cli("model", "--kernel", "triton_mla_fast_graph")
+    assert r.exit_code == 0 and "modelled as triton_mla_fast" in r.output
+    for gpu, arch in (("a100", "sm_80"), ("l40s", "sm_89")):
+        r = cli("model", "--kernel", "triton_mla_fast", "--gpu", gpu, "--compile")
+        assert r.exit_code == 0, r.output
+        assert f"no launch configuration for {arch}" in r.output and "modelled without --compile" in r.output
+
+
+def test_bench_from_a_file_with_no_rows(tmp_path):
+    f = tmp_path / "bench.json"
+    meta = {"device": "NVIDIA H200", "read_gbps": 4570, "copy_gbps": 4255, "matmul_tflops": 695}
+    f.write_text(json.dumps({"meta": meta, "rows": []}))
+    out = one_line_error(cli("bench", "--from", f), 1)
+    assert "no rows" in out and "kernel" not in out
+    f.write_text(json.dumps({"meta": {**meta, "read_gbps": 0}, "rows": [{}]}))
+    assert "meta.read_gbps must be a positive number" in one_line_error(cli("bench", "--from", f), 1)
+
+
+@pytest.mark.parametrize("value,shown", [(0, "0"), (-100, "-100"), ("fast", '"fast"'), (float("nan"), "NaN")])
+def test_measured_ceilings_are_validated_on_load(tmp_path, monkeypatch, value, shown):
+    home = tmp_path / "config"
+    measured = home / "roofline" / "measured"
+    measured.mkdir(parents=True)
+    (measured / "h200.json").write_text(json.dumps({"read_gbps": value, "matmul_tflops": 686}))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    out = one_line_error(cli("model", "--ctx", "128k"), 1)
+    assert f"h200.json: read_gbps must be a positive number, got {shown}" in out
