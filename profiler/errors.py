@@ -30,6 +30,30 @@ def exit_hint(code: int) -> str:
     return ""
 
 
+def special_file(path) -> str | None:
+    """What `path` is when it exists but is neither a regular file nor a folder (opening a FIFO
+    blocks until a writer comes; a device never ends), else None. Checked before any file is opened."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    kinds = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    return next((what for test, what in kinds if test(mode)), "a special file")
+
+
+def refuse_special(path) -> None:
+    """A one-line ReportError for a FIFO, socket or device where a report or run file should be."""
+    what = special_file(path)
+    if what is not None:
+        raise ReportError(f"{path}: is {what}, not a regular file: roofline reads only regular files and folders")
+
+
 class ToolNotFound(ProfilerError):
     """ncu or nsys could not be found."""
 

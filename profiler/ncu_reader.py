@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from profiler.errors import ReportError
+from profiler.errors import ReportError, refuse_special
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -70,6 +70,7 @@ def read_ncu_report(path: str | Path, name: str | Path | None = None,
     hang (`timeout_s`) must end in a clear error, not take the caller down.
     """
     path = Path(path)
+    refuse_special(path)
     wanted = None if metrics is None else tuple(dict.fromkeys(metrics))
     if name is None or Path(name) == path:
         return _read_report(path, wanted, timeout_s)
@@ -339,6 +340,8 @@ def prefetch(path: str | Path, metrics: Iterable[str] | None = None) -> None:
     start: anything unusual (gzip, a missing file, no ncu_report) is left to the real read."""
     try:
         path = Path(path)
+        if not path.is_file():  # a FIFO would block here: the real read refuses it
+            return
         with open(path, "rb") as f:
             if f.read(4) != b"NVR\x00":
                 return

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from profiler.errors import ReportError
+from profiler.errors import ReportError, refuse_special
 
 NCU_REP = "ncu-rep"
 NCU_CSV = "ncu-csv"
@@ -41,6 +41,7 @@ def sniff(path: Path) -> str:
         raise ReportError(f"{path}: no such file or directory")
     if path.is_dir():
         raise ReportError(f"{path}: is a folder, not a report")
+    refuse_special(path)
     head = _head(path)
     if not head:
         raise ReportError(f"{path}: the file is empty (0 bytes)")

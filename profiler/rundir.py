@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from profiler.errors import ReportError
+from profiler.errors import ReportError, refuse_special
 
 MANIFEST = "manifest.json"
 SPEC = "spec.json"
@@ -188,6 +188,7 @@ _MANIFEST_TYPES = {"created": ((str,), "a string"), "commands": ((list,), "a lis
 
 
 def _read_json(path: Path):
+    refuse_special(path)
     try:
         return json.loads(path.read_text())
     except json.JSONDecodeError as exc:
@@ -204,17 +205,17 @@ class RunDir:
 
     @staticmethod
     def is_run(path: Path) -> bool:
-        return Path(path, MANIFEST).is_file()
+        return Path(path, MANIFEST).exists()  # a FIFO in its place is refused when read, not read as a folder
 
     def manifest(self) -> Manifest:
         f = self.path / MANIFEST
-        if not f.is_file():
+        if not f.exists():
             raise RunDirError(f"{self.path}: no {MANIFEST}: not a roofline run directory")
         return Manifest.from_dict(_read_json(f), str(f))
 
     def spec(self) -> RunSpec | None:
         f = self.path / SPEC
-        if not f.is_file():
+        if not f.exists():
             return None
         self.verify(SPEC)
         return parse_spec(_read_json(f), str(f))
@@ -225,6 +226,7 @@ class RunDir:
         if m.format == OLD_FORMAT:
             return
         p = self.path / name
+        refuse_special(p)
         if name not in m.files:
             raise RunDirError(f"{p}: not checksummed in {MANIFEST}: not a file this run wrote")
         if sha256(p) != m.files[name]:
@@ -248,6 +250,7 @@ class RunDir:
             if tool is not None and entry.tool != tool:
                 continue
             p = self.path / entry.path
+            refuse_special(p)
             if not p.is_file():
                 raise RunDirError(f"{p}: named in {MANIFEST} but missing")
             if verify and sha256(p) != entry.sha256:
@@ -261,7 +264,7 @@ class RunDir:
 
     def harness(self) -> dict:
         f = self.path / HARNESS
-        if not f.is_file():
+        if not f.exists():
             return {}
         if (self.path / MANIFEST).is_file():  # a finished run (a run being written has no manifest yet)
             self.verify(HARNESS)

@@ -23,7 +23,7 @@ from typing import Callable
 import pandas as pd
 
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
-from profiler.errors import ReportError, ToolNotFound
+from profiler.errors import ReportError, ToolNotFound, refuse_special
 from profiler.nsys_reader import Timeline
 from profiler.rundir import (ANALYSIS, HARNESS, LAUNCHES, Manifest, RunDir, RunDirError, RunSpec, RunWriter,
                              default_run_name)
@@ -120,6 +120,7 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
     source = Path(path) if path is not None else sample_run()
     if not source.exists():
         raise ReportError(f"{source}: no such run directory or report")
+    refuse_special(source)
     spec = manifest = timeline = None
     expected = None
     warnings: list[str] = []

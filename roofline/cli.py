@@ -18,7 +18,7 @@ exit_if_shadowed(sys.argv[1:])  # a foreign `kernels`/`profiler` package: one li
 
 from kernels.registry import KERNELS, UnknownKernel, check_workload, get_kernel  # noqa: E402
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len  # noqa: E402
-from profiler.errors import ProfilerError  # noqa: E402
+from profiler.errors import ProfilerError, ReportError, refuse_special  # noqa: E402
 from roofline.doctor import doctor_cmd  # noqa: E402
 from roofline.gpus import MeasuredFileError, UnknownGpu, get_gpu  # noqa: E402
 
@@ -346,7 +346,10 @@ def _saved_bench(path: Path):
     import pandas as pd
 
     try:
+        refuse_special(path)
         data = json.loads(path.read_text())
+    except ReportError as exc:
+        raise click.ClickException(str(exc)) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise click.ClickException(f"{path}: not a bench.json from `roofline bench` ({exc})") from None
     need_meta = {"device", "read_gbps", "copy_gbps", "matmul_tflops"}

@@ -250,3 +250,35 @@ def test_measured_ceilings_are_validated_on_load(tmp_path, monkeypatch, value, s
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
     out = one_line_error(cli("model", "--ctx", "128k"), 1)
     assert f"h200.json: read_gbps must be a positive number, got {shown}" in out
+
+
+# -- special files are refused before they are opened -----------------------------------------------
+
+def _roofline(*args, timeout=120):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    return subprocess.run([sys.executable, "-m", "roofline", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=Path(__file__).parent.parent)
+
+
+@pytest.mark.parametrize("where", ["report", "run report", "run spec", "bench"])
+def test_a_fifo_is_refused_not_waited_on(tmp_path, where):
+    import os
+
+    if where == "report":
+        fifo = target = tmp_path / "profile.ncu-rep"
+    else:
+        target = tmp_path / "run"
+        shutil.copytree(TRITON_MLA_RUN, target)
+        fifo = target / ("spec.json" if where == "run spec" else "profile.ncu-rep")
+        fifo.unlink()
+    if where == "bench":
+        fifo = target = tmp_path / "bench.json"
+    os.mkfifo(fifo)
+    args = ["bench", "--from", target] if where == "bench" else ["analyze", target]
+    r = _roofline(*args)  # a hang fails here on the timeout
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert f"{fifo}: is a FIFO (named pipe), not a regular file" in r.stderr
