@@ -30,6 +30,18 @@ def exit_hint(code: int) -> str:
     return ""
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP while a capture ran: handled like Ctrl-C (the tool's process group ended,
+    the run kept marked failed); `how` names the signal, `exit_code` is 128 + its number."""
+
+    def __init__(self, signum: int):
+        import signal
+
+        self.how = signal.Signals(signum).name
+        self.exit_code = 128 + signum
+        super().__init__()  # the run's reason (api.profile) says what it interrupted
+
+
 def special_file(path) -> str | None:
     """What `path` is when it exists but is neither a regular file nor a folder (opening a FIFO
     blocks until a writer comes; a device never ends), else None. Checked before any file is opened."""

@@ -316,9 +316,13 @@ class RunWriter:
             final = Path(f"{final}-{n}")
         self.final = final
         self.force = force
-        final.parent.mkdir(parents=True, exist_ok=True)
         self.path = final.parent / f".{final.name}.tmp-{os.getpid()}-{time.time_ns()}"
-        self.path.mkdir()
+        try:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            self.path.mkdir()
+        except OSError as exc:
+            raise RunDirError(f"{final}: cannot create a run directory there ({exc.strerror or exc}); "
+                              "choose another --out") from None
         self.manifest = Manifest(status="failed", created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
         self.started = time.time()
 
@@ -373,6 +377,10 @@ class RunWriter:
             shutil.rmtree(old, ignore_errors=True)
         self.path = self.final
         return self.final
+
+    def discard(self) -> None:
+        """Remove the run being written: for a run refused before anything was captured."""
+        shutil.rmtree(self.path, ignore_errors=True)
 
     def fail(self, error: str) -> Path:
         """Keep what was captured, marked failed, beside the final path; return where it went."""

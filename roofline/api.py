@@ -247,6 +247,8 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
         raise ValueError(f"tool must be one of {', '.join(TOOLS)}, got {tool!r}")
     writer = RunWriter(out if out is not None else Path("runs") / default_run_name(name, workload),
                        force=force, unique=out is None)
+    if timeout is not None:
+        say(f"capture timeout {timeout:g} s (--timeout)")
     started = time.time()
     running = "setup"
     try:
@@ -294,9 +296,13 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
         writer.write_json(ANALYSIS, out_dict)
         final = writer.commit()
     except BaseException as exc:
+        if running == "setup" and not isinstance(exc, KeyboardInterrupt):  # refused before anything ran
+            writer.discard()
+            raise
         if isinstance(exc, KeyboardInterrupt):
-            reason = (f"interrupted (Ctrl-C) while {running} was running; its process group was ended"
-                      if running in ("ncu", "nsys") else "interrupted (Ctrl-C)")
+            how = getattr(exc, "how", "Ctrl-C")
+            reason = (f"interrupted ({how}) while {running} was running; its process group was ended"
+                      if running in ("ncu", "nsys") else f"interrupted ({how})")
         else:
             reason = str(exc).splitlines()[0]
         exc.kept_at = writer.fail(reason)  # the CLI names it; nothing captured is lost

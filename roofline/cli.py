@@ -217,14 +217,18 @@ def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset
     workload = make_workload(**wkw)
     if iters < 1:
         raise click.UsageError("--iters must be at least 1")
+    from profiler.proc import stop_signals_interrupt
+
     try:
-        run = api.profile(name, workload, iterations=iters, out=out_dir, force=force, ncu=ncu_path,
-                          nsys=nsys_path, tool=tool, timeout=timeout, progress=progress, preset=preset, chip=chip)
+        with stop_signals_interrupt():  # SIGTERM / SIGHUP: as Ctrl-C, the run kept marked failed
+            run = api.profile(name, workload, iterations=iters, out=out_dir, force=force, ncu=ncu_path,
+                              nsys=nsys_path, tool=tool, timeout=timeout, progress=progress, preset=preset,
+                              chip=chip)
     except (ProfilerError, WorkloadError, ValueError) as exc:
         raise _fail(exc) from None
     except KeyboardInterrupt as exc:
         click.echo("Error: " + str(_fail(exc).message).strip(), err=True)
-        sys.exit(130)
+        sys.exit(getattr(exc, "exit_code", 130))
     _print_run(run, fmt)
 
 

@@ -282,3 +282,45 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path, where):
     r = _roofline(*args)  # a hang fails here on the timeout
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert f"{fifo}: is a FIFO (named pipe), not a regular file" in r.stderr
+
+
+# -- profile: where it writes, how it stops, what it says ---------------------------------------------
+
+def test_profile_out_in_an_impossible_place_is_one_line(tmp_path):
+    out = one_line_error(cli("profile", "--ctx", "1k", "--tool", "ncu", "--out", "/proc/x"), 1)
+    assert "/proc/x: cannot create a run directory there" in out
+
+
+def test_a_profile_refused_before_anything_ran_leaves_no_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = cli("profile", "--ctx", "1k", "--tool", "ncu", "--ncu", tmp_path / "nope", "--out", tmp_path / "run")
+    out = one_line_error(r, 1)
+    assert "ncu not found" in out and "nothing captured was lost" not in out
+    assert [p.name for p in tmp_path.iterdir()] == []
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_end_the_tools_group_like_ctrl_c(tmp_path, sig):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.test_failures import ROOT, alive, hanging_tool, kept_run
+
+    ncu = hanging_tool(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "roofline", "profile", "--ctx", "1k", "--tool", "ncu",
+                             "--ncu", ncu, "--out", str(tmp_path / "run")], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "child.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.3)
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + getattr(signal, sig)
+    assert f"interrupted ({sig}) while ncu was running; its process group was ended" in err
+    assert "Traceback" not in err and "capture timeout 900 s (--timeout)" in err
+    assert not alive(int((tmp_path / "child.pid").read_text())) and not alive(int((tmp_path / "tool.pid").read_text()))
+    kept, manifest = kept_run(tmp_path)
+    assert manifest["status"] == "failed" and manifest["error"].startswith(f"interrupted ({sig})")
