@@ -145,6 +145,8 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
             launches = _timeline_table(timeline, sqlite[0])
     elif source.is_dir():
         launches = read_folder(source)
+        if len(launches.attrs.get("timelines", [])) == 1:  # nsys beside ncu: the timeline, not more launches
+            timeline = read_nsys_sqlite(source / launches.attrs["timelines"][0])
     elif sniff(source) in (NSYS_REP, NSYS_SQLITE):  # by content: a foreign SQLite file gets its own message
         timeline = read_nsys_sqlite(source)
         launches = _timeline_table(timeline, source)

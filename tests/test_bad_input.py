@@ -324,3 +324,26 @@ def test_sigterm_and_sighup_end_the_tools_group_like_ctrl_c(tmp_path, sig):
     assert not alive(int((tmp_path / "child.pid").read_text())) and not alive(int((tmp_path / "tool.pid").read_text()))
     kept, manifest = kept_run(tmp_path)
     assert manifest["status"] == "failed" and manifest["error"].startswith(f"interrupted ({sig})")
+
+
+# -- a folder read counts each launch once ------------------------------------------------------------
+
+def test_a_folder_with_ncu_and_nsys_of_the_same_launches_counts_them_once(tmp_path):
+    for name in ("profile.ncu-rep", "profile.sqlite"):
+        shutil.copy(SAMPLE_RUN / name, tmp_path / name)
+    r = cli("analyze", tmp_path, "--format", "json")
+    data = json.loads(r.output)
+    assert r.exit_code == 0 and len(data["kernels"]) == 1
+    (k,) = data["kernels"]
+    assert k["launches"] == 3 and k["share_of_step"] == pytest.approx(1.0)
+    assert data["timeline"]["summary"]["launches_in_range"] == 3
+    assert any("profile.sqlite: Nsight Systems timeline beside Nsight Compute counters" in n for n in data["notes"])
+
+
+def test_a_folder_with_an_nsys_report_and_its_sqlite_reads_the_sqlite_once(tmp_path):
+    nsys = FIXTURES / "nsys"
+    for name in ("triton_mla_8k.nsys-rep", "triton_mla_8k.sqlite"):
+        shutil.copy(nsys / name, tmp_path / name)
+    r = cli("analyze", tmp_path, "--format", "json")
+    assert r.exit_code == 0, r.output  # the .nsys-rep (which needs nsys to read) is its sqlite's twin
+    assert [k["launches"] for k in json.loads(r.output)["kernels"]] == [20]
