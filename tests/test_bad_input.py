@@ -347,3 +347,18 @@ def test_a_folder_with_an_nsys_report_and_its_sqlite_reads_the_sqlite_once(tmp_p
     r = cli("analyze", tmp_path, "--format", "json")
     assert r.exit_code == 0, r.output  # the .nsys-rep (which needs nsys to read) is its sqlite's twin
     assert [k["launches"] for k in json.loads(r.output)["kernels"]] == [20]
+
+
+# -- the API's error types ---------------------------------------------------------------------------
+
+def test_roofline_re_exports_its_error_types():
+    import roofline
+    from profiler.errors import ProfilerError, ReportError
+    from profiler.rundir import RunDirError
+
+    assert roofline.ProfilerError is ProfilerError and roofline.ReportError is ReportError
+    assert roofline.RunDirError is RunDirError and issubclass(roofline.IncompleteRun, roofline.ReportError)
+    for name in ("ToolNotFound", "ToolTimeout", "WorkloadError", "CompareError", "MeasuredFileError", "Interrupted"):
+        assert name in roofline.__all__ and isinstance(getattr(roofline, name), type)
+    with pytest.raises(roofline.ReportError, match="no such run directory"):
+        roofline.load("/nonexistent/run")
