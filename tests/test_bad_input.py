@@ -362,3 +362,41 @@ def test_roofline_re_exports_its_error_types():
         assert name in roofline.__all__ and isinstance(getattr(roofline, name), type)
     with pytest.raises(roofline.ReportError, match="no such run directory"):
         roofline.load("/nonexistent/run")
+
+
+# -- run from the folder that holds a checkout named `roofline` ---------------------------------------
+
+EDITABLE_RUN = '''
+import importlib.util, runpy, sys
+from importlib.machinery import PathFinder
+ROOT, CWD = sys.argv[1], sys.argv[2]
+PKGS = ("roofline", "kernels", "profiler", "reports")
+class Finder:  # as setuptools' editable install does: a finder at the end of sys.meta_path
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name in PKGS:
+            return importlib.util.spec_from_file_location(name, f"{ROOT}/{name}/__init__.py",
+                                                          submodule_search_locations=[f"{ROOT}/{name}"])
+        parent = name.rpartition(".")[0]
+        if parent in PKGS:
+            return PathFinder.find_spec(name, path=[f"{ROOT}/{parent}"])
+sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in getattr(f, "__module__", "")] + [Finder]
+sys.path = [CWD] + [p for p in sys.path if p not in ("", ".", ROOT)]  # python -m puts the current folder first
+sys.argv = ["roofline", "analyze"]
+runpy.run_module("roofline", run_name="__main__", alter_sys=True)
+'''
+
+
+def test_python_m_roofline_beside_a_clone_named_roofline_says_why(tmp_path):
+    import subprocess
+    import sys
+
+    root = Path(__file__).parent.parent
+    (tmp_path / "roofline").symlink_to(root, target_is_directory=True)  # cwd/roofline: the clone
+    script = tmp_path / "editable_run.py"
+    script.write_text(EDITABLE_RUN)
+    r = subprocess.run([sys.executable, str(script), str(root), str(tmp_path)], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith(f"Error: `import roofline` finds the folder {tmp_path / 'roofline'}")
+    assert "as a namespace package" in r.stderr and len(r.stderr.strip().splitlines()) == 1
