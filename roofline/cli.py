@@ -379,8 +379,14 @@ def _saved_bench(path: Path):
     if "error" not in table.columns:
         table["error"] = ""
     table["error"] = table["error"].fillna("")
-    for col in need_cols - {"kernel"}:  # JSON wrote NaN (no baseline row, say) as null
-        table[col] = pd.to_numeric(table[col], errors="coerce")
+    for col in sorted(need_cols - {"kernel"}):  # JSON wrote NaN (no baseline row, say) as null
+        numbers = pd.to_numeric(table[col], errors="coerce")
+        bad = table[col].notna() & numbers.isna()
+        if bad.any():
+            row = int(bad.idxmax())
+            raise click.ClickException(f"{path}: rows[{row}].{col} must be a number or null, "
+                                       f"got {json.dumps(table[col][row])}")
+        table[col] = numbers
     return data["meta"], table
 
 

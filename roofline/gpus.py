@@ -130,6 +130,11 @@ def load_catalogue() -> list[GpuSpec]:
     out = []
     for g in data["gpus"]:
         measured, source = _measured(g["short_name"])
+        device = measured.get("device")
+        if device is not None and not (isinstance(device, str)
+                                       and any(m.lower() in device.lower() for m in g.get("match", ()))):
+            raise MeasuredFileError(f"{source}: measured on {json.dumps(device)}, not a {g['name']}: its ceilings "
+                                    f"would be taken as the {g['short_name']}'s; move it to the right GPU's file")
         out.append(GpuSpec(**{**g, "match": tuple(g.get("match", ())), "measured": measured,
                               "measured_from": source}))
     return out

@@ -400,3 +400,22 @@ def test_python_m_roofline_beside_a_clone_named_roofline_says_why(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.startswith(f"Error: `import roofline` finds the folder {tmp_path / 'roofline'}")
     assert "as a namespace package" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+# -- beyond the list: files that could set a number silently wrong --------------------------------------
+
+def test_a_measured_file_of_another_gpu_is_refused(tmp_path, monkeypatch):
+    measured = tmp_path / "config" / "roofline" / "measured"
+    measured.mkdir(parents=True)
+    (measured / "h200.json").write_text(json.dumps({"device": "NVIDIA H100 80GB HBM3", "read_gbps": 3000}))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    out = one_line_error(cli("model"), 1)
+    assert 'h200.json: measured on "NVIDIA H100 80GB HBM3", not a NVIDIA H200' in out
+
+
+def test_bench_from_a_row_with_a_text_number_is_refused(tmp_path):
+    data = json.loads((Path(__file__).parent.parent / "docs" / "results" / "h200-bench-scaling.json").read_text())
+    data["rows"][1]["median_ms"] = "fast"  # was read as NaN: the row dropped from the fits without a word
+    f = tmp_path / "bench.json"
+    f.write_text(json.dumps(data))
+    assert 'rows[1].median_ms must be a number or null, got "fast"' in one_line_error(cli("bench", "--from", f), 1)
