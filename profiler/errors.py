@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import stat
+
 
 class ProfilerError(RuntimeError):
     """A profiling step failed; `log_lines` holds what the tool itself printed."""
@@ -20,8 +24,6 @@ class ProfilerError(RuntimeError):
 def exit_hint(code: int) -> str:
     """What an exit code says beyond its number: the signal, when a killed program ends with it.
     ncu reports a program killed by SIGKILL as error code 9 (tests/fixtures/h200/logs/ncu_app_killed.log)."""
-    import signal
-
     candidates = [code - 128, -code] + ([code] if code == signal.SIGKILL else [])
     for number in candidates:
         if number in (signal.SIGKILL, signal.SIGTERM, signal.SIGSEGV, signal.SIGABRT, signal.SIGINT):
@@ -35,8 +37,6 @@ class Interrupted(KeyboardInterrupt):
     the run kept marked failed); `how` names the signal, `exit_code` is 128 + its number."""
 
     def __init__(self, signum: int):
-        import signal
-
         self.how = signal.Signals(signum).name
         self.exit_code = 128 + signum
         super().__init__()  # the run's reason (api.profile) says what it interrupted
@@ -45,9 +45,6 @@ class Interrupted(KeyboardInterrupt):
 def special_file(path) -> str | None:
     """What `path` is when it exists but is neither a regular file nor a folder (opening a FIFO
     blocks until a writer comes; a device never ends), else None. Checked before any file is opened."""
-    import os
-    import stat
-
     try:
         mode = os.stat(path).st_mode
     except OSError:

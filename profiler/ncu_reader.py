@@ -355,6 +355,12 @@ def prefetch(path: str | Path, metrics: Iterable[str] | None = None) -> None:
         return
 
 
+def discard_prefetched() -> None:
+    """End the reads prefetch() started that nothing took (the command failed before reading)."""
+    while _PREFETCHED:
+        _PREFETCHED.popitem()[1].discard()
+
+
 def _crash_message(path: Path, install_dir: str | None, exitcode: int | None, said: str | None) -> str:
     import signal
 

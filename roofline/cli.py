@@ -217,7 +217,7 @@ def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset
     workload = make_workload(**wkw)
     if iters < 1:
         raise click.UsageError("--iters must be at least 1")
-    from profiler.proc import stop_signals_interrupt
+    from profiler.proc import stop_signals_interrupt  # lazy: only profile needs it
 
     try:
         with stop_signals_interrupt():  # SIGTERM / SIGHUP: as Ctrl-C, the run kept marked failed
@@ -274,6 +274,10 @@ def analyze_cmd(path, project_to, allow_incomplete, fmt) -> None:
     try:
         run = api.load(path, allow_incomplete=allow_incomplete)
     except (ProfilerError, WorkloadError, ValueError) as exc:
+        if path:
+            from profiler.ncu_reader import discard_prefetched  # lazy, as prefetch_capture above
+
+            discard_prefetched()  # refused before its report was read: end that read
         raise _fail(exc) from None
     _print_run(run, fmt, project_to)
 
@@ -405,7 +409,7 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     from roofline.floor import BALANCED, workload_floor
     from roofline.kernel_models import assumption_note, kernel_model
 
-    from kernels.launch import ARCHS, SPECS
+    from kernels.launch import ARCHS, SPECS  # lazy, with the model's other modules
 
     workload = make_workload(**wkw)
     gpu = _gpu(gpu_name)
