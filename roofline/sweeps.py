@@ -195,7 +195,7 @@ def run_point(point: SweepPoint, sweep_dir: Path, iterations: int = 3, ncu: str 
                       command=point.command(sweep_dir, iterations, ncu))
     except KeyboardInterrupt as exc:
         kept = getattr(exc, "kept_at", None)
-        return PointResult(**base, status="interrupted", error="interrupted (Ctrl-C)",
+        return PointResult(**base, status="interrupted", error=f"interrupted ({getattr(exc, 'how', 'Ctrl-C')})",
                            kept_at=str(kept) if kept else None, wall_s=round(time.time() - started, 1), finished=_now())
     except Exception as exc:  # noqa: BLE001 - a point's failure is recorded, the sweep goes on
         kept = getattr(exc, "kept_at", None)
