@@ -14,6 +14,9 @@ DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 TREE_MASKS = ("tree", "chain")
 
 _CTX_RE = re.compile(r"^\s*(\d+)\s*([kKmM]?)\s*$")
+# The longest prefix roofline models: 16m tokens are already 19.3 GB of bf16 MLA KV cache per layer
+# and request, past any one GPU's memory; a larger number is a typo (100000m for 100000), not a workload.
+MAX_CTX_LEN = 16 * 1024 ** 2
 
 
 class WorkloadError(ValueError):
@@ -35,6 +38,10 @@ def parse_ctx_len(text: str | int) -> int:
         value = int(match.group(1)) * {"": 1, "k": 1024, "m": 1024 ** 2}[match.group(2).lower()]
     if value <= 0:
         raise WorkloadError(f"context length {text!r} must be at least 1 token")
+    if value > MAX_CTX_LEN:
+        raise WorkloadError(f"context length {text!r} ({value:,} tokens) is above the 16m ({MAX_CTX_LEN:,}) "
+                            f"tokens roofline models: 16m tokens already hold 19.3 GB of bf16 MLA KV cache "
+                            "per layer, more than one GPU's memory")
     return value
 
 

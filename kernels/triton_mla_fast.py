@@ -33,6 +33,7 @@ from kernels.combine import combine_splits
 from kernels.inputs import VerifyInputs
 from kernels.launch import LaunchSpec, device_facts, fast_specs
 from kernels.plan import FAST_DEFAULTS, FAST_MIN_SPLIT_LEN, code_path
+from kernels.registry import check_workload
 from kernels.softmax import LN2, LOG2E, online_softmax_update
 
 
@@ -165,11 +166,7 @@ PART_DTYPES = {"*fp32": torch.float32, "*bf16": torch.bfloat16, "*fp16": torch.f
 
 
 def check_shapes(inp: VerifyInputs) -> None:
-    w = inp.workload
-    if w.page_size & (w.page_size - 1):
-        raise ValueError(f"triton_mla_fast needs a power-of-two page_size (1, 16, 64, ...), got {w.page_size}")
-    if w.v_dim & (w.v_dim - 1) or w.rope_dim & (w.rope_dim - 1):
-        raise ValueError("triton_mla_fast needs power-of-two kv_lora_rank and rope_dim (MLA: 512 + 64)")
+    check_workload("triton_mla_fast", inp.workload)  # the check the CLI's model and check run too
 
 
 def partials(inp: VerifyInputs, split: LaunchSpec) -> tuple[torch.Tensor, torch.Tensor]:

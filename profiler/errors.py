@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import stat
+
 
 class ProfilerError(RuntimeError):
     """A profiling step failed; `log_lines` holds what the tool itself printed."""
@@ -20,14 +24,43 @@ class ProfilerError(RuntimeError):
 def exit_hint(code: int) -> str:
     """What an exit code says beyond its number: the signal, when a killed program ends with it.
     ncu reports a program killed by SIGKILL as error code 9 (tests/fixtures/h200/logs/ncu_app_killed.log)."""
-    import signal
-
     candidates = [code - 128, -code] + ([code] if code == signal.SIGKILL else [])
     for number in candidates:
         if number in (signal.SIGKILL, signal.SIGTERM, signal.SIGSEGV, signal.SIGABRT, signal.SIGINT):
             extra = ", e.g. by the out-of-memory killer" if number == signal.SIGKILL else ""
             return f" (likely killed by {signal.Signals(number).name}{extra})"
     return ""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP while a capture ran: handled like Ctrl-C (the tool's process group ended,
+    the run kept marked failed); `how` names the signal, `exit_code` is 128 + its number."""
+
+    def __init__(self, signum: int):
+        self.how = signal.Signals(signum).name
+        self.exit_code = 128 + signum
+        super().__init__()  # the run's reason (api.profile) says what it interrupted
+
+
+def special_file(path) -> str | None:
+    """What `path` is when it exists but is neither a regular file nor a folder (opening a FIFO
+    blocks until a writer comes; a device never ends), else None. Checked before any file is opened."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    kinds = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    return next((what for test, what in kinds if test(mode)), "a special file")
+
+
+def refuse_special(path) -> None:
+    """A one-line ReportError for a FIFO, socket or device where a report or run file should be."""
+    what = special_file(path)
+    if what is not None:
+        raise ReportError(f"{path}: is {what}, not a regular file: roofline reads only regular files and folders")
 
 
 class ToolNotFound(ProfilerError):

@@ -7,10 +7,11 @@ import importlib
 import os
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from profiler.errors import ReportError
+from profiler.errors import ReportError, refuse_special
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,6 +70,7 @@ def read_ncu_report(path: str | Path, name: str | Path | None = None,
     hang (`timeout_s`) must end in a clear error, not take the caller down.
     """
     path = Path(path)
+    refuse_special(path)
     wanted = None if metrics is None else tuple(dict.fromkeys(metrics))
     if name is None or Path(name) == path:
         return _read_report(path, wanted, timeout_s)
@@ -85,22 +87,140 @@ def _read_report(path: Path, metrics: tuple[str, ...] | None, timeout_s: float) 
         raise ReportError(f"{path}: the report is empty (0 bytes)")
     module = import_ncu_report()
     install_dir = str(Path(module.__file__).parent) if _from_nsight_install(module) else None
-    rows, units, rules = _read_in_child(path, install_dir, metrics, timeout_s)
+    walk = walk_records(path)
+    cut = walk.cut
+    if cut is not None and walk.whole_launches == 0:
+        raise ReportError(f"{path}: the report is {cut}: no launch to read")
+    if cut is None:
+        rows, units, rules = _read_in_child(path, install_dir, metrics, timeout_s)
+    else:  # ncu_report reads nothing past a cut header: read the whole records alone
+        started = _PREFETCHED.pop((str(path.resolve()), metrics), None)
+        if started is not None:  # a read of the cut file itself: not used
+            started.discard()
+        with tempfile.TemporaryDirectory(prefix="roofline-cut-") as tmp:
+            whole = Path(tmp) / path.name
+            with open(path, "rb") as src, open(whole, "wb") as dst:
+                dst.write(src.read(walk.whole_bytes))
+            try:
+                rows, units, rules = _read_in_child(whole, install_dir, metrics, timeout_s)
+            except ReportError as exc:
+                raise ReportError(f"{path}: the report is {cut}; "
+                                  f"{str(exc).replace(str(whole), 'its whole records')}") from None
     if not rows:
-        raise ReportError(f"{path}: the report holds no kernel launches (no kernel was profiled, "
-                          "or the file was cut short before the first one)")
+        raise ReportError(f"{path}: the report holds no kernel launches (no kernel was profiled)")
     import pandas as pd  # here: prefetch() starts a read before the caller has imported pandas
 
     df = pd.DataFrame(rows)
     df.attrs["units"] = units
     df.attrs["rules"] = rules
     df.attrs["source"] = str(path)
+    if cut is not None:
+        df.attrs["cut"] = cut
     return df
 
 
 def _from_nsight_install(module) -> bool:
     """True for the ncu_report.py shipped in an Nsight Compute install's extras/python."""
     return Path(getattr(module, "__file__", "")).name == "ncu_report.py"
+
+
+# ---------------------------------------------------------------------------------------------
+# record lengths: an .ncu-rep is "NVR\0" then records, each a little-endian uint32 length and that
+# many bytes of protobuf. A block header record (fields 1 sources, 2 results, 5 payload bytes + 4)
+# announces the record after it; one with results >= 1 is a launch record. Checked here, in the
+# parent, so a file cut inside a record says exactly what is whole (ncu_report does not).
+
+_HEADER_READ_MAX = 1 << 18  # block headers are small (the largest seen: 30 KB with its metric names)
+
+
+@dataclass(frozen=True)
+class RecordWalk:
+    whole_launches: int  # launches whose header and payload are both whole
+    cut: str | None  # None: every record's declared length fits the file
+    whole_bytes: int = 0  # where the last whole record ends
+
+
+def _varint(b: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if i >= len(b) or shift > 63:
+            raise ValueError("varint runs past the record")
+        c = b[i]
+        i += 1
+        value |= (c & 0x7F) << shift
+        shift += 7
+        if not c & 0x80:
+            return value, i
+
+
+def _block_header(b: bytes, partial: bool = False) -> tuple[int, int] | None:
+    """(results, payload bytes + 4) of a block header record, or None for any other record.
+    `partial`: `b` is the start of a cut record: (results, 0) once its results field is read."""
+    fields: dict[int, int | None] = {}
+    i = 0
+    try:
+        while i < len(b):
+            key, i = _varint(b, i)
+            number, wire = key >> 3, key & 7
+            value = None
+            if wire == 0:
+                value, i = _varint(b, i)
+            elif wire == 2:
+                n, i = _varint(b, i)
+                i += n
+            elif wire in (1, 5):
+                i += 8 if wire == 1 else 4
+            else:
+                return None
+            if i > len(b):
+                raise ValueError("field runs past the record")
+            fields.setdefault(number, value)
+    except ValueError:
+        return (fields[2], 0) if partial and isinstance(fields.get(2), int) else None
+    if isinstance(fields.get(2), int) and isinstance(fields.get(5), int):
+        return fields[2], fields[5]
+    return None
+
+
+def walk_records(path: Path) -> RecordWalk:
+    """Check every record's declared length against the bytes left; count the whole launches."""
+    size = path.stat().st_size
+    whole, pending, pos = 0, None, 4  # pending: (results, payload length + 4) of the last header
+    start = pos  # where the pending header starts: the whole records end there when it is cut
+    with open(path, "rb") as f:
+        if f.read(4) != b"NVR\x00":
+            return RecordWalk(0, None)
+        while pos < size:
+            f.seek(pos)
+            prefix = f.read(4)
+            if len(prefix) < 4:
+                return RecordWalk(whole, _cut_text(pending, whole, f"a record's length prefix ({len(prefix)} of 4 bytes)"),
+                                  start if pending else pos)
+            n = int.from_bytes(prefix, "little")
+            left = size - pos - 4
+            if n > left:
+                return RecordWalk(whole, _cut_text(pending, whole, f"a record declaring {n} bytes, {left} left",
+                                                   header=_block_header(f.read(min(n, _HEADER_READ_MAX)), partial=True)),
+                                  start if pending else pos)
+            if pending is not None and n + 4 == pending[1]:  # the payload the last header announced
+                whole += pending[0]
+                pending = None
+            else:
+                header = _block_header(f.read(n)) if n <= _HEADER_READ_MAX else None
+                pending = header if header is not None and header[1] > 0 else None
+                start = pos
+            pos += 4 + n
+    if pending is not None:
+        return RecordWalk(whole, _cut_text(pending, whole, "the end of the file, just after a record header"), start)
+    return RecordWalk(whole, None, pos)
+
+
+def _cut_text(pending, whole: int, where: str, header=None) -> str:
+    launches = f"{whole} whole launch{'es' if whole != 1 else ''}"
+    in_launch = (pending is not None and pending[0]) or (header is not None and header[0])
+    if in_launch:
+        return f"cut inside launch record {whole + 1}: {launches} ({where})"
+    return f"cut short after {launches} ({where})"
 
 
 class _ChildRead:
@@ -220,15 +340,25 @@ def prefetch(path: str | Path, metrics: Iterable[str] | None = None) -> None:
     start: anything unusual (gzip, a missing file, no ncu_report) is left to the real read."""
     try:
         path = Path(path)
+        if not path.is_file():  # a FIFO would block here: the real read refuses it
+            return
         with open(path, "rb") as f:
             if f.read(4) != b"NVR\x00":
                 return
+        if walk_records(path).cut:  # read from its whole records by the real read
+            return
         wanted = None if metrics is None else tuple(dict.fromkeys(metrics))
         module = import_ncu_report()
         install_dir = str(Path(module.__file__).parent) if _from_nsight_install(module) else None
         _PREFETCHED[(str(path.resolve()), wanted)] = _PartsRead(path, install_dir, wanted)
     except Exception:  # noqa: BLE001 - the real read reports what is wrong
         return
+
+
+def discard_prefetched() -> None:
+    """End the reads prefetch() started that nothing took (the command failed before reading)."""
+    while _PREFETCHED:
+        _PREFETCHED.popitem()[1].discard()
 
 
 def _crash_message(path: Path, install_dir: str | None, exitcode: int | None, said: str | None) -> str:

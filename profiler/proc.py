@@ -3,6 +3,7 @@ on a time limit or Ctrl-C (a Ctrl-C at the terminal reaches only our process gro
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shlex
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from profiler.errors import ProfilerError, ToolNotFound, ToolTimeout
+from profiler.errors import Interrupted, ProfilerError, ToolNotFound, ToolTimeout
 
 GRACE_S = 5.0  # between SIGTERM and SIGKILL
 
@@ -45,14 +46,44 @@ def kill_group(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
         return
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # handled like Ctrl-C while a capture runs
+
+
+@contextlib.contextmanager
+def stop_signals_interrupt():
+    """While inside: SIGTERM and SIGHUP raise Interrupted (a KeyboardInterrupt) in the main thread, so
+    `kill PID` or a closed terminal ends the tool's process group and keeps the run, as Ctrl-C does.
+    Elsewhere (another thread) it changes nothing. The previous handlers come back on exit."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise Interrupted(signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def run_tool(cmd: list[str], log: Path, tool: str, timeout: float | None = None,
              env: dict[str, str] | None = None, on_line: Callable[[str], None] | None = None,
              limit_name: str | None = None) -> ToolResult:
     """Run `cmd` in a new session, every output line into `log` (the command line first).
 
     `timeout` (seconds) bounds the whole run: past it the tool's process group is ended and
-    ToolTimeout names the limit. On KeyboardInterrupt the group is ended and the interrupt re-raised.
+    ToolTimeout names the limit. On KeyboardInterrupt (Ctrl-C, or SIGTERM / SIGHUP: Interrupted) the
+    group is ended and the interrupt re-raised.
     """
+    with stop_signals_interrupt():
+        return _run_tool(cmd, log, tool, timeout, env, on_line, limit_name)
+
+
+def _run_tool(cmd: list[str], log: Path, tool: str, timeout: float | None, env: dict[str, str] | None,
+              on_line: Callable[[str], None] | None, limit_name: str | None) -> ToolResult:
     limit_name = limit_name or (f"{timeout:g} s" if timeout is not None else "no")
     lines: list[str] = []
     with open(log, "w") as logf:
@@ -95,10 +126,10 @@ def run_tool(cmd: list[str], log: Path, tool: str, timeout: float | None = None,
                 if timeout is not None and time.monotonic() - started > timeout:
                     timed_out = True
                     break
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             kill_group(proc)
             reader.join(timeout=GRACE_S)
-            logf.write(f"[roofline] interrupted (Ctrl-C): ended {tool}'s process group\n")
+            logf.write(f"[roofline] interrupted ({getattr(exc, 'how', 'Ctrl-C')}): ended {tool}'s process group\n")
             raise
         except BaseException:
             kill_group(proc)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from profiler.errors import ReportError
+from profiler.errors import ReportError, refuse_special
 
 NCU_REP = "ncu-rep"
 NCU_CSV = "ncu-csv"
@@ -41,6 +41,7 @@ def sniff(path: Path) -> str:
         raise ReportError(f"{path}: no such file or directory")
     if path.is_dir():
         raise ReportError(f"{path}: is a folder, not a report")
+    refuse_special(path)
     head = _head(path)
     if not head:
         raise ReportError(f"{path}: the file is empty (0 bytes)")
@@ -163,7 +164,12 @@ def _read_kind(kind: str, plain: Path, path: Path) -> pd.DataFrame:
     if kind == NCU_REP:
         from profiler.ncu_reader import read_ncu_report
 
-        return tidy_launches(read_ncu_report(plain, name=path, metrics=raw_metrics()))
+        raw = read_ncu_report(plain, name=path, metrics=raw_metrics())
+        cut = raw.attrs.get("cut")
+        table = tidy_launches(raw)
+        if cut:
+            table.attrs["cut"] = cut  # api.load: an incomplete capture
+        return table
     if kind == NCU_CSV:
         from profiler.ncu_csv import read_ncu_csv
 
@@ -190,23 +196,51 @@ def is_report(path: Path) -> bool:
 
 
 def read_folder(folder: Path) -> pd.DataFrame:
-    """Every report in a folder (not recursive), one table; each launch names its source file."""
+    """Every report in a folder (not recursive), one table; each launch names its source file.
+
+    Nsight Systems timelines beside Nsight Compute reports are not read as more launches (they are,
+    as a rule, the same launches seen by the other tool): the launches come from the ncu reports and
+    `attrs["timelines"]` names the nsys files (an .nsys-rep beside its own sqlite export: the sqlite)."""
     folder = Path(folder)
-    files = sorted(p for p in folder.iterdir() if p.is_file() and is_report(p))
+    kinds = {}
+    for p in sorted(folder.iterdir()):
+        if p.is_file():
+            try:
+                kinds[p] = sniff(p)
+            except ReportError:
+                continue
+    files = list(kinds)
     if not files:
         raise ReportError(f"{folder}: no report in this folder (roofline reads {READS})")
+    timelines = [p for p in files if kinds[p] in (NSYS_REP, NSYS_SQLITE)]
+    exported = {p.name.split(".")[0] for p in timelines if kinds[p] == NSYS_SQLITE}
+    timelines = [p for p in timelines if kinds[p] == NSYS_SQLITE or p.name.split(".")[0] not in exported]
+    counters = [p for p in files if kinds[p] in (NCU_REP, NCU_CSV)]
+    folder_notes = []
+    if counters and timelines:
+        files = counters
+        folder_notes.append(f"{', '.join(p.name for p in timelines)}: Nsight Systems timeline beside Nsight Compute "
+                            f"counters: read as the timeline, not as more launches (launches from "
+                            f"{', '.join(p.name for p in counters)})")
+    else:
+        files = counters + timelines
     tables = [read_launches(p) for p in files]
     offset = 0
     for t in tables:  # launch numbers stay unique across files
         t["launch"] = t["launch"] + offset
         offset = int(t["launch"].max()) + 1
     out = pd.concat(tables, ignore_index=True)
-    rules, missing, notes = {}, [], []
+    rules, missing, notes, cuts = {}, [], [], []
     for t, p in zip(tables, files):
+        if t.attrs.get("cut"):
+            cuts.append(f"{p.name}: {t.attrs['cut']}")
         base = int(t["launch"].min())
         rules.update({base + k: v for k, v in t.attrs.get("rules", {}).items()})
         missing += [m for m in t.attrs.get("missing_metrics", []) if m not in missing]
         notes += [f"{p.name}: {n}" for n in t.attrs.get("notes", [])]
-    out.attrs.update(rules=rules, missing_metrics=missing, notes=notes, source=str(folder),
-                     sources=[p.name for p in files])
+    out.attrs.update(rules=rules, missing_metrics=missing, notes=folder_notes + notes, source=str(folder),
+                     sources=[p.name for p in files],
+                     timelines=[p.name for p in timelines] if counters and timelines else [])
+    if cuts:
+        out.attrs["cut"] = "; ".join(cuts)
     return out

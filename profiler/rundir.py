@@ -1,6 +1,7 @@
 """The run directory: the unit of evidence. Nothing else in the project globs a run folder.
 
-    manifest.json     status (complete | failed), the run's own reports with their sha256,
+    manifest.json     status (complete | failed), the run's own reports with their sha256, the
+                      sha256 of every other file the run holds (format 2: spec.json included),
                       the exact commands, tool and library versions, the GPU, passes, wall time
     spec.json         kernel, workload, iterations (validated on read: one-line errors per field)
     commands.txt      every command run, exactly, one per line
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from profiler.errors import ReportError
+from profiler.errors import ReportError, refuse_special
 
 MANIFEST = "manifest.json"
 SPEC = "spec.json"
@@ -39,7 +40,8 @@ LAUNCHES = "launches.csv"
 ANALYSIS = "analysis.json"
 HARNESS = "harness.json"
 TIMING = "timing.json"
-FORMAT = "roofline-run/1"
+FORMAT = "roofline-run/2"  # 2: `files` checksums every file besides the reports (spec.json too)
+OLD_FORMAT = "roofline-run/1"  # reports only: read with a warning that spec.json is not checksummed
 STATUSES = ("complete", "failed")
 
 
@@ -133,6 +135,7 @@ class Manifest:
     logs: list[str] = field(default_factory=list)
     wall_s: float | None = None
     error: str | None = None
+    files: dict = field(default_factory=dict)  # every other file of the run -> its sha256 (format 2)
     format: str = FORMAT
 
     def to_dict(self) -> dict:
@@ -141,7 +144,8 @@ class Manifest:
     @classmethod
     def from_dict(cls, data, where: str) -> "Manifest":
         _want(isinstance(data, dict), where, "must be a JSON object", type(data).__name__)
-        _want(data.get("format") == FORMAT, where, f"format must be {FORMAT!r}", data.get("format"))
+        _want(data.get("format") in (FORMAT, OLD_FORMAT), where, f"format must be {FORMAT!r} (or the older "
+              f"{OLD_FORMAT!r})", data.get("format"))
         _want(data.get("status") in STATUSES, where, f"status must be one of {STATUSES}", data.get("status"))
         reports = data.get("reports")
         _want(isinstance(reports, list), where, "reports must be a list", reports)
@@ -150,13 +154,44 @@ class Manifest:
             _want(isinstance(r, dict) and isinstance(r.get("path"), str) and isinstance(r.get("sha256"), str)
                   and isinstance(r.get("tool"), str), where, f"reports[{i}] needs path, tool and sha256", r)
             _want(Path(r["path"]).name == r["path"], where, f"reports[{i}].path must be a file in the run", r["path"])
+            for name, (types, what) in _ENTRY_TYPES.items():
+                if name in r:
+                    _want(_typed(r[name], types), where, f"reports[{i}].{name} must be {what}", r[name])
             known = {f.name for f in dataclasses.fields(ReportEntry)}
             entries.append(ReportEntry(**{k: v for k, v in r.items() if k in known}))
+        for name, (types, what) in _MANIFEST_TYPES.items():
+            if name in data:
+                _want(_typed(data[name], types), where, f"{name} must be {what}", data[name])
+        files = data.get("files", {})
+        for name, digest in files.items():
+            _want(Path(name).name == name and isinstance(digest, str), where,
+                  f"files[{name!r}] must be a file in the run with its sha256", digest)
+        if data["format"] == FORMAT and data["status"] == "complete":
+            _want(SPEC in files, where, f"files must hold {SPEC}'s sha256 (format {FORMAT})", sorted(files))
         known = {f.name for f in dataclasses.fields(cls)} - {"reports"}
         return cls(reports=entries, **{k: v for k, v in data.items() if k in known})
 
 
+def _typed(value, types) -> bool:
+    """`value` is one of `types`; a bool is not an int here, and lists and dicts are checked one level in."""
+    if isinstance(value, bool) and bool not in types:
+        return False
+    if isinstance(value, list) and list in types:
+        return all(isinstance(v, str) for v in value)
+    return isinstance(value, types)
+
+
+_NUMBER = (int, float)
+_ENTRY_TYPES = {"bytes": ((int,), "an integer"), "launches": ((int, type(None)), "an integer or null"),
+                "passes": ((int, type(None)), "an integer or null"), "preset": ((str, type(None)), "a string or null")}
+_MANIFEST_TYPES = {"created": ((str,), "a string"), "commands": ((list,), "a list of strings"),
+                   "tools": ((dict,), "a JSON object"), "host": ((dict,), "a JSON object"),
+                   "logs": ((list,), "a list of strings"), "wall_s": ((*_NUMBER, type(None)), "a number or null"),
+                   "error": ((str, type(None)), "a string or null"), "files": ((dict,), "a JSON object")}
+
+
 def _read_json(path: Path):
+    refuse_special(path)
     try:
         return json.loads(path.read_text())
     except json.JSONDecodeError as exc:
@@ -173,17 +208,39 @@ class RunDir:
 
     @staticmethod
     def is_run(path: Path) -> bool:
-        return Path(path, MANIFEST).is_file()
+        return Path(path, MANIFEST).exists()  # a FIFO in its place is refused when read, not read as a folder
 
     def manifest(self) -> Manifest:
         f = self.path / MANIFEST
-        if not f.is_file():
+        if not f.exists():
             raise RunDirError(f"{self.path}: no {MANIFEST}: not a roofline run directory")
         return Manifest.from_dict(_read_json(f), str(f))
 
     def spec(self) -> RunSpec | None:
         f = self.path / SPEC
-        return parse_spec(_read_json(f), str(f)) if f.is_file() else None
+        if not f.exists():
+            return None
+        self.verify(SPEC)
+        return parse_spec(_read_json(f), str(f))
+
+    def verify(self, name: str) -> None:
+        """Check a file of the run against its sha256 in the manifest (format 2); older runs name none."""
+        m = self.manifest()
+        if m.format == OLD_FORMAT:
+            return
+        p = self.path / name
+        refuse_special(p)
+        if name not in m.files:
+            raise RunDirError(f"{p}: not checksummed in {MANIFEST}: not a file this run wrote")
+        if sha256(p) != m.files[name]:
+            raise RunDirError(f"{p}: does not match the sha256 in {MANIFEST} (changed after the run was written)")
+
+    def warnings(self) -> list[str]:
+        """What reading this run cannot check (an older format), in one line each."""
+        if self.manifest().format == OLD_FORMAT:
+            return [f"{SPEC} is not checksummed in this older run (manifest format {OLD_FORMAT}): "
+                    "its workload and iterations are taken as written"]
+        return []
 
     def reports(self, tool: str | None = None, verify: bool = True) -> list[Path]:
         """The run's own reports, as the manifest names them, checked against their checksums."""
@@ -196,6 +253,7 @@ class RunDir:
             if tool is not None and entry.tool != tool:
                 continue
             p = self.path / entry.path
+            refuse_special(p)
             if not p.is_file():
                 raise RunDirError(f"{p}: named in {MANIFEST} but missing")
             if verify and sha256(p) != entry.sha256:
@@ -209,7 +267,11 @@ class RunDir:
 
     def harness(self) -> dict:
         f = self.path / HARNESS
-        return _read_json(f) if f.is_file() else {}
+        if not f.exists():
+            return {}
+        if (self.path / MANIFEST).is_file():  # a finished run (a run being written has no manifest yet)
+            self.verify(HARNESS)
+        return _read_json(f)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -257,9 +319,13 @@ class RunWriter:
             final = Path(f"{final}-{n}")
         self.final = final
         self.force = force
-        final.parent.mkdir(parents=True, exist_ok=True)
         self.path = final.parent / f".{final.name}.tmp-{os.getpid()}-{time.time_ns()}"
-        self.path.mkdir()
+        try:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            self.path.mkdir()
+        except OSError as exc:
+            raise RunDirError(f"{final}: cannot create a run directory there ({exc.strerror or exc}); "
+                              "choose another --out") from None
         self.manifest = Manifest(status="failed", created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
         self.started = time.time()
 
@@ -293,6 +359,9 @@ class RunWriter:
     # -- ending
     def _write_manifest(self) -> None:
         self.manifest.wall_s = round(time.time() - self.started, 1)
+        reports = {e.path for e in self.manifest.reports}
+        self.manifest.files = {p.name: sha256(p) for p in sorted(self.path.iterdir())
+                               if p.is_file() and p.name != MANIFEST and p.name not in reports}
         self.write_json(MANIFEST, self.manifest.to_dict())
 
     def commit(self) -> Path:
@@ -311,6 +380,10 @@ class RunWriter:
             shutil.rmtree(old, ignore_errors=True)
         self.path = self.final
         return self.final
+
+    def discard(self) -> None:
+        """Remove the run being written: for a run refused before anything was captured."""
+        shutil.rmtree(self.path, ignore_errors=True)
 
     def fail(self, error: str) -> Path:
         """Keep what was captured, marked failed, beside the final path; return where it went."""

@@ -23,7 +23,7 @@ from typing import Callable
 import pandas as pd
 
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
-from profiler.errors import ApplicationFailed, ProfilerError, ReportError, ToolNotFound, ToolTimeout
+from profiler.errors import ApplicationFailed, ProfilerError, ReportError, ToolNotFound, ToolTimeout, refuse_special
 from profiler.nsys_reader import Timeline
 from profiler.rundir import (ANALYSIS, HARNESS, LAUNCHES, TIMING, Manifest, RunDir, RunDirError, RunSpec, RunWriter,
                              default_run_name)
@@ -120,8 +120,10 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
     source = Path(path) if path is not None else sample_run()
     if not source.exists():
         raise ReportError(f"{source}: no such run directory or report")
+    refuse_special(source)
     spec = manifest = timeline = None
     expected = None
+    warnings: list[str] = []
     if source.is_dir() and RunDir.is_run(source):
         run_dir = RunDir(source)
         manifest = run_dir.manifest()
@@ -130,6 +132,7 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
         if not reports and not sqlite:
             raise RunDirError(f"{source}: the manifest names no Nsight Compute report and no nsys sqlite export")
         spec = run_dir.spec()
+        warnings = run_dir.warnings()
         timeline = read_nsys_sqlite(sqlite[0]) if sqlite else None
         if reports:
             tables = [read_launches(p) for p in reports]
@@ -142,6 +145,8 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
             launches = _timeline_table(timeline, sqlite[0])
     elif source.is_dir():
         launches = read_folder(source)
+        if len(launches.attrs.get("timelines", [])) == 1:  # nsys beside ncu: the timeline, not more launches
+            timeline = read_nsys_sqlite(source / launches.attrs["timelines"][0])
     elif sniff(source) in (NSYS_REP, NSYS_SQLITE):  # by content: a foreign SQLite file gets its own message
         timeline = read_nsys_sqlite(source)
         launches = _timeline_table(timeline, source)
@@ -150,12 +155,15 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
     workload = _workload(spec, source)
     iterations = spec.iterations if spec else None
     problems = completeness(launches, iterations, expected)
+    if launches.attrs.get("cut"):
+        problems.insert(0, launches.attrs["cut"])
     if problems and not allow_incomplete:
         raise IncompleteRun(f"{source}: incomplete capture: {'; '.join(problems)} "
                             "(pass --allow-incomplete to analyze it anyway, marked incomplete)")
     presets = {e.preset for e in manifest.reports if e.tool == "ncu"} if manifest is not None else set()
     analysis = summarize(launches, workload, None if problems else iterations, gpu=gpu,
                          preset=next(iter(presets)) if len(presets) == 1 else None)
+    analysis.notes += warnings
     if problems:
         analysis.notes.append("INCOMPLETE: " + "; ".join(problems) + " (no step time)")
     if launches.attrs.get("counters") is False:
@@ -257,6 +265,8 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
         raise ValueError(f"tool must be one of {', '.join(TOOLS)}, got {tool!r}")
     writer = RunWriter(out if out is not None else Path("runs") / default_run_name(name, workload),
                        force=force, unique=out is None)
+    if timeout is not None:
+        say(f"capture timeout {timeout:g} s (--timeout)")
     started = time.time()
     running = "setup"
     try:
@@ -317,9 +327,13 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
         writer.write_json(ANALYSIS, out_dict)
         final = writer.commit()
     except BaseException as exc:
+        if running == "setup" and not isinstance(exc, KeyboardInterrupt):  # refused before anything ran
+            writer.discard()
+            raise
         if isinstance(exc, KeyboardInterrupt):
-            reason = (f"interrupted (Ctrl-C) while {running} was running; its process group was ended"
-                      if running in ("ncu", "nsys") else "interrupted (Ctrl-C)")
+            how = getattr(exc, "how", "Ctrl-C")
+            reason = (f"interrupted ({how}) while {running} was running; its process group was ended"
+                      if running in ("ncu", "nsys") else f"interrupted ({how})")
         else:
             reason = str(exc).splitlines()[0]
         exc.kept_at = writer.fail(reason)  # the CLI names it; nothing captured is lost

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import sys
 from datetime import datetime, timezone
@@ -15,9 +16,9 @@ from roofline.shadowing import exit_if_shadowed
 
 exit_if_shadowed(sys.argv[1:])  # a foreign `kernels`/`profiler` package: one line, not a traceback
 
-from kernels.registry import KERNELS, UnknownKernel, get_kernel  # noqa: E402
+from kernels.registry import KERNELS, UnknownKernel, check_workload, get_kernel  # noqa: E402
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len  # noqa: E402
-from profiler.errors import ProfilerError  # noqa: E402
+from profiler.errors import ProfilerError, ReportError, refuse_special  # noqa: E402
 from roofline.doctor import doctor_cmd  # noqa: E402
 from roofline.gpus import MeasuredFileError, UnknownGpu, get_gpu  # noqa: E402
 
@@ -61,6 +62,15 @@ def kernel_name(name: str) -> str:
         return get_kernel(name).name
     except UnknownKernel as exc:
         raise click.UsageError(str(exc)) from None
+
+
+def kernel_workload(name: str, workload: VerifyWorkload) -> VerifyWorkload:
+    """The workload, if the kernel can run it (the same check the kernel makes when it runs)."""
+    try:
+        check_workload(name, workload)
+    except WorkloadError as exc:
+        raise click.UsageError(str(exc)) from None
+    return workload
 
 
 def need_kernels(command: str) -> None:
@@ -110,7 +120,7 @@ def kernels_cmd(fmt: str) -> None:
 def check_cmd(kernel, device, dtype, allow_slow, fmt, **wkw) -> None:
     """Run a kernel and torch_ref on the same random inputs; exit 1 when they disagree."""
     name = kernel_name(kernel)
-    workload = make_workload(**wkw)
+    workload = kernel_workload(name, make_workload(**wkw))
     try:
         get_kernel(name).require(workload)  # an optional kernel not built, a workload it cannot run
     except ValueError as exc:
@@ -220,15 +230,18 @@ def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset
     workload = make_workload(**wkw)
     if iters < 1:
         raise click.UsageError("--iters must be at least 1")
+    from profiler.proc import stop_signals_interrupt  # lazy: only profile needs it
+
     try:
-        run = api.profile(name, workload, iterations=iters, out=out_dir, force=force, ncu=ncu_path,
-                          nsys=nsys_path, tool=tool, timeout=timeout, progress=progress, preset=preset, chip=chip,
-                          timing_samples=timing_samples)
+        with stop_signals_interrupt():  # SIGTERM / SIGHUP: as Ctrl-C, the run kept marked failed
+            run = api.profile(name, workload, iterations=iters, out=out_dir, force=force, ncu=ncu_path,
+                              nsys=nsys_path, tool=tool, timeout=timeout, progress=progress, preset=preset,
+                              chip=chip, timing_samples=timing_samples)
     except (ProfilerError, WorkloadError, ValueError) as exc:
         raise _fail(exc) from None
     except KeyboardInterrupt as exc:
         click.echo("Error: " + str(_fail(exc).message).strip(), err=True)
-        sys.exit(130)
+        sys.exit(getattr(exc, "exit_code", 130))
     _print_run(run, fmt)
 
 
@@ -274,6 +287,10 @@ def analyze_cmd(path, project_to, allow_incomplete, fmt) -> None:
     try:
         run = api.load(path, allow_incomplete=allow_incomplete)
     except (ProfilerError, WorkloadError, ValueError) as exc:
+        if path:
+            from profiler.ncu_reader import discard_prefetched  # lazy, as prefetch_capture above
+
+            discard_prefetched()  # refused before its report was read: end that read
         raise _fail(exc) from None
     _print_run(run, fmt, project_to)
 
@@ -354,7 +371,10 @@ def _saved_bench(path: Path):
     import pandas as pd
 
     try:
+        refuse_special(path)
         data = json.loads(path.read_text())
+    except ReportError as exc:
+        raise click.ClickException(str(exc)) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise click.ClickException(f"{path}: not a bench.json from `roofline bench` ({exc})") from None
     need_meta = {"device", "read_gbps", "copy_gbps", "matmul_tflops"}
@@ -365,15 +385,29 @@ def _saved_bench(path: Path):
     missing = sorted(need_meta - set(data["meta"]))
     if missing:
         raise click.ClickException(f"{path}: its 'meta' lacks {', '.join(missing)}")
+    for key in ("read_gbps", "copy_gbps", "matmul_tflops"):  # the fits divide by them
+        value = data["meta"][key]
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0):
+            raise click.ClickException(f"{path}: meta.{key} must be a positive number, got {json.dumps(value)}")
+    if not data["rows"]:
+        raise click.ClickException(f"{path}: no rows: the bench it saved timed nothing")
+    if not all(isinstance(r, dict) for r in data["rows"]):
+        raise click.ClickException(f"{path}: its rows must be JSON objects")
     table = pd.DataFrame(data["rows"])
     missing = sorted(need_cols - set(table.columns))
-    if not data["rows"] or missing:
-        raise click.ClickException(f"{path}: its rows lack {', '.join(missing) or 'everything: there are none'}")
+    if missing:
+        raise click.ClickException(f"{path}: its rows lack {', '.join(missing)}")
     if "error" not in table.columns:
         table["error"] = ""
     table["error"] = table["error"].fillna("")
-    for col in need_cols - {"kernel"}:  # JSON wrote NaN (no baseline row, say) as null
-        table[col] = pd.to_numeric(table[col], errors="coerce")
+    for col in sorted(need_cols - {"kernel"}):  # JSON wrote NaN (no baseline row, say) as null
+        numbers = pd.to_numeric(table[col], errors="coerce")
+        bad = table[col].notna() & numbers.isna()
+        if bad.any():
+            row = int(bad.idxmax())
+            raise click.ClickException(f"{path}: rows[{row}].{col} must be a number or null, "
+                                       f"got {json.dumps(table[col][row])}")
+        table[col] = numbers
     return data["meta"], table
 
 
@@ -392,16 +426,32 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     from roofline.floor import BALANCED, workload_floor
     from roofline.kernel_models import assumption_note, kernel_model
 
+    from kernels.launch import ARCHS, SPECS  # lazy, with the model's other modules
+
     workload = make_workload(**wkw)
     gpu = _gpu(gpu_name)
     if layers < 1:
         raise click.UsageError("--layers must be at least 1")
-    if kernel is not None and kernel_name(kernel) == "torch_ref":
-        raise click.UsageError("torch_ref is the reference, not modelled; pick a Triton kernel")
+    notes = []
+    if kernel is not None:
+        kernel = kernel_name(kernel)
+        if kernel == "torch_ref":
+            raise click.UsageError("torch_ref is the reference, not modelled; pick a Triton kernel")
+        kernel_workload(kernel, workload)
+        if kernel not in SPECS and kernel.removesuffix("_graph") in SPECS:
+            notes.append(f"{kernel} replays {kernel.removesuffix('_graph')}'s launches as one CUDA graph: "
+                         f"modelled as {kernel.removesuffix('_graph')}")
+            kernel = kernel.removesuffix("_graph")
+    if compile_ and kernel is not None and gpu.arch not in ARCHS:
+        notes.append(f"no launch configuration for {gpu.arch} ({gpu.name}; roofline compiles for "
+                     f"{', '.join(ARCHS)}): modelled without --compile, blocks per SM assumed 1")
+        compile_ = False
     floor = workload_floor(workload, gpu, layers)
     out = dataclasses.asdict(floor)
     out["gpu_name"] = gpu.name
     out["ceilings"] = [dataclasses.asdict(c) for c in gpu.ceilings()]
+    if notes:
+        out["notes"] = notes
     model = None
     if kernel is not None:
         compiled = None
@@ -417,6 +467,8 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     if fmt == "json":
         click.echo(json.dumps(out, indent=2))
         return
+    for note in notes:
+        progress(f"note: {note}")
     click.echo(f"{gpu.name}, {workload.describe()}, {layers} layer(s)\n"
                f"  KV bytes     {floor.kv_bytes / 1e9:.3f} GB\n"
                f"  FLOPs        {floor.flops / 1e12:.3f} TFLOP  (intensity {floor.arithmetic_intensity:.0f} FLOP/B)\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 
 import click
@@ -35,8 +36,8 @@ def compare_cmd(base, head, fail_if_slower, p_value, allow_different_workload, a
     from reports.compare import render_compare_markdown, render_compare_text
     from roofline.api import compare
 
-    if fail_if_slower is not None and fail_if_slower < 0:
-        raise BadInput("--fail-if-slower must be a percentage >= 0")
+    if fail_if_slower is not None and not (math.isfinite(fail_if_slower) and fail_if_slower >= 0):
+        raise BadInput(f"--fail-if-slower must be a finite percentage >= 0, got {fail_if_slower:g}")
     try:
         cmp = compare(base, head, fail_if_slower_pct=fail_if_slower,
                       allow_different_workload=allow_different_workload, allow_incomplete=allow_incomplete,

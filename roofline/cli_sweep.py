@@ -36,14 +36,16 @@ def _gpu_index(text: str) -> str:
     return text
 
 
-def _summary(sweep_dir: Path, fmt: str) -> None:
+def _summary(sweep_dir: Path, fmt: str, write: bool = True) -> None:
+    """Print the sweep's table; with `write`, also save summary.csv and the chart in the folder."""
     from reports.sweep import plot_sweep, render_summary_markdown, render_summary_text
-    from roofline.sweeps import summarize
+    from roofline.sweeps import SUMMARY, summarize
 
     table = summarize(sweep_dir)
-    table.to_csv(sweep_dir / "summary.csv", index=False)
     charts = []
-    if (table["status"] == "done").any() and table["step_ms"].notna().any():
+    if write:
+        table.to_csv(sweep_dir / SUMMARY, index=False)
+    if write and (table["status"] == "done").any() and table["step_ms"].notna().any():
         try:
             charts = plot_sweep(table, sweep_dir / "sweep", title=_chart_title(sweep_dir, table))
         except ImportError as exc:
@@ -54,8 +56,16 @@ def _summary(sweep_dir: Path, fmt: str) -> None:
         click.echo(render_summary_markdown(table), nl=False)
     else:
         click.echo(render_summary_text(table))
-    click.echo(f"wrote {sweep_dir / 'summary.csv'}" + (f", {', '.join(map(str, charts))}" if charts else
-                                                        " (no finished point: no chart)"), err=True)
+    noted = table[(table["status"] == "done") & table["error"].notna()]
+    if len(noted) and fmt != "json":  # done rows whose numbers are not from their run folders
+        sources = noted["error"].str.split(": ").str[-1].value_counts()
+        for source, n in sources.items():
+            click.echo(f"note: {n} point(s) without their run folder in {sweep_dir}: {source}", err=True)
+    if not write:
+        click.echo(f"nothing written (pass --write to save {sweep_dir / SUMMARY} and the chart)", err=True)
+        return
+    click.echo(f"wrote {sweep_dir / SUMMARY}" + (f", {', '.join(map(str, charts))}" if charts else
+                                                  " (no finished point: no chart)"), err=True)
 
 
 def _chart_title(sweep_dir: Path, table) -> str:
@@ -83,21 +93,24 @@ def _chart_title(sweep_dir: Path, table) -> str:
 @click.option("--gpus", default=None, help="GPU indices of this host (0,1): one worker process per GPU")
 @click.option("--ncu", "ncu_path", default=None, help="path to ncu (else $NCU, PATH, usual folders)")
 @click.option("--summarize", "summarize_dir", type=click.Path(file_okay=False), default=None,
-              help="only print the table and write the chart of an existing sweep folder (no GPU)")
+              help="only print the table of an existing sweep folder (no GPU); writes nothing unless --write")
+@click.option("--write", is_flag=True, help="with --summarize: also save summary.csv and sweep.png/.svg in the folder")
 @click.option("--print-commands", is_flag=True,
               help="print one `roofline profile` command per point (for a scheduler's job array) and exit")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
-def sweep_cmd(kernels, ctx, pages, heads, q_lens, iters, out, gpus, ncu_path, summarize_dir, print_commands,
+def sweep_cmd(kernels, ctx, pages, heads, q_lens, iters, out, gpus, ncu_path, summarize_dir, write, print_commands,
               fmt) -> None:
     """Profile every kernel x ctx x page size x heads x q_len point; skip finished ones; table and chart."""
     from roofline.sweeps import SweepError, plan, run_sweep, sweep_command
 
     if summarize_dir is not None:
         try:
-            _summary(Path(summarize_dir), fmt)
+            _summary(Path(summarize_dir), fmt, write=write)
         except (SweepError, ValueError) as exc:
             raise BadInput(str(exc)) from None
         return
+    if write:
+        raise BadInput("--write goes with --summarize DIR (a sweep run always writes its summary)")
     if not kernels:
         raise BadInput("--kernel is required (e.g. --kernel triton_mla,triton_mla_fast), or --summarize DIR")
     if iters < 1:

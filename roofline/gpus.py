@@ -5,12 +5,14 @@ then the ones shipped with the package (data/measured/<short_name>.json, the pro
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 PACKAGED_MEASURED_DIR = "data/measured"  # inside the package: defaults, never written at run time
+MEASURED_RATES = ("read_gbps", "copy_gbps", "l2_read_gbps", "matmul_tflops")  # each a positive finite number
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,14 @@ def _read_measured(path: str) -> dict:
                                 "rerun `roofline calibrate --save` or delete the file") from None
     if not isinstance(data, dict):
         raise MeasuredFileError(f"{path}: measured ceilings must be a JSON object")
+    for key in MEASURED_RATES:
+        value = data.get(key)
+        if key in data and not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                and math.isfinite(value) and value > 0):
+            raise MeasuredFileError(f"{path}: {key} must be a positive number, got {json.dumps(value)}; "
+                                    "rerun `roofline calibrate --save` or fix the file")
+    if "source" in data and not isinstance(data["source"], str):
+        raise MeasuredFileError(f"{path}: source must be a string, got {json.dumps(data['source'])}")
     return data
 
 
@@ -120,6 +130,11 @@ def load_catalogue() -> list[GpuSpec]:
     out = []
     for g in data["gpus"]:
         measured, source = _measured(g["short_name"])
+        device = measured.get("device")
+        if device is not None and not (isinstance(device, str)
+                                       and any(m.lower() in device.lower() for m in g.get("match", ()))):
+            raise MeasuredFileError(f"{source}: measured on {json.dumps(device)}, not a {g['name']}: its ceilings "
+                                    f"would be taken as the {g['short_name']}'s; move it to the right GPU's file")
         out.append(GpuSpec(**{**g, "match": tuple(g.get("match", ())), "measured": measured,
                               "measured_from": source}))
     return out

@@ -20,8 +20,11 @@ class Shadowed:
     found: str  # where `import <package>` resolves
     expected: str  # where this project's package is
     distribution: str | None  # the installed distribution that owns the foreign one, if known
+    text: str | None = None  # a message of its own (the clone folder case)
 
     def message(self) -> str:
+        if self.text:
+            return self.text
         if self.distribution:
             who = f"the installed distribution `{self.distribution}`"
             if self.distribution.lower() == self.package and self.package in KNOWN_FOREIGN:
@@ -61,10 +64,30 @@ def _distribution(name: str) -> str | None:
     return owners[0] if owners else None
 
 
+def roofline_as_namespace() -> Shadowed | None:
+    """`roofline` itself imported as a namespace package: run from the folder that holds a checkout
+    named `roofline` (the default clone name), Python takes that folder for the package, so the real
+    package's __init__ never runs (`roofline.load`: AttributeError) and its bundled data is looked for
+    in the wrong folder (the sample: not found)."""
+    module = sys.modules.get("roofline")
+    if module is None or getattr(module, "__file__", None) is not None:
+        return None
+    own = Path(__file__).resolve().parent
+    folders = [Path(p) for p in getattr(module, "__path__", []) if Path(p).resolve() != own]
+    if not folders:
+        return None
+    folder = folders[0]
+    return Shadowed("roofline", str(folder), str(own), None, text=(
+        f"`import roofline` finds the folder {folder} (a checkout named `roofline` in the current folder?) "
+        f"as a namespace package instead of the roofline package ({own}), so its API and bundled data "
+        f"are not found. Fix: run roofline from another folder, or from inside the checkout (cd {folder})"))
+
+
 def shadowed_packages() -> list[Shadowed]:
     """This project's packages that the import system resolves to something else."""
     root = Path(__file__).resolve().parent.parent  # the folder holding roofline/ and its siblings
-    out = []
+    own = roofline_as_namespace()
+    out = [own] if own else []
     for name, marker in OWN_PACKAGES.items():
         expected = root / name
         found = _location(name)

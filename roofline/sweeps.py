@@ -34,10 +34,15 @@ from typing import Callable
 import pandas as pd
 
 from kernels.spec import VerifyWorkload
+from profiler.metrics import DEFAULT_PRESET
 from profiler.rundir import RunDir, RunDirError, run_name
 
 SWEEP_FILE = "sweep.json"
 FORMAT = "roofline-sweep/1"
+SUMMARY = "summary.csv"
+POINT_TOOL = "ncu"  # each point's counters; the timeline is not taken in a sweep
+DEFAULT_TIMEOUT_S = 900.0  # roofline.api.DEFAULT_TIMEOUT_S: each point's whole capture
+RESULT_FIELDS = ("step_ms", "floor_ms", "gap", "bound")  # what sweep.json keeps of a done point
 SUMMARY_COLUMNS = ["kernel", "ctx_len", "page_size", "heads", "q_len", "status", "step_ms", "floor_ms", "gap",
                    "bound", "error", "run"]
 
@@ -60,11 +65,13 @@ class SweepPoint:
         return run_name(self.kernel, self.workload)
 
     def command(self, sweep_dir: str | Path, iterations: int = 3, ncu: str | None = None) -> list[str]:
-        """The `roofline profile` command that makes this point's run on its own (a job array's task)."""
+        """The `roofline profile` command that makes this point's run on its own (a job array's task):
+        the same tool, preset and timeout as the sweep's own run of it (run_point)."""
         w = self.workload
         cmd = ["roofline", "profile", "--kernel", self.kernel, "--ctx", _ctx_text(w.ctx_len), "--batch", str(w.batch),
                "--heads", str(w.heads), "--q-len", str(w.q_len), "--page-size", str(w.page_size),
                "--mask", w.tree_mask, "--seed", str(w.seed), "--iters", str(iterations),
+               "--tool", POINT_TOOL, "--preset", DEFAULT_PRESET, "--timeout", f"{DEFAULT_TIMEOUT_S:g}",
                "--out", str(Path(sweep_dir) / self.name)]
         return cmd + (["--ncu", ncu] if ncu else [])
 
@@ -91,6 +98,10 @@ class PointResult:
     gpu: str | None = None
     wall_s: float | None = None
     finished: str | None = None
+    step_ms: float | None = None  # a done point's numbers, so sweep.json alone can be summarized
+    floor_ms: float | None = None
+    gap: float | None = None
+    bound: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -131,7 +142,8 @@ def record(state: dict, result: PointResult) -> None:
     entry.pop("name")
     if result.status == "kept":  # keep what the run that made it said (GPU, wall time)
         old = state["points"].get(result.name, {})
-        entry.update({k: old.get(k) for k in ("gpu", "wall_s", "finished") if old.get(k) is not None})
+        entry.update({k: old.get(k) for k in ("gpu", "wall_s", "finished", *RESULT_FIELDS)
+                      if old.get(k) is not None})
         entry["status"] = "done"
     state["points"][result.name] = entry
 
@@ -178,11 +190,12 @@ def run_point(point: SweepPoint, sweep_dir: Path, iterations: int = 3, ncu: str 
     base = dict(name=point.name, kernel=point.kernel, workload=json.loads(point.workload.to_json()), gpu=gpu)
     env = {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else None
     try:
-        profile(point.kernel, point.workload, iterations=iterations, out=Path(sweep_dir) / point.name, ncu=ncu, tool="ncu",
-                env=env, command=point.command(sweep_dir, iterations, ncu))
+        run = profile(point.kernel, point.workload, iterations=iterations, out=Path(sweep_dir) / point.name, ncu=ncu,
+                      tool=POINT_TOOL, preset=DEFAULT_PRESET, timeout=DEFAULT_TIMEOUT_S, env=env,
+                      command=point.command(sweep_dir, iterations, ncu))
     except KeyboardInterrupt as exc:
         kept = getattr(exc, "kept_at", None)
-        return PointResult(**base, status="interrupted", error="interrupted (Ctrl-C)",
+        return PointResult(**base, status="interrupted", error=f"interrupted ({getattr(exc, 'how', 'Ctrl-C')})",
                            kept_at=str(kept) if kept else None, wall_s=round(time.time() - started, 1), finished=_now())
     except Exception as exc:  # noqa: BLE001 - a point's failure is recorded, the sweep goes on
         kept = getattr(exc, "kept_at", None)
@@ -192,7 +205,15 @@ def run_point(point: SweepPoint, sweep_dir: Path, iterations: int = 3, ncu: str 
             first += f": {cause}"
         return PointResult(**base, status="failed", error=first, kept_at=str(kept) if kept else None,
                            wall_s=round(time.time() - started, 1), finished=_now())
-    return PointResult(**base, status="done", wall_s=round(time.time() - started, 1), finished=_now())
+    return PointResult(**base, status="done", wall_s=round(time.time() - started, 1), finished=_now(),
+                       **_numbers(run))
+
+
+def _numbers(run) -> dict:
+    """A run's step, floor, gap and dominant bound (what a summary row shows)."""
+    step = run.step or {}
+    return dict(step_ms=step.get("kernel_ms_per_step"), floor_ms=step.get("floor_ms"), gap=step.get("gap"),
+                bound=_dominant_bound(run))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -374,7 +395,10 @@ def _point_dirs(sweep_dir: Path) -> list[Path]:
 
 def summarize(sweep_dir: str | Path) -> pd.DataFrame:
     """One row per point: kernel, workload, status, step ms, floor ms, gap, bound of the kernel that
-    takes most of the step; failed points with their error. Reads only the folder."""
+    takes most of the step; failed points with their error. Reads only the folder, writes nothing.
+
+    A done point whose run folder is not there (a sweep committed without its runs) shows the numbers
+    sweep.json recorded for it, else those of the folder's summary.csv, and says so in its row."""
     from roofline.api import load
 
     sweep_dir = Path(sweep_dir)
@@ -389,25 +413,52 @@ def summarize(sweep_dir: str | Path) -> pd.DataFrame:
                                "workload": spec.workload if spec else {}, "status": "done"}
     if not entries:
         raise SweepError(f"{sweep_dir}: no {SWEEP_FILE} and no run directories: nothing to summarize")
+    saved = _saved_summary(sweep_dir)
     rows = []
     for name, e in entries.items():
         w = e.get("workload") or {}
         row = {"kernel": e.get("kernel"), "ctx_len": w.get("ctx_len"), "page_size": w.get("page_size"),
                "heads": w.get("heads"), "q_len": w.get("q_len"), "status": e.get("status"),
                "step_ms": None, "floor_ms": None, "gap": None, "bound": None, "error": e.get("error"), "run": name}
-        if e.get("status") == "done":
+        if e.get("status") == "done" and not (sweep_dir / name).exists():
+            row.update(_recorded(name, e, saved, sweep_dir))
+        elif e.get("status") == "done":
             try:
                 run = load(sweep_dir / name)
             except Exception as exc:  # noqa: BLE001 - one bad point does not hide the others
                 row.update(status="unreadable", error=str(exc).splitlines()[0])
             else:
-                step = run.step or {}
-                row.update(step_ms=step.get("kernel_ms_per_step"), floor_ms=step.get("floor_ms"),
-                           gap=step.get("gap"), bound=_dominant_bound(run))
+                row.update(_numbers(run))
         rows.append(row)
     table = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
     return table.sort_values(["kernel", "heads", "q_len", "page_size", "ctx_len"], kind="stable",
                              na_position="last").reset_index(drop=True)
+
+
+def _saved_summary(sweep_dir: Path) -> dict[str, dict]:
+    """The done rows of the folder's summary.csv by run name ({} when there is none or it is unreadable)."""
+    f = sweep_dir / SUMMARY
+    try:
+        table = pd.read_csv(f)
+    except (OSError, ValueError):
+        return {}
+    if not set(SUMMARY_COLUMNS) <= set(table.columns):
+        return {}
+    done = table[(table["status"] == "done") & table["step_ms"].notna()]
+    return {r["run"]: r for r in done.to_dict("records")}
+
+
+def _recorded(name: str, entry: dict, saved: dict[str, dict], sweep_dir: Path) -> dict:
+    """A done point without its run folder: the numbers recorded when it ran, or why there are none."""
+    gone = f"its run folder {name} is not in {sweep_dir}"
+    if entry.get("step_ms") is not None:
+        return {**{k: entry.get(k) for k in RESULT_FIELDS}, "error": f"{gone}: numbers as {SWEEP_FILE} recorded them"}
+    if name in saved:
+        return {**{k: saved[name][k] for k in RESULT_FIELDS},
+                "error": f"{gone}: numbers from {SUMMARY}, written when the runs were there"}
+    when = f" on {entry['finished']}" if entry.get("finished") else ""
+    return {"status": "missing", "error": f"{SWEEP_FILE} records it done{when}, but {gone} and neither "
+                                          f"{SWEEP_FILE} nor {SUMMARY} holds its numbers"}
 
 
 def sweep_command(kernels, ctx, page_sizes, heads, q_lens, out, iterations, ncu=None, gpus=None) -> str:

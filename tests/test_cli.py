@@ -71,18 +71,13 @@ def test_check_cpu_json():
     assert r.exit_code == 2 and "known: torch_ref, triton_mla" in r.output
 
 
-def test_profile_without_ncu_keeps_the_run_dir(tmp_path, monkeypatch):
+def test_profile_without_ncu_leaves_no_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.delenv("NCU", raising=False)
     monkeypatch.setattr("profiler.ncu._INSTALL_GLOBS", ())
     r = run("profile", "--ctx", "1k", "--out", str(tmp_path / "run"))
     assert r.exit_code == 1 and "ncu (Nsight Compute) not found" in r.output
-    assert not (tmp_path / "run").exists()  # a failed run never takes the final name
-    (kept,) = tmp_path.glob("run.failed-*")
-    assert str(kept) in r.output
-    assert json.loads((kept / "spec.json").read_text())["workload"]["ctx_len"] == 1024
-    manifest = json.loads((kept / "manifest.json").read_text())
-    assert manifest["status"] == "failed" and "not found" in manifest["error"]
+    assert list(tmp_path.iterdir()) == []  # nothing ran: no run, no kept failed run, no temporary folder
 
 
 def test_reading_commands_do_not_import_torch():
@@ -117,7 +112,7 @@ def test_profile_end_to_end_with_a_replaying_ncu(tmp_path):
 
 def test_check_bad_page_size_for_the_fast_kernel_is_a_clear_error():
     r = run("check", "--kernel", "triton_mla_fast", "--ctx", "40", "--page-size", "3", "--device", "cpu")
-    assert r.exit_code == 1 and "power-of-two page_size" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2 and "power-of-two page_size" in r.output and "Traceback" not in r.output
     r = run("check", "--kernel", "triton_mla_fast", "--ctx", "40", "--q-len", "0", "--device", "cpu")
     assert r.exit_code == 2 and "q_len must be >= 1" in r.output
 

@@ -182,10 +182,11 @@ def noisy(median_ms, n, seed, rel=0.005):
 
 def test_timing_json_is_checksummed_and_read_back(tmp_path):
     from profiler.errors import ReportError
-    from profiler.rundir import TIMING, RunWriter
+    from profiler.rundir import TIMING, RunSpec, RunWriter
     from profiler.timing import TimingSamples, read_timing, write_timing
 
     w = RunWriter(tmp_path / "run")
+    w.write_spec(RunSpec(kernel="triton_mla_fast", workload={"ctx_len": 131072}, iterations=3))
     t = TimingSamples(samples_ms=(0.0712, 0.0714), method="rotated", input_sets=8, replays_per_sample=4,
                       kernel="triton_mla_fast", host={"gpu": "NVIDIA H200"})
     w.add_report(write_timing(w.path / TIMING, t), "timing")

@@ -96,7 +96,7 @@ def test_neither_tool_found(tmp_path, no_tools):
     r = cli("profile", "--ctx", "1k", "--out", str(tmp_path / "run"))
     assert r.exit_code == 1 and "Traceback" not in r.output
     assert "no profiler found: ncu (Nsight Compute) not found" in r.output and "nsys (Nsight Systems) not found" in r.output
-    kept_run(tmp_path)
+    assert not list(tmp_path.glob("*run*")) and "nothing captured was lost" not in r.output  # nothing ran: no folder
 
 
 def test_nsys_asked_for_but_not_found(tmp_path, no_tools, monkeypatch):
@@ -104,7 +104,7 @@ def test_nsys_asked_for_but_not_found(tmp_path, no_tools, monkeypatch):
     ncu_stub(tmp_path, log=SAMPLE_RUN / "profile.ncu.log", report=SAMPLE_RUN / "profile.ncu-rep")
     r = cli("profile", "--ctx", "128k", "--tool", "both", "--out", str(tmp_path / "run"))
     assert r.exit_code == 1 and "nsys (Nsight Systems) not found: put it on PATH, set $NSYS, or pass --nsys" in r.output
-    kept_run(tmp_path)
+    assert not list(tmp_path.glob("*run*"))  # refused before anything ran: no folder
     with pytest.raises(ToolNotFound, match="nsys not found at '/nope/nsys'"):
         roofline.profile("triton_mla", ctx="1k", tool="nsys", nsys="/nope/nsys", out=tmp_path / "b")
 

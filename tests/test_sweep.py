@@ -168,7 +168,7 @@ def test_summarize_a_job_array_folder_without_sweep_json(tmp_path):
         argv = line.split()[1:]
         assert runner.invoke(main, argv, catch_exceptions=False).exit_code == 0
     assert not (out / SWEEP_FILE).exists()
-    r = sweep("--summarize", out)
+    r = sweep("--summarize", out, "--write")
     assert r.exit_code == 0
     rows = [ln.split() for ln in r.stdout.splitlines()[2:]]
     # the replayed capture is the bundled sample's (15.569 ms per step); the floor is each point's own
