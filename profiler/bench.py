@@ -185,24 +185,77 @@ def time_kernel(name: str, workload: VerifyWorkload, method: str = "rotated", **
     return _time_call(get_kernel(name).load(), build_inputs(workload, device="cuda"), kernel_kwargs)
 
 
+READ = "read"  # bench's pseudo-kernel: a bare stream_read of the workload's KV bytes, nothing else
+
+
+def time_read(workload: VerifyWorkload, method: str = "rotated") -> float:
+    """Median ms of a bare read of `workload`'s KV bytes (kernels.stream.stream_read over the cache's
+    used tokens), timed like the kernels: what any kernel of this workload pays for its bytes alone."""
+    from kernels.stream import stream_read  # lazy: triton jit at first use
+
+    w = workload
+    used = w.kv_tokens * w.head_dim
+
+    def call(inp):
+        return stream_read(inp.kv_cache.view(-1)[:used])
+
+    if method == "flush":
+        inp = build_inputs(w, device="cuda")
+        call(inp)
+        torch.cuda.synchronize()
+        return median_ms(lambda: call(inp))
+    sets = rotated_input_sets(w)
+    try:
+        return float(pd.Series(rotated_samples_ms(call, sets).samples_ms).median())
+    finally:
+        del sets
+        torch.cuda.empty_cache()
+
+
+def skip_reason(name: str, workload: VerifyWorkload) -> str | None:
+    """Why kernel `name` does not run `workload` (a mask or page size it lacks, not built), or None."""
+    from kernels.registry import check_workload
+    from kernels.spec import WorkloadError
+
+    if name == READ:
+        return None
+    info = get_kernel(name)
+    problem = info.unavailable() or info.unsupported(workload)
+    if problem:
+        return problem
+    try:
+        check_workload(name, workload)
+    except WorkloadError as exc:
+        return str(exc)
+    return None
+
+
 def bench_grid(kernels: list[str], ctx_lens: list[int], page_sizes: list[int], heads: list[int],
-               q_len: int = 9, batch: int = 1, progress=None, method: str = "rotated") -> pd.DataFrame:
-    """One row per kernel x ctx_len x page_size x heads: median_ms by `method` (NaN with `error` on failure)."""
+               q_len: int = 9, batch: int = 1, progress=None, method: str = "rotated",
+               masks: tuple[str, ...] = ("tree",)) -> pd.DataFrame:
+    """One row per kernel x ctx_len x page_size x heads x mask: median_ms by `method` (NaN with `error`
+    on failure). A point a kernel cannot run (FlashMLA at page 1 or with a tree mask) is left out and
+    listed in the frame's `skipped` column of a row of its own (error "skipped: why"). The kernel
+    name `read` (READ) times a bare read of the point's KV bytes."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     rows = []
-    cases = list(itertools.product(heads, page_sizes, ctx_lens, kernels))
-    for n, (h, ps, ctx, name) in enumerate(cases, 1):
-        w = VerifyWorkload(ctx_len=ctx, heads=h, q_len=q_len, page_size=ps, batch=batch)
+    cases = list(itertools.product(masks, heads, page_sizes, ctx_lens, kernels))
+    for n, (mask, h, ps, ctx, name) in enumerate(cases, 1):
+        w = VerifyWorkload(ctx_len=ctx, heads=h, q_len=q_len, page_size=ps, batch=batch, tree_mask=mask)
         row = {"kernel": name, "ctx_len": ctx, "page_size": ps, "heads": h, "q_len": q_len,
-               "batch": batch, "median_ms": float("nan"), "error": ""}
-        try:
-            row["median_ms"] = time_kernel(name, w, method)
-        except Exception as exc:  # keep going: one failing case must not lose the table
-            row["error"] = f"{type(exc).__name__}: {exc}"[:200]
+               "batch": batch, "mask": mask, "median_ms": float("nan"), "error": ""}
+        why = skip_reason(name, w)
+        if why:
+            row["error"] = f"skipped: {why}"[:200]
+        else:
+            try:
+                row["median_ms"] = time_read(w, method) if name == READ else time_kernel(name, w, method)
+            except Exception as exc:  # keep going: one failing case must not lose the table
+                row["error"] = f"{type(exc).__name__}: {exc}"[:200]
         rows.append(row)
         if progress:
-            progress(f"[{n}/{len(cases)}] {name} ctx={ctx} page={ps} heads={h}: "
+            progress(f"[{n}/{len(cases)}] {name} ctx={ctx} page={ps} heads={h} mask={mask}: "
                      + (f"{row['median_ms']:.4f} ms" if not row["error"] else row["error"]))
         torch.cuda.empty_cache()
     return pd.DataFrame(rows)

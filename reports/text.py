@@ -143,18 +143,35 @@ def render_bench(table, meta: dict, fits=None) -> str:
             f"{meta['copy_gbps']:.0f} GB/s (read+write), bf16 matmul {meta['matmul_tflops']:.0f} TFLOP/s")
     method = meta.get("method", "flush")  # bench.json files from before the option were all do_bench's
     head += f"\ntimed by: {method} ({TIMING_METHODS.get(method, 'unknown method')}), median per step"
-    rows = [["kernel", "ctx", "page", "heads", "ms", "KV GB/s", "% read BW", "TFLOP/s", "% matmul",
-             "floor ms", "gap", "speedup"]]
+    masks = "mask" in table and table["mask"].nunique() > 1
+    x_read = "x_read" in table and table["x_read"].notna().any()
+    rows = [["kernel", "ctx", "page", "heads"] + (["mask"] if masks else []) + [
+        "ms", "KV GB/s", "% read BW", "TFLOP/s", "% matmul", "floor ms", "gap"]
+        + (["x read"] if x_read else []) + ["speedup"]]
+    skipped = []
     for _, r in table.iterrows():
+        point = [r.kernel, f"{r.ctx_len // 1024}k", str(r.page_size), str(r.heads)] + ([r["mask"]] if masks else [])
         if r.get("error"):
-            rows.append([r.kernel, str(r.ctx_len), str(r.page_size), str(r.heads), "error: " + r.error[:60]]
-                        + [""] * 7)
+            if str(r.error).startswith("skipped: "):
+                skipped.append(f"{r.kernel} at {' '.join(point[1:])}: {r.error.removeprefix('skipped: ')}")
+                continue
+            rows.append(point + ["error: " + r.error[:60]] + [""] * (len(rows[0]) - len(point) - 1))
             continue
-        rows.append([r.kernel, f"{r.ctx_len // 1024}k", str(r.page_size), str(r.heads), f"{r.median_ms:.4f}",
-                     f"{r.eff_gbps:.0f}", f"{r.pct_of_read_bw:.1f}", f"{r.tflops:.1f}", f"{r.pct_of_matmul:.1f}",
-                     f"{r.floor_ms:.4f}", f"{r.gap:.2f}x",
-                     "-" if r.speedup_vs_triton_mla != r.speedup_vs_triton_mla else f"{r.speedup_vs_triton_mla:.1f}x"])
-    return head + "\n\n" + align(rows) + ("\n\n" + render_scaling(fits) if fits else "")
+        rows.append(point + [f"{r.median_ms:.4f}", f"{r.eff_gbps:.0f}", f"{r.pct_of_read_bw:.1f}", f"{r.tflops:.1f}",
+                             f"{r.pct_of_matmul:.1f}", f"{r.floor_ms:.4f}", f"{r.gap:.2f}x"]
+                    + ([_times(r.get("x_read"))] if x_read else [])
+                    + ["-" if r.speedup_vs_triton_mla != r.speedup_vs_triton_mla else f"{r.speedup_vs_triton_mla:.1f}x"])
+    out = head + "\n\n" + align(rows)
+    if x_read:
+        out += "\nx read: the time over a bare read of the same KV bytes (kernel `read`), in the same run"
+    if skipped:
+        out += "\nnot run (the kernel cannot): " + "; ".join(skipped[:6]) + (
+            f"; and {len(skipped) - 6} more" if len(skipped) > 6 else "")
+    return out + ("\n\n" + render_scaling(fits) if fits else "")
+
+
+def _times(value) -> str:
+    return "-" if value is None or value != value else f"{value:.2f}x"
 
 
 def render_projection(p: dict) -> str:

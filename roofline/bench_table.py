@@ -9,6 +9,7 @@ from roofline.floor import workload_floor
 from roofline.gpus import Ceiling, GpuSpec
 
 BASELINE = "triton_mla"
+READ = "read"  # profiler.bench.READ: the bare read of a point's KV bytes
 
 
 def bench_table(times: pd.DataFrame, gpu: GpuSpec, read_gbps: float, matmul_tflops: float,
@@ -29,8 +30,10 @@ def bench_table(times: pd.DataFrame, gpu: GpuSpec, read_gbps: float, matmul_tflo
                       "tflops": f.flops / sec / 1e12, "pct_of_matmul": 100 * f.flops / sec / 1e12 / matmul_tflops,
                       "floor_ms": f.floor_ms, "floor_bound": f.bound, "gap": r.median_ms / f.floor_ms})
     out = pd.concat([out.reset_index(drop=True), pd.DataFrame(extra)], axis=1)
-    keys = ["ctx_len", "page_size", "heads", "q_len", "batch"]
+    keys = ["ctx_len", "page_size", "heads", "q_len", "batch"] + (["mask"] if "mask" in out else [])
     base = out[out.kernel == BASELINE].set_index(keys)["median_ms"]
     out["speedup_vs_triton_mla"] = [
         base.get(tuple(r[k] for k in keys), float("nan")) / r.median_ms for _, r in out.iterrows()]
+    read = out[out.kernel == READ].set_index(keys)["median_ms"]  # the bare read of the same bytes, same run
+    out["x_read"] = [r.median_ms / read.get(tuple(r[k] for k in keys), float("nan")) for _, r in out.iterrows()]
     return out

@@ -303,10 +303,14 @@ def _int_list(text: str, parse=int) -> list[int]:
 
 
 @main.command("bench")
-@click.option("--kernels", "kernel_list", default="triton_mla,triton_mla_decode,triton_mla_fast", show_default=True)
+@click.option("--kernel", "--kernels", "kernel_list", default="triton_mla,triton_mla_decode,triton_mla_fast",
+              show_default=True, help="comma list; `read` times a bare read of each point's KV bytes")
 @click.option("--ctx", "ctx_list", default="8k,32k,128k,256k", show_default=True)
-@click.option("--page-sizes", default="1,64", show_default=True)
+@click.option("--page-size", "--page-sizes", "page_sizes", default="1,64", show_default=True)
 @click.option("--heads", "heads_list", default="8,64", show_default=True)
+@click.option("--mask", "mask_list", default="tree", show_default=True,
+              help="comma list of tree, chain; a kernel that cannot run a point (FlashMLA: chain mask, page 64) "
+                   "is left out of it, and the table says so")
 @click.option("--q-len", type=int, default=9, show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/bench", show_default=True)
 @click.option("--from", "from_json", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -314,7 +318,7 @@ def _int_list(text: str, parse=int) -> list[int]:
 @click.option("--method", type=click.Choice(["rotated", "flush"]), default="rotated", show_default=True,
               help="rotated: CUDA-graph replays over rotated input sets, no L2 flush (as a model's layers read "
                    "their own KV caches); flush: triton's do_bench, L2 flushed before each call")
-def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, q_len, out_dir, from_json, method) -> None:
+def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, mask_list, q_len, out_dir, from_json, method) -> None:
     """Time every kernel x ctx x page size x heads on this GPU against the floor (needs a GPU), and fit
     each kernel's time to fixed + KV bytes / rate over the context lengths."""
     import dataclasses
@@ -335,9 +339,12 @@ def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, q_len, out_dir, fro
     from roofline.bench_table import bench_table
     from roofline.gpus import match_gpu
 
-    names = [kernel_name(k) for k in kernel_list.split(",")]
+    names = [k.strip() if k.strip() == "read" else kernel_name(k) for k in kernel_list.split(",")]
+    masks = tuple(m.strip() for m in mask_list.split(","))
+    if bad := [m for m in masks if m not in ("tree", "chain")]:
+        raise click.BadParameter(f"{', '.join(bad)}: a mask is tree or chain", param_hint="--mask")
     grid = dict(ctx_lens=_int_list(ctx_list, parse_ctx_len), page_sizes=_int_list(page_sizes),
-                heads=_int_list(heads_list))
+                heads=_int_list(heads_list), masks=masks)
     if not torch.cuda.is_available():
         raise click.ClickException("roofline bench needs a CUDA GPU (torch sees none)")
     progress("measuring ceilings: 4 GiB copy and read, 8192^3 bf16 matmul")
