@@ -44,8 +44,8 @@ EXTEND_BLOCK_M = 32  # triton_mla: query rows per program (SGLang's extend kerne
 DECODE_BLOCK_H = 16  # triton_mla_decode: heads per program
 DECODE_KV_SPLITS = 8  # triton_mla_decode: splits per row (SGLang's default)
 # triton_mla_fast: tail_m 0 = plain M blocks; partials "fp32" | "input" (the q dtype: bf16, fp16 in the interpreter); evict_first on KV loads.
-# seesaw (gluon path only): the warp-specialised schedule (kernels/triton_mla_fast_gluon.py); ring:
-# its per-tile variant where there is a tail warpgroup (kernels/triton_mla_fast_ring.py); async_gather
+# seesaw (gluon path only): the warp-specialised schedule (kernels/fast/seesaw.py); ring:
+# its per-tile variant where there is a tail warpgroup (kernels/fast/ring.py); async_gather
 # (ring only): gathered tiles complete their barriers as their copies land (cp.async.mbarrier.arrive).
 FAST_DEFAULTS = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0,
                      tail_m=0, partials="fp32", evict_first=False, seesaw=False, ring=False, async_gather=False)
@@ -85,7 +85,7 @@ ARCH_FAST_CONFIGS: dict[str, dict] = {
 }
 
 # Which code path of each kernel runs on which architecture; anything not named: portable.
-# On sm_90 the Gluon kernel (kernels/triton_mla_fast_gluon.py) runs at every page size: whole-page
+# On sm_90 the Gluon kernels (kernels/fast/) runs at every page size: whole-page
 # tiles by TMA, smaller pages by cp.async gathers. The Triton TMA kernel ("hopper") stays
 # selectable with path="hopper" (page_size a multiple of its block_n).
 CODE_PATHS: dict[str, dict[str, str]] = {
@@ -102,7 +102,7 @@ CODE_PATHS: dict[str, dict[str, str]] = {
 # per split) 0.081 vs 0.094 ms at page 64, 0.085 vs 0.104 at page 1; 64k (512) 0.057 vs 0.060,
 # 0.059 vs 0.065; 32k (256) 0.043 vs 0.041; 8k 0.032 vs 0.027. An explicit tail_m=8 forces it.
 GLUON_TAIL_MIN_SPLIT_LEN = 512
-# ring=True: where the tail is used, the per-tile ring schedule (kernels/triton_mla_fast_ring.py) instead
+# ring=True: where the tail is used, the per-tile ring schedule (kernels/fast/ring.py) instead
 # of pairs of tiles, at every page size. H200, 8 heads, graph replay, ring vs seesaw with the tail: 128k
 # 0.071 vs 0.081 ms at page 64; 64k page 64 0.051 vs 0.057. async_gather=True: pages smaller than a
 # tile (every token gathered by cp.async) complete their barriers as the copies land, the tail loads a

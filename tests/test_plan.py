@@ -1,13 +1,17 @@
 """Launch planning in plain Python: split counts, row tiles, per-architecture configs, code paths."""
 
+import dataclasses
+import importlib
 import subprocess
 import sys
 
 import pytest
 
+from kernels.fast.common import CONFIG_KEYS, FastConfig
+from kernels.fast.paths import DEVICE_KERNELS, SPLIT_PATHS
+from kernels.launch import fast_specs
 from kernels.plan import (ARCH_FAST_CONFIGS, FAST_DEFAULTS, code_path, fast_config_status, fast_launch_config,
                           plan_splits, split_rows)
-from kernels.launch import fast_specs
 from kernels.registry import KERNELS, code_path as registry_code_path
 from kernels.spec import VerifyWorkload
 
@@ -138,3 +142,33 @@ def test_combine_spec_reads_every_split_in_one_step_up_to_256():
     assert (s.constexprs["BLOCK_S"], s.constexprs["BLOCK_D"], s.constexprs["PDL"]) == (8, 64, False)
     assert combine_spec(1000, 4, 512).constexprs["BLOCK_S"] == 256  # more splits: several steps
     assert [pdl_arch(a) for a in ("sm_90", "sm_120", "sm_80", "interpreter")] == [True, True, False, False]
+
+
+def test_fast_paths_name_their_kernels_and_the_registry_lists_them():
+    """Each split path's kernel is in its own module with a `launch`; the registry's device kernels
+    are the paths' (no list of names kept by hand); the config is frozen and knows every default."""
+    pytest.importorskip("triton.experimental.gluon")
+    for path in SPLIT_PATHS:
+        module = importlib.import_module(path.module)
+        assert module.__name__.startswith("kernels.fast.") and hasattr(module, path.kernel)
+        assert callable(module.launch) and path.target == f"{path.module}:{path.kernel}"
+    assert KERNELS["triton_mla_fast"].device_kernels == DEVICE_KERNELS
+    assert KERNELS["triton_mla_fast_graph"].device_kernels == DEVICE_KERNELS
+    assert DEVICE_KERNELS[-1] == "_combine_kernel" and len(set(DEVICE_KERNELS)) == 6
+    assert set(FAST_DEFAULTS) <= set(CONFIG_KEYS)
+    cfg = FastConfig(**FAST_DEFAULTS)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.block_n = 32  # type: ignore[misc]
+
+
+def test_ring_cuts_are_off_by_default_and_only_the_rings():
+    w = VerifyWorkload(ctx_len=131072, heads=8, page_size=1)
+    ring, _ = fast_specs(w, arch="sm_90")
+    assert [ring.constexprs[k] for k in ("NO_MMA", "NO_SOFTMAX", "NO_GATHER")] == [False, False, False]
+    cut, _ = fast_specs(w, arch="sm_90", no_mma=True, no_gather=True)
+    assert cut.name == "_gluon_ring_kernel" and (cut.constexprs["NO_MMA"], cut.constexprs["NO_GATHER"]) == (True, True)
+    for kw in (dict(ring=False), dict(path="portable")):
+        with pytest.raises(ValueError, match="removal experiments of the ring schedule"):
+            fast_specs(w, arch="sm_90", no_softmax=True, **kw)
+    with pytest.raises(ValueError, match="removal experiments"):  # 64 heads: whole blocks, no tail, no ring
+        fast_specs(VerifyWorkload(ctx_len=131072, heads=64), arch="sm_90", no_mma=True)

@@ -1,6 +1,6 @@
 """triton_mla_fast's ring schedule on sm_90 (Gluon), for 64-row M blocks plus a tail of up to 8 rows
 (72 = 9 draft tokens x 8 heads): `_gluon_ring_kernel`, launched like `_gluon_seesaw_kernel` (the same
-arguments and TMA descriptors) where `ring=True`.
+arguments and TMA descriptors, kernels/fast/gluon.py) where `ring=True`.
 
 The seesaw kernel works on pairs of tiles: both tile buffers are loaded together and released together,
 so the next pair's loads wait for all of this pair's math. Here tile t goes to buffer t % 2 and the
@@ -23,21 +23,30 @@ before its MMAs read the tile, and at pages smaller than a tile the tail loads t
 entries while it works on tile t; without it the tail waits for a gather one tile later and
 announces it.
 
-tools/ring_protocol.py models these waits and arrivals and searches them for deadlocks (a test runs
-it): change the two together.
+tests/ring_protocol.py models these waits and arrivals and searches them for deadlocks
+(tests/test_ring_protocol.py runs it): change the two together.
+
+Removal experiments (benchmarks/ring_cuts.py): NO_MMA, NO_SOFTMAX and NO_GATHER (config fields no_mma,
+no_softmax, no_gather; off by default, the code compiled then is the kernel's own) leave out every MMA,
+the online softmax (P = the raw scores, O not rescaled), or the cp.async gathers' copies (their
+barriers still complete); the results are wrong on purpose, the loads and barriers stay.
 """
 
 from __future__ import annotations
 
+import torch
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_async_shared, mbarrier,
                                                                warpgroup_mma, warpgroup_mma_init, warpgroup_mma_wait)
 
-from kernels.triton_mla_fast_gluon import (_LN2, _barrier, _draft_bits, _gather_rows, _gather_tile, _half_out,
-                                           _landed, _launch_dependents, _main_start, _q_in_smem, _split_bounds,
-                                           _tail_out, _tail_rows_in_smem, _tail_smem, _tile_pages, _tma_load,
-                                           _visible, _visible_t)
+from kernels.fast import gluon as common
+from kernels.fast.gluon import (_LN2, _barrier, _draft_bits, _gather_rows, _gather_tile, _half_out, _landed,
+                                _launch_dependents, _main_start, _q_in_smem, _split_bounds, _tail_out,
+                                _tail_rows_in_smem, _tail_smem, _tile_pages, _tma_load, _visible, _visible_t)
+from kernels.inputs import VerifyInputs
+from kernels.launch_spec import LaunchSpec
+from kernels.plan import SEESAW_SLICE
 
 # setmaxnreg of the second main warpgroup and of the tail one (the first gets what is left), as the
 # seesaw kernel's tail; at (184, 136) ptxas spilled 1.9 KB (triton 3.6, sm_90).
@@ -52,15 +61,17 @@ def _gathered(t, n_full, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
 
 @gluon.jit
 def _load_tile(t, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars, PARTS: gl.constexpr,
-               PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr):
+               PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr,
+               NO_GATHER: gl.constexpr):
     """Tile t into buffer t % 2: by TMA in PARTS slices of the latent dims, a barrier each (the rope dims
     with the last); or a cp.async gather (one commit group) that the caller later waits for and
-    announces (_announce)."""
+    announces (_announce). NO_GATHER: no gather copies (the tile's barriers complete all the same)."""
     buf = t % 2
     start = lo + t * BLOCK_N
     if _gathered(t, n_full, PAGE_SIZE, BLOCK_N):
-        _gather_tile(KV, PageTable, page_base, start, hi, klat_s.index(buf), kpe_s.index(buf), PAGE_SIZE, D_LATENT,
-                     D_ROPE, BLOCK_N, 4)
+        if not NO_GATHER:
+            _gather_tile(KV, PageTable, page_base, start, hi, klat_s.index(buf), kpe_s.index(buf), PAGE_SIZE,
+                         D_LATENT, D_ROPE, BLOCK_N, 4)
     else:
         page = gl.load(PageTable + page_base + start // PAGE_SIZE)
         row0 = page * PAGE_SIZE + start % PAGE_SIZE
@@ -111,7 +122,8 @@ def _seen(t, n_full, ASYNC_GATHER: gl.constexpr, PAGE_SIZE: gl.constexpr, BLOCK_
 def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len,
                n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
                sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, D_LATENT: gl.constexpr,
-               BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, PAGE_SIZE: gl.constexpr, ASYNC_GATHER: gl.constexpr):
+               BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, PAGE_SIZE: gl.constexpr, ASYNC_GATHER: gl.constexpr,
+               NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr):
     """Main warpgroup W: scores the tiles t with t % 2 == W, and accumulates its half of O from every tile."""
     M: gl.constexpr = Q_LEN * HEADS
     HALF: gl.constexpr = D_LATENT // 2
@@ -127,18 +139,24 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
                 mbarrier.wait(full_bars.index(u * PARTS + k), (t // 2) & 1)
                 if k == 0:
                     _seen(t, n_full, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
-                s = warpgroup_mma(q_lat_s.index(z).slice(k * PW, PW, dim=1),
-                                  kb.slice(k * PW, PW, dim=1).permute((1, 0)), s, use_acc=k > 0, is_async=True)
-            s = warpgroup_mma(q_pe_s.index(z), pe.permute((1, 0)), s, is_async=True)
+                if not NO_MMA:
+                    s = warpgroup_mma(q_lat_s.index(z).slice(k * PW, PW, dim=1),
+                                      kb.slice(k * PW, PW, dim=1).permute((1, 0)), s, use_acc=k > 0, is_async=True)
+            if not NO_MMA:
+                s = warpgroup_mma(q_pe_s.index(z), pe.permute((1, 0)), s, is_async=True)
             s = warpgroup_mma_wait(0, deps=[s])
             qk = s * qk_scale
             if t >= n_full:
                 qk = gl.where(_visible(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
-            m_new = gl.maximum(m_i, gl.max(qk, 1))
-            m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-            alpha = gl.exp2(m_i - m_safe)
-            p = gl.exp2(qk - m_safe[:, None])
-            l_i = l_i * alpha + gl.sum(p, 1)
+            if NO_SOFTMAX:
+                m_new = m_i
+                p = qk
+            else:
+                m_new = gl.maximum(m_i, gl.max(qk, 1))
+                m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+                alpha = gl.exp2(m_i - m_safe)
+                p = gl.exp2(qk - m_safe[:, None])
+                l_i = l_i * alpha + gl.sum(p, 1)
             mbarrier.wait(ts_bars.index(u), (t // 2) & 1)  # the tail has scored the rope rows P goes into
             pe.store(p.to(pe.dtype))
             m0_s.store(m_new)  # read by the other warpgroup before it scores (and writes) the next tile
@@ -149,13 +167,16 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
             mbarrier.wait(p_bar, t & 1)
             _seen(t, n_full, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)  # (the scorer waited for its barriers)
             m_new = m0_s.load(m_i.type.layout)
-            m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-            alpha = gl.exp2(m_i - m_safe)
-            l_i = l_i * alpha
+            if not NO_SOFTMAX:
+                m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+                alpha = gl.exp2(m_i - m_safe)
+                l_i = l_i * alpha
         m_i = m_new
-        o = o * gl.convert_layout(alpha, gl.SliceLayout(1, o.type.layout))[:, None]
-        acc = warpgroup_mma(pe, kb.slice(W * HALF, HALF, dim=1), o, is_async=True)
-        o = warpgroup_mma_wait(0, deps=[acc])
+        if not NO_SOFTMAX:
+            o = o * gl.convert_layout(alpha, gl.SliceLayout(1, o.type.layout))[:, None]
+        if not NO_MMA:
+            acc = warpgroup_mma(pe, kb.slice(W * HALF, HALF, dim=1), o, is_async=True)
+            o = warpgroup_mma_wait(0, deps=[acc])
         mbarrier.arrive(empty_bars.index(u), count=1)
     # Row sums: each warpgroup summed the tiles it scored (rescaled at every tile); swap them (the
     # maxima's buffer is free: its last reader read it before its last PV, before this point).
@@ -180,12 +201,14 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
         mbarrier.wait(empty_bars.index(W), (last // 2) & 1)
     _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT)
 
+
 @gluon.jit
 def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
                page_base, lo, hi, ctx_len, n_full, n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars,
                empty_bars, ts_bars, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr,
                PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr,
-               BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr, ASYNC_GATHER: gl.constexpr):
+               BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr, ASYNC_GATHER: gl.constexpr, NO_MMA: gl.constexpr,
+               NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr):
     """The producer, and the rows past the last whole M block (at most TAIL_M) transposed: S^T = K Q^T
     (tokens on the MMA's M side, rows on N), O^T += V^T P^T (latent dims on M). Only the last M
     block's program stores its rows."""
@@ -195,7 +218,7 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
     for v in gl.static_range(2):  # the first two tiles
         if v < n_tiles:
             _load_tile(v, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars, PARTS,
-                       PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+                       PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
             if ASYNC_GATHER:
                 _arrive_when_copied(v, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
@@ -227,9 +250,11 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
             mbarrier.wait(full_bars.index(u * PARTS + k), (t // 2) & 1)
             if k == 0:
                 _seen(t, n_full, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
-            s = warpgroup_mma(kb.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s,
-                              use_acc=k > 0, is_async=True)
-        s = warpgroup_mma(pe, qt_pe_s.index(z).permute((1, 0)), s, is_async=True)
+            if not NO_MMA:
+                s = warpgroup_mma(kb.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s,
+                                  use_acc=k > 0, is_async=True)
+        if not NO_MMA:
+            s = warpgroup_mma(pe, qt_pe_s.index(z).permute((1, 0)), s, is_async=True)
         s = warpgroup_mma_wait(0, deps=[s])
         mbarrier.arrive(ts_bars.index(u), count=1)  # the scorer may overwrite the rope rows with P
         if not ASYNC_GATHER:
@@ -239,29 +264,34 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
         qk = s * qk_scale
         if t >= n_full:
             qk = gl.where(_visible_t(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
-        m_new = gl.maximum(m_i, gl.max(qk, 0))
-        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = gl.exp2(m_i - m_safe)
-        p = gl.exp2(qk - m_safe[None, :])
-        l_i = l_i * alpha + gl.sum(p, 0)
-        m_i = m_new
-        o = o * alpha[None, :]
+        if NO_SOFTMAX:
+            p = qk
+        else:
+            m_new = gl.maximum(m_i, gl.max(qk, 0))
+            m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+            alpha = gl.exp2(m_i - m_safe)
+            p = gl.exp2(qk - m_safe[None, :])
+            l_i = l_i * alpha + gl.sum(p, 0)
+            m_i = m_new
+            o = o * alpha[None, :]
         pt = pt_s.index(z)
         pt.store(gl.permute(p.to(pt_s.dtype), (1, 0)))
         fence_async_shared()
         _barrier()
-        acc = warpgroup_mma(kb.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
-        o = warpgroup_mma_wait(0, deps=[acc])
+        if not NO_MMA:
+            acc = warpgroup_mma(kb.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
+            o = warpgroup_mma_wait(0, deps=[acc])
         # This buffer: tile t + 2 once both main warpgroups are done with tile t too.
         mbarrier.arrive(empty_bars.index(u), count=1)
         if t + 2 < n_tiles:
             mbarrier.wait(empty_bars.index(u), (t // 2) & 1)
             if PREFETCH:
-                _gather_rows(KV, pages_next, lo + (t + 2) * BLOCK_N, hi, klat_s.index(u), kpe_s.index(u), PAGE_SIZE,
-                             D_LATENT, D_ROPE, BLOCK_N, 4)
+                if not NO_GATHER:
+                    _gather_rows(KV, pages_next, lo + (t + 2) * BLOCK_N, hi, klat_s.index(u), kpe_s.index(u),
+                                 PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, 4)
             else:
                 _load_tile(t + 2, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars,
-                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
             if ASYNC_GATHER:
                 _arrive_when_copied(t + 2, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
     if mb == gl.num_programs(0) - 1:
@@ -274,10 +304,11 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
                        HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
                        D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
                        BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
-                       num_warps: gl.constexpr, ASYNC_GATHER: gl.constexpr):
+                       num_warps: gl.constexpr, ASYNC_GATHER: gl.constexpr, NO_MMA: gl.constexpr,
+                       NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr):
     """Grid (m_blocks, splits, batch), 3 x 4 warps: two main warpgroups and the tail one (see the module).
     ASYNC_GATHER: gathered tiles complete their barriers as their copies land, instead of the tail
-    waiting for them one tile later."""
+    waiting for them one tile later. NO_MMA, NO_SOFTMAX, NO_GATHER: removal experiments (see the module)."""
     _launch_dependents()  # the combine (a PDL launch) may be scheduled as SMs free up
     mb = gl.program_id(0)
     split = gl.program_id(1)
@@ -311,12 +342,19 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
     gl.warp_specialize([
         (_ring_main, (0, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
                       n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
-                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N, PAGE_SIZE, ASYNC_GATHER)),
+                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N, PAGE_SIZE, ASYNC_GATHER, NO_MMA,
+                      NO_SOFTMAX)),
         (_ring_main, (1, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
                       n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
-                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N, PAGE_SIZE, ASYNC_GATHER)),
+                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N, PAGE_SIZE, ASYNC_GATHER, NO_MMA,
+                      NO_SOFTMAX)),
         (_ring_tail, (Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
                       page_base, lo, hi, ctx_len, n_full, n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars,
                       empty_bars, ts_bars, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,
-                      TAIL_M, ASYNC_GATHER)),
+                      TAIL_M, ASYNC_GATHER, NO_MMA, NO_SOFTMAX, NO_GATHER)),
     ], [4, 4], [RING_REGS[0], RING_REGS[1]])
+
+
+def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
+    """Launch `_gluon_ring_kernel` as kernels.fast.paths planned `spec` (latent tiles in slices)."""
+    common.launch(_gluon_ring_kernel, inp, spec, part_o, part_lse, SEESAW_SLICE)

@@ -1,13 +1,13 @@
-"""A model of the ring kernel's barrier protocol (kernels/triton_mla_fast_ring.py): the two main
+"""A model of the ring kernel's barrier protocol (kernels/fast/ring.py): the two main
 warpgroups and the tail one as coroutines that wait on and arrive at mbarriers in the kernel's order,
 run round-robin until all finish or none can move (a deadlock), for every tile count and count of
 TMA'd tiles up to a bound. Loads complete on their own: TMA'd tiles, and gathered ones too (the
 shipped async_gather: cp.async.mbarrier.arrive); in `announce` (async_gather=False) the tail
 announces a gathered tile one tile after issuing it.
 
-    python tools/ring_protocol.py            # the shipped order: expect "no deadlock"
-    python tools/ring_protocol.py announce   # the same with gathers announced by the tail
-    python tools/ring_protocol.py v4         # the order that hung on the H200 (issue 9, call ring-4)
+    python -m tests.ring_protocol            # the shipped order: expect "no deadlock"
+    python -m tests.ring_protocol announce   # the same with gathers announced by the tail
+    python -m tests.ring_protocol v4         # the order that hung on the H200 (issue 9, call ring-4)
 
 Edit the model together with the kernel's waits and arrivals; it checks the order, not the kernel.
 """

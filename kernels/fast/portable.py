@@ -1,4 +1,4 @@
-"""`triton_mla_fast`: the verify kernel a performance engineer would write (portable path).
+"""`triton_mla_fast`'s portable path: the verify kernel a performance engineer would write, in Triton.
 
 - All q_len x heads query rows of a request form the matrix M dimension (as FlashMLA folds
   s_q x h), so every KV tile a program loads serves every query row of its M block.
@@ -14,25 +14,21 @@
 - tl.dot on bf16 tiles (tensor cores), online softmax in fp32, the draft-tree mask on the tail
   tile(s) only, partials in fp32 or the input dtype, and a combine kernel that merges the splits by LSE.
 
-On sm_90 the Gluon path (kernels/triton_mla_fast_gluon.py) is chosen by compute capability
-(kernels.plan.code_path); the Triton TMA kernel (kernels/triton_mla_fast_hopper.py) runs when asked
-for; this module's kernel runs everywhere else and in the interpreter.
-Grid, constexprs and warps of every launch come from kernels.launch.fast_specs, the same specs
-`roofline compile` cross-compiles.
+On sm_90 the Gluon paths (kernels/fast/seesaw.py, ring.py, gluon_split.py) are chosen by compute
+capability (kernels.plan.code_path); the Triton TMA kernel (kernels/fast/hopper.py) runs when asked
+for; this module's kernel runs everywhere else and in the interpreter. Grid, constexprs and warps of
+every launch come from the path's spec (kernels/fast/paths.py), the same specs `roofline compile`
+cross-compiles.
 """
 
 from __future__ import annotations
-
-from functools import lru_cache
 
 import torch
 import triton
 import triton.language as tl
 
-from kernels.combine import combine_splits
 from kernels.inputs import VerifyInputs
-from kernels.launch import LaunchSpec, device_facts, fast_specs
-from kernels.plan import FAST_DEFAULTS, FAST_MIN_SPLIT_LEN, code_path
+from kernels.launch_spec import LaunchSpec
 from kernels.softmax import LN2, LOG2E, online_softmax_update
 
 
@@ -160,95 +156,9 @@ def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_sc
         _store_partial(PartO, PartLse, m_i2, l_i2, acc2, rows2, r_ok2, split, b, total_rows, M, D_LATENT)
 
 
-DEFAULTS = FAST_DEFAULTS
-PART_DTYPES = {"*fp32": torch.float32, "*bf16": torch.bfloat16, "*fp16": torch.float16}
-
-
-def check_shapes(inp: VerifyInputs) -> None:
-    w = inp.workload
-    if w.page_size & (w.page_size - 1):
-        raise ValueError(f"triton_mla_fast needs a power-of-two page_size (1, 16, 64, ...), got {w.page_size}")
-    if w.v_dim & (w.v_dim - 1) or w.rope_dim & (w.rope_dim - 1):
-        raise ValueError("triton_mla_fast needs power-of-two kv_lora_rank and rope_dim (MLA: 512 + 64)")
-
-
-def partials(inp: VerifyInputs, split: LaunchSpec) -> tuple[torch.Tensor, torch.Tensor]:
-    """Empty (part_o, part_lse) for the split kernel's grid, part_o in the spec's dtype."""
-    w = inp.workload
-    splits, total_rows = split.grid[1], split.int_args["total_rows"]
-    dev = inp.q.device
-    part_o = torch.empty(splits, total_rows, w.v_dim, dtype=PART_DTYPES[split.signature["PartO"]], device=dev)
-    return part_o, torch.empty(splits, total_rows, dtype=torch.float32, device=dev)
-
-
-@lru_cache(maxsize=None)
-def _gluon_importable() -> bool:
-    try:
-        import kernels.triton_mla_fast_gluon  # noqa: F401
-    except (ImportError, AttributeError):
-        return False
-    return True
-
-
-def gluon_runs_on(device: torch.device) -> bool:
-    """Whether the Gluon split kernel can run on `device`: a CUDA sm_90 GPU and an importable Gluon."""
-    return _gluon_runs_on(str(device))
-
-
-@lru_cache(maxsize=None)
-def _gluon_runs_on(device: str) -> bool:  # asked before every launch: answered once per device
-    dev = torch.device(device)
-    return dev.type == "cuda" and torch.cuda.get_device_capability(dev)[0] == 9 and _gluon_importable()
-
-
-@lru_cache(maxsize=64)
-def _specs(w, arch: str, sm_count: int, device_name: str, split_len, min_split_len: int, path, launch: tuple):
-    """fast_specs, remembered: the same step shape is planned once (host time on every launch)."""
-    return tuple(fast_specs(w, arch=arch, sm_count=sm_count, device_name=device_name, split_len=split_len,
-                            min_split_len=min_split_len, path=path, **dict(launch)))
-
-
-def triton_mla_fast(inp: VerifyInputs, split_len: int | None = None, min_split_len: int = FAST_MIN_SPLIT_LEN,
-                    path: str | None = None, **launch) -> torch.Tensor:
-    """Split-KV verify with all query rows of a request sharing each KV tile.
-
-    `path`: "gluon", "hopper" or "portable"; default kernels.plan.code_path for this GPU's architecture.
-    Launch parameters (kernels.plan.FAST_DEFAULTS): `launch`, else kernels.launch.fast_launch_config
-    for this GPU and architecture (tuned entries in kernels/data/tuned.json, else kernels.plan's).
-    """
-    check_shapes(inp)
-    w = inp.workload
-    device_name, sm_count, arch = device_facts(inp.q.device)
-    if path is None:
-        path = code_path("triton_mla_fast", arch, w.page_size, w.max_kv_len)
-        if path == "gluon" and not gluon_runs_on(inp.q.device):
-            path = "portable"  # the interpreter, or a Triton without Gluon: the portable kernel
-    elif path == "gluon" and not gluon_runs_on(inp.q.device):
-        raise ValueError("the gluon path needs an sm_90 GPU and a Triton with Gluon (not the interpreter)")
-    split, combine = _specs(w, arch, sm_count, device_name, split_len, min_split_len, path, tuple(sorted(launch.items())))
-    part_o, part_lse = partials(inp, split)
-    if split.name == "_hopper_split_kernel":
-        from kernels.triton_mla_fast_hopper import launch_hopper_split
-
-        launch_hopper_split(inp, split, part_o, part_lse)
-    elif split.name in ("_gluon_split_kernel", "_gluon_seesaw_kernel", "_gluon_ring_kernel"):
-        from kernels.triton_mla_fast_gluon import launch_gluon_split
-
-        launch_gluon_split(inp, split, part_o, part_lse)
-    else:
-        _fast_split_kernel[split.grid](
-            inp.q, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
-            inp.sm_scale * LOG2E, split.int_args["split_len"], inp.page_table.stride(0), split.int_args["total_rows"],
-            **split.constexprs, num_warps=split.num_warps, num_stages=split.num_stages)
-    out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=inp.q.device)
-    return combine_splits(part_o, part_lse, out, spec=combine)
-
-
-def _make_graphed():
-    from kernels.graph import GraphedKernel
-
-    return GraphedKernel(triton_mla_fast)
-
-
-triton_mla_fast_graph = _make_graphed()
-triton_mla_fast_graph.__doc__ = "triton_mla_fast with split + combine replayed as one CUDA graph (one launch per step)."
+def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
+    """Launch `_fast_split_kernel` as kernels.fast.paths planned `spec`."""
+    _fast_split_kernel[spec.grid](
+        inp.q, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
+        inp.sm_scale * LOG2E, spec.int_args["split_len"], inp.page_table.stride(0), spec.int_args["total_rows"],
+        **spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages)

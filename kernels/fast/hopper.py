@@ -6,7 +6,7 @@ entry, so the hot loop holds no per-element addresses (registers the portable ke
 them) and the loads are asynchronous copies tracked by mbarriers, pipelined over num_stages.
 Everything else (row tiles, online softmax, tree mask on the draft tiles, partials, LSE merge)
 is the portable kernel's. Runs when asked for (`path="hopper"`); on sm_90 the default is the
-Gluon path (kernels/triton_mla_fast_gluon.py), elsewhere the portable one.
+Gluon path (kernels/fast/seesaw.py, ring.py), elsewhere the portable one.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 from kernels.inputs import VerifyInputs
-from kernels.launch import LaunchSpec
+from kernels.fast.portable import _masked_kv_tile, _masked_scores, _row_tile, _split_range, _store_partial
+from kernels.launch_spec import LaunchSpec
 from kernels.softmax import LOG2E, online_softmax_update
-from kernels.triton_mla_fast import _masked_kv_tile, _masked_scores, _row_tile, _split_range, _store_partial
 
 
 @triton.jit
@@ -63,8 +63,8 @@ def _hopper_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
         _store_partial(PartO, PartLse, m_i2, l_i2, acc2, rows2, r_ok2, split, b, total_rows, M, D_LATENT)
 
 
-def launch_hopper_split(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
-    """Launch the Hopper split kernel as kernels.launch.fast_specs planned it (grid, constexprs)."""
+def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
+    """Launch `_hopper_split_kernel` as kernels.fast.paths planned `spec` (grid, constexprs)."""
     w = inp.workload
     block_n = spec.constexprs["BLOCK_N"]
     kv2d = inp.kv_cache.view(-1, w.head_dim)
