@@ -2,7 +2,7 @@
 fresh `python -m roofline ...` processes, and whether pandas/torch were imported (python -X importtime).
 Target: under 0.4 s each, none of them importing pandas.
 
-    python tools/bench_startup.py [--repeat 7]
+    python benchmarks/bench_startup.py [--repeat 7]
 """
 
 from __future__ import annotations

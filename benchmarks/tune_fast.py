@@ -1,7 +1,8 @@
 """Sweep triton_mla_fast's launch parameters on the GPU at 128k; write the best per case to
-kernels/data/tuned.json (and OUT_DIR/tune_*.csv), print the best few.
+OUT_DIR/tuned.json (and OUT_DIR/tune_*.csv), print the best few. The kernels read
+kernels/data/tuned.json: copy the new file there to use it (nothing here writes into the package).
 
-    python3 tools/tune_fast.py [OUT_DIR]
+    python3 benchmarks/tune_fast.py [OUT_DIR]
 """
 
 import json
@@ -21,7 +22,6 @@ CASES = [dict(heads=8, page_size=64), dict(heads=8, page_size=1), dict(heads=64,
          dict(heads=64, page_size=1)]
 
 out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
-tuned_path = Path(__file__).resolve().parent.parent / "kernels" / "data" / "tuned.json"
 device = torch.cuda.get_device_name()
 entries = []
 for case in CASES:
@@ -36,7 +36,6 @@ for case in CASES:
     entries.append({"kernel": "triton_mla_fast", "device": device, "heads": case["heads"],
                     "page_size": case["page_size"], "ctx_len": w.ctx_len, "config": config,
                     "median_ms": round(float(best["median_ms"]), 5)})
-tuned_path.parent.mkdir(parents=True, exist_ok=True)
-tuned_path.write_text(json.dumps({"made_by": "tools/tune_fast.py", "entries": entries}, indent=2) + "\n")
-(out / "tuned.json").write_text(tuned_path.read_text())
-print(f"wrote {tuned_path}")
+tuned_path = out / "tuned.json"
+tuned_path.write_text(json.dumps({"made_by": "benchmarks/tune_fast.py", "entries": entries}, indent=2) + "\n")
+print(f"wrote {tuned_path}: copy it to kernels/data/tuned.json to use it")

@@ -1,18 +1,19 @@
 """What one program per SM can stream from the KV cache by TMA with no math, against the split kernel.
 
-The ring kernel (kernels/triton_mla_fast_ring.py) keeps two 72 KB tiles per SM. `stream`: how fast the
+The ring kernel (kernels/fast/ring.py) keeps two 72 KB tiles per SM. `stream`: how fast the
 same bytes arrive when each program only waits for a tile and reloads its buffer (NBUF buffers of
 BLOCK_N tokens, the latent dims in SLICE-wide boxes as the kernel's descriptors, a barrier per tile),
 with and without the kernel's prologue (72 query rows into shared memory) and epilogue (72 rows of
 partials), against stream_read over the same bytes and over 4 GiB (`roofline bench`'s read ceiling).
 `combine`: one CUDA-graph replay each of the default split kernel alone, and with each combine
-variant after it (the shipped one with and without PDL, other block shapes, the previous two-pass
-kernel in tools/_combine_before.py).
+variant after it (the shipped one with and without PDL, other block shapes; the previous two-pass
+kernel's numbers are in docs/results/h200-stream-probe.json, its code in git history before this
+file moved to benchmarks/).
 
 `sizes`: the stream and stream_read from 75 MB to 1.2 GB, fitted to time = fixed + bytes / rate;
 `buffers`: the same fit for one program per SM with 1, 2 or 3 tiles in flight.
 
-    python tools/stream_probe.py OUT_DIR [stream|combine|sizes|buffers|stream,combine]
+    PYTHONPATH=. python benchmarks/stream_probe.py OUT_DIR [stream|combine|sizes|buffers|stream,combine]
     (an sm_90 GPU; prints tables, writes OUT_DIR/stream-probe.json)
 """
 
@@ -29,7 +30,7 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-from kernels.triton_mla_fast_gluon import _q_in_smem, _q_rows, _tail_smem, _tma_load
+from kernels.fast.gluon import _q_in_smem, _q_rows, _tail_smem, _tma_load
 from profiler.bench import graph_replay_ms
 from roofline.scaling import line_fit
 
@@ -106,18 +107,19 @@ def graph_ms(fn) -> float:
 
 def split_and_combine(ctx_len: int = 131072, page_size: int = 64) -> list[dict]:
     """Graph replays of the default fast kernel's split launch alone, and with each combine variant
-    after it (and alone): the shipped spec with and without PDL, other block shapes, the old kernel."""
+    after it (and alone): the shipped spec with and without PDL, other block shapes."""
     from kernels.combine import _combine_kernel
     from kernels.inputs import build_inputs
-    from kernels.launch import combine_spec, device_facts, fast_specs
+    from kernels.fast.paths import plan_fast
+    from kernels.fast.run import partials
+    from kernels.launch_spec import combine_spec, device_facts
     from kernels.spec import VerifyWorkload
-    from kernels.triton_mla_fast import partials
-    from kernels.triton_mla_fast_gluon import launch_gluon_split
 
     inp = build_inputs(VerifyWorkload(ctx_len=ctx_len, heads=8, page_size=page_size), device="cuda")
     w = inp.workload
     _, sm_count, arch = device_facts(inp.q.device)
-    split, combine = fast_specs(w, arch=arch, sm_count=sm_count)
+    plan = plan_fast(w, arch=arch, sm_count=sm_count)
+    split, combine = plan.split, plan.combine
     part_o, part_lse = partials(inp, split)
     out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device="cuda")
     splits, rows = split.grid[1], split.int_args["total_rows"]
@@ -125,22 +127,15 @@ def split_and_combine(ctx_len: int = 131072, page_size: int = 64) -> list[dict]:
     for bs, bd, nw in ((256, 16, 4), (256, 64, 8), (128, 64, 4), (256, 32, 8)):
         variants.append((f"BLOCK_S {bs} BLOCK_D {bd} {nw} warps", combine_spec(splits, rows, w.v_dim, bd, bs,
                                                                                 num_warps=nw, pdl=True), True))
-    split_ms = graph_ms(lambda: launch_gluon_split(inp, split, part_o, part_lse))
+    split_ms = graph_ms(lambda: plan.path.launch(inp, split, part_o, part_lse))
     res = []
-    for label, spec, pdl in variants + [("before (two passes, BLOCK_S 128, BLOCK_D 64)", None, False)]:
-        if spec is None:
-            from tools._combine_before import _combine_before
-
-            def comb():
-                _combine_before[(rows, 8)](part_o, part_lse, out, rows, splits, D=512, BLOCK_D=64, BLOCK_S=128,
-                                           num_warps=4, num_stages=3)
-        else:
-            def comb(spec=spec, pdl=pdl):
-                _combine_kernel[spec.grid](part_o, part_lse, out, rows, splits, **{**spec.constexprs, "PDL": pdl},
-                                           num_warps=spec.num_warps, num_stages=3, launch_pdl=pdl)
+    for label, spec, pdl in variants:
+        def comb(spec=spec, pdl=pdl):
+            _combine_kernel[spec.grid](part_o, part_lse, out, rows, splits, **{**spec.constexprs, "PDL": pdl},
+                                       num_warps=spec.num_warps, num_stages=3, launch_pdl=pdl)
         res.append(dict(kernel=split.name, page_size=page_size, splits=splits, combine=label, split_ms=split_ms,
                         combine_ms=graph_ms(comb),
-                        both_ms=graph_ms(lambda: (launch_gluon_split(inp, split, part_o, part_lse),  # noqa: B023
+                        both_ms=graph_ms(lambda: (plan.path.launch(inp, split, part_o, part_lse),  # noqa: B023
                                                   comb()))))
         print(json.dumps(res[-1]), flush=True)
     return res

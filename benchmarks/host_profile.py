@@ -1,5 +1,5 @@
 """Host time of one triton_mla_fast call (enqueue only, the GPU running behind) per page size, and
-where it goes (cProfile), to tell launch overhead from kernel time.  python tools/host_profile.py"""
+where it goes (cProfile), to tell launch overhead from kernel time.  python benchmarks/host_profile.py"""
 
 import cProfile
 import io
@@ -10,7 +10,7 @@ import torch
 
 from kernels.inputs import build_inputs
 from kernels.spec import VerifyWorkload
-from kernels.triton_mla_fast import triton_mla_fast
+from kernels.fast.run import triton_mla_fast
 
 for page in (64, 1):
     inp = build_inputs(VerifyWorkload(ctx_len=8192, heads=8, page_size=page), device="cuda")

@@ -1,10 +1,10 @@
-"""One GPU session for the Gluon split kernels (kernels/triton_mla_fast_gluon.py and _ring.py): every Gluon
+"""One GPU session for the Gluon split kernels (kernels/fast/): every Gluon
 candidate checked against torch_ref (pages 1/16/32/64/128, tree and chain masks, ragged batches,
 contexts that are not tile multiples, splits without a whole tile), then every candidate timed at
 each shape: do_bench median (L2 flushed), one CUDA-graph replay, and the host's enqueue cost.
 
-    python tools/search_gluon.py OUT_DIR [CANDIDATES|all] [SHAPE,SHAPE...]
-    e.g. python tools/search_gluon.py /tmp/out g-seesaw,g-seesaw-pad "128k h8 p64,128k h64 p64"
+    python benchmarks/search_gluon.py OUT_DIR [CANDIDATES|all] [SHAPE,SHAPE...]
+    e.g. python benchmarks/search_gluon.py /tmp/out g-seesaw,g-seesaw-pad "128k h8 p64,128k h64 p64"
 SEARCH_NO_CHECKS=1 skips the checks (for timing variants already checked); a shape matches any
 label containing it ("8k h8 p64" also picks "128k h8 p64").
 """
@@ -37,7 +37,7 @@ CANDIDATES = {
     "g-seesaw": ("gluon", dict(seesaw=True, ring=False)),  # 64 rows + an 8-row tail warpgroup (long splits)
     "g-seesaw-tail": ("gluon", dict(seesaw=True, ring=False, tail_m=8)),  # the tail at any length
     "g-seesaw-bf16p": ("gluon", dict(seesaw=True, ring=False, partials="input")),  # partials in the input dtype
-    # The ring schedule (kernels/triton_mla_fast_ring.py): the default where the tail is, at pages >= 16.
+    # The ring schedule (kernels/fast/ring.py): the default where the tail is, at pages >= 16.
     "g-ring": ("gluon", dict(seesaw=True, ring=True)),  # where the tail is (long splits), any page size
     "g-ring-tail": ("gluon", dict(seesaw=True, ring=True, tail_m=8)),  # ... at any length
     "g-ring-bf16p": ("gluon", dict(seesaw=True, ring=True, partials="input")),  # partials in the input dtype
@@ -103,7 +103,7 @@ def run(fn, row, inp, ref, path, cfg, time_it):
 
 
 def main() -> None:
-    from kernels.triton_mla_fast import triton_mla_fast
+    from kernels.fast.run import triton_mla_fast
 
     out_dir = sys.argv[1]
     only = sys.argv[2].split(",") if len(sys.argv) > 2 and sys.argv[2] != "all" else list(CANDIDATES)

@@ -1,7 +1,7 @@
 """How long `roofline analyze` of an ncu report takes next to a bare ncu_report load-and-walk of the
 same file, and how much memory each needs (issue 10, item 6). Not a test: run it and quote it.
 
-    python tools/bench_reader.py [REPORT ...]     # default: the --set full fixtures
+    python benchmarks/bench_reader.py [REPORT ...]     # default: the --set full fixtures
 
 Each measurement is a fresh process (median of --repeat runs), timed from its start, so both sides
 pay interpreter start-up and imports:
