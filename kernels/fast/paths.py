@@ -190,8 +190,7 @@ class Ring(Seesaw):
         return self if rows.tail_m else SEESAW
 
     def constexprs(self, w, cfg, rows):
-        c = SplitPath.constexprs(self, w, cfg, rows)
-        return {**c, "ASYNC_GATHER": bool(cfg.async_gather), "num_warps": 4, "NO_MMA": cfg.no_mma,
+        return {**super().constexprs(w, cfg, rows), "ASYNC_GATHER": bool(cfg.async_gather), "NO_MMA": cfg.no_mma,
                 "NO_SOFTMAX": cfg.no_softmax, "NO_GATHER": cfg.no_gather}
 
 
