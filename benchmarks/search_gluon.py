@@ -43,7 +43,7 @@ CANDIDATES = {
     "g-ring-bf16p": ("gluon", dict(seesaw=True, ring=True, partials="input")),  # partials in the input dtype
     # gathered tiles complete their barriers as their copies land (the tail no longer waits for them)
     "g-ring-ag": ("gluon", dict(seesaw=True, ring=True, async_gather=True)),
-    "g-default": ("gluon", {}),  # whatever kernels.plan.GLUON_CONFIG picks
+    "g-default": ("gluon", {}),  # whatever kernels.fast.common.GLUON_CONFIG picks
     "g-default-bf16p": ("gluon", dict(partials="input")),  # ... with partials in the input dtype
 }
 SHAPES = [

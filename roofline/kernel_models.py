@@ -54,7 +54,8 @@ def _inputs(kernel: str, gpu: GpuSpec, arch: str, bw, blocks_per_sm: int, compil
         out.append(("launch configuration", arch, "unconfirmed", f"no launch configuration for {gpu.arch}; {arch}'s used"))
     elif kernel == "triton_mla_fast" and code_path(kernel, arch) == "gluon":
         out.append(("launch configuration", arch, "measured",
-                    "the Gluon path's kernels.plan.GLUON_CONFIG, measured on the H200 (docs/results/fast-kernel.md)"))
+                    "the Gluon path's kernels.fast.common.GLUON_CONFIG, measured on the H200 "
+                    "(docs/results/fast-kernel.md)"))
     elif kernel == "triton_mla_fast" and arch in TUNED_REFERENCE:
         out.append(("launch configuration", arch, "measured", f"tuned on the {TUNED_REFERENCE[arch]} (kernels/data/tuned.json)"))
     elif kernel == "triton_mla_fast":

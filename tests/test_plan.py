@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from kernels.fast.common import CONFIG_KEYS, FastConfig
+from kernels.fast.common import (ARCH_FAST_CONFIGS, CONFIG_KEYS, FAST_DEFAULTS, GLUON_TAIL_MIN_SPLIT_LEN, FastConfig,
+                                 arch_fast_config, fast_config_status, gluon_tail_rows, plan_splits, split_rows)
 from kernels.fast.paths import DEVICE_KERNELS, SPLIT_PATHS
 from kernels.launch import fast_specs
-from kernels.plan import (ARCH_FAST_CONFIGS, FAST_DEFAULTS, code_path, fast_config_status, fast_launch_config,
-                          plan_splits, split_rows)
+from kernels.plan import code_path
 from kernels.registry import KERNELS, code_path as registry_code_path
 from kernels.spec import VerifyWorkload
 
@@ -44,14 +44,14 @@ def test_split_rows(m, block_m, tail_m, expected):
 
 
 def test_launch_config_per_architecture():
-    h8_flat = fast_launch_config("sm_90", 8, 1)
+    h8_flat = arch_fast_config("sm_90", 8, 1)
     assert h8_flat["block_m"] == 32 and h8_flat["programs_per_sm"] == 2.0
-    assert fast_launch_config("90", 64, 64)["programs_per_sm"] == 2.0
-    sm120 = fast_launch_config("sm_120", 8, 64)
+    assert arch_fast_config("90", 64, 64)["programs_per_sm"] == 2.0
+    sm120 = arch_fast_config("sm_120", 8, 64)
     assert sm120["block_n"] == 32  # half tiles: 99 KB of shared memory per block
-    assert fast_launch_config("sm_100", 64, 64)["block_n"] == 32  # 64-token tiles need 356 KB there
-    assert fast_launch_config("sm_75", 8, 1) == FAST_DEFAULTS
-    assert fast_launch_config("interpreter", 8, 1) == FAST_DEFAULTS
+    assert arch_fast_config("sm_100", 64, 64)["block_n"] == 32  # 64-token tiles need 356 KB there
+    assert arch_fast_config("sm_75", 8, 1) == FAST_DEFAULTS
+    assert arch_fast_config("interpreter", 8, 1) == FAST_DEFAULTS
     assert "untuned" in fast_config_status("sm_120") and "measured" in fast_config_status("sm_90")
     for arch, entry in ARCH_FAST_CONFIGS.items():  # every entry names only known launch parameters
         for e in entry["entries"]:
@@ -104,7 +104,7 @@ def test_gluon_path_has_its_own_config_and_rejects_what_it_cannot_run():
 
 
 def test_plan_imports_without_torch():
-    code = ("import sys, kernels.plan, kernels.registry; kernels.plan.fast_launch_config('sm_120', 8, 1); "
+    code = ("import sys, kernels.fast.common, kernels.registry; kernels.fast.common.arch_fast_config('sm_120', 8, 1); "
             "kernels.registry.code_path('triton_mla_fast', 'sm_90', 64); assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -112,8 +112,6 @@ def test_plan_imports_without_torch():
 def test_gluon_tail_only_where_it_was_measured_to_pay():
     """The 8-row tail warpgroup: rows past whole 64-row blocks, at most 8; by default only when its
     plan (one M block fewer, so more splits) keeps >= GLUON_TAIL_MIN_SPLIT_LEN tokens per split."""
-    from kernels.plan import GLUON_TAIL_MIN_SPLIT_LEN, gluon_tail_rows
-
     assert [gluon_tail_rows(m, 64, 8) for m in (72, 136, 64, 32, 80, 576, 65)] == [8, 8, 0, 0, 0, 0, 8]
     assert gluon_tail_rows(72, 64, 0) == 0
 

@@ -41,12 +41,12 @@ from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_
                                                                warpgroup_mma, warpgroup_mma_init, warpgroup_mma_wait)
 
 from kernels.fast import gluon as common
+from kernels.fast.common import SEESAW_SLICE
 from kernels.fast.gluon import (_LN2, _barrier, _draft_bits, _gather_rows, _gather_tile, _half_out, _landed,
                                 _launch_dependents, _main_start, _q_in_smem, _split_bounds, _tail_out,
                                 _tail_rows_in_smem, _tail_smem, _tile_pages, _tma_load, _visible, _visible_t)
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
-from kernels.plan import SEESAW_SLICE
 
 # setmaxnreg of the second main warpgroup and of the tail one (the first gets what is left), as the
 # seesaw kernel's tail; at (184, 136) ptxas spilled 1.9 KB (triton 3.6, sm_90).

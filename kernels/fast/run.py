@@ -10,11 +10,12 @@ from functools import lru_cache
 import torch
 
 from kernels.combine import combine_splits
+from kernels.fast.common import FAST_MIN_SPLIT_LEN
 from kernels.fast.paths import FastPlan, plan_fast
 from kernels.graph import GraphedKernel
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec, device_facts
-from kernels.plan import FAST_MIN_SPLIT_LEN, code_path
+from kernels.plan import code_path
 
 PART_DTYPES = {"*fp32": torch.float32, "*bf16": torch.bfloat16, "*fp16": torch.float16}
 
@@ -70,7 +71,7 @@ def triton_mla_fast(inp: VerifyInputs, split_len: int | None = None, min_split_l
 
     `path`: "gluon", "hopper" or "portable"; default kernels.plan.code_path for this GPU's architecture.
     Launch parameters (kernels.fast.common.FastConfig): `launch`, else the path's defaults for this GPU
-    and architecture (tuned entries in kernels/data/tuned.json, else kernels.plan's).
+    and architecture (tuned entries in kernels/data/tuned.json, else kernels.fast.common's tables).
     """
     check_shapes(inp)
     w = inp.workload
