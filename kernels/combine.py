@@ -16,7 +16,7 @@ import triton
 import triton.language as tl
 from triton.language.extra.cuda import gdc_wait
 
-from kernels.launch import LaunchSpec, combine_spec, device_facts, pdl_arch
+from kernels.launch_spec import LaunchSpec, combine_spec, device_facts, pdl_arch
 
 
 @triton.jit

@@ -9,6 +9,10 @@ import importlib
 from dataclasses import dataclass
 from typing import Callable
 
+from kernels.fast.common import FAST_PATHS
+from kernels.fast.paths import DEVICE_KERNELS as FAST_DEVICE_KERNELS
+from kernels.plan import code_path as plan_code_path
+
 
 @dataclass(frozen=True)
 class KernelInfo:
@@ -62,15 +66,14 @@ KERNELS: dict[str, KernelInfo] = {k.name: k for k in [
     KernelInfo("triton_mla_decode", "SGLang-shaped split-KV decode: each draft token a decode row, 16 heads per program, 8 kv splits, LSE merge",
                "kernels.triton_mla_decode:triton_mla_decode", ("_decode_stage1", "_combine_kernel")),
     KernelInfo("triton_mla_fast", "all q_len x heads rows share each KV tile, prefix split to fill the GPU, tensor-core dots, LSE merge",
-               "kernels.triton_mla_fast:triton_mla_fast",
-               ("_fast_split_kernel", "_hopper_split_kernel", "_gluon_split_kernel", "_gluon_seesaw_kernel",
-                "_gluon_ring_kernel", "_combine_kernel"),
-               ("portable", "hopper", "gluon")),
+               "kernels.fast.run:triton_mla_fast", FAST_DEVICE_KERNELS, FAST_PATHS),
     KernelInfo("triton_mla_fast_graph", "triton_mla_fast with its split and combine launches replayed as one CUDA graph (one launch per step)",
-               "kernels.triton_mla_fast:triton_mla_fast_graph",
-               ("_fast_split_kernel", "_hopper_split_kernel", "_gluon_split_kernel", "_gluon_seesaw_kernel",
-                "_gluon_ring_kernel", "_combine_kernel"),
-               ("portable", "hopper", "gluon")),
+               "kernels.fast.run:triton_mla_fast_graph", FAST_DEVICE_KERNELS, FAST_PATHS),
+    KernelInfo("flashmla", "FlashMLA's sm90 dense decode (deepseek-ai/FlashMLA), optional: q_len x heads rows as one "
+               "query sequence, page size 64, chain mask (tools/build_flashmla.py builds it)",
+               "kernels.flashmla:flashmla",
+               ("flash_fwd_splitkv_mla_kernel", "flash_fwd_mla_combine_kernel", "get_mla_metadata_kernel"),
+               availability="kernels.flashmla:unavailable", limits="kernels.flashmla:unsupported"),
     KernelInfo("flashmla", "FlashMLA's sm90 dense decode (deepseek-ai/FlashMLA), optional: q_len x heads rows as one "
                "query sequence, page size 64, chain mask (tools/build_flashmla.py builds it)",
                "kernels.flashmla:flashmla",
@@ -82,8 +85,6 @@ KERNELS: dict[str, KernelInfo] = {k.name: k for k in [
 def code_path(kernel: str, arch: str, page_size: int = 1, max_kv_len: int | None = None) -> str:
     """Which code path of `kernel` runs on `arch` ("sm_90", "sm_120", ...): "portable" unless
     kernels.plan.CODE_PATHS selects another for that architecture."""
-    from kernels.plan import code_path as plan_code_path
-
     base = kernel.removesuffix("_graph")
     return plan_code_path(base, arch, page_size, max_kv_len)
 

@@ -16,7 +16,8 @@ import triton
 import triton.language as tl
 
 from kernels.inputs import VerifyInputs
-from kernels.launch import device_facts, extend_specs
+from kernels.launch import extend_specs
+from kernels.launch_spec import device_facts
 from kernels.plan import EXTEND_BLOCK_M
 from kernels.softmax import LOG2E, online_softmax_update
 

@@ -1,4 +1,4 @@
-"""Launch parameters found by tools/tune_fast.py on a GPU, kept in kernels/data/tuned.json.
+"""Launch parameters found by benchmarks/tune_fast.py on a GPU, kept in kernels/data/tuned.json.
 
 An entry applies to one kernel on one device name; among a device's entries the one with the
 nearest heads count, then the same page-size class (1 vs paged), wins. No entry: defaults.

@@ -20,7 +20,7 @@ import sys
 import warnings
 from dataclasses import asdict, dataclass
 
-from kernels.launch import LaunchSpec
+from kernels.launch_spec import LaunchSpec
 
 # PTX instruction prefix -> MMA family (Hopper warpgroup MMA, Blackwell 5th-gen tensor core,
 # the warp-level MMA every architecture since sm_80 has).

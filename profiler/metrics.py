@@ -1,7 +1,7 @@
 """Named ncu metric presets (`verdict`, `roofline`, `full`), resolved per chip.
 
 Replay passes per launch, measured on the H200 (gh100) with Nsight Compute 2025.3.1, one launch of
-triton_mla at 8k (tests/fixtures/h200/passes/nosol_*.log, tools/pass_search.sh):
+triton_mla at 8k (tests/fixtures/h200/passes/nosol_*.log, tests/fixtures/capture/pass_search.sh):
 
     verdict    4 passes   launch attributes (no pass), 4 SM + 4 memory breakdown units, achieved
                           occupancy, PC-sampled stall reasons (the sampling itself takes 2 passes)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kernels.launch import ARCHS, TUNED_REFERENCE, launch_specs
+from kernels.fast.common import TUNED_REFERENCE
+from kernels.launch import ARCHS, launch_specs
 from kernels.plan import cdiv, code_path
 from kernels.spec import VerifyWorkload
 from roofline.gpus import GpuSpec
@@ -53,12 +54,13 @@ def _inputs(kernel: str, gpu: GpuSpec, arch: str, bw, blocks_per_sm: int, compil
         out.append(("launch configuration", arch, "unconfirmed", f"no launch configuration for {gpu.arch}; {arch}'s used"))
     elif kernel == "triton_mla_fast" and code_path(kernel, arch) == "gluon":
         out.append(("launch configuration", arch, "measured",
-                    "the Gluon path's kernels.plan.GLUON_CONFIG, measured on the H200 (docs/results/fast-kernel.md)"))
+                    "the Gluon path's kernels.fast.common.GLUON_CONFIG, measured on the H200 "
+                    "(docs/results/fast-kernel.md)"))
     elif kernel == "triton_mla_fast" and arch in TUNED_REFERENCE:
         out.append(("launch configuration", arch, "measured", f"tuned on the {TUNED_REFERENCE[arch]} (kernels/data/tuned.json)"))
     elif kernel == "triton_mla_fast":
         out.append(("launch configuration", arch, "unconfirmed",
-                    f"kernels.launch.FAST_ARCH_CONFIGS[{arch!r}]: chosen to fit {arch}'s limits, untuned"))
+                    f"kernels.fast.common.FAST_ARCH_CONFIGS[{arch!r}]: chosen to fit {arch}'s limits, untuned"))
     else:
         out.append(("launch configuration", arch, "derived", f"kernels.launch for {arch} (SGLang's shape)"))
     if compiled:

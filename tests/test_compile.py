@@ -4,6 +4,9 @@ own numbers on the H200; the launch specs checked against the jit functions the 
 
 import dataclasses
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -11,7 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from kernels import xcompile
-from kernels.launch import ARCHS, FAST_ARCH_CONFIGS, SPECS, fast_launch_config, fast_specs, launch_specs
+from kernels.fast.common import FAST_ARCH_CONFIGS, fast_launch_config
+from kernels.launch import ARCHS, SPECS, fast_specs, launch_specs
 from kernels.registry import KERNELS
 from kernels.spec import VerifyWorkload
 from kernels.xcompile import CompileError, compile_launches, mma_family, parse_ptxas_log, specialization
@@ -90,6 +94,26 @@ def test_sm90_resources_match_ncu_on_the_h200():
     assert combine["threads"] == ncu.iloc[1].block_size == 128  # registers: 114 with triton 3.6, 96 with 3.9
 
 
+def test_ring_cuts_compile_out_what_they_name():
+    """The ring's removal experiments are compile-time switches: with no_mma the kernel has no MMA at all."""
+    cut = fast_specs(dataclasses.replace(W, page_size=1), arch="sm_90", no_mma=True, no_softmax=True,
+                     no_gather=True)[0]
+    assert cut.name == "_gluon_ring_kernel" and xcompile.compile_launch(cut, "sm_90").mma == "none"
+
+
+def test_fast_kernel_ptx_as_stored_under_triton_36():
+    """The H200's Triton (3.6.0) compiles every split path to the PTX code (debug info aside) whose
+    digests tests/fixtures/ptx_sm90_triton36.txt holds (tests/ptx_check.py); other Tritons skip."""
+    triton = pytest.importorskip("triton")
+    if triton.__version__ != "3.6.0":
+        pytest.skip(f"the digests are triton 3.6.0's; this is {triton.__version__}")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    expect = FIXTURES / "ptx_sm90_triton36.txt"
+    proc = subprocess.run([sys.executable, "-m", "tests.ptx_check", "--expect", str(expect)], capture_output=True,
+                          text=True, env=env, cwd=Path(__file__).parents[1])
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+
+
 @pytest.mark.parametrize("run_dir", ["h200-triton_mla_fast-128k-p64", "h200-triton_mla_decode-128k-p64",
                                      "h200-triton_mla_fast-128k-h64", "h200-triton_mla_fast-gluon-128k-p64",
                                      "h200-triton_mla_fast-ring-128k-p64", "h200-triton_mla_fast-ring-128k-p1"])
@@ -134,7 +158,7 @@ def test_launch_specs_name_every_jit_argument(kernel, arch):
 
 def test_sm120_never_gets_hopper_configs():
     from kernels.plan import code_path
-    from kernels.plan import fast_launch_config as arch_config
+    from kernels.fast.common import arch_fast_config as arch_config
 
     for heads in (8, 16, 64, 128):
         for page in (1, 16, 64):

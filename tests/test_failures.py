@@ -2,7 +2,7 @@
 keeps what was captured (the run under <out>.failed-<time>, its manifest saying why).
 
 ncu and nsys cannot run on this CPU machine, so stand-ins print what the real tools printed on the
-H200 (tests/fixtures/h200/logs/*.log and tests/fixtures/h200/*.log, tools/capture_h200_fixtures.sh)
+H200 (tests/fixtures/h200/logs/*.log and tests/fixtures/h200/*.log, tests/fixtures/capture/capture_h200_fixtures.sh)
 and write the real reports captured with them. One message was not captured there:
 ERR_NVGPUCTRPERM (the non-root capture, logs/ncu_non_root.log, failed earlier on a missing torch);
 its text is ncu's as NVIDIA documents it (developer.nvidia.com/ERR_NVGPUCTRPERM).

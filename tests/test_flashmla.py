@@ -123,7 +123,7 @@ def test_flashmla_matches_reference_on_gpu(case):
 
 def test_the_flashmla_capture_analyzes_on_cpu():
     """`roofline profile --kernel flashmla --ctx 128k --page-size 64 --mask chain --tool ncu --preset verdict`
-    on the H200 (tools/flashmla_h200.sh): the toolkit's first capture of a kernel nobody here wrote."""
+    on the H200 (tests/fixtures/capture/flashmla_h200.sh): the toolkit's first capture of a kernel nobody here wrote."""
     import roofline
     from kernels.registry import project_kernel_of
     from tests.paths import RUNS

@@ -39,7 +39,7 @@ FAST_PATH_CASES = [  # (path, workload fields, launch overrides); on sm_90 the d
     ("gluon", dict(ctx_len=20_000, page_size=32, heads=16, tree_mask="tree"), {}),
     # the tail warpgroup (72 = 64 + 8 rows) asked for, also where the default plan pads (ctx 40,
     # 136 rows at 30k), and the padded blocks asked for where the default takes the tail (128k). With
-    # the tail, every page size takes the ring schedule (kernels/triton_mla_fast_ring.py) by default,
+    # the tail, every page size takes the ring schedule (kernels/fast/ring.py) by default,
     # its gathers completing their own barriers; ring=False keeps the seesaw's pairs of tiles,
     # async_gather=False the ring's earlier gathers (the tail waits for them and announces them).
     ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree"), dict(tail_m=8)),
@@ -97,7 +97,7 @@ def test_fast_graph_replays_on_new_values():
 
     from kernels.inputs import build_inputs
     from kernels.reference import torch_ref
-    from kernels.triton_mla_fast import triton_mla_fast_graph
+    from kernels.fast.run import triton_mla_fast_graph
 
     inp = build_inputs(VerifyWorkload(ctx_len=8192, page_size=64, seed=12), device="cuda")
     first = triton_mla_fast_graph(inp).clone()

@@ -143,7 +143,7 @@ def test_check_catches_a_wrong_kernel(monkeypatch):
 def test_gluon_path_is_refused_in_the_interpreter_and_the_default_falls_back():
     """The Gluon kernel has no interpreter: asking for it on the CPU says so; the default path on
     the CPU (sized as an sm_90 part) is the portable kernel, not a silent failure."""
-    from kernels.triton_mla_fast import gluon_runs_on, triton_mla_fast
+    from kernels.fast.run import gluon_runs_on, triton_mla_fast
 
     inp = build_inputs(VerifyWorkload(ctx_len=40, page_size=16), device="cpu", dtype="fp16")
     assert not gluon_runs_on(torch.device("cpu"))

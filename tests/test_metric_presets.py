@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import lzma
 import re
-import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from profiler.readers import plain_file, read_launches
 from roofline.analysis import summarize
 from roofline.chips import chip_of, preset_for_device
 from roofline.cli import main
+from tests.fixtures.capture import metric_candidates
 from tests.paths import FIXTURES
 
 PASSES = FIXTURES / "passes"
@@ -79,13 +79,8 @@ def test_renames_point_at_names_the_chip_has_and_away_from_ones_it_lacks():
 
 
 def test_presets_are_the_measured_lists_and_verdict_fits_five_passes():
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import metric_candidates as mc
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
-    assert set(PRESETS["verdict"].metrics) == set(mc.NOSOL["k_small_pc"])
-    assert set(PRESETS["roofline"].metrics) == set(mc.NOSOL["r_small_pc_counts"])
+    assert set(PRESETS["verdict"].metrics) == set(metric_candidates.NOSOL["k_small_pc"])
+    assert set(PRESETS["roofline"].metrics) == set(metric_candidates.NOSOL["r_small_pc_counts"])
     assert passes(PASSES / "nosol_k_small_pc.log") == PRESETS["verdict"].passes_h200 <= 5
     assert passes(PASSES / "nosol_r_small_pc_counts.log") == PRESETS["roofline"].passes_h200
     # ncu's own SM% and Memory% are what does not fit: 9 and 6 passes, with the SpeedOfLight section 10

@@ -1,13 +1,17 @@
 """Launch planning in plain Python: split counts, row tiles, per-architecture configs, code paths."""
 
+import dataclasses
+import importlib
 import subprocess
 import sys
 
 import pytest
 
-from kernels.plan import (ARCH_FAST_CONFIGS, FAST_DEFAULTS, code_path, fast_config_status, fast_launch_config,
-                          plan_splits, split_rows)
+from kernels.fast.common import (ARCH_FAST_CONFIGS, CONFIG_KEYS, FAST_DEFAULTS, GLUON_TAIL_MIN_SPLIT_LEN, FastConfig,
+                                 arch_fast_config, fast_config_status, gluon_tail_rows, plan_splits, split_rows)
+from kernels.fast.paths import DEVICE_KERNELS, SPLIT_PATHS
 from kernels.launch import fast_specs
+from kernels.plan import code_path
 from kernels.registry import KERNELS, code_path as registry_code_path
 from kernels.spec import VerifyWorkload
 
@@ -40,14 +44,14 @@ def test_split_rows(m, block_m, tail_m, expected):
 
 
 def test_launch_config_per_architecture():
-    h8_flat = fast_launch_config("sm_90", 8, 1)
+    h8_flat = arch_fast_config("sm_90", 8, 1)
     assert h8_flat["block_m"] == 32 and h8_flat["programs_per_sm"] == 2.0
-    assert fast_launch_config("90", 64, 64)["programs_per_sm"] == 2.0
-    sm120 = fast_launch_config("sm_120", 8, 64)
+    assert arch_fast_config("90", 64, 64)["programs_per_sm"] == 2.0
+    sm120 = arch_fast_config("sm_120", 8, 64)
     assert sm120["block_n"] == 32  # half tiles: 99 KB of shared memory per block
-    assert fast_launch_config("sm_100", 64, 64)["block_n"] == 32  # 64-token tiles need 356 KB there
-    assert fast_launch_config("sm_75", 8, 1) == FAST_DEFAULTS
-    assert fast_launch_config("interpreter", 8, 1) == FAST_DEFAULTS
+    assert arch_fast_config("sm_100", 64, 64)["block_n"] == 32  # 64-token tiles need 356 KB there
+    assert arch_fast_config("sm_75", 8, 1) == FAST_DEFAULTS
+    assert arch_fast_config("interpreter", 8, 1) == FAST_DEFAULTS
     assert "untuned" in fast_config_status("sm_120") and "measured" in fast_config_status("sm_90")
     for arch, entry in ARCH_FAST_CONFIGS.items():  # every entry names only known launch parameters
         for e in entry["entries"]:
@@ -100,7 +104,7 @@ def test_gluon_path_has_its_own_config_and_rejects_what_it_cannot_run():
 
 
 def test_plan_imports_without_torch():
-    code = ("import sys, kernels.plan, kernels.registry; kernels.plan.fast_launch_config('sm_120', 8, 1); "
+    code = ("import sys, kernels.fast.common, kernels.registry; kernels.fast.common.arch_fast_config('sm_120', 8, 1); "
             "kernels.registry.code_path('triton_mla_fast', 'sm_90', 64); assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -108,8 +112,6 @@ def test_plan_imports_without_torch():
 def test_gluon_tail_only_where_it_was_measured_to_pay():
     """The 8-row tail warpgroup: rows past whole 64-row blocks, at most 8; by default only when its
     plan (one M block fewer, so more splits) keeps >= GLUON_TAIL_MIN_SPLIT_LEN tokens per split."""
-    from kernels.plan import GLUON_TAIL_MIN_SPLIT_LEN, gluon_tail_rows
-
     assert [gluon_tail_rows(m, 64, 8) for m in (72, 136, 64, 32, 80, 576, 65)] == [8, 8, 0, 0, 0, 0, 8]
     assert gluon_tail_rows(72, 64, 0) == 0
 
@@ -138,3 +140,33 @@ def test_combine_spec_reads_every_split_in_one_step_up_to_256():
     assert (s.constexprs["BLOCK_S"], s.constexprs["BLOCK_D"], s.constexprs["PDL"]) == (8, 64, False)
     assert combine_spec(1000, 4, 512).constexprs["BLOCK_S"] == 256  # more splits: several steps
     assert [pdl_arch(a) for a in ("sm_90", "sm_120", "sm_80", "interpreter")] == [True, True, False, False]
+
+
+def test_fast_paths_name_their_kernels_and_the_registry_lists_them():
+    """Each split path's kernel is in its own module with a `launch`; the registry's device kernels
+    are the paths' (no list of names kept by hand); the config is frozen and knows every default."""
+    pytest.importorskip("triton.experimental.gluon")
+    for path in SPLIT_PATHS:
+        module = importlib.import_module(path.module)
+        assert module.__name__.startswith("kernels.fast.") and hasattr(module, path.kernel)
+        assert callable(module.launch) and path.target == f"{path.module}:{path.kernel}"
+    assert KERNELS["triton_mla_fast"].device_kernels == DEVICE_KERNELS
+    assert KERNELS["triton_mla_fast_graph"].device_kernels == DEVICE_KERNELS
+    assert DEVICE_KERNELS[-1] == "_combine_kernel" and len(set(DEVICE_KERNELS)) == 6
+    assert set(FAST_DEFAULTS) <= set(CONFIG_KEYS)
+    cfg = FastConfig(**FAST_DEFAULTS)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.block_n = 32  # type: ignore[misc]
+
+
+def test_ring_cuts_are_off_by_default_and_only_the_rings():
+    w = VerifyWorkload(ctx_len=131072, heads=8, page_size=1)
+    ring, _ = fast_specs(w, arch="sm_90")
+    assert [ring.constexprs[k] for k in ("NO_MMA", "NO_SOFTMAX", "NO_GATHER")] == [False, False, False]
+    cut, _ = fast_specs(w, arch="sm_90", no_mma=True, no_gather=True)
+    assert cut.name == "_gluon_ring_kernel" and (cut.constexprs["NO_MMA"], cut.constexprs["NO_GATHER"]) == (True, True)
+    for kw in (dict(ring=False), dict(path="portable")):
+        with pytest.raises(ValueError, match="removal experiments of the ring schedule"):
+            fast_specs(w, arch="sm_90", no_softmax=True, **kw)
+    with pytest.raises(ValueError, match="removal experiments"):  # 64 heads: whole blocks, no tail, no ring
+        fast_specs(VerifyWorkload(ctx_len=131072, heads=64), arch="sm_90", no_mma=True)

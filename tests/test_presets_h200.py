@@ -1,5 +1,5 @@
 """The verdict preset (4 replay passes) against --set full (38), both captured on the H200 by
-`roofline profile --preset verdict|full` (tools/verify_h200.sh): same bound and cause per kernel."""
+`roofline profile --preset verdict|full` (tests/fixtures/capture/verify_h200.sh): same bound and cause per kernel."""
 
 import pytest
 

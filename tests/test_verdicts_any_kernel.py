@@ -73,7 +73,7 @@ def test_attention_advice_only_for_the_projects_kernels():
 
 
 def test_registry_names_the_gpu_kernels_its_kernels_launch():
-    sources = "".join(p.read_text() for p in Path(__file__).parent.parent.glob("kernels/*.py"))
+    sources = "".join(p.read_text() for p in Path(__file__).parent.parent.glob("kernels/**/*.py"))
     for info in KERNELS.values():
         if info.availability:  # an optional peer (flashmla): its CUDA source is not in the project
             continue

@@ -1,0 +1,214 @@
+"""triton_mla_fast's launch configuration and split plan, in plain Python (no torch, no triton): a
+frozen `FastConfig`, where its values come from (the defaults, the per-architecture configs, the
+GPU's tuned entries in kernels/data/tuned.json, the Gluon path's own), the checks that no path owns,
+and how the prefix is cut into splits and the rows into blocks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from kernels.launch_spec import ARCHS
+from kernels.plan import cdiv, next_pow2, normalise_arch
+from kernels.tuned import tuned_config
+
+# The defaults: tail_m 0 = plain M blocks; partials "fp32" | "input" (the q dtype: bf16, fp16 in the
+# interpreter); evict_first on KV loads. seesaw (gluon path only): the warp-specialised schedule
+# (kernels/fast/seesaw.py); ring: its per-tile variant where there is a tail warpgroup
+# (kernels/fast/ring.py); async_gather (ring only): gathered tiles complete their barriers as their
+# copies land (cp.async.mbarrier.arrive).
+FAST_DEFAULTS = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0,
+                     tail_m=0, partials="fp32", evict_first=False, seesaw=False, ring=False, async_gather=False)
+FAST_MIN_SPLIT_LEN = 256
+
+# Per architecture: the fast kernel's launch configs, one per (heads, paged) case; the entry with
+# the nearest heads count and the same page class (page_size 1 vs >= 16) wins. "measured" entries
+# come from a search on that GPU (docs/results/fast-kernel.md); "untuned" ones were only chosen
+# to fit the chip's limits (checked by cross-compiling: `roofline compile`).
+ARCH_FAST_CONFIGS: dict[str, dict] = {
+    # The Triton kernels' configs (path="portable" or "hopper"); the default sm_90 path, Gluon, has GLUON_CONFIG.
+    "sm_90": dict(status="measured on the H200 (docs/results/fast-kernel.md)", entries=[
+        # portable kernel, 3 M blocks of 32 rows (mma.sync), 2 programs per SM (110 KB smem each)
+        dict(heads=8, paged=False, config=dict(block_m=64 // 2, block_n=64, num_warps=4, num_stages=2,
+                                               programs_per_sm=2.0)),
+        # path="hopper" (Triton, TMA), 2 M blocks of 64 rows, 229 KB smem: one program per SM
+        dict(heads=8, paged=True, config=dict(block_m=64, block_n=64, num_warps=8, num_stages=2,
+                                              programs_per_sm=1.0)),
+        dict(heads=64, paged=False, config=dict(block_m=64, block_n=64, num_warps=8, num_stages=2,
+                                                programs_per_sm=2.0)),
+        dict(heads=64, paged=True, config=dict(block_m=64, block_n=64, num_warps=8, num_stages=2,
+                                               programs_per_sm=2.0)),
+    ]),
+    # B200: 228 KB shared memory per block, 148 SMs; tcgen05 code from the portable kernel. The
+    # defaults (64-token tiles) ask for 356 KB there: 32-token tiles take 215 KB, no spills.
+    "sm_100": dict(status="untuned: chosen to fit sm_100 limits (228 KB smem per block), never run", entries=[
+        dict(heads=8, paged=False, config=dict(FAST_DEFAULTS, block_n=32)),
+        dict(heads=64, paged=False, config=dict(FAST_DEFAULTS, block_n=32, programs_per_sm=2.0)),
+    ]),
+    # RTX PRO 6000 (consumer Blackwell): 99 KB shared memory per block, mma.sync only: 32-row M
+    # blocks and 32-token KV tiles so that two pipeline stages fit.
+    "sm_120": dict(status="untuned: chosen to fit sm_120 limits (99 KB smem per block), never run", entries=[
+        dict(heads=8, paged=False, config=dict(FAST_DEFAULTS, block_m=32, block_n=32, num_warps=4)),
+        dict(heads=64, paged=False, config=dict(FAST_DEFAULTS, block_m=32, block_n=32, num_warps=4,
+                                                programs_per_sm=2.0)),
+    ]),
+}
+# The Gluon kernel's launch parameters: 64-row M blocks, two warpgroups, 64-token tiles, one
+# program per SM (222 KB of shared memory; 227 KB with the tail). seesaw=True: the warp-specialised
+# schedule (each warpgroup scores its own tiles); False: the single-schedule kernel with a 2-stage
+# ring. Measured on the H200 against each other and against 32-token tiles (docs/results/fast-kernel.md).
+# tail_m=8 (seesaw only): up to 8 rows past the last whole block (72 = 64 + 8) go to a third,
+# transposed warpgroup instead of a padded 64-row block (gluon_tail_rows; 227 KB of shared memory).
+# By default only where its plan (half the M blocks, so twice the splits) still gives every split
+# GLUON_TAIL_MIN_SPLIT_LEN tokens: H200, 8 heads, graph replay, tail vs padded block: 128k (1024
+# per split) 0.081 vs 0.094 ms at page 64, 0.085 vs 0.104 at page 1; 64k (512) 0.057 vs 0.060,
+# 0.059 vs 0.065; 32k (256) 0.043 vs 0.041; 8k 0.032 vs 0.027. An explicit tail_m=8 forces it.
+GLUON_TAIL_MIN_SPLIT_LEN = 512
+# ring=True: where the tail is used, the per-tile ring schedule (kernels/fast/ring.py) instead
+# of pairs of tiles, at every page size. H200, 8 heads, graph replay, ring vs seesaw with the tail: 128k
+# 0.071 vs 0.081 ms at page 64; 64k page 64 0.051 vs 0.057. async_gather=True: pages smaller than a
+# tile (every token gathered by cp.async) complete their barriers as the copies land, the tail loads a
+# tile's page-table entries two tiles ahead; before it the ring lost at page 1 (0.095 vs the seesaw's
+# 0.085 ms). With it, 128k page 1 0.0737 vs the seesaw's 0.0853, page 16 0.0743 vs 0.0825, page 64
+# 0.0708 vs 0.0717; 64k page 1 0.0521 vs 0.0593 (docs/results/fast-kernel.md, step 12).
+GLUON_CONFIG = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0, seesaw=True, tail_m=8,
+                    ring=True, async_gather=True)
+# The seesaw schedule's tiles arrive in slices of this many latent dims, a barrier each, so that the
+# score MMAs start on the first slice while the rest land (H200, 128k: 128 beat 256 and 512).
+SEESAW_SLICE = 128
+
+FAST_PATHS = ("portable", "hopper", "gluon")  # the `path` a caller asks for (kernels.plan.code_path picks)
+# The GPU whose tuned entries (kernels/data/tuned.json) an architecture uses when the running GPU
+# has none of its own. Only Hopper has measured entries; nothing Hopper-tuned reaches sm_100/sm_120.
+TUNED_REFERENCE = {"sm_90": "NVIDIA H200"}
+
+
+@dataclass(frozen=True)
+class FastConfig:
+    """One launch's parameters (FAST_DEFAULTS explains them), plus the ring schedule's
+    removal experiments (benchmarks/ring_cuts.py): wrong results on purpose, off by default."""
+
+    block_m: int
+    block_n: int
+    num_warps: int
+    num_stages: int
+    programs_per_sm: float
+    tail_m: int
+    partials: str  # "fp32" | "input"
+    evict_first: bool
+    seesaw: bool
+    ring: bool
+    async_gather: bool
+    no_mma: bool = False
+    no_softmax: bool = False
+    no_gather: bool = False
+
+    @property
+    def cuts(self) -> bool:
+        """Whether any removal experiment is on."""
+        return self.no_mma or self.no_softmax or self.no_gather
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+CONFIG_KEYS = tuple(f.name for f in fields(FastConfig))
+
+
+def fast_launch_config(arch: str, heads: int, page_size: int, device_name: str | None = None) -> dict:
+    """triton_mla_fast's launch parameters on `arch` (FAST_DEFAULTS keys): the running GPU's tuned
+    entry, else its architecture's reference GPU's, over the architecture's config (arch_fast_config)."""
+    tuned = tuned_config("triton_mla_fast", device_name, heads, page_size) if device_name else {}
+    if not tuned and arch in TUNED_REFERENCE:
+        tuned = tuned_config("triton_mla_fast", TUNED_REFERENCE[arch], heads, page_size)
+    return {**arch_fast_config(arch, heads, page_size), **tuned}
+
+
+def arch_fast_config(arch: str, heads: int, page_size: int) -> dict:
+    """triton_mla_fast's launch parameters on `arch` (e.g. "sm_90"); an unknown architecture
+    (or "interpreter") gets FAST_DEFAULTS. The entry with the nearest heads count wins."""
+    try:
+        entry = ARCH_FAST_CONFIGS.get(normalise_arch(arch))
+    except ValueError:
+        entry = None
+    if entry is None:
+        return dict(FAST_DEFAULTS)
+    paged = page_size > 1
+    best = min(entry["entries"], key=lambda e: (abs(e["heads"] - heads), e["paged"] != paged, e["heads"]))
+    return {**FAST_DEFAULTS, **best["config"]}
+
+
+def fast_config_status(arch: str) -> str:
+    """How the architecture's config was chosen ("measured ...", "untuned ...", or "default")."""
+    try:
+        entry = ARCH_FAST_CONFIGS.get(normalise_arch(arch))
+    except ValueError:
+        entry = None
+    return entry["status"] if entry else "default: no config for this architecture"
+
+
+# The config each architecture gets at 8 heads, page size 1 (for tables and tests).
+FAST_ARCH_CONFIGS = {arch: fast_launch_config(arch, 8, 1) for arch in ARCHS}
+
+
+def resolve_config(path: str, arch: str, heads: int, page_size: int, device_name: str | None,
+                   launch: dict) -> FastConfig:
+    """The config `path` runs with: `launch` over the path's base (the Triton paths: the
+    architecture's and the GPU's tuned config; Gluon: GLUON_CONFIG) over FAST_DEFAULTS. Flags that
+    belong to a schedule the caller turned off are turned off with it, unless asked for."""
+    unknown = set(launch) - set(CONFIG_KEYS)
+    if unknown:
+        raise TypeError(f"triton_mla_fast: unknown launch parameters {sorted(unknown)}")
+    if path not in FAST_PATHS:
+        raise ValueError(f"triton_mla_fast: unknown path {path!r}; known: {', '.join(FAST_PATHS)}")
+    base = GLUON_CONFIG if path == "gluon" else fast_launch_config(arch, heads, page_size, device_name)
+    cfg = {**FAST_DEFAULTS, **base, **launch}
+    if path == "gluon" and not cfg["seesaw"]:  # GLUON_CONFIG's tail and ring are the seesaw schedule's
+        cfg.update({k: off for k, off in (("tail_m", 0), ("ring", False)) if k not in launch})
+    if not cfg["ring"] and "async_gather" not in launch:  # GLUON_CONFIG's async_gather is the ring's
+        cfg["async_gather"] = False
+    config = FastConfig(**cfg)
+    check_flags(path, config)
+    return config
+
+
+def check_flags(path: str, cfg: FastConfig) -> None:
+    """The flags that say which path or schedule they belong to."""
+    if cfg.partials not in ("fp32", "input"):
+        raise ValueError(f"triton_mla_fast: partials must be 'fp32' or 'input', got {cfg.partials!r}")
+    if cfg.seesaw and path != "gluon":
+        raise ValueError("seesaw is a schedule of the gluon path")
+    if cfg.ring and not (path == "gluon" and cfg.seesaw):
+        raise ValueError("ring is a variant of the gluon path's seesaw schedule")
+    if cfg.async_gather and not cfg.ring:
+        raise ValueError("async_gather is an option of the ring schedule (ring=True)")
+
+
+# --- the split plan ------------------------------------------------------------------------------
+
+def plan_splits(max_kv_len: int, batch: int, m_blocks: int, sm_count: int, block_n: int,
+                programs_per_sm: float, min_split_len: int) -> tuple[int, int]:
+    """(split_len, splits) for triton_mla_fast: at most programs_per_sm x SMs programs in all (never
+    a few over: 9 M blocks x 15 splits = 135 programs on 132 SMs is a second, nearly empty wave
+    that cost the H200 1.8x at 64 heads), split_len a multiple of block_n, >= min_split_len."""
+    target_splits = max(1, int(programs_per_sm * sm_count) // (batch * m_blocks))
+    split_len = max(min_split_len, cdiv(max_kv_len, target_splits))
+    split_len = cdiv(split_len, block_n) * block_n
+    return split_len, cdiv(max_kv_len, split_len)
+
+
+def split_rows(m: int, block_m: int, tail_m: int) -> tuple[int, int]:
+    """(block_m, tail) for M = q_len x heads rows: tail > 0 when the rows are one BLOCK_M tile
+    plus one smaller power-of-two tile of at least 16 rows and at most `tail_m` (72 = 64 + 16,
+    not 128); tail 0 means M blocks of block_m rows."""
+    if tail_m <= 0 or m <= block_m:
+        return block_m, 0
+    tail = max(16, next_pow2(m - block_m))
+    return (block_m, tail) if tail <= min(tail_m, block_m) else (block_m, 0)
+
+
+def gluon_tail_rows(m: int, block_m: int, tail_m: int) -> int:
+    """The Gluon seesaw kernel's tail: `tail_m` when the M = q_len x heads rows are whole BLOCK_M
+    blocks plus 1..tail_m more (72 = 64 + 8: a third warpgroup takes the 8, transposed, instead
+    of a second, padded 64-row block); else 0 (every block padded to block_m)."""
+    return tail_m if tail_m and m > block_m and 0 < m % block_m <= tail_m else 0

@@ -1,0 +1,263 @@
+"""triton_mla_fast's split kernels as path objects, in plain Python (no torch, no triton): each
+checks a config against what its kernel can run, plans its rows, gives its `LaunchSpec` and
+launches it (importing its kernel module only then). `plan_fast` picks the path for a workload and
+architecture; `fast_specs` is its launches, the same specs `roofline compile` cross-compiles.
+
+| path       | kernel (as ncu names it) | module                     |
+|------------|--------------------------|----------------------------|
+| portable   | `_fast_split_kernel`     | kernels/fast/portable.py   |
+| hopper     | `_hopper_split_kernel`   | kernels/fast/hopper.py     |
+| gluon      | `_gluon_split_kernel`    | kernels/fast/gluon_split.py (seesaw=False) |
+| gluon      | `_gluon_seesaw_kernel`   | kernels/fast/seesaw.py     |
+| gluon      | `_gluon_ring_kernel`     | kernels/fast/ring.py (ring=True, where there is a tail) |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import import_module
+
+from kernels.fast.common import (FAST_MIN_SPLIT_LEN, GLUON_TAIL_MIN_SPLIT_LEN, SEESAW_SLICE, FastConfig,
+                                 gluon_tail_rows, plan_splits, resolve_config, split_rows)
+from kernels.launch_spec import POINTER, LaunchSpec, combine_spec, pdl_arch, with_out_dtype
+from kernels.plan import cdiv, code_path
+from kernels.spec import VerifyWorkload
+
+
+@dataclass(frozen=True)
+class Rows:
+    """How a path cuts the M = q_len x heads rows: blocks of block_m, plus a tail of tail_m rows in
+    the same program (0: none), m_blocks programs along M."""
+
+    block_m: int
+    tail_m: int
+    m_blocks: int
+
+
+class SplitPath:
+    """A split kernel of triton_mla_fast. The Triton paths' rows: one BLOCK_M tile plus one smaller
+    tile in the same program where that fits `tail_m` (72 = 64 + 16), else BLOCK_M blocks."""
+
+    path = ""  # the `path` a caller names ("portable", "hopper", "gluon")
+    kernel = ""  # the jit function, as ncu names it
+    module = ""  # its module, imported only to launch or compile it
+
+    @property
+    def target(self) -> str:
+        return f"{self.module}:{self.kernel}"
+
+    def check(self, w: VerifyWorkload, cfg: FastConfig) -> None:
+        """Raise ValueError for what this kernel cannot run."""
+
+    def rows(self, w: VerifyWorkload, cfg: FastConfig, plan_split_len) -> Rows:
+        """`plan_split_len(m_blocks)`: the tokens per split a plan with that many M blocks gives (None:
+        the caller chose tail_m, so no default depends on it)."""
+        block_m, tail_m = split_rows(w.q_len * w.heads, cfg.block_m, cfg.tail_m)
+        return Rows(block_m, tail_m, 1 if tail_m else cdiv(w.q_len * w.heads, block_m))
+
+    def for_rows(self, rows: Rows) -> SplitPath:
+        """The path that runs these rows (the ring hands rows without a tail to the seesaw)."""
+        return self
+
+    def signature(self, w: VerifyWorkload, cfg: FastConfig) -> dict[str, str]:
+        """The runtime arguments before the shared ones (`_shared_args`)."""
+        p = POINTER[w.dtype]
+        return {"Q": p, "KV": p}
+
+    def constexprs(self, w: VerifyWorkload, cfg: FastConfig, rows: Rows) -> dict:
+        return dict(HEADS=w.heads, Q_LEN=w.q_len, PAGE_SIZE=w.page_size, D_LATENT=w.v_dim, D_ROPE=w.rope_dim,
+                    BLOCK_M=rows.block_m, BLOCK_N=cfg.block_n, TAIL_M=rows.tail_m)
+
+    def num_warps(self, cfg: FastConfig, rows: Rows) -> int:
+        return cfg.num_warps
+
+    def spec(self, w: VerifyWorkload, cfg: FastConfig, rows: Rows, split_len: int, splits: int) -> LaunchSpec:
+        return LaunchSpec(
+            name=self.kernel, target=self.target, grid=(rows.m_blocks, splits, w.batch),
+            signature={**self.signature(w, cfg), **_shared_args(w, cfg)},
+            constexprs=self.constexprs(w, cfg, rows), num_warps=self.num_warps(cfg, rows),
+            num_stages=cfg.num_stages,
+            int_args={"split_len": split_len, "stride_pt": cdiv(w.max_kv_len, w.page_size),
+                      "total_rows": w.batch * w.q_len * w.heads})
+
+    def launch(self, inp, spec: LaunchSpec, part_o, part_lse) -> None:
+        """Run the kernel as `spec` says, writing the splits' partials."""
+        import_module(self.module).launch(inp, spec, part_o, part_lse)
+
+
+def _shared_args(w: VerifyWorkload, cfg: FastConfig) -> dict[str, str]:
+    part_o = "*fp32" if cfg.partials == "fp32" else POINTER[w.dtype]
+    return {"PageTable": "*i32", "KVLens": "*i32", "TreeMask": "*i8", "PartO": part_o, "PartLse": "*fp32",
+            "qk_scale": "fp32", "split_len": "i32", "stride_pt": "i32", "total_rows": "i32"}
+
+
+def _descriptors(w: VerifyWorkload, block_n: int, lat_cols: int) -> dict[str, str]:
+    """TMA descriptors of the KV cache's latent part (boxes `lat_cols` wide) and rope part."""
+    dt = w.dtype
+    return {"KLat": f"tensordesc<{dt}[{block_n},{lat_cols}]>", "KPe": f"tensordesc<{dt}[{block_n},{w.rope_dim}]>"}
+
+
+class Portable(SplitPath):
+    """Triton, every architecture and the interpreter: per-thread address gathers through the page table."""
+
+    path, kernel, module = "portable", "_fast_split_kernel", "kernels.fast.portable"
+
+    def constexprs(self, w, cfg, rows):
+        return {**super().constexprs(w, cfg, rows), "EVICT": "evict_first" if cfg.evict_first else ""}
+
+
+class Hopper(SplitPath):
+    """Triton with TMA tensor descriptors (sm_90, page_size a multiple of block_n)."""
+
+    path, kernel, module = "hopper", "_hopper_split_kernel", "kernels.fast.hopper"
+
+    def check(self, w, cfg):
+        if w.page_size % cfg.block_n:
+            raise ValueError(f"the hopper path needs page_size a multiple of block_n={cfg.block_n}, got {w.page_size}")
+
+    def signature(self, w, cfg):
+        p = POINTER[w.dtype]
+        return {"Q": p, **_descriptors(w, cfg.block_n, w.v_dim), "KV": p}
+
+
+class GluonPath(SplitPath):
+    """The Gluon kernels (sm_90): 64-row M blocks in warpgroups of 4 warps, the draft tree as 64 bits a
+    row. Rows past the last whole block (at most tail_m) go to a tail warpgroup (gluon_tail_rows), by
+    default only where the plan still gives each split GLUON_TAIL_MIN_SPLIT_LEN tokens."""
+
+    path = "gluon"
+
+    def check(self, w, cfg):
+        seesaw = cfg.seesaw
+        if (cfg.block_m != 64 or cfg.evict_first or cfg.num_warps % 4
+                or (seesaw and (cfg.num_warps != 8 or cfg.block_n != 64))
+                or cfg.tail_m not in ((0, 8) if seesaw else (0,))):
+            raise ValueError("the gluon path has 64-row M blocks, no evict_first, warpgroups of 4 warps "
+                             "(seesaw: 2 warpgroups, 64-token tiles, tail_m 0 or 8)")
+        if w.q_len > 64:
+            raise ValueError(f"the gluon path keeps a row's draft-tree mask in 64 bits: q_len <= 64, got {w.q_len}")
+
+    def rows(self, w, cfg, plan_split_len):
+        m = w.q_len * w.heads
+        tail_m = gluon_tail_rows(m, cfg.block_m, cfg.tail_m)
+        if tail_m and plan_split_len is not None:  # by default: only with long splits
+            tail_m = tail_m if plan_split_len(m // cfg.block_m) >= GLUON_TAIL_MIN_SPLIT_LEN else 0
+        return Rows(cfg.block_m, tail_m, m // cfg.block_m if tail_m else cdiv(m, cfg.block_m))
+
+    def signature(self, w, cfg):
+        p = POINTER[w.dtype]
+        return {"Q": p, **_descriptors(w, cfg.block_n, self.lat_cols(w)), "KV": p}
+
+    def lat_cols(self, w: VerifyWorkload) -> int:
+        """The width of a latent TMA box: all of the latent dims."""
+        return w.v_dim
+
+    def num_warps(self, cfg, rows):  # the tail warpgroup is 4 more
+        return cfg.num_warps + (4 if rows.tail_m else 0)
+
+
+class GluonSplit(GluonPath):
+    """One schedule for both warpgroups, KV tiles through a NUM_STAGES ring (seesaw=False)."""
+
+    kernel, module = "_gluon_split_kernel", "kernels.fast.gluon_split"
+
+    def constexprs(self, w, cfg, rows):
+        c = super().constexprs(w, cfg, rows)
+        del c["TAIL_M"]
+        return {**c, "NUM_STAGES": cfg.num_stages, "num_warps": cfg.num_warps}
+
+
+class Seesaw(GluonPath):
+    """Warp-specialised, pairs of tiles; latent tiles in SEESAW_SLICE-wide slices. A Gluon kernel's
+    num_warps constexpr is its first partition's: 4 (a second runs 4 more, a tail a third 4)."""
+
+    kernel, module = "_gluon_seesaw_kernel", "kernels.fast.seesaw"
+
+    def lat_cols(self, w):
+        return min(SEESAW_SLICE, w.v_dim)
+
+    def constexprs(self, w, cfg, rows):
+        return {**super().constexprs(w, cfg, rows), "num_warps": 4}
+
+
+class Ring(Seesaw):
+    """The seesaw's per-tile variant, where there is a tail warpgroup (ring=True); its removal
+    experiments (no_mma, no_softmax, no_gather) are compile-time switches."""
+
+    kernel, module = "_gluon_ring_kernel", "kernels.fast.ring"
+
+    def for_rows(self, rows):
+        return self if rows.tail_m else SEESAW
+
+    def constexprs(self, w, cfg, rows):
+        return {**super().constexprs(w, cfg, rows), "ASYNC_GATHER": bool(cfg.async_gather), "NO_MMA": cfg.no_mma,
+                "NO_SOFTMAX": cfg.no_softmax, "NO_GATHER": cfg.no_gather}
+
+
+PORTABLE, HOPPER, GLUON_SPLIT, SEESAW, RING = Portable(), Hopper(), GluonSplit(), Seesaw(), Ring()
+SPLIT_PATHS = (PORTABLE, HOPPER, GLUON_SPLIT, SEESAW, RING)
+# Every GPU kernel triton_mla_fast may launch, as ncu names them (kernels.registry lists them).
+DEVICE_KERNELS = tuple(p.kernel for p in SPLIT_PATHS) + ("_combine_kernel",)
+
+
+def _split_path(path: str, cfg: FastConfig) -> SplitPath:
+    if path == "portable":
+        return PORTABLE
+    if path == "hopper":
+        return HOPPER
+    if not cfg.seesaw:
+        return GLUON_SPLIT
+    return RING if cfg.ring else SEESAW
+
+
+@dataclass(frozen=True)
+class FastPlan:
+    """triton_mla_fast for one workload: its split path, the config, and the two launches."""
+
+    path: SplitPath
+    config: FastConfig
+    split: LaunchSpec
+    combine: LaunchSpec
+
+
+def plan_fast(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, device_name: str | None = None,
+              split_len: int | None = None, min_split_len: int = FAST_MIN_SPLIT_LEN, path: str | None = None,
+              **launch) -> FastPlan:
+    """The split path of `path` (default: kernels.plan.code_path on `arch`), its config (`launch`
+    over the path's defaults: kernels.fast.common.resolve_config), the split plan (the prefix cut
+    into splits of split_len tokens to fill `sm_count` SMs) and both launches."""
+    name = path or code_path("triton_mla_fast", arch, w.page_size, w.max_kv_len)
+    cfg = resolve_config(name, arch, w.heads, w.page_size, device_name, launch)
+    split_path = _split_path(name, cfg)
+    split_path.check(w, cfg)
+    block_n = cfg.block_n
+
+    def planned_split_len(m_blocks: int) -> int:
+        if split_len is not None:
+            return cdiv(split_len, block_n) * block_n
+        return plan_splits(w.max_kv_len, w.batch, m_blocks, sm_count, block_n, cfg.programs_per_sm,
+                           max(min_split_len, block_n))[0]
+
+    rows = split_path.rows(w, cfg, None if "tail_m" in launch else planned_split_len)
+    split_path = split_path.for_rows(rows)
+    if cfg.cuts and split_path is not RING:
+        raise ValueError("no_mma, no_softmax and no_gather are removal experiments of the ring schedule "
+                         "(the gluon path with a tail warpgroup)")
+    if split_len is None:
+        split_len, splits = plan_splits(w.max_kv_len, w.batch, rows.m_blocks, sm_count, block_n, cfg.programs_per_sm,
+                                        max(min_split_len, block_n))
+    else:
+        split_len = cdiv(split_len, block_n) * block_n
+        splits = cdiv(w.max_kv_len, split_len)
+    split = split_path.spec(w, cfg, rows, split_len, splits)
+    total_rows = w.batch * w.q_len * w.heads
+    combine = combine_spec(splits, total_rows, w.v_dim, part_o=split.signature["PartO"], pdl=pdl_arch(arch))
+    return FastPlan(split_path, cfg, split, with_out_dtype(combine, w.dtype))
+
+
+def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, device_name: str | None = None,
+               split_len: int | None = None, min_split_len: int = FAST_MIN_SPLIT_LEN, path: str | None = None,
+               **launch) -> list[LaunchSpec]:
+    """triton_mla_fast's launches for `w` on `arch`: its split kernel, then the combine (plan_fast)."""
+    plan = plan_fast(w, arch, sm_count, device_name, split_len, min_split_len, path, **launch)
+    return [plan.split, plan.combine]

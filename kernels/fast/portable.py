@@ -1,0 +1,164 @@
+"""`triton_mla_fast`'s portable path: the verify kernel a performance engineer would write, in Triton.
+
+- All q_len x heads query rows of a request form the matrix M dimension (as FlashMLA folds
+  s_q x h), so every KV tile a program loads serves every query row of its M block.
+- No padded M block where it can be avoided: with `tail_m` the M rows are one BLOCK_M tile plus
+  one small tile in the same program (72 rows = 64 + 16, not 128), so each KV tile is loaded
+  once and multiplied against 80 rows.
+- The request's tokens (prefix, then the draft tokens) are cut into splits of `split_len`
+  tokens, enough programs to fill the GPU at batch 1 (the split count comes from the GPU's SM
+  count); the grid runs M blocks fastest, so programs that share a split run side by side and
+  the second read of a tile hits L2.
+- Tiles are BLOCK_N consecutive token positions: with page_size >= BLOCK_N a tile is part of one
+  page (one page-table entry), with page_size 16 it is BLOCK_N/16 whole pages.
+- tl.dot on bf16 tiles (tensor cores), online softmax in fp32, the draft-tree mask on the tail
+  tile(s) only, partials in fp32 or the input dtype, and a combine kernel that merges the splits by LSE.
+
+On sm_90 the Gluon paths (kernels/fast/seesaw.py, ring.py, gluon_split.py) are chosen by compute
+capability (kernels.plan.code_path); the Triton TMA kernel (kernels/fast/hopper.py) runs when asked
+for; this module's kernel runs everywhere else and in the interpreter. Grid, constexprs and warps of
+every launch come from the path's spec (kernels/fast/paths.py), the same specs `roofline compile`
+cross-compiles.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from kernels.inputs import VerifyInputs
+from kernels.launch_spec import LaunchSpec
+from kernels.softmax import LN2, LOG2E, online_softmax_update
+
+
+@triton.jit
+def _load_q(Q, q_rows, r_ok, D: tl.constexpr, D_LATENT: tl.constexpr, D_ROPE: tl.constexpr):
+    offs_d = tl.arange(0, D_LATENT)
+    offs_r = tl.arange(0, D_ROPE)
+    base = q_rows.to(tl.int64) * D
+    q_lat = tl.load(Q + base[:, None] + offs_d[None, :], mask=r_ok[:, None], other=0.0)
+    q_pe = tl.load(Q + base[:, None] + D_LATENT + offs_r[None, :], mask=r_ok[:, None], other=0.0)
+    return q_lat, q_pe
+
+
+@triton.jit
+def _row_tile(Q, b, row0, ROWS: tl.constexpr, M: tl.constexpr, D_LATENT: tl.constexpr, D_ROPE: tl.constexpr):
+    """A tile of ROWS query rows from row0: (rows, r_ok, q_lat, q_pe) and its empty softmax state
+    (m_i, l_i, acc)."""
+    rows = row0 + tl.arange(0, ROWS)
+    r_ok = rows < M
+    q_lat, q_pe = _load_q(Q, b * M + rows, r_ok, D_LATENT + D_ROPE, D_LATENT, D_ROPE)
+    m_i = tl.full([ROWS], float("-inf"), dtype=tl.float32)
+    return rows, r_ok, q_lat, q_pe, m_i, tl.zeros([ROWS], dtype=tl.float32), tl.zeros([ROWS, D_LATENT], dtype=tl.float32)
+
+
+@triton.jit
+def _split_range(KVLens, b, split, split_len, Q_LEN: tl.constexpr, BLOCK_N: tl.constexpr):
+    """(ctx_len, lo, hi, full_hi): the split covers tokens [lo, hi); [lo, full_hi) are whole prefix
+    tiles (no bounds or tree masks), [full_hi, hi) a partial tile and the draft tokens."""
+    kv_len = tl.load(KVLens + b)
+    ctx_len = kv_len - Q_LEN
+    lo = split * split_len
+    hi = tl.minimum(lo + split_len, kv_len)
+    return ctx_len, lo, hi, lo + tl.maximum(tl.minimum(hi, ctx_len) - lo, 0) // BLOCK_N * BLOCK_N
+
+
+@triton.jit
+def _masked_kv_tile(KV, PageTable, b, stride_pt, start, hi, PAGE_SIZE: tl.constexpr, D_LATENT: tl.constexpr,
+                    D_ROPE: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Tokens [start, start + BLOCK_N), each through its page-table entry, zeros from `hi` on:
+    (pos, n_ok, k_lat, k_pe)."""
+    D: tl.constexpr = D_LATENT + D_ROPE
+    pos = start + tl.arange(0, BLOCK_N)
+    n_ok = pos < hi
+    page = tl.load(PageTable + b * stride_pt + pos // PAGE_SIZE, mask=n_ok, other=0)
+    tok = page.to(tl.int64) * PAGE_SIZE + pos % PAGE_SIZE
+    k_lat = tl.load(KV + tok[:, None] * D + tl.arange(0, D_LATENT)[None, :], mask=n_ok[:, None], other=0.0)
+    k_pe = tl.load(KV + tok[:, None] * D + D_LATENT + tl.arange(0, D_ROPE)[None, :], mask=n_ok[:, None], other=0.0)
+    return pos, n_ok, k_lat, k_pe
+
+
+@triton.jit
+def _masked_scores(q_lat, q_pe, k_lat, k_pe, rows, r_ok, pos, n_ok, ctx_len, b, TreeMask, qk_scale,
+                   HEADS: tl.constexpr, Q_LEN: tl.constexpr):
+    """Scores of one row tile against one KV tile, scaled to log2 units, masked to -inf."""
+    qk = tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))
+    # Tree mask: only tail tiles have draft positions (j >= 0); prefix tiles load nothing.
+    q_tok = rows // HEADS
+    j = pos - ctx_len
+    vis = tl.load(TreeMask + (b * Q_LEN + q_tok[:, None]) * Q_LEN + j[None, :],
+                  mask=r_ok[:, None] & n_ok[None, :] & (j >= 0)[None, :], other=0)
+    keep = n_ok[None, :] & ((j < 0)[None, :] | (vis != 0))
+    return tl.where(keep, qk * qk_scale, float("-inf"))
+
+
+@triton.jit
+def _store_partial(PartO, PartLse, m_i, l_i, acc, rows, r_ok, split, b, total_rows,
+                   M: tl.constexpr, D_LATENT: tl.constexpr):
+    out_rows = b * M + rows
+    # m_i is in log2 units: lse (natural) = (m_i + log2(l_i)) / log2(e)
+    lse = tl.where(l_i > 0, (m_i + tl.math.log2(l_i)) * LN2, float("-inf"))
+    tl.store(PartLse + split * total_rows + out_rows, lse, mask=r_ok)
+    o = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]
+    offs_d = tl.arange(0, D_LATENT)
+    tl.store(PartO + (split * total_rows + out_rows.to(tl.int64))[:, None] * D_LATENT + offs_d[None, :],
+             o.to(PartO.dtype.element_ty), mask=r_ok[:, None])
+
+
+@triton.jit
+def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
+                       stride_pt, total_rows,
+                       HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
+                       D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TAIL_M: tl.constexpr,
+                       EVICT: tl.constexpr):
+    """Grid (m_blocks, splits, batch). TAIL_M > 0: one M block of BLOCK_M rows plus a second
+    tile of TAIL_M rows (rows BLOCK_M..BLOCK_M+TAIL_M-1), both fed by the same KV tile loads."""
+    mb = tl.program_id(0)
+    split = tl.program_id(1)
+    b = tl.program_id(2)
+    M: tl.constexpr = Q_LEN * HEADS
+    D: tl.constexpr = D_LATENT + D_ROPE
+
+    rows, r_ok, q_lat, q_pe, m_i, l_i, acc = _row_tile(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE)
+    if TAIL_M > 0:
+        rows2, r_ok2, q_lat2, q_pe2, m_i2, l_i2, acc2 = _row_tile(Q, b, BLOCK_M, TAIL_M, M, D_LATENT, D_ROPE)
+    ctx_len, lo, hi, full_hi = _split_range(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
+    offs_d = tl.arange(0, D_LATENT)
+    offs_r = tl.arange(0, D_ROPE)
+    # Whole prefix tiles first: no bounds masks and no tree mask (fewer registers in the hot
+    # loop); then the rest of the split (a partial tile, the draft tokens) with both.
+    for start in range(lo, full_hi, BLOCK_N):
+        pos = start + tl.arange(0, BLOCK_N)
+        page = tl.load(PageTable + b * stride_pt + pos // PAGE_SIZE)
+        tok = page.to(tl.int64) * PAGE_SIZE + pos % PAGE_SIZE
+        k_lat = tl.load(KV + tok[:, None] * D + offs_d[None, :], eviction_policy=EVICT)
+        k_pe = tl.load(KV + tok[:, None] * D + D_LATENT + offs_r[None, :], eviction_policy=EVICT)
+        qk = (tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))) * qk_scale
+        m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
+        if TAIL_M > 0:
+            qk2 = (tl.dot(q_lat2, tl.trans(k_lat)) + tl.dot(q_pe2, tl.trans(k_pe))) * qk_scale
+            m_i2, l_i2, acc2 = online_softmax_update(qk2, m_i2, l_i2, acc2, k_lat)
+    for start in range(full_hi, hi, BLOCK_N):
+        pos, n_ok, k_lat, k_pe = _masked_kv_tile(KV, PageTable, b, stride_pt, start, hi, PAGE_SIZE, D_LATENT, D_ROPE,
+                                                 BLOCK_N)
+        qk = _masked_scores(q_lat, q_pe, k_lat, k_pe, rows, r_ok, pos, n_ok, ctx_len, b, TreeMask, qk_scale,
+                            HEADS, Q_LEN)
+        m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
+        if TAIL_M > 0:
+            qk2 = _masked_scores(q_lat2, q_pe2, k_lat, k_pe, rows2, r_ok2, pos, n_ok, ctx_len, b, TreeMask,
+                                 qk_scale, HEADS, Q_LEN)
+            m_i2, l_i2, acc2 = online_softmax_update(qk2, m_i2, l_i2, acc2, k_lat)
+
+    _store_partial(PartO, PartLse, m_i, l_i, acc, rows, r_ok, split, b, total_rows, M, D_LATENT)
+    if TAIL_M > 0:
+        _store_partial(PartO, PartLse, m_i2, l_i2, acc2, rows2, r_ok2, split, b, total_rows, M, D_LATENT)
+
+
+def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
+    """Launch `_fast_split_kernel` as kernels.fast.paths planned `spec`."""
+    _fast_split_kernel[spec.grid](
+        inp.q, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
+        inp.sm_scale * LOG2E, spec.int_args["split_len"], inp.page_table.stride(0), spec.int_args["total_rows"],
+        **spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages)

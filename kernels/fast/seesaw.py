@@ -1,0 +1,325 @@
+"""triton_mla_fast's Gluon seesaw kernel (sm_90, `path="gluon", ring=False`; with 64-row blocks
+and no tail, the default): `_gluon_seesaw_kernel`.
+
+Two warpgroups, each its own partition (`gl.warp_specialize`). Warpgroup W scores tiles 2j+W with
+full-width 64x64 wgmma, the two swap row maxima and P through shared memory, and each accumulates
+its half of O's 512 columns from both tiles of a pair. A tile's latent dims arrive by TMA in
+SEESAW_SLICE-wide slices, a barrier each, so scoring starts on the first slice while the rest lands.
+With TAIL_M (8), the rows past the last whole M block (72 = 64 + 8) go to a third warpgroup that
+reads the same tiles transposed (`_seesaw_tail`) instead of to a second, padded 64-row block. With
+that tail, `ring=True` (the default) launches the per-tile variant of this schedule instead
+(kernels/fast/ring.py). Shared pieces: kernels/fast/gluon.py.
+"""
+
+from __future__ import annotations
+
+import torch
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_async_shared, mbarrier,
+                                                               warpgroup_mma, warpgroup_mma_init, warpgroup_mma_wait)
+
+from kernels.fast import gluon as common
+from kernels.fast.common import SEESAW_SLICE
+from kernels.fast.gluon import (_LN2, _barrier, _draft_bits, _gather_tile, _half_out, _landed, _launch_dependents,
+                                _main_start, _q_in_smem, _split_bounds, _tail_out, _tail_rows_in_smem, _tail_smem,
+                                _tma_load, _visible, _visible_t)
+from kernels.inputs import VerifyInputs
+from kernels.launch_spec import LaunchSpec
+
+# With a tail warpgroup (TAIL_M): registers of the second main warpgroup and of the tail one
+# (setmaxnreg; the first gets what is left, 192). At (216, 72) the tail spilled its MMA
+# descriptors: H200, 128k, 8 heads, graph replay 0.100 ms at page 64; at (200, 112) 0.081 ms.
+TAIL_REGS = gl.constexpr((200, 112))
+
+
+@gluon.jit
+def _issue_parts(KLat, KPe, PageTable, page_base, start, bars, base: gl.constexpr, klat_buf, kpe_buf,
+                 PAGE_SIZE: gl.constexpr, PARTS: gl.constexpr):
+    """TMA one whole-page tile in PARTS slices of the latent dims, a barrier each (KLat's box is one
+    slice wide); the rope dims come with the last slice."""
+    page = gl.load(PageTable + page_base + start // PAGE_SIZE)
+    row0 = page * PAGE_SIZE + start % PAGE_SIZE
+    W_: gl.constexpr = KLat.block_type.shape[1]
+    for k in gl.static_range(PARTS - 1):
+        mbarrier.expect(bars.index(base + k), KLat.block_type.nbytes)
+        _tma_load(KLat, [row0, k * W_], bars.index(base + k), klat_buf.slice(k * W_, W_, dim=1))
+    last = bars.index(base + PARTS - 1)
+    mbarrier.expect(last, KLat.block_type.nbytes + KPe.block_type.nbytes)
+    _tma_load(KLat, [row0, (PARTS - 1) * W_], last, klat_buf.slice((PARTS - 1) * W_, W_, dim=1))
+    _tma_load(KPe, [row0, 0], last, kpe_buf)
+
+
+@gluon.jit
+def _gather_landed(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, full_bar, PAGE_SIZE: gl.constexpr,
+                   D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr):
+    """A seesaw warpgroup's cp.async gather of its tile, waited for and visible to the MMAs; with a
+    tail warpgroup (TAIL_M), announced on the buffer's last full barrier, which the tail waits on."""
+    _gather_tile(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, 4)
+    async_copy.wait_group(0)
+    _landed()
+    if TAIL_M > 0:
+        mbarrier.arrive(full_bar, count=1)
+
+# --- the warp-specialised ("seesaw") schedule -------------------------------------------------
+# Two warpgroups, each its own partition: warpgroup W scores the even (W=0) or odd (W=1) tiles
+# with full 64-token MMAs (N=64 instead of 32 per warpgroup: a third less shared-memory traffic
+# for Q K^T), they swap row maxima and P through shared memory, and each accumulates its half of
+# O's 512 columns from both tiles of a pair. P goes into its tile's rope rows, free once scored.
+# One buffer per warpgroup (Q and two 72 KB tiles fill the shared memory): a warpgroup's next tile
+# is loaded once both warpgroups are done with its buffer (empty barrier, count 2).
+
+@gluon.jit
+def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
+            page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars,
+            max_bars, p_bars, ts_bars, max0, max1, PARTS: gl.constexpr, HEADS: gl.constexpr,
+            Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
+            BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr):
+    """Warpgroup W's side of the seesaw schedule (see the kernel below), from its first tile to its
+    half of the split's partial output. With TAIL_M, a third warpgroup (_seesaw_tail) reads the
+    same tiles: a gathered tile is announced on its buffer's last full barrier, P waits until the
+    tail has scored the rope rows, and a buffer is free once all three are done with it."""
+    M: gl.constexpr = Q_LEN * HEADS
+    HALF: gl.constexpr = D_LATENT // 2
+    GATHER: gl.constexpr = PAGE_SIZE < BLOCK_N
+    rows, s_zero, m_i, l_i, o, bits = _main_start(TreeMask, b, mb, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)
+    if W == 0:
+        my_max, other_max = max0, max1
+    else:
+        my_max, other_max = max1, max0
+    for j in range(gl.cdiv(n_tiles, 2)):
+        t = 2 * j + W
+        start = lo + t * BLOCK_N
+        # A zero the compiler cannot see is one: the buffers indexed with it get their MMA
+        # descriptors rebuilt per pair instead of ~70 hoisted 64-bit values (which spill).
+        z = j >> 30
+        my_k, my_pe = klat_s.index(W + z), kpe_s.index(W + z)
+        other_k, other_p = klat_s.index(1 - W + z), kpe_s.index(1 - W + z)
+        ql, qp = q_lat_s.index(z), q_pe_s.index(z)
+        if j > 0:  # both warpgroups are done with this buffer's previous tile (scores, P, both PVs)
+            mbarrier.wait(empty_bars.index(W), (j - 1) & 1)
+        if GATHER:  # pages smaller than a tile: every tile through the page table
+            _gather_landed(KV, PageTable, page_base, start, hi, my_k, my_pe, full_bars.index(W * PARTS + PARTS - 1),
+                           PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, TAIL_M)
+        elif t < n_full:
+            _issue_parts(KLat, KPe, PageTable, page_base, start, full_bars, W * PARTS, my_k, my_pe, PAGE_SIZE, PARTS)
+        else:  # a partial tile, draft tokens, or past the end (all zeros: scores masked, P = 0)
+            _gather_landed(KV, PageTable, page_base, start, hi, my_k, my_pe, full_bars.index(W * PARTS + PARTS - 1),
+                           PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, TAIL_M)
+        # Scores slice by slice of the latent dims, each as soon as its TMA has landed.
+        PW: gl.constexpr = D_LATENT // PARTS
+        s = warpgroup_mma_init(s_zero)
+        for k in gl.static_range(PARTS):
+            if not GATHER:
+                if t < n_full:
+                    mbarrier.wait(full_bars.index(W * PARTS + k), j & 1)
+            s = warpgroup_mma(ql.slice(k * PW, PW, dim=1), my_k.slice(k * PW, PW, dim=1).permute((1, 0)), s,
+                              use_acc=k > 0, is_async=True)
+        s = warpgroup_mma(qp, my_pe.permute((1, 0)), s, is_async=True)
+        s = warpgroup_mma_wait(0, deps=[s])
+        qk = s * qk_scale
+        if t >= n_full:
+            qk = gl.where(_visible(bits, start, hi, ctx_len, BLOCK_N), qk, float("-inf"))
+        mx = gl.max(qk, 1)
+        my_max.store(mx)
+        _barrier()
+        mbarrier.arrive(max_bars.index(W), count=1)
+        mbarrier.wait(max_bars.index(1 - W), j & 1)
+        m_new = gl.maximum(m_i, gl.maximum(mx, other_max.load(m_i.type.layout)))
+        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+        alpha = gl.exp2(m_i - m_safe)
+        p = gl.exp2(qk - m_safe[:, None])
+        l_i = l_i * alpha + gl.sum(p, 1)
+        m_i = m_new
+        if TAIL_M > 0:  # the tail warpgroup has scored this tile's rope rows too
+            mbarrier.wait(ts_bars.index(W), j & 1)
+        my_pe.store(p.to(my_pe.dtype))  # P into the rope rows: the score MMAs are done with them
+        fence_async_shared()
+        _barrier()
+        mbarrier.arrive(p_bars.index(W), count=1)
+        o = o * gl.convert_layout(alpha, gl.SliceLayout(1, o.type.layout))[:, None]
+        acc = warpgroup_mma(my_pe, my_k.slice(W * HALF, HALF, dim=1), o, is_async=True)
+        mbarrier.wait(p_bars.index(1 - W), j & 1)
+        acc = warpgroup_mma(other_p, other_k.slice(W * HALF, HALF, dim=1), acc, is_async=True)
+        o = warpgroup_mma_wait(0, deps=[acc])
+        mbarrier.arrive(empty_bars.index(W), count=1)
+        mbarrier.arrive(empty_bars.index(1 - W), count=1)
+    # The row sums of both halves of the tiles, then this warpgroup's half of O and (W=0) the LSE.
+    # They go where the maxima went, through the P barriers, one phase past the last pair's: first
+    # every reader of this buffer (the other warpgroup, the tail) is past the last pair, so that
+    # none still waits for that pair's phase of a barrier this one arrives on again.
+    n_pairs = gl.cdiv(n_tiles, 2)
+    if n_pairs > 0:
+        mbarrier.wait(empty_bars.index(W), (n_pairs - 1) & 1)
+    my_max.store(l_i)
+    _barrier()
+    mbarrier.arrive(p_bars.index(W), count=1)
+    mbarrier.wait(p_bars.index(1 - W), n_pairs & 1)
+    l_all = l_i + other_max.load(m_i.type.layout)
+    if W == 0:
+        lse = gl.where(l_all > 0, (m_i + gl.log2(l_all)) * _LN2, float("-inf"))
+        gl.store(PartLse + split * total_rows + b * M + rows, lse, mask=rows < M)
+    o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), gl.SliceLayout(1, o.type.layout))[:, None]
+    # Out through this warpgroup's own tile buffer (no one reads it any more: see above).
+    _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT)
+
+@gluon.jit
+def _tail_scores(u: gl.constexpr, t, j, n_full, k_buf, pe_buf, qt_lat, qt_pe, full_bars, ts_bars, s_zero,
+                 PARTS: gl.constexpr, GATHER: gl.constexpr):
+    """S^T = K Q^T of the tile in buffer u for the tail rows (tokens on the MMA's M side, rows on
+    its N side), slice by slice as the TMA lands; then the buffer's owner may overwrite the rope rows."""
+    PW: gl.constexpr = qt_lat.shape[1] // PARTS
+    s = warpgroup_mma_init(s_zero)
+    for k in gl.static_range(PARTS):
+        if GATHER:
+            if k == 0:
+                mbarrier.wait(full_bars.index(u * PARTS + PARTS - 1), j & 1)
+        elif t < n_full:
+            mbarrier.wait(full_bars.index(u * PARTS + k), j & 1)
+        elif k == 0:  # a gathered tile: its warpgroup arrives on the last barrier once it has landed
+            mbarrier.wait(full_bars.index(u * PARTS + PARTS - 1), j & 1)
+        s = warpgroup_mma(k_buf.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s,
+                          use_acc=k > 0, is_async=True)
+    s = warpgroup_mma(pe_buf, qt_pe.permute((1, 0)), s, is_async=True)
+    s = warpgroup_mma_wait(0, deps=[s])
+    mbarrier.arrive(ts_bars.index(u), count=1)
+    return s
+
+
+@gluon.jit
+def _seesaw_tail(Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
+                 n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars, empty_bars, ts_bars,
+                 PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
+                 D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                 TAIL_M: gl.constexpr):
+    """The rows past the last whole M block (at most TAIL_M, e.g. 72 = 64 + 8), in a third
+    warpgroup, transposed so that nothing is padded to 64 rows: S^T = K Q^T has the tile's 64
+    tokens on the MMA's M side and the TAIL_M rows on its N side (wgmma N = 8 is allowed), and
+    O^T = V^T P^T the 512 latent dims on M. It reads both tiles of every pair from the seesaw's
+    buffers; only the last M block's program stores its rows (the others keep the barriers going)."""
+    M: gl.constexpr = Q_LEN * HEADS
+    ROW0: gl.constexpr = M // BLOCK_M * BLOCK_M
+    GATHER: gl.constexpr = PAGE_SIZE < BLOCK_N
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                       instr_shape=[16, TAIL_M, 16])
+    col_l: gl.constexpr = gl.SliceLayout(0, s_layout)
+    _tail_rows_in_smem(Q, b, qt_lat_s, qt_pe_s, ROW0, TAIL_M, M, D_LATENT, D_ROPE)
+    rows = ROW0 + gl.arange(0, TAIL_M, layout=col_l)
+    bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
+    s_zero = gl.zeros([BLOCK_N, TAIL_M], gl.float32, s_layout)
+    m_i = gl.full([TAIL_M], float("-inf"), gl.float32, col_l)
+    l_i = gl.zeros([TAIL_M], gl.float32, col_l)
+    o = gl.zeros([D_LATENT, TAIL_M], gl.float32, s_layout)  # O^T
+    for j in range(gl.cdiv(n_tiles, 2)):
+        z = j >> 30  # as in _seesaw: descriptors rebuilt per pair, not hoisted
+        k0, pe0, k1, pe1 = klat_s.index(z), kpe_s.index(z), klat_s.index(1 + z), kpe_s.index(1 + z)
+        t0 = 2 * j
+        s0 = _tail_scores(0, t0, j, n_full, k0, pe0, qt_lat_s.index(z), qt_pe_s.index(z), full_bars, ts_bars,
+                          s_zero, PARTS, GATHER)
+        s1 = _tail_scores(1, t0 + 1, j, n_full, k1, pe1, qt_lat_s.index(z), qt_pe_s.index(z), full_bars, ts_bars,
+                          s_zero, PARTS, GATHER)
+        qk0 = s0 * qk_scale
+        qk1 = s1 * qk_scale
+        start = lo + t0 * BLOCK_N
+        if t0 + 1 >= n_full:
+            qk0 = gl.where(_visible_t(bits, start, hi, ctx_len, BLOCK_N), qk0, float("-inf"))
+            qk1 = gl.where(_visible_t(bits, start + BLOCK_N, hi, ctx_len, BLOCK_N), qk1, float("-inf"))
+        m_new = gl.maximum(m_i, gl.maximum(gl.max(qk0, 0), gl.max(qk1, 0)))
+        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+        alpha = gl.exp2(m_i - m_safe)
+        p0 = gl.exp2(qk0 - m_safe[None, :])
+        p1 = gl.exp2(qk1 - m_safe[None, :])
+        l_i = l_i * alpha + gl.sum(p0, 0) + gl.sum(p1, 0)
+        m_i = m_new
+        o = o * alpha[None, :]
+        # One P buffer (shared memory is full): tile 0's PV MMA retires before tile 1's P goes in.
+        pt = pt_s.index(z)
+        pt.store(gl.permute(p0.to(pt_s.dtype), (1, 0)))
+        fence_async_shared()
+        _barrier()
+        o = warpgroup_mma(k0.permute((1, 0)), pt.permute((1, 0)), o)
+        _barrier()
+        pt.store(gl.permute(p1.to(pt_s.dtype), (1, 0)))
+        fence_async_shared()
+        _barrier()
+        acc = warpgroup_mma(k1.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
+        o = warpgroup_mma_wait(0, deps=[acc])
+        mbarrier.arrive(empty_bars.index(0), count=1)
+        mbarrier.arrive(empty_bars.index(1), count=1)
+    if mb == gl.num_programs(0) - 1:
+        _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, M, D_LATENT)
+
+
+@gluon.jit
+def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
+                         stride_pt, total_rows,
+                         HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
+                         D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
+                         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
+                         num_warps: gl.constexpr):
+    """Grid (m_blocks, splits, batch), 4 + 4 warps: the seesaw schedule (see _seesaw); with TAIL_M,
+    4 more for the rows past the last whole M block (see _seesaw_tail)."""
+    _launch_dependents()  # the combine (a PDL launch) may be scheduled as SMs free up
+    mb = gl.program_id(0)
+    split = gl.program_id(1)
+    b = gl.program_id(2)
+    M: gl.constexpr = Q_LEN * HEADS
+    q_lat_s, q_pe_s = _q_in_smem(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, num_warps)
+    klat_s = gl.allocate_shared_memory(KLat.dtype, [2, BLOCK_N, D_LATENT], KLat.layout)
+    kpe_s = gl.allocate_shared_memory(KPe.dtype, [2, BLOCK_N, D_ROPE], KPe.layout)
+    vec_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
+    # Each warpgroup's row maxima, then (after the loop) its row sums in the same place: a
+    # warpgroup leaves the loop only after the other's last P, which that one stored after
+    # reading these maxima.
+    max0 = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)
+    max1 = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)
+    PARTS: gl.constexpr = D_LATENT // KLat.block_type.shape[1]  # a tile's latent dims arrive in PARTS slices
+    full_bars = gl.allocate_shared_memory(gl.int64, [2 * PARTS, 1], mbarrier.MBarrierLayout())
+    empty_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    max_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    p_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    ts_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())  # the tail has scored a buffer
+    for k in gl.static_range(2):
+        for q in gl.static_range(PARTS):
+            mbarrier.init(full_bars.index(k * PARTS + q), count=1)
+        mbarrier.init(empty_bars.index(k), count=3 if TAIL_M > 0 else 2)
+        mbarrier.init(max_bars.index(k), count=1)
+        mbarrier.init(p_bars.index(k), count=1)
+        mbarrier.init(ts_bars.index(k), count=1)
+    fence_async_shared()
+    _barrier()
+
+    ctx_len, lo, hi, n_full, n_tiles = _split_bounds(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
+    page_base = b * stride_pt
+    # The same two main partitions either way (a tuple of their arguments would lose its constexprs).
+    if TAIL_M > 0:
+        qt_lat_s, qt_pe_s, pt_s = _tail_smem(Q, q_lat_s, q_pe_s, TAIL_M, BLOCK_N)
+        gl.warp_specialize([
+            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
+                       page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,
+                       empty_bars, max_bars, p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
+                       D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
+                       page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,
+                       empty_bars, max_bars, p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
+                       D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw_tail, (Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
+                            n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars, empty_bars, ts_bars, PARTS,
+                            HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+        ], [4, 4], [TAIL_REGS[0], TAIL_REGS[1]])
+    else:
+        gl.warp_specialize([
+            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
+                       page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,
+                       empty_bars, max_bars, p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
+                       D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
+                       page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,
+                       empty_bars, max_bars, p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
+                       D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+        ], [4], [240])
+
+
+def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
+    """Launch `_gluon_seesaw_kernel` as kernels.fast.paths planned `spec` (latent tiles in slices)."""
+    common.launch(_gluon_seesaw_kernel, inp, spec, part_o, part_lse, SEESAW_SLICE)

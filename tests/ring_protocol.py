@@ -1,0 +1,135 @@
+"""A model of the ring kernel's barrier protocol (kernels/fast/ring.py): the two main
+warpgroups and the tail one as coroutines that wait on and arrive at mbarriers in the kernel's order,
+run round-robin until all finish or none can move (a deadlock), for every tile count and count of
+TMA'd tiles up to a bound. Loads complete on their own: TMA'd tiles, and gathered ones too (the
+shipped async_gather: cp.async.mbarrier.arrive); in `announce` (async_gather=False) the tail
+announces a gathered tile one tile after issuing it.
+
+    python -m tests.ring_protocol            # the shipped order: expect "no deadlock"
+    python -m tests.ring_protocol announce   # the same with gathers announced by the tail
+    python -m tests.ring_protocol v4         # the order that hung on the H200 (issue 9, call ring-4)
+
+Edit the model together with the kernel's waits and arrivals; it checks the order, not the kernel.
+"""
+
+from __future__ import annotations
+
+import sys
+
+PARTS = 4  # a tile's latent slices, a full barrier each
+
+
+class Barrier:
+    """An mbarrier: `count` arrivals complete a phase; wait(parity) passes once that phase is done."""
+
+    def __init__(self, count: int):
+        self.count, self.arrived, self.phase = count, 0, 0
+
+    def arrive(self, n: int = 1) -> None:
+        self.arrived += n
+        assert self.arrived <= self.count, "more arrivals than the barrier's count"
+        if self.arrived == self.count:
+            self.arrived, self.phase = 0, self.phase + 1
+
+    def done(self, parity: int) -> bool:
+        return self.phase & 1 != parity
+
+
+def deadlocks(n_tiles: int, n_full: int, paged: bool, variant: str = "shipped") -> bool:
+    """Whether the protocol stalls for a split of `n_tiles` tiles whose first `n_full` are TMA'd
+    (none when pages are smaller than a tile: `paged` False)."""
+    full = [Barrier(1) for _ in range(2 * PARTS)]
+    empty, ts = [Barrier(3), Barrier(3)], [Barrier(1), Barrier(1)]
+    p_bar, sum_bar = Barrier(1), Barrier(2)
+    gathered = lambda t: not paged or t >= n_full  # noqa: E731
+    async_gather = variant == "shipped"
+
+    def land(t, at_issue):  # a TMA'd tile's bytes complete its barriers, so do async gathers; else announced
+        if (not gathered(t) or async_gather) == at_issue:
+            for k in range(PARTS):
+                full[t % 2 * PARTS + k].arrive()
+
+    def wait(bar, parity):
+        while not bar.done(parity):
+            yield
+
+    def main(w):
+        for t in range(n_tiles):
+            if t % 2 == w:  # score tile t, then P into its rope rows once the tail has scored them
+                for k in range(PARTS):
+                    yield from wait(full[t % 2 * PARTS + k], t // 2 & 1)
+                yield from wait(ts[t % 2], t // 2 & 1)
+                p_bar.arrive()
+            else:
+                yield from wait(p_bar, t & 1)
+            empty[t % 2].arrive()  # after this warpgroup's P V of tile t
+        if n_tiles:
+            yield from wait(empty[(n_tiles - 1) % 2], (n_tiles - 1) // 2 & 1)
+        sum_bar.arrive()
+        yield from wait(sum_bar, 0)
+        if n_tiles > w:
+            last = w + (n_tiles - 1 - w) // 2 * 2
+            yield from wait(empty[w], last // 2 & 1)
+
+    def tail():
+        for t in range(min(2, n_tiles)):
+            land(t, True)
+            land(t, False)
+        for t in range(n_tiles):
+            for k in range(PARTS):
+                yield from wait(full[t % 2 * PARTS + k], t // 2 & 1)
+            ts[t % 2].arrive()
+            if 1 <= t < n_tiles - 1:
+                land(t + 1, False)  # tile t + 1's gather, issued one tile ago (announce, v4)
+            empty[t % 2].arrive()  # after its P V of tile t
+            if t + 2 < n_tiles and (variant != "v4" or gathered(t + 2)):
+                yield from wait(empty[t % 2], t // 2 & 1)
+                land(t + 2, True)
+
+    def main_v4(w):  # S of tile t before P V of tile t - 1; TMA reload by the main warpgroup
+        if w == 0 and n_tiles:
+            for k in range(PARTS):
+                yield from wait(full[k], 0)
+            yield from wait(ts[0], 0)
+            p_bar.arrive()
+            empty[0].arrive()
+        for t in range(2 if w == 0 else 1, n_tiles, 2):
+            for k in range(PARTS):
+                yield from wait(full[t % 2 * PARTS + k], t // 2 & 1)
+            yield from wait(p_bar, (t - 1) & 1)
+            yield from wait(ts[t % 2], t // 2 & 1)
+            p_bar.arrive()
+            empty[(t - 1) % 2].arrive()
+            if paged and t + 1 < n_full:
+                yield from wait(empty[(t - 1) % 2], (t - 1) // 2 & 1)
+                land(t + 1, True)
+            empty[t % 2].arrive()
+        if n_tiles and (n_tiles - 1) % 2 != w:
+            yield from wait(p_bar, (n_tiles - 1) & 1)
+            empty[(n_tiles - 1) % 2].arrive()
+
+    live = ([main_v4(0), main_v4(1)] if variant == "v4" else [main(0), main(1)]) + [tail()]
+    state = lambda: [(b.phase, b.arrived) for b in full + empty + ts + [p_bar, sum_bar]]  # noqa: E731
+    while live:
+        before, n_live = state(), len(live)
+        for g in list(live):
+            try:
+                next(g)  # runs to its next wait that is not yet done
+            except StopIteration:
+                live.remove(g)
+        if state() == before and len(live) == n_live:
+            return True  # a whole round and nobody moved
+    return False
+
+
+def search(variant: str = "shipped", max_tiles: int = 8) -> list[tuple[int, int, bool]]:
+    """Every (n_tiles, n_full, paged) up to max_tiles that deadlocks."""
+    return [(n, f, paged) for n in range(max_tiles + 1) for f in range(n + 1) for paged in (True, False)
+            if deadlocks(n, f, paged, variant)]
+
+
+if __name__ == "__main__":
+    variant = sys.argv[1] if len(sys.argv) > 1 else "shipped"
+    bad = search(variant)
+    print(f"{variant}: " + (f"deadlocks at (n_tiles, n_full, paged) {bad[:6]} ... ({len(bad)} cases)" if bad
+                            else "no deadlock up to 8 tiles"))
