@@ -157,8 +157,9 @@ def render_bench(table, meta: dict, fits=None) -> str:
                 continue
             rows.append(point + ["error: " + r.error[:60]] + [""] * (len(rows[0]) - len(point) - 1))
             continue
-        rows.append(point + [f"{r.median_ms:.4f}", f"{r.eff_gbps:.0f}", f"{r.pct_of_read_bw:.1f}", f"{r.tflops:.1f}",
-                             f"{r.pct_of_matmul:.1f}", f"{r.floor_ms:.4f}", f"{r.gap:.2f}x"]
+        flops = ["-", "-"] if r.kernel == "read" or r.tflops != r.tflops else [f"{r.tflops:.1f}", f"{r.pct_of_matmul:.1f}"]
+        rows.append(point + [f"{r.median_ms:.4f}", f"{r.eff_gbps:.0f}", f"{r.pct_of_read_bw:.1f}", *flops,
+                             f"{r.floor_ms:.4f}", f"{r.gap:.2f}x"]
                     + ([_times(r.get("x_read"))] if x_read else [])
                     + ["-" if r.speedup_vs_triton_mla != r.speedup_vs_triton_mla else f"{r.speedup_vs_triton_mla:.1f}x"])
     out = head + "\n\n" + align(rows)

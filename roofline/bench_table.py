@@ -30,6 +30,8 @@ def bench_table(times: pd.DataFrame, gpu: GpuSpec, read_gbps: float, matmul_tflo
                       "tflops": f.flops / sec / 1e12, "pct_of_matmul": 100 * f.flops / sec / 1e12 / matmul_tflops,
                       "floor_ms": f.floor_ms, "floor_bound": f.bound, "gap": r.median_ms / f.floor_ms})
     out = pd.concat([out.reset_index(drop=True), pd.DataFrame(extra)], axis=1)
+    is_read = out.kernel == READ  # a bare read does no attention FLOPs: its TFLOP/s would be the workload's, not its own
+    out.loc[is_read, ["tflops", "pct_of_matmul"]] = float("nan")
     keys = ["ctx_len", "page_size", "heads", "q_len", "batch"] + (["mask"] if "mask" in out else [])
     base = out[out.kernel == BASELINE].set_index(keys)["median_ms"]
     out["speedup_vs_triton_mla"] = [
