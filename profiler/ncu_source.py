@@ -51,6 +51,8 @@ INSTRUCTION_BYTES = 16  # sm_70 and later
 _PRED_BRA = re.compile(r"^@!?(U?P\d)\s+BRA\b")
 _PHASECHK = re.compile(r"SYNCS\.PHASECHK\S*\s+(U?P\d)\s*,\s*(\[[^\]]*\])")
 _BRACKET = re.compile(r"\[([^\]]*)\]")
+MMA_OPS = {"HGMMA", "UTCHMMA", "UTCQMMA", "UTCOMMA", "UTCMMA"}  # warpgroup (sm_90) and tcgen05 (sm_100) MMAs
+ASYNC_COPY_OPS = {"UTMALDG", "UBLKCP", "LDGSTS", "UTMAPF"}  # TMA bulk tensor copies and cp.async
 _MATH = ("FFMA", "FMUL", "FADD", "FMNMX", "FSEL", "FSET", "FSETP", "MUFU", "HFMA2", "HMUL2", "HADD2", "HMNMX2",
          "F2F", "F2FP", "F2I", "I2F", "IMAD", "IADD3", "IMNMX", "ISETP", "LOP3", "SHF", "LEA", "SEL", "PRMT",
          "FCHK", "DFMA", "DMUL", "DADD", "IABS", "POPC", "FLO", "BMSK", "VIMNMX", "FRND", "SHFL")
@@ -134,6 +136,12 @@ class _Function:
     sass: list[str]
     loads: set[str]
 
+    def traits(self) -> dict[str, bool]:
+        """What the pipeline verdict asks of the SASS (roofline/pipeline.py)."""
+        ops = {opcode(s).split(".")[0] for s in self.sass}
+        return {"mma": bool(ops & MMA_OPS), "async_copies": bool(ops & ASYNC_COPY_OPS), "mbarrier_waits":
+                any(_PHASECHK.search(s) for s in self.sass)}
+
     def before(self, pc: int, n: int = 3) -> list[str]:
         i = (pc - self.start) // INSTRUCTION_BYTES
         return self.sass[max(0, i - n):max(0, i)]
@@ -171,10 +179,11 @@ def _launch_rows(action, launch: int, functions: dict[str, _Function]) -> list[d
         m = action.metric_by_name(pcsamp_metric(r))
         if m is not None and m.num_instances() > 0:
             by_reason[r] = _values(m)
-    name = action.name(action.NameBase_MANGLED) or action.name()
+    name = action.name()
     fn = functions.get(name)
     first = min(samples)
-    if fn is None or not (fn.start <= first and action.sass_by_pc(fn.start) == fn.sass[0]
+    if fn is None or not (fn.start <= first < fn.start + INSTRUCTION_BYTES * len(fn.sass)
+                          and action.sass_by_pc(fn.start) == fn.sass[0]
                           and not action.sass_by_pc(fn.start - INSTRUCTION_BYTES)):
         fn = functions[name] = _scan(action, first)
     texts = _source_text(action)
@@ -196,7 +205,7 @@ def _launch_rows(action, launch: int, functions: dict[str, _Function]) -> list[d
     return rows
 
 
-def _read(path: str) -> list[dict]:
+def _read(path: str) -> tuple[list[dict], dict[str, dict[str, bool]]]:
     from profiler.ncu_reader import import_ncu_report
 
     ncu_report = import_ncu_report()
@@ -215,7 +224,7 @@ def _read(path: str) -> list[dict]:
                 seen[name] = seen.get(name, 0) + 1
                 rows += _launch_rows(action, launch, functions)
             launch += 1
-    return rows
+    return rows, {name: fn.traits() for name, fn in functions.items()}
 
 
 def _child(send, path: str) -> None:
@@ -231,7 +240,8 @@ def read_pc_samples(path: str | Path, name: str | Path | None = None,
                     timeout_s: float = READ_TIMEOUT_S) -> pd.DataFrame:
     """One row per sampled PC per launch (COLUMNS; `pc` is the offset from the function's start), read
     in a forked child (ncu_report can abort on a damaged file). Empty when the report has no PC samples;
-    at most MAX_LAUNCHES_PER_KERNEL launches of each kernel. `name`: the path errors mention."""
+    at most MAX_LAUNCHES_PER_KERNEL launches of each kernel. `attrs["functions"]`: each sampled kernel's
+    SASS traits. `name`: the path errors mention."""
     shown = Path(name or path)
     with plain_file(Path(path)) as plain:
         ctx = multiprocessing.get_context("fork")
@@ -252,4 +262,7 @@ def read_pc_samples(path: str | Path, name: str | Path | None = None,
             child.join(5)
     if status == "error":
         raise ReportError(f"{shown}: cannot read its PC samples ({payload})")
-    return pd.DataFrame(payload, columns=COLUMNS)
+    rows, functions = payload
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    table.attrs["functions"] = functions  # kernel -> SASS traits (mma, async_copies, mbarrier_waits)
+    return table

@@ -29,6 +29,7 @@ from profiler.rundir import (ANALYSIS, HARNESS, LAUNCHES, Manifest, RunDir, RunD
                              default_run_name)
 from roofline.analysis import Analysis, summarize
 from roofline.comparison import CompareError, Comparison, compare  # noqa: F401 (public API)
+from roofline.waits import stalls_by_class, stalls_by_line
 
 SAMPLE_RUN = "data/samples/h200-triton_mla-128k"
 KERNEL_COLUMNS = ["kernel", "label", "source", "launches", "duration_ms", "grid_size", "block_size", "dram_gbps", "dram_throughput_pct",
@@ -59,6 +60,17 @@ class Run:
     complete: bool = True
     problems: list[str] = field(default_factory=list)
     timeline: Timeline | None = None  # the nsys timeline, when the run or file has one
+    pc_samples: pd.DataFrame | None = None  # per-PC stall samples (profiler/ncu_source.py), when read
+
+    @property
+    def stalls_by_class(self) -> pd.DataFrame:
+        """Where the warps wait, by wait class: kernel, wait_class, samples, share (of the kernel's)."""
+        return stalls_by_class(self.pc_samples if self.pc_samples is not None else pd.DataFrame())
+
+    @property
+    def stalls_by_line(self) -> pd.DataFrame:
+        """Where the warps wait, by source line (per PC without line info), most samples first."""
+        return stalls_by_line(self.pc_samples if self.pc_samples is not None else pd.DataFrame())
 
     @property
     def kernels(self) -> pd.DataFrame:
@@ -114,14 +126,16 @@ def _workload(spec: RunSpec | None, where: Path) -> VerifyWorkload | None:
 def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=None) -> Run:
     """Read captured evidence without a GPU: a run directory (only the reports its manifest names,
     checked against their checksums), a report file, or a folder of reports. None: the bundled sample."""
+    from profiler.ncu_source import read_pc_samples
     from profiler.nsys_reader import read_nsys_sqlite
-    from profiler.readers import NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
+    from profiler.readers import NCU_REP, NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
 
     source = Path(path) if path is not None else sample_run()
     if not source.exists():
         raise ReportError(f"{source}: no such run directory or report")
     spec = manifest = timeline = None
     expected = None
+    ncu_reports: list[Path] = []  # the one report whose PC samples are read
     if source.is_dir() and RunDir.is_run(source):
         run_dir = RunDir(source)
         manifest = run_dir.manifest()
@@ -132,6 +146,7 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
         spec = run_dir.spec()
         timeline = read_nsys_sqlite(sqlite[0]) if sqlite else None
         if reports:
+            ncu_reports = [p for p in reports if sniff(p) == NCU_REP]
             tables = [read_launches(p) for p in reports]
             launches = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
             if len(tables) > 1:
@@ -147,6 +162,8 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
         launches = _timeline_table(timeline, source)
     else:
         launches = read_launches(source)
+        ncu_reports = [source] if sniff(source) == NCU_REP else []
+    pc_samples = read_pc_samples(ncu_reports[0]) if len(ncu_reports) == 1 else None
     workload = _workload(spec, source)
     iterations = spec.iterations if spec else None
     problems = completeness(launches, iterations, expected)
@@ -155,14 +172,15 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
                             "(pass --allow-incomplete to analyze it anyway, marked incomplete)")
     presets = {e.preset for e in manifest.reports if e.tool == "ncu"} if manifest is not None else set()
     analysis = summarize(launches, workload, None if problems else iterations, gpu=gpu,
-                         preset=next(iter(presets)) if len(presets) == 1 else None)
+                         preset=next(iter(presets)) if len(presets) == 1 else None, pc_samples=pc_samples)
     if problems:
         analysis.notes.append("INCOMPLETE: " + "; ".join(problems) + " (no step time)")
     if launches.attrs.get("counters") is False:
         analysis.notes.append("launch times from the nsys timeline, no hardware counters: no bound or cause "
                               "(profile with --tool ncu or both for them)")
     return Run(source=source, launches=launches, analysis=analysis, spec=spec, workload=workload,
-               manifest=manifest, complete=not problems, problems=problems, timeline=timeline)
+               manifest=manifest, complete=not problems, problems=problems, timeline=timeline,
+               pc_samples=pc_samples)
 
 
 def _timeline_table(timeline: Timeline, path: Path) -> pd.DataFrame:
