@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from reports.table import align
+from reports.waits import waits_text
 from roofline.analysis import Analysis
 
 WRAP = 100  # text width for rule text and notes
@@ -94,6 +95,7 @@ def render_text(analysis: Analysis) -> str:
             out += wrap("  - " + hierarchy_line(k.hierarchy))
         if k.advice:
             out += wrap(f"  - try: {k.advice}")
+    out += waits_text(analysis)
     if analysis.step:
         s = analysis.step
         out.append(f"\nstep: {s['kernel_ms_per_step']:.3f} ms of kernels vs floor {s['floor_ms']:.4f} ms: "

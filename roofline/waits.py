@@ -6,8 +6,6 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from profiler.ncu_source import WAIT_CLASSES
-
 TOP_LINES = 5
 
 
@@ -30,6 +28,7 @@ class WarpWaits:
     by_class: dict[str, float]  # wait class -> share of samples, largest first
     lines: list[WaitLine] = field(default_factory=list)
     line_info: bool = False  # whether the kernel carries file:line
+    source_text: bool = False  # whether the report embeds the source (else `text` is SASS)
 
     def share(self, *classes: str) -> float:
         return sum(self.by_class.get(c, 0.0) for c in classes)
@@ -83,14 +82,11 @@ def warp_waits(pc: pd.DataFrame, top: int = TOP_LINES) -> WarpWaits | None:
         where = f"{_short(r['file'])}:{r['line']}" if r["file"] else f"pc {r['pc']:#x}"
         lines.append(WaitLine(where, r["line_text"] or r["sass"], float(r["samples"]), float(r["share"]),
                               r["wait_class"]))
-    return WarpWaits(float(pc["samples"].sum()), by_class, lines, bool((pc["file"] != "").any()))
+    return WarpWaits(float(pc["samples"].sum()), by_class, lines, bool((pc["file"] != "").any()),
+                     bool((pc["line_text"] != "").any()))
 
 
 def _short(path: str) -> str:
     """The last two parts of a source path (kernels/x.py): the capture machine's folders say little."""
     parts = path.replace("\\", "/").split("/")
     return "/".join(parts[-2:])
-
-
-def class_order() -> tuple[str, ...]:
-    return WAIT_CLASSES
