@@ -10,6 +10,7 @@ from pathlib import Path
 
 from reports.charts import kernel_label, report_roofs, roofline_chart, roofline_points, stall_chart, top_points
 from reports.meta import KINDS, ReportMeta
+from reports.waits import waits_chart, waits_markdown
 from roofline.verdict import STALL_MEANING
 
 
@@ -312,6 +313,7 @@ def render_markdown(analysis: dict, meta: ReportMeta, charts: dict[str, Path] | 
     out += _kernel_table(analysis, meta)
     for i, k in enumerate(analysis.get("kernels", [])):
         out += _kernel_section(i, k, meta)
+    out += waits_markdown(analysis, charts.get("waits"))
     out += _charts(charts, analysis) + _reproduce(meta)
     if analysis.get("notes"):
         out += ["## Notes", ""] + [f"- {_plain(n)}" for n in analysis["notes"]] + [""]
@@ -323,7 +325,7 @@ def render_markdown(analysis: dict, meta: ReportMeta, charts: dict[str, Path] | 
 
 def chart_paths(out_md: Path) -> dict[str, Path]:
     """Where the charts of a report go: beside it, named after it (report.md -> report_roofline.png)."""
-    return {name: out_md.with_name(f"{out_md.stem}_{name}.png") for name in ("roofline", "stalls")}
+    return {name: out_md.with_name(f"{out_md.stem}_{name}.png") for name in ("roofline", "stalls", "waits")}
 
 
 def write_report(analysis: dict, meta: ReportMeta, out_md: Path, force: bool = False) -> list[Path]:
@@ -341,7 +343,8 @@ def write_report(analysis: dict, meta: ReportMeta, out_md: Path, force: bool = F
     written, links = [], {}
     roofs = report_roofs(analysis) + list(meta.roofs)
     for name, files in (("roofline", roofline_chart(analysis, roofs, pngs["roofline"].with_suffix(""), title)),
-                        ("stalls", stall_chart(analysis, pngs["stalls"].with_suffix(""), title))):
+                        ("stalls", stall_chart(analysis, pngs["stalls"].with_suffix(""), title)),
+                        ("waits", waits_chart(analysis, pngs["waits"].with_suffix(""), title))):
         if files:
             written += files
             links[name] = Path(files[0].name)

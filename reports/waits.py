@@ -88,7 +88,7 @@ def waits_chart(analysis: dict, stem: Path, title: str = "") -> list[Path]:
     if not kernels:
         return []
     _, plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(8, 0.6 + 0.5 * len(kernels)))
+    fig, ax = plt.subplots(figsize=(8, 1.6 + 0.4 * len(kernels)))
     for row, (name, w) in enumerate(kernels):
         left = 0.0
         for cls, colour in CLASS_COLOURS.items():
@@ -101,7 +101,7 @@ def waits_chart(analysis: dict, stem: Path, title: str = "") -> list[Path]:
     ax.set_xlabel("% of PC samples")
     ax.set_xlim(0, 100)
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in CLASS_COLOURS.values()]
-    ax.legend(handles, list(CLASS_COLOURS), ncol=4, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.35))
+    ax.legend(handles, list(CLASS_COLOURS), fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.set_title(f"where the warps wait{': ' + title if title else ''}", fontsize=9)
     fig.tight_layout()
     stem.parent.mkdir(parents=True, exist_ok=True)
