@@ -11,6 +11,7 @@ from pathlib import Path
 from reports.charts import kernel_label, report_roofs, roofline_chart, roofline_points, stall_chart, top_points
 from reports.meta import KINDS, ReportMeta
 from reports.waits import waits_chart, waits_markdown
+from roofline.floor import at_size_line
 from roofline.verdict import STALL_MEANING
 
 
@@ -159,8 +160,10 @@ def _floor(analysis: dict) -> list[str]:
         ["compute", f"{f['flops'] / 1e9:,.2f} GFLOP ({f['arithmetic_intensity']:.0f} FLOP/B)",
          f"{f['peak_tflops']:,.0f} TFLOP/s ({KINDS.get(f['peak_kind'], f['peak_kind'])})",
          f"{f['compute_ms'] * 1e3:.1f} µs"]], "llll")
+    out += ["", at_size_line(f) or "No at-size floor: no measured read fit for this GPU (`roofline calibrate`)."]
     if s:
-        out += ["", f"Kernels per step: **{s['kernel_ms_per_step']:.4f} ms**, {s['gap']:.1f}x the floor."]
+        out += ["", f"Kernels per step: **{s['kernel_ms_per_step']:.4f} ms**, {s['gap']:.1f}x the floor"
+                + (f", {s['gap_at_size']:.1f}x the at-size floor." if s.get("at_size_ms") else ".")]
     return out + [""]
 
 

@@ -6,6 +6,7 @@ import textwrap
 
 from reports.table import align
 from reports.waits import waits_text
+from roofline.floor import at_size_line
 from roofline.analysis import Analysis
 
 WRAP = 100  # text width for rule text and notes
@@ -78,6 +79,7 @@ def render_text(analysis: Analysis) -> str:
         out.append(f"floor: {f['floor_ms'] * 1e3:.1f} us per layer ({f['bound']}-bound: "
                    f"{f['kv_bytes'] / 1e6:.1f} MB of KV at {f['bandwidth_gbps']:.0f} GB/s {f['bandwidth_kind']}, "
                    f"{f['flops'] / 1e9:.2f} GFLOP at {f['peak_tflops']:.0f} TFLOP/s {f['peak_kind']})")
+        out += wrap(at_size_line(f) or "at-size floor: none (no measured read fit for this GPU: `roofline calibrate`)", "  ")
     out += ["", align(kernel_table(analysis)), ""]
     for k in analysis.kernels:
         name = k.label or k.kernel
@@ -99,7 +101,9 @@ def render_text(analysis: Analysis) -> str:
     if analysis.step:
         s = analysis.step
         out.append(f"\nstep: {s['kernel_ms_per_step']:.3f} ms of kernels vs floor {s['floor_ms']:.4f} ms: "
-                   f"{s['gap']:.1f}x from the floor")
+                   f"{s['gap']:.1f}x from the floor"
+                   + (f", {s['gap_at_size']:.1f}x from the at-size floor {s['at_size_ms']:.4f} ms"
+                      if s.get("at_size_ms") else ""))
     for n in analysis.notes:
         out += wrap(f"note: {n}", "  ")
     return "\n".join(out)
@@ -127,22 +131,33 @@ def render_scaling(fits) -> str:
     return "\n".join(wrap(head, "") + ["", align(rows)] + [f"  - {n}" for n in notes])
 
 
+def _at_size_cells(r) -> list[str]:
+    """The bench row's at-size floor and gap ('-' for a table saved before it, or without a fit)."""
+    at = r.get("at_size_ms")
+    if at is None or at != at:
+        return ["-", "-"]
+    return [f"{at:.4f}", f"{r.gap_at_size:.2f}x"]
+
+
 def render_bench(table, meta: dict, fits=None) -> str:
     """The benchmark table, one line per kernel x ctx_len x page_size x heads; then the scaling fits."""
     head = (f"GPU: {meta['device']} (driver {meta.get('driver', '?')}), torch {meta.get('torch')}, "
             f"triton {meta.get('triton')}\nmeasured here: read {meta['read_gbps']:.0f} GB/s, copy "
             f"{meta['copy_gbps']:.0f} GB/s (read+write), bf16 matmul {meta['matmul_tflops']:.0f} TFLOP/s")
     rows = [["kernel", "ctx", "page", "heads", "ms", "KV GB/s", "% read BW", "TFLOP/s", "% matmul",
-             "floor ms", "gap", "speedup"]]
+             "floor ms", "gap", "at-size ms", "gap at size", "speedup"]]
     for _, r in table.iterrows():
         if r.get("error"):
             rows.append([r.kernel, str(r.ctx_len), str(r.page_size), str(r.heads), "error: " + r.error[:60]]
-                        + [""] * 7)
+                        + [""] * 9)
             continue
         rows.append([r.kernel, f"{r.ctx_len // 1024}k", str(r.page_size), str(r.heads), f"{r.median_ms:.4f}",
                      f"{r.eff_gbps:.0f}", f"{r.pct_of_read_bw:.1f}", f"{r.tflops:.1f}", f"{r.pct_of_matmul:.1f}",
-                     f"{r.floor_ms:.4f}", f"{r.gap:.2f}x",
+                     f"{r.floor_ms:.4f}", f"{r.gap:.2f}x", *_at_size_cells(r),
                      "-" if r.speedup_vs_triton_mla != r.speedup_vs_triton_mla else f"{r.speedup_vs_triton_mla:.1f}x"])
+    if "at_size_ms" in table.columns and table["at_size_ms"].notna().any():
+        head += ("\nat-size floor: the KV bytes read at this GPU's measured read fit, fixed + bytes / rate "
+                 "(roofline/data/measured; `roofline calibrate` fits it), or the compute floor where longer")
     return head + "\n\n" + align(rows) + ("\n\n" + render_scaling(fits) if fits else "")
 
 

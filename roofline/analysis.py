@@ -175,6 +175,8 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
         step_ms = total_ms / iterations
         step = {"kernel_ms_per_step": step_ms, "floor_ms": floor.floor_ms,
                 "gap": step_ms / floor.floor_ms}
+        if floor.at_size_ms:
+            step.update(at_size_ms=floor.at_size_ms, gap_at_size=step_ms / floor.at_size_ms)
     if pc_samples is not None and pc_samples.empty:
         notes.append("no PC samples in this capture (smsp__pcsamp_*): no per-instruction breakdown of where the warps wait")
     if workload is not None and gpu is None:

@@ -287,10 +287,14 @@ def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, q_len, out_dir, fro
     import subprocess
 
     from reports.text import render_bench
+    from roofline.bench_table import at_size_columns
+    from roofline.gpus import match_gpu
     from roofline.scaling import scaling_fits
 
     if from_json:
         meta, table = _saved_bench(Path(from_json))
+        if "at_size_ms" not in table.columns:  # saved before the at-size floor: from the catalogue's fit
+            table = at_size_columns(table, match_gpu(meta["device"]))
         click.echo(render_bench(table, meta, scaling_fits(table, meta["read_gbps"], meta["matmul_tflops"])))
         return
     need_kernels("bench")
@@ -299,7 +303,6 @@ def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, q_len, out_dir, fro
 
     from profiler.bench import bench_grid, measure_ceilings
     from roofline.bench_table import bench_table
-    from roofline.gpus import match_gpu
 
     names = [kernel_name(k) for k in kernel_list.split(",")]
     grid = dict(ctx_lens=_int_list(ctx_list, parse_ctx_len), page_sizes=_int_list(page_sizes),
@@ -371,7 +374,7 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     """The floor the hardware allows for a verify workload, and a kernel's own model (no GPU needed)."""
     import dataclasses
 
-    from roofline.floor import BALANCED, workload_floor
+    from roofline.floor import BALANCED, at_size_line, workload_floor
     from roofline.kernel_models import assumption_note, kernel_model
 
     workload = make_workload(**wkw)
@@ -405,6 +408,9 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
                f"  memory time  {floor.memory_ms:.3f} ms at {floor.bandwidth_gbps:.0f} GB/s ({floor.bandwidth_kind})\n"
                f"  compute time {floor.compute_ms:.3f} ms at {floor.peak_tflops:.0f} TFLOP/s ({floor.peak_kind})\n"
                f"  floor        {floor.floor_ms:.3f} ms, {floor.bound}-bound")
+    fit = at_size_line(dataclasses.asdict(floor))
+    click.echo(f"  at size      {fit[len('at-size floor: '):]}" if fit else
+               "  at size      no measured read fit for this GPU (`roofline calibrate` measures one)")
     if floor.balance >= BALANCED:
         other = "compute" if floor.bound == "bandwidth" else "memory"
         click.echo(f"  balance      {other} time is {floor.balance:.0%} of the floor: reaching it needs DRAM and "
