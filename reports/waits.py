@@ -68,7 +68,8 @@ def waits_markdown(analysis: dict, chart: Path | None = None) -> list[str]:
            "barrier and cp.async waits; role barrier: block/named barriers and mbarrier handoffs between warp "
            "roles; MMA wait: warpgroup MMA waits).", ""]
     if chart is not None:
-        out += [f"![where the warps wait]({chart.as_posix()})", ""]
+        out += [f"![where the warps wait]({chart.as_posix()})", "",
+                f"Share of PC samples by wait class ([SVG]({chart.with_suffix('.svg').as_posix()})).", ""]
     for name, w in kernels:
         out += [f"**`{name}`** ({w['samples']:.0f} samples)", "",
                 "| class | share |", "| --- | ---: |"]
@@ -88,7 +89,7 @@ def waits_chart(analysis: dict, stem: Path, title: str = "") -> list[Path]:
     if not kernels:
         return []
     _, plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(8, 1.6 + 0.4 * len(kernels)))
+    fig, ax = plt.subplots(figsize=(8, 2.4 + 0.4 * len(kernels)))
     for row, (name, w) in enumerate(kernels):
         left = 0.0
         for cls, colour in CLASS_COLOURS.items():
