@@ -229,7 +229,7 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
             nsys: str | None = None, tool: str | None = None, timeout: float | None = DEFAULT_TIMEOUT_S,
             progress: Callable[[str], None] | None = None, env: dict[str, str] | None = None,
             command: list[str] | None = None, preset: str | None = None, chip: str | None = None,
-            **workload_fields) -> Run:
+            source: bool = False, **workload_fields) -> Run:
     """Run `kernel` on `workload` under Nsight Compute and/or Nsight Systems in a child process and
     return the new run.
 
@@ -240,15 +240,18 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
     The run is written atomically (see profiler/rundir.py): on failure, timeout or Ctrl-C it is kept
     under `<out>.failed-<time>` with its logs, and an existing `out` is never touched unless `force`.
     `preset`: the ncu metric preset (profiler/metrics.py; default DEFAULT_PRESET), resolved for `chip`
-    (default: the chip of the local GPU, roofline/data/chips.json).
+    (default: the chip of the local GPU, roofline/data/chips.json). `source`: add the source counters and
+    embed the kernel's source (profiler/metrics.py with_source): each sampled line's text.
     """
     from kernels.registry import get_kernel
-    from profiler.metrics import DEFAULT_PRESET, get_preset
+    from profiler.metrics import DEFAULT_PRESET, get_preset, with_source
     from roofline.chips import local_device_name, preset_for_device
 
     say = progress or (lambda msg: None)
     preset = get_preset(preset or DEFAULT_PRESET).name  # unknown name: error before anything runs
     resolved, chip, chip_note = preset_for_device(preset, chip, None if chip else local_device_name())
+    if source:
+        resolved = with_source(resolved)
     name = get_kernel(kernel).name
     workload = workload or make_workload(**workload_fields)
     if iterations < 1:

@@ -196,10 +196,13 @@ def _print_run(run, fmt: str, project_to: str | None = None) -> dict:
 @click.option("--preset", default=None, help="ncu metric preset: roofline (default, 6 passes on the H200), "
               "verdict (4), full (--set full, 38); see `roofline metrics`")
 @click.option("--chip", default=None, help="resolve the preset for this ncu chip (default: the local GPU's)")
+@click.option("--source", is_flag=True, help="add the source counters and embed the kernel's source: where the warps "
+              "wait with each line's text (about one more replay pass)")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=900, show_default=True,
               help="seconds for the whole capture; past it the running tool's process group is ended")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset, chip, timeout, fmt, **wkw) -> None:
+def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset, chip, source, timeout, fmt,
+                **wkw) -> None:
     """Run a kernel under Nsight Compute and/or Nsight Systems, parse the reports, print verdicts (needs a GPU)."""
     from roofline import api
 
@@ -209,7 +212,8 @@ def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset
         raise click.UsageError("--iters must be at least 1")
     try:
         run = api.profile(name, workload, iterations=iters, out=out_dir, force=force, ncu=ncu_path,
-                          nsys=nsys_path, tool=tool, timeout=timeout, progress=progress, preset=preset, chip=chip)
+                          nsys=nsys_path, tool=tool, timeout=timeout, progress=progress, preset=preset, chip=chip,
+                          source=source)
     except (ProfilerError, WorkloadError, ValueError) as exc:
         raise _fail(exc) from None
     except KeyboardInterrupt as exc:
@@ -459,12 +463,17 @@ def compile_cmd(kernel, arch, gpu_name, fmt, **wkw) -> None:
               help="write $XDG_CONFIG_HOME/roofline/measured/<gpu>.json (~/.config/...), this GPU's ceilings from then on")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def calibrate_cmd(save, fmt) -> None:
-    """Measure this GPU's ceilings: DRAM copy and read, L2-resident read, bf16 matmul (needs a GPU)."""
+    """Measure this GPU's ceilings: DRAM copy and read, L2-resident read, bf16 matmul, and the read at five
+    sizes fitted to fixed + bytes / rate (the at-size floor) (needs a GPU)."""
     need_kernels("calibrate")
     import torch
 
+    import dataclasses
+
     from profiler.bench import measure_ceilings
+    from profiler.read_sizes import read_times
     from roofline.gpus import match_gpu, save_measured
+    from roofline.scaling import read_fit
 
     if not torch.cuda.is_available():
         raise click.ClickException("roofline calibrate needs a CUDA GPU (torch sees none)")
@@ -473,6 +482,10 @@ def calibrate_cmd(save, fmt) -> None:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")
     data = {**c.__dict__, "source": f"roofline calibrate on this {c.device}, {stamp} (do_bench medians; "
             "copy counts bytes read + written; L2 read timed back to back without a flush)"}
+    progress("measuring: stream_read at 75 MB to 1.2 GB for the at-size floor (time = fixed + bytes / rate)")
+    fit = read_fit(read_times(), f"stream_read at 5 sizes on this {c.device}, {stamp} (CUDA-graph replays, "
+                   "do_bench medians)")
+    data["read_fit"] = dataclasses.asdict(fit)
     gpu = match_gpu(c.device)
     if save:
         if gpu is None:
@@ -487,6 +500,8 @@ def calibrate_cmd(save, fmt) -> None:
     else:
         click.echo(f"{c.device}: read {c.read_gbps:.0f} GB/s, copy {c.copy_gbps:.0f} GB/s (read+write), "
                    f"L2 read {c.l2_read_gbps:.0f} GB/s, bf16 matmul {c.matmul_tflops:.0f} TFLOP/s")
+        click.echo(f"read at size: {fit.fixed_us:.1f} us fixed + bytes at {fit.gbps:.0f} GB/s "
+                   f"({fit.min_bytes / 1e6:.0f} MB to {fit.max_bytes / 1e9:.1f} GB)")
 
 
 @main.command("validate")
