@@ -21,6 +21,8 @@ from roofline.waits import WarpWaits
 
 MIN_TENSOR_PCT = 5.0  # without SASS: a one-block-per-SM kernel this busy on the tensor pipe issues MMAs
 NEAR_ROOF = 0.8  # a side at 80% of its ceiling is the limit
+TIE = 0.8  # two waits within 20% of each other: the chain has no single critical path
+NAMES = {"loads": "load barriers", "math": "MMA waits", "handoff": "role barriers"}
 # The H200's loaded DRAM latency: the pointer-chase probe (kernels/probes.py; capture
 # tests/fixtures/h200/full/probe_pointer_chase_full.ncu-rep.gz): 2 waves of one-warp programs, each
 # 2,000 dependent random loads, 1.404 ms -> 351 ns a load (DRAM 708 GB/s, L2 hit 9%).
@@ -151,7 +153,10 @@ def pipeline_cause(m: Mapping, waits: WarpWaits | None, facts: MemoryFacts, sm_c
         return PipelineCause("pipelined: at the DRAM roof", ADVICE["DRAM"], ev)
     if tensor is not None and tensor >= 100 * NEAR_ROOF:
         return PipelineCause("pipelined: the math is late (tensor pipe near its roof)", ADVICE["math"], ev)
-    side = max(shares, key=shares.get)
+    side, second = sorted(shares, key=shares.get, reverse=True)[:2]
+    if shares[side] > 0 and shares[second] >= TIE * shares[side]:
+        ev[-1] += (f"; {NAMES[side]} and {NAMES[second]} within {100 * (1 - TIE):.0f}% of each other: no single "
+                   "critical path, the larger named")
     cause = {"loads": "pipelined: the loads are late", "math": "pipelined: the math is late",
              "handoff": "pipelined: the handoff between warp roles is the critical path"}[side]
     return PipelineCause(cause, ADVICE[side], ev)
