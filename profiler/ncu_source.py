@@ -243,6 +243,8 @@ def read_pc_samples(path: str | Path, name: str | Path | None = None,
     at most MAX_LAUNCHES_PER_KERNEL launches of each kernel. `attrs["functions"]`: each sampled kernel's
     SASS traits. `name`: the path errors mention."""
     shown = Path(name or path)
+    if not Path(path).is_file():
+        raise ReportError(f"{shown}: no such report")
     with plain_file(Path(path)) as plain:
         ctx = multiprocessing.get_context("fork")
         receive, send = ctx.Pipe(duplex=False)

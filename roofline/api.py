@@ -126,7 +126,6 @@ def _workload(spec: RunSpec | None, where: Path) -> VerifyWorkload | None:
 def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=None) -> Run:
     """Read captured evidence without a GPU: a run directory (only the reports its manifest names,
     checked against their checksums), a report file, or a folder of reports. None: the bundled sample."""
-    from profiler.ncu_source import read_pc_samples
     from profiler.nsys_reader import read_nsys_sqlite
     from profiler.readers import NCU_REP, NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
 
@@ -163,7 +162,7 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
     else:
         launches = read_launches(source)
         ncu_reports = [source] if sniff(source) == NCU_REP else []
-    pc_samples = read_pc_samples(ncu_reports[0]) if len(ncu_reports) == 1 else None
+    pc_samples, pc_note = pc_samples_of(ncu_reports[0]) if len(ncu_reports) == 1 else (None, None)
     workload = _workload(spec, source)
     iterations = spec.iterations if spec else None
     problems = completeness(launches, iterations, expected)
@@ -173,6 +172,8 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
     presets = {e.preset for e in manifest.reports if e.tool == "ncu"} if manifest is not None else set()
     analysis = summarize(launches, workload, None if problems else iterations, gpu=gpu,
                          preset=next(iter(presets)) if len(presets) == 1 else None, pc_samples=pc_samples)
+    if pc_note:
+        analysis.notes.append(pc_note)
     if problems:
         analysis.notes.append("INCOMPLETE: " + "; ".join(problems) + " (no step time)")
     if launches.attrs.get("counters") is False:
@@ -181,6 +182,17 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
     return Run(source=source, launches=launches, analysis=analysis, spec=spec, workload=workload,
                manifest=manifest, complete=not problems, problems=problems, timeline=timeline,
                pc_samples=pc_samples)
+
+
+def pc_samples_of(report: Path) -> tuple[pd.DataFrame | None, str | None]:
+    """(the report's PC samples, None), or (None, a note) when they cannot be read: they add to the
+    verdict, so a report whose launches read well is still analysed, and the note says what is missing."""
+    from profiler.ncu_source import read_pc_samples
+
+    try:
+        return read_pc_samples(report), None
+    except ReportError as exc:
+        return None, f"PC samples not read (no per-instruction breakdown of where the warps wait): {exc}"
 
 
 def _timeline_table(timeline: Timeline, path: Path) -> pd.DataFrame:
@@ -301,7 +313,11 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
                                 "python": sys.version.split()[0]}
         launches.to_csv(writer.path / LAUNCHES, index=False)
         ncu_preset = preset if "ncu" in tools else None
-        analysis = summarize(launches, workload, iterations, preset=ncu_preset)
+        report = result.pop("ncu_report", None)
+        pc_samples, pc_note = pc_samples_of(report) if report is not None else (None, None)
+        analysis = summarize(launches, workload, iterations, preset=ncu_preset, pc_samples=pc_samples)
+        if pc_note:
+            analysis.notes.append(pc_note)
         analysis.notes += result.pop("notes", [])
         out_dict = analysis.to_dict()
         result["profile"]["wall_s"] = round(time.time() - started, 1)
@@ -346,6 +362,7 @@ def _capture_ncu(writer: RunWriter, app: list[str], exe: str, iterations: int, w
     if absent:
         result.setdefault("notes", []).append(f"this GPU has no value for {', '.join(absent)} (chip-specific)")
     launches = read_launches(ncu_run.report)
+    result["ncu_report"] = ncu_run.report  # its PC samples are read for the analysis
     problems = completeness(launches, iterations, len(ncu_run.passes))
     if problems:
         raise IncompleteRun(f"{ncu_run.report}: incomplete capture: {'; '.join(problems)}")

@@ -132,3 +132,14 @@ def test_at_size_floor_in_analyze_model_and_bench():
     saved = Path(__file__).parent.parent / "docs" / "results" / "h200-bench-scaling.json"
     bench = CliRunner().invoke(main, ["bench", "--from", str(saved)]).output
     assert "at-size ms  gap at size" in bench and "0.0444      1.66x" in bench
+
+
+def test_unreadable_pc_samples_become_a_note_not_a_failure(tmp_path):
+    from roofline.api import pc_samples_of
+
+    bad = tmp_path / "bad.ncu-rep"
+    bad.write_text("not a report")  # ncu_report reads no launches from it: an empty table, no crash
+    table, note = pc_samples_of(bad)
+    assert table is not None and table.empty and note is None
+    table, note = pc_samples_of(tmp_path / "gone.ncu-rep")
+    assert table is None and note.startswith("PC samples not read") and "gone.ncu-rep: no such report" in note
