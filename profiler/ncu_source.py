@@ -142,18 +142,26 @@ class _Function:
         return {"mma": bool(ops & MMA_OPS), "async_copies": bool(ops & ASYNC_COPY_OPS), "mbarrier_waits":
                 any(_PHASECHK.search(s) for s in self.sass)}
 
+    def at(self, pc: int) -> str:
+        i = (pc - self.start) // INSTRUCTION_BYTES
+        return self.sass[i] if 0 <= i < len(self.sass) else ""
+
     def before(self, pc: int, n: int = 3) -> list[str]:
         i = (pc - self.start) // INSTRUCTION_BYTES
         return self.sass[max(0, i - n):max(0, i)]
 
 
 def _scan(action, pc: int) -> _Function:
-    lo = hi = pc
-    while action.sass_by_pc(lo - INSTRUCTION_BYTES):
+    """The whole function around `pc`: instructions are read outwards until there are none."""
+    below, above = [], []
+    lo, hi = pc, pc
+    while text := action.sass_by_pc(lo - INSTRUCTION_BYTES):
+        below.append(text)
         lo -= INSTRUCTION_BYTES
-    while action.sass_by_pc(hi + INSTRUCTION_BYTES):
+    while text := action.sass_by_pc(hi):
+        above.append(text)
         hi += INSTRUCTION_BYTES
-    sass = [action.sass_by_pc(p) for p in range(lo, hi + INSTRUCTION_BYTES, INSTRUCTION_BYTES)]
+    sass = below[::-1] + above
     return _Function(lo, sass, load_barriers(sass))
 
 
@@ -193,7 +201,7 @@ def _launch_rows(action, launch: int, functions: dict[str, _Function]) -> list[d
             continue
         reasons = {r: v.get(pc, 0.0) for r, v in by_reason.items() if r != "selected"}
         reason = max(reasons, key=reasons.get) if reasons and max(reasons.values()) > 0 else None
-        sass = action.sass_by_pc(pc)
+        sass = fn.at(pc) or action.sass_by_pc(pc)
         info = action.source_info(pc)
         file, line = (info.file_name(), int(info.line())) if info is not None else ("", 0)
         lines = texts.get(file, [])
@@ -236,35 +244,53 @@ def _child(send, path: str) -> None:
         send.close()
 
 
+class PcRead:
+    """A report's PC samples being read by a forked child (ncu_report can abort on a damaged file), so
+    the caller can read the launches meanwhile; `result()` waits for them."""
+
+    def __init__(self, path: str | Path, name: str | Path | None = None):
+        self.shown = Path(name or path)
+        if not Path(path).is_file():
+            raise ReportError(f"{self.shown}: no such report")
+        self._plain = plain_file(Path(path))
+        plain = self._plain.__enter__()  # a gzip capture: decompressed for as long as the child reads it
+        ctx = multiprocessing.get_context("fork")
+        self._receive, send = ctx.Pipe(duplex=False)
+        self._child = ctx.Process(target=_child, args=(send, str(plain)), daemon=True)
+        self._child.start()
+        send.close()
+
+    def discard(self) -> None:
+        """Stop the read (the caller failed before it needed the result)."""
+        self._child.kill()
+        self._child.join(5)
+        self._receive.close()
+        self._plain.__exit__(None, None, None)
+
+    def result(self, timeout_s: float = READ_TIMEOUT_S) -> pd.DataFrame:
+        try:
+            if not self._receive.poll(timeout_s):
+                raise ReportError(f"{self.shown}: reading its PC samples took over {timeout_s:.0f} s; stopped")
+            status, payload = self._receive.recv()
+        except (EOFError, OSError):
+            raise ReportError(f"{self.shown}: ncu_report crashed reading the PC samples") from None
+        finally:
+            self._receive.close()
+            if self._child.is_alive():
+                self._child.kill()
+            self._child.join(5)
+            self._plain.__exit__(None, None, None)
+        if status == "error":
+            raise ReportError(f"{self.shown}: cannot read its PC samples ({payload})")
+        rows, functions = payload
+        table = pd.DataFrame(rows, columns=COLUMNS)
+        table.attrs["functions"] = functions  # kernel -> SASS traits (mma, async_copies, mbarrier_waits)
+        return table
+
+
 def read_pc_samples(path: str | Path, name: str | Path | None = None,
                     timeout_s: float = READ_TIMEOUT_S) -> pd.DataFrame:
-    """One row per sampled PC per launch (COLUMNS; `pc` is the offset from the function's start), read
-    in a forked child (ncu_report can abort on a damaged file). Empty when the report has no PC samples;
-    at most MAX_LAUNCHES_PER_KERNEL launches of each kernel. `attrs["functions"]`: each sampled kernel's
-    SASS traits. `name`: the path errors mention."""
-    shown = Path(name or path)
-    if not Path(path).is_file():
-        raise ReportError(f"{shown}: no such report")
-    with plain_file(Path(path)) as plain:
-        ctx = multiprocessing.get_context("fork")
-        receive, send = ctx.Pipe(duplex=False)
-        child = ctx.Process(target=_child, args=(send, str(plain)), daemon=True)
-        child.start()
-        send.close()
-        try:
-            if not receive.poll(timeout_s):
-                raise ReportError(f"{shown}: reading its PC samples took over {timeout_s:.0f} s; stopped")
-            status, payload = receive.recv()
-        except (EOFError, OSError):
-            raise ReportError(f"{shown}: ncu_report crashed reading the PC samples") from None
-        finally:
-            receive.close()
-            if child.is_alive():
-                child.kill()
-            child.join(5)
-    if status == "error":
-        raise ReportError(f"{shown}: cannot read its PC samples ({payload})")
-    rows, functions = payload
-    table = pd.DataFrame(rows, columns=COLUMNS)
-    table.attrs["functions"] = functions  # kernel -> SASS traits (mma, async_copies, mbarrier_waits)
-    return table
+    """One row per sampled PC per launch (COLUMNS; `pc` is the offset from the function's start). Empty
+    when the report has no PC samples; at most MAX_LAUNCHES_PER_KERNEL launches of each kernel.
+    `attrs["functions"]`: each sampled kernel's SASS traits. `name`: the path errors mention."""
+    return PcRead(path, name).result(timeout_s)

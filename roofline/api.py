@@ -24,6 +24,7 @@ import pandas as pd
 
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
 from profiler.errors import ReportError, ToolNotFound
+from profiler.ncu_source import PcRead
 from profiler.nsys_reader import Timeline
 from profiler.rundir import (ANALYSIS, HARNESS, LAUNCHES, Manifest, RunDir, RunDirError, RunSpec, RunWriter,
                              default_run_name)
@@ -134,7 +135,7 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
         raise ReportError(f"{source}: no such run directory or report")
     spec = manifest = timeline = None
     expected = None
-    ncu_reports: list[Path] = []  # the one report whose PC samples are read
+    pc_read = None  # the PC samples of the run's one Nsight Compute report, read beside its launches
     if source.is_dir() and RunDir.is_run(source):
         run_dir = RunDir(source)
         manifest = run_dir.manifest()
@@ -146,7 +147,8 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
         timeline = read_nsys_sqlite(sqlite[0]) if sqlite else None
         if reports:
             ncu_reports = [p for p in reports if sniff(p) == NCU_REP]
-            tables = [read_launches(p) for p in reports]
+            pc_read = _start_pc_read(ncu_reports[0]) if len(ncu_reports) == 1 else None
+            tables = _or_discard(pc_read, lambda: [read_launches(p) for p in reports])
             launches = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
             if len(tables) > 1:
                 launches.attrs = {**tables[0].attrs, "rules": {}}
@@ -160,9 +162,9 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
         timeline = read_nsys_sqlite(source)
         launches = _timeline_table(timeline, source)
     else:
-        launches = read_launches(source)
-        ncu_reports = [source] if sniff(source) == NCU_REP else []
-    pc_samples, pc_note = pc_samples_of(ncu_reports[0]) if len(ncu_reports) == 1 else (None, None)
+        pc_read = _start_pc_read(source) if sniff(source) == NCU_REP else None
+        launches = _or_discard(pc_read, lambda: read_launches(source))
+    pc_samples, pc_note = pc_samples_of(pc_read) if pc_read is not None else (None, None)
     workload = _workload(spec, source)
     iterations = spec.iterations if spec else None
     problems = completeness(launches, iterations, expected)
@@ -184,15 +186,33 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
                pc_samples=pc_samples)
 
 
-def pc_samples_of(report: Path) -> tuple[pd.DataFrame | None, str | None]:
+def pc_samples_of(report: "Path | PcRead") -> tuple[pd.DataFrame | None, str | None]:
     """(the report's PC samples, None), or (None, a note) when they cannot be read: they add to the
-    verdict, so a report whose launches read well is still analysed, and the note says what is missing."""
-    from profiler.ncu_source import read_pc_samples
-
+    verdict, so a report whose launches read well is still analysed, and the note says what is missing.
+    `report`: a path, or a read already started (profiler.ncu_source.PcRead)."""
     try:
-        return read_pc_samples(report), None
+        return (report if isinstance(report, PcRead) else PcRead(report)).result(), None
     except ReportError as exc:
         return None, f"PC samples not read (no per-instruction breakdown of where the warps wait): {exc}"
+
+
+def _or_discard(pc_read, read: Callable):
+    """read(), stopping the PC samples' read when it fails (a damaged report: its error is the launches')."""
+    try:
+        return read()
+    except BaseException:
+        if isinstance(pc_read, PcRead):
+            pc_read.discard()
+        raise
+
+
+def _start_pc_read(report: Path) -> "PcRead | Path":
+    """The PC samples' read, started now so that it overlaps the launches' (the path when it cannot start:
+    pc_samples_of then says why)."""
+    try:
+        return PcRead(report)
+    except ReportError:
+        return report
 
 
 def _timeline_table(timeline: Timeline, path: Path) -> pd.DataFrame:
