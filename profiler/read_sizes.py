@@ -18,7 +18,6 @@ def read_times(sizes: tuple[int, ...] = READ_SIZES) -> list[tuple[int, float]]:
     out = []
     for nbytes in sizes:
         x = torch.randn(nbytes // 2, device="cuda", dtype=torch.bfloat16)
-        out.append((x.numel() * 2, graph_replay_ms(lambda: stream_read(x))))
-        del x
+        out.append((x.numel() * 2, graph_replay_ms(lambda x=x: stream_read(x))))
         torch.cuda.empty_cache()
     return out

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 from reports.table import align
 from reports.waits import waits_text
-from roofline.floor import at_size_line
 from roofline.analysis import Analysis
+from roofline.floor import at_size_line
 
 WRAP = 100  # text width for rule text and notes
 
@@ -134,7 +135,7 @@ def render_scaling(fits) -> str:
 def _at_size_cells(r) -> list[str]:
     """The bench row's at-size floor and gap ('-' for a table saved before it, or without a fit)."""
     at = r.get("at_size_ms")
-    if at is None or at != at:
+    if at is None or math.isnan(at):
         return ["-", "-"]
     return [f"{at:.4f}", f"{r.gap_at_size:.2f}x"]
 

@@ -64,9 +64,9 @@ def waits_markdown(analysis: dict, chart: Path | None = None) -> list[str]:
     if not kernels:
         return []
     out = ["## Where the warps wait", "",
-           "ncu's PC samples, each instruction given a wait class (load barrier: mbarrier waits on a load's "
-           "barrier and cp.async waits; role barrier: block/named barriers and mbarrier handoffs between warp "
-           "roles; MMA wait: warpgroup MMA waits).", ""]
+           ("ncu's PC samples, each instruction given a wait class (load barrier: mbarrier waits on a load's "
+            "barrier and cp.async waits; role barrier: block/named barriers and mbarrier handoffs between warp "
+            "roles; MMA wait: warpgroup MMA waits)."), ""]
     if chart is not None:
         out += [f"![where the warps wait]({chart.as_posix()})", "",
                 f"Share of PC samples by wait class ([SVG]({chart.with_suffix('.svg').as_posix()})).", ""]

@@ -186,7 +186,7 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
                pc_samples=pc_samples)
 
 
-def pc_samples_of(report: "Path | PcRead") -> tuple[pd.DataFrame | None, str | None]:
+def pc_samples_of(report: Path | PcRead) -> tuple[pd.DataFrame | None, str | None]:
     """(the report's PC samples, None), or (None, a note) when they cannot be read: they add to the
     verdict, so a report whose launches read well is still analysed, and the note says what is missing.
     `report`: a path, or a read already started (profiler.ncu_source.PcRead)."""
@@ -206,7 +206,7 @@ def _or_discard(pc_read, read: Callable):
         raise
 
 
-def _start_pc_read(report: Path) -> "PcRead | Path":
+def _start_pc_read(report: Path) -> PcRead | Path:
     """The PC samples' read, started now so that it overlaps the launches' (the path when it cannot start:
     pc_samples_of then says why)."""
     try:

@@ -466,9 +466,9 @@ def calibrate_cmd(save, fmt) -> None:
     """Measure this GPU's ceilings: DRAM copy and read, L2-resident read, bf16 matmul, and the read at five
     sizes fitted to fixed + bytes / rate (the at-size floor) (needs a GPU)."""
     need_kernels("calibrate")
-    import torch
-
     import dataclasses
+
+    import torch
 
     from profiler.bench import measure_ceilings
     from profiler.read_sizes import read_times

@@ -13,8 +13,9 @@ one of three things, decided from evidence:
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from roofline.gpus import GpuSpec
 from roofline.waits import WarpWaits
@@ -62,7 +63,7 @@ def _num(x) -> float | None:
         x = float(x)
     except (TypeError, ValueError):
         return None
-    return None if x != x else x
+    return None if math.isnan(x) else x
 
 
 def pipelined(m: Mapping, traits: Mapping[str, bool] | None) -> str | None:
