@@ -143,3 +143,12 @@ def test_unreadable_pc_samples_become_a_note_not_a_failure(tmp_path):
     assert table is not None and table.empty and note is None
     table, note = pc_samples_of(tmp_path / "gone.ncu-rep")
     assert table is None and note.startswith("PC samples not read") and "gone.ncu-rep: no such report" in note
+
+
+def test_report_has_the_at_size_floor_and_the_waits_section(tmp_path):
+    out = tmp_path / "report.md"
+    assert CliRunner().invoke(main, ["report", str(RING[64]), "-o", str(out)]).exit_code == 0
+    md = out.read_text()
+    assert "at-size floor: 44.4 us per layer" in md and "2.1x the floor, 1.6x the at-size floor." in md
+    assert "## Where the warps wait" in md and "| role barrier | 33.9% |" in md
+    assert (tmp_path / "report_waits.png").is_file() and (tmp_path / "report_waits.svg").is_file()
