@@ -19,6 +19,14 @@ analysis takes SM% and Memory% as their largest (profiler/ncu_tidy.py), saying s
 Theoretical occupancy (`sm__maximum_warps_per_active_cycle_pct`, which no chip lists: ncu derives
 it) is derived from `launch__occupancy_limit_*` and the warps per SM.
 
+Where the warps wait, per instruction (profiler/ncu_source.py): the PC-sampled stall reasons above are
+instanced per PC in every preset (the `verdict` captures of the ring kernel hold ~1,150 PCs a launch),
+within its 4 passes. `profile --source` (with_source) adds what ncu's SourceCounters section adds for
+reading them: executed instructions per PC (`inst_executed`, instanced, SASS-patched) and the kernel's
+source files embedded in the report (`--import-source yes`: each line's text; no replay pass). Expected
+cost: one more pass (verdict + source 5, roofline + source 7; not yet measured on the H200, target <= 6
+for verdict + source).
+
 Chips rename metrics: a preset names Hopper (gh100) metrics and `resolve` maps them to the chip's
 own names (CHIP_NAMES) or drops what the chip lacks (CHIP_LACKS); the analysis reads either name
 (profiler/ncu_tidy.py ALTERNATES).
@@ -87,9 +95,10 @@ class Preset:
     sections: tuple[str, ...] = ()
     sets: tuple[str, ...] = ()
     passes_h200: int | None = None  # replay passes per launch, measured (see the module doc)
+    options: tuple[str, ...] = ()  # other ncu options (--import-source yes)
 
     def ncu_args(self) -> list[str]:
-        args: list[str] = []
+        args: list[str] = list(self.options)
         for s in self.sets:
             args += ["--set", s]
         for s in self.sections:
@@ -134,6 +143,18 @@ _NO_GMMA = frozenset({stall_metric("gmma"), stall_metric("imc_miss"), pcsamp_met
 CHIP_LACKS = {"gb100": _NO_GMMA, "gb202": _NO_GMMA}  # Hopper-only stall reasons
 
 
+SOURCE_METRICS = ("inst_executed",)  # executed instructions per PC (instanced), as SourceCounters collects
+SOURCE_OPTIONS = ("--import-source", "yes")  # embed the source files: each line's text in the report
+
+
+def with_source(preset: Preset) -> Preset:
+    """The preset plus the source counters and embedded source (module doc); its measured pass count
+    no longer applies."""
+    metrics = preset.metrics + tuple(m for m in SOURCE_METRICS if m not in preset.metrics) if preset.metrics else ()
+    return Preset(preset.name, preset.description + "; + source counters (--source)", metrics, preset.sections,
+                  preset.sets, None, preset.options + SOURCE_OPTIONS)
+
+
 class UnknownPreset(ValueError):
     pass
 
@@ -164,7 +185,7 @@ def resolve(preset: str | Preset, chip: str | None = BASE_CHIP) -> Preset:
     names, lacks = CHIP_NAMES.get(chip, {}), CHIP_LACKS.get(chip, frozenset())
     metrics = tuple(dict.fromkeys(names.get(m, m) for m in p.metrics if m not in lacks))
     return Preset(p.name, p.description, metrics, p.sections, p.sets,
-                  p.passes_h200 if chip == BASE_CHIP else None)
+                  p.passes_h200 if chip == BASE_CHIP else None, p.options)
 
 
 def alternates(metric: str) -> tuple[str, ...]:

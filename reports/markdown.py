@@ -12,6 +12,8 @@ from reports.charts import (floor_point, kernel_label, report_roofs, roofline_ch
                             roofline_points, stall_chart, timeline_chart)
 from reports.meta import KINDS, LAUNCH_BOUND_PCT, STALL_UNIT, STALL_UNIT_SHORT, ReportMeta, nsys_version
 from reports.numbers import ms, ratio, us
+from reports.waits import waits_chart, waits_markdown
+from roofline.floor import at_size_line
 from roofline.hierarchy import padding_note
 from roofline.verdict import STALL_MEANING
 
@@ -172,8 +174,10 @@ def _floor(analysis: dict) -> list[str]:
         ["compute", f"{f['flops'] / 1e9:,.2f} GFLOP ({f['arithmetic_intensity']:.0f} FLOP/B)",
          f"{f['peak_tflops']:,.0f} TFLOP/s ({KINDS.get(f['peak_kind'], f['peak_kind'])})",
          f"{us(f['compute_ms'])} µs"]], "llll")
+    out += ["", at_size_line(f) or "No at-size floor: no measured read fit for this GPU (`roofline calibrate`)."]
     if s:
-        out += ["", f"Kernels per step: **{ms(s['kernel_ms_per_step'])} ms**, {ratio(s['gap'])} the floor."]
+        out += ["", f"Kernels per step: **{ms(s['kernel_ms_per_step'])} ms**, {ratio(s['gap'])} the floor"
+                + (f", {ratio(s['gap_at_size'])} the at-size floor." if s.get("at_size_ms") else ".")]
     return out + [""]
 
 
@@ -433,7 +437,7 @@ def render_markdown(analysis: dict, meta: ReportMeta, charts: dict[str, Path] | 
     for i, k in enumerate(analysis.get("kernels", [])):
         out += _kernel_section(i, k, meta, q_len)
     out += _timeline(analysis, meta)
-    # (sections of further evidence, e.g. where the warps wait per PC, go here: before the charts)
+    out += waits_markdown(analysis, charts.get("waits"))
     out += _charts(charts, analysis, meta) + _reproduce(meta)
     if analysis.get("notes"):
         out += ["## Notes", ""] + [f"- {_prose(n)}" for n in analysis["notes"]] + [""]
@@ -445,7 +449,7 @@ def render_markdown(analysis: dict, meta: ReportMeta, charts: dict[str, Path] | 
 
 def chart_paths(out_md: Path) -> dict[str, Path]:
     """Where the charts of a report go: beside it, named after it (report.md -> report_roofline.png)."""
-    return {name: out_md.with_name(f"{out_md.stem}_{name}.png") for name in ("roofline", "stalls", "timeline")}
+    return {name: out_md.with_name(f"{out_md.stem}_{name}.png") for name in ("roofline", "stalls", "timeline", "waits")}
 
 
 def write_report(analysis: dict, meta: ReportMeta, out_md: Path, force: bool = False) -> list[Path]:
@@ -464,7 +468,8 @@ def write_report(analysis: dict, meta: ReportMeta, out_md: Path, force: bool = F
     roofs = report_roofs(analysis) + list(meta.roofs)
     for name, files in (("roofline", roofline_chart(analysis, roofs, pngs["roofline"].with_suffix(""), title)),
                         ("stalls", stall_chart(analysis, pngs["stalls"].with_suffix(""), title)),
-                        ("timeline", timeline_chart(analysis.get("timeline"), pngs["timeline"].with_suffix(""), title))):
+                        ("timeline", timeline_chart(analysis.get("timeline"), pngs["timeline"].with_suffix(""), title)),
+                        ("waits", waits_chart(analysis, pngs["waits"].with_suffix(""), title))):
         if files:
             written += files
             links[name] = Path(files[0].name)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 from profiler.timing import METHODS as TIMING_METHODS
 from reports.meta import LAUNCH_BOUND_PCT, nsys_version
 from reports.numbers import ms, ratio, us
 from reports.table import align
+from reports.waits import waits_text
 from roofline.analysis import Analysis
+from roofline.floor import at_size_line
 from roofline.hierarchy import padding_note
 
 WRAP = 100  # text width for rule text and notes
@@ -88,6 +91,7 @@ def render_text(analysis: Analysis) -> str:
         out.append(f"floor: {us(f['floor_ms'])} us per layer ({f['bound']}-bound: "
                    f"{f['kv_bytes'] / 1e6:.1f} MB of KV at {f['bandwidth_gbps']:.0f} GB/s {f['bandwidth_kind']}, "
                    f"{f['flops'] / 1e9:.2f} GFLOP at {f['peak_tflops']:.0f} TFLOP/s {f['peak_kind']})")
+        out += wrap(at_size_line(f) or "at-size floor: none (no measured read fit for this GPU: `roofline calibrate`)", "  ")
     out += ["", align(kernel_table(analysis)), ""]
     for k in analysis.kernels:
         name = k.label or k.kernel
@@ -105,10 +109,13 @@ def render_text(analysis: Analysis) -> str:
             out += wrap("  - " + hierarchy_line(k.hierarchy, (analysis.workload or {}).get("q_len")))
         if k.advice:
             out += wrap(f"  - try: {k.advice}")
+    out += waits_text(analysis)
     if analysis.step:
         s = analysis.step
         out.append(f"\nstep: {ms(s['kernel_ms_per_step'])} ms of kernels vs floor {ms(s['floor_ms'])} ms: "
-                   f"{ratio(s['gap'])} from the floor")
+                   f"{ratio(s['gap'])} from the floor"
+                   + (f", {ratio(s['gap_at_size'])} from the at-size floor {ms(s['at_size_ms'])} ms"
+                      if s.get("at_size_ms") else ""))
     for n in analysis.notes:
         out += wrap(f"note: {n}", "  ")
     return "\n".join(out)
@@ -136,6 +143,14 @@ def render_scaling(fits) -> str:
     return "\n".join(wrap(head, "") + ["", align(rows)] + [f"  - {n}" for n in notes])
 
 
+def _at_size_cells(r) -> list[str]:
+    """The bench row's at-size floor and gap ('-' for a table saved before it, or without a fit)."""
+    at = r.get("at_size_ms")
+    if at is None or math.isnan(at):
+        return ["-", "-"]
+    return [f"{at:.4f}", f"{r.gap_at_size:.2f}x"]
+
+
 def render_bench(table, meta: dict, fits=None) -> str:
     """The benchmark table, one line per kernel x ctx_len x page_size x heads; then the scaling fits."""
     head = (f"GPU: {meta['device']} (driver {meta.get('driver', '?')}), torch {meta.get('torch')}, "
@@ -146,7 +161,7 @@ def render_bench(table, meta: dict, fits=None) -> str:
     masks = "mask" in table and table["mask"].nunique() > 1
     x_read = "x_read" in table and table["x_read"].notna().any()
     rows = [["kernel", "ctx", "page", "heads"] + (["mask"] if masks else []) + [
-        "ms", "KV GB/s", "% read BW", "TFLOP/s", "% matmul", "floor ms", "gap"]
+        "ms", "KV GB/s", "% read BW", "TFLOP/s", "% matmul", "floor ms", "gap", "at-size ms", "gap at size"]
         + (["x read"] if x_read else []) + ["speedup"]]
     skipped = []
     for _, r in table.iterrows():
@@ -159,9 +174,12 @@ def render_bench(table, meta: dict, fits=None) -> str:
             continue
         flops = ["-", "-"] if r.kernel == "read" or r.tflops != r.tflops else [f"{r.tflops:.1f}", f"{r.pct_of_matmul:.1f}"]
         rows.append(point + [f"{r.median_ms:.4f}", f"{r.eff_gbps:.0f}", f"{r.pct_of_read_bw:.1f}", *flops,
-                             f"{r.floor_ms:.4f}", f"{r.gap:.2f}x"]
+                             f"{r.floor_ms:.4f}", f"{r.gap:.2f}x", *_at_size_cells(r)]
                     + ([_times(r.get("x_read"))] if x_read else [])
                     + ["-" if r.speedup_vs_triton_mla != r.speedup_vs_triton_mla else f"{r.speedup_vs_triton_mla:.1f}x"])
+    if "at_size_ms" in table.columns and table["at_size_ms"].notna().any():
+        head += ("\nat-size floor: the KV bytes read at this GPU's measured read fit, fixed + bytes / rate "
+                 "(roofline/data/measured; `roofline calibrate` fits it), or the compute floor where longer")
     out = head + "\n\n" + align(rows)
     if x_read:
         out += "\nx read: the time over a bare read of the same KV bytes (kernel `read`), in the same run"

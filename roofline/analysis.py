@@ -13,7 +13,9 @@ from kernels.spec import VerifyWorkload
 from roofline.floor import WorkloadFloor, workload_floor
 from roofline.gpus import GpuSpec, match_gpu
 from roofline.hierarchy import hierarchical_roofline, useful_flops_per_launch, with_useful_work
+from roofline.pipeline import memory_facts
 from roofline.verdict import agrees_with_ncu, classify, num, top_stalls
+from roofline.waits import WarpWaits, warp_waits
 
 GROUP_KEYS = ["kernel", "mangled_name", "grid_size", "block_size"]
 FIELDS = ["duration_ms", "dram_throughput_pct", "sm_throughput_pct", "memory_throughput_pct",
@@ -55,6 +57,7 @@ class KernelSummary:
     source: str | None = None  # the report file, when the launches came from several
     mangled_name: str | None = None
     project_kernel: str | None = None  # the registered kernel that launches it, if any
+    waits: WarpWaits | None = None  # where the warps wait (PC samples), when the capture has them
 
 
 @dataclass
@@ -105,10 +108,13 @@ def rule_absent(preset: str | None) -> str:
 
 
 def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
-              iterations: int | None = None, gpu: GpuSpec | None = None, preset: str | None = None) -> Analysis:
+              iterations: int | None = None, gpu: GpuSpec | None = None, preset: str | None = None,
+              pc_samples: pd.DataFrame | None = None) -> Analysis:
     """Group launches by kernel and launch configuration; median of each metric; one verdict each.
 
     `preset`: the metric preset the report was captured with (profiler/metrics.py), when known.
+    `pc_samples`: the report's PC samples (profiler/ncu_source.py, launch numbers as in `launches`):
+    where each kernel's warps wait, and its SASS traits for the pipelined-kernel verdict.
     Attention-specific advice goes to the project's registered kernels (kernels/registry.py) and to
     any kernel of a run whose verify workload is known; every other kernel gets general advice.
     """
@@ -119,6 +125,7 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
     gpu = gpu or match_gpu(device)
     rules = attrs.get("rules", {})
     floor: WorkloadFloor | None = workload_floor(workload, gpu) if (workload and gpu) else None
+    memory = memory_facts(gpu)
     if "mangled_name" not in launches:
         launches = launches.assign(mangled_name=launches["kernel"])
 
@@ -133,7 +140,12 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
         med = group.median(numeric_only=True).to_dict()
         stalls = [{"reason": r, "cycles_per_issue": v} for r, v in top_stalls(med)]
         project = project_kernel_of(key[0])
-        verdict = classify(med, attention=project is not None or workload is not None)
+        waits = traits = None
+        if pc_samples is not None and not pc_samples.empty:
+            waits = warp_waits(pc_samples[pc_samples["launch"].isin(group["launch"])])
+            traits = pc_samples.attrs.get("functions", {}).get(key[0])
+        verdict = classify(med, attention=project is not None or workload is not None, waits=waits,
+                           traits=traits, memory=memory)
         first = int(group["launch"].iloc[0])
         rule = ncu_rule_text(rules.get(first, []))
         values = {f: num(med.get(f)) for f in FIELDS}
@@ -153,6 +165,7 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
             share_of_step=share if (share is not None and not math.isnan(share)) else None,
             hierarchy=hierarchy, mangled_name=key[1], project_kernel=project,
             source=key[4] if by_source else (group["source"].iloc[0] if "source" in group else None),
+            waits=waits,
         ))
     for k, label in zip(kernels, distinct_labels(kernels)):
         k.label = label
@@ -168,6 +181,10 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
         step_ms = total_ms / iterations
         step = {"kernel_ms_per_step": step_ms, "floor_ms": floor.floor_ms,
                 "gap": step_ms / floor.floor_ms}
+        if floor.at_size_ms:
+            step.update(at_size_ms=floor.at_size_ms, gap_at_size=step_ms / floor.at_size_ms)
+    if pc_samples is not None and pc_samples.empty:
+        notes.append("no PC samples in this capture (smsp__pcsamp_*): no per-instruction breakdown of where the warps wait")
     if workload is not None and gpu is None:
         notes.append(f"device {device!r} is not in the GPU catalogue: no floor")
     missing = attrs.get("missing_metrics", [])

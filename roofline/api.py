@@ -24,11 +24,13 @@ import pandas as pd
 
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
 from profiler.errors import ApplicationFailed, ProfilerError, ReportError, ToolNotFound, ToolTimeout, refuse_special
+from profiler.ncu_source import PcRead
 from profiler.nsys_reader import Timeline
 from profiler.rundir import (ANALYSIS, HARNESS, LAUNCHES, TIMING, Manifest, RunDir, RunDirError, RunSpec, RunWriter,
                              default_run_name)
 from roofline.analysis import Analysis, summarize
 from roofline.comparison import CompareError, Comparison, compare  # noqa: F401 (public API)
+from roofline.waits import stalls_by_class, stalls_by_line
 
 SAMPLE_RUN = "data/samples/h200-triton_mla-128k"
 KERNEL_COLUMNS = ["kernel", "label", "source", "launches", "duration_ms", "grid_size", "block_size", "dram_gbps", "dram_throughput_pct",
@@ -59,6 +61,17 @@ class Run:
     complete: bool = True
     problems: list[str] = field(default_factory=list)
     timeline: Timeline | None = None  # the nsys timeline, when the run or file has one
+    pc_samples: pd.DataFrame | None = None  # per-PC stall samples (profiler/ncu_source.py), when read
+
+    @property
+    def stalls_by_class(self) -> pd.DataFrame:
+        """Where the warps wait, by wait class: kernel, wait_class, samples, share (of the kernel's)."""
+        return stalls_by_class(self.pc_samples if self.pc_samples is not None else pd.DataFrame())
+
+    @property
+    def stalls_by_line(self) -> pd.DataFrame:
+        """Where the warps wait, by source line (per PC without line info), most samples first."""
+        return stalls_by_line(self.pc_samples if self.pc_samples is not None else pd.DataFrame())
 
     @property
     def kernels(self) -> pd.DataFrame:
@@ -115,7 +128,7 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
     """Read captured evidence without a GPU: a run directory (only the reports its manifest names,
     checked against their checksums), a report file, or a folder of reports. None: the bundled sample."""
     from profiler.nsys_reader import read_nsys_sqlite
-    from profiler.readers import NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
+    from profiler.readers import NCU_REP, NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
 
     source = Path(path) if path is not None else sample_run()
     if not source.exists():
@@ -124,6 +137,7 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
     spec = manifest = timeline = None
     expected = None
     warnings: list[str] = []
+    pc_read = None  # the PC samples of the run's one Nsight Compute report, read beside its launches
     if source.is_dir() and RunDir.is_run(source):
         run_dir = RunDir(source)
         manifest = run_dir.manifest()
@@ -135,7 +149,9 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
         warnings = run_dir.warnings()
         timeline = read_nsys_sqlite(sqlite[0]) if sqlite else None
         if reports:
-            tables = [read_launches(p) for p in reports]
+            ncu_reports = [p for p in reports if sniff(p) == NCU_REP]
+            pc_read = _start_pc_read(ncu_reports[0]) if len(ncu_reports) == 1 else None
+            tables = _or_discard(pc_read, lambda: [read_launches(p) for p in reports])
             launches = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
             if len(tables) > 1:
                 launches.attrs = {**tables[0].attrs, "rules": {}}
@@ -151,7 +167,9 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
         timeline = read_nsys_sqlite(source)
         launches = _timeline_table(timeline, source)
     else:
-        launches = read_launches(source)
+        pc_read = _start_pc_read(source) if sniff(source) == NCU_REP else None
+        launches = _or_discard(pc_read, lambda: read_launches(source))
+    pc_samples, pc_note = pc_samples_of(pc_read) if pc_read is not None else (None, None)
     workload = _workload(spec, source)
     iterations = spec.iterations if spec else None
     problems = completeness(launches, iterations, expected)
@@ -162,15 +180,47 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
                             "(pass --allow-incomplete to analyze it anyway, marked incomplete)")
     presets = {e.preset for e in manifest.reports if e.tool == "ncu"} if manifest is not None else set()
     analysis = summarize(launches, workload, None if problems else iterations, gpu=gpu,
-                         preset=next(iter(presets)) if len(presets) == 1 else None)
+                         preset=next(iter(presets)) if len(presets) == 1 else None, pc_samples=pc_samples)
     analysis.notes += warnings
+    if pc_note:
+        analysis.notes.append(pc_note)
     if problems:
         analysis.notes.append("INCOMPLETE: " + "; ".join(problems) + " (no step time)")
     if launches.attrs.get("counters") is False:
         analysis.notes.append("launch times from the nsys timeline, no hardware counters: no bound or cause "
                               "(profile with --tool ncu or both for them)")
     return Run(source=source, launches=launches, analysis=analysis, spec=spec, workload=workload,
-               manifest=manifest, complete=not problems, problems=problems, timeline=timeline)
+               manifest=manifest, complete=not problems, problems=problems, timeline=timeline,
+               pc_samples=pc_samples)
+
+
+def pc_samples_of(report: Path | PcRead) -> tuple[pd.DataFrame | None, str | None]:
+    """(the report's PC samples, None), or (None, a note) when they cannot be read: they add to the
+    verdict, so a report whose launches read well is still analysed, and the note says what is missing.
+    `report`: a path, or a read already started (profiler.ncu_source.PcRead)."""
+    try:
+        return (report if isinstance(report, PcRead) else PcRead(report)).result(), None
+    except ReportError as exc:
+        return None, f"PC samples not read (no per-instruction breakdown of where the warps wait): {exc}"
+
+
+def _or_discard(pc_read, read: Callable):
+    """read(), stopping the PC samples' read when it fails (a damaged report: its error is the launches')."""
+    try:
+        return read()
+    except BaseException:
+        if isinstance(pc_read, PcRead):
+            pc_read.discard()
+        raise
+
+
+def _start_pc_read(report: Path) -> PcRead | Path:
+    """The PC samples' read, started now so that it overlaps the launches' (the path when it cannot start:
+    pc_samples_of then says why)."""
+    try:
+        return PcRead(report)
+    except ReportError:
+        return report
 
 
 def _timeline_table(timeline: Timeline, path: Path) -> pd.DataFrame:
@@ -229,7 +279,7 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
             nsys: str | None = None, tool: str | None = None, timeout: float | None = DEFAULT_TIMEOUT_S,
             progress: Callable[[str], None] | None = None, env: dict[str, str] | None = None,
             command: list[str] | None = None, preset: str | None = None, chip: str | None = None,
-            timing_samples: int = DEFAULT_TIMING_SAMPLES, **workload_fields) -> Run:
+            timing_samples: int = DEFAULT_TIMING_SAMPLES, source: bool = False, **workload_fields) -> Run:
     """Run `kernel` on `workload` under Nsight Compute and/or Nsight Systems in a child process and
     return the new run.
 
@@ -240,17 +290,20 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
     The run is written atomically (see profiler/rundir.py): on failure, timeout or Ctrl-C it is kept
     under `<out>.failed-<time>` with its logs, and an existing `out` is never touched unless `force`.
     `preset`: the ncu metric preset (profiler/metrics.py; default DEFAULT_PRESET), resolved for `chip`
-    (default: the chip of the local GPU, roofline/data/chips.json).
+    (default: the chip of the local GPU, roofline/data/chips.json). `source`: add the source counters and
+    embed the kernel's source (profiler/metrics.py with_source): each sampled line's text.
     `timing_samples`: after the captures, a child with no profiler attached times the step this many
     times (rotated input sets, CUDA-graph replays) into timing.json, which `compare` tests; 0 skips it.
     """
     from kernels.registry import get_kernel
-    from profiler.metrics import DEFAULT_PRESET, get_preset
+    from profiler.metrics import DEFAULT_PRESET, get_preset, with_source
     from roofline.chips import local_device_name, preset_for_device
 
     say = progress or (lambda msg: None)
     preset = get_preset(preset or DEFAULT_PRESET).name  # unknown name: error before anything runs
     resolved, chip, chip_note = preset_for_device(preset, chip, None if chip else local_device_name())
+    if source:
+        resolved = with_source(resolved)
     info = get_kernel(kernel)
     name = info.name
     workload = workload or make_workload(**workload_fields)
@@ -319,7 +372,11 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
                                 "python": sys.version.split()[0]}
         launches.to_csv(writer.path / LAUNCHES, index=False)
         ncu_preset = preset if "ncu" in tools else None
-        analysis = summarize(launches, workload, iterations, preset=ncu_preset)
+        report = result.pop("ncu_report", None)
+        pc_samples, pc_note = pc_samples_of(report) if report is not None else (None, None)
+        analysis = summarize(launches, workload, iterations, preset=ncu_preset, pc_samples=pc_samples)
+        if pc_note:
+            analysis.notes.append(pc_note)
         analysis.notes += result.pop("notes", [])
         out_dict = analysis.to_dict()
         result["profile"]["wall_s"] = round(time.time() - started, 1)
@@ -368,6 +425,7 @@ def _capture_ncu(writer: RunWriter, app: list[str], exe: str, iterations: int, w
     if absent:
         result.setdefault("notes", []).append(f"this GPU has no value for {', '.join(absent)} (chip-specific)")
     launches = read_launches(ncu_run.report)
+    result["ncu_report"] = ncu_run.report  # its PC samples are read for the analysis
     problems = completeness(launches, iterations, len(ncu_run.passes))
     if problems:
         raise IncompleteRun(f"{ncu_run.report}: incomplete capture: {'; '.join(problems)}")

@@ -215,13 +215,16 @@ def _print_run(run, fmt: str, project_to: str | None = None) -> dict:
 @click.option("--preset", default=None, help="ncu metric preset: roofline (default, 6 passes on the H200), "
               "verdict (4), full (--set full, 38); see `roofline metrics`")
 @click.option("--chip", default=None, help="resolve the preset for this ncu chip (default: the local GPU's)")
+@click.option("--source", is_flag=True, help="add the source counters and embed the kernel's source: where the warps "
+              "wait with each line's text (about one more replay pass)")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=900, show_default=True,
               help="seconds for the whole capture; past it the running tool's process group is ended")
 @click.option("--timing-samples", type=click.IntRange(min=0), default=30, show_default=True,
               help="after the captures, time the step this many times with no profiler attached (timing.json, "
                    "what `roofline compare` tests); 0 skips it")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset, chip, timeout, timing_samples, fmt,
+def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset, chip, source, timeout,
+                timing_samples, fmt,
                 **wkw) -> None:
     """Run a kernel under Nsight Compute and/or Nsight Systems, parse the reports, print verdicts (needs a GPU)."""
     from roofline import api
@@ -236,7 +239,7 @@ def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset
         with stop_signals_interrupt():  # SIGTERM / SIGHUP: as Ctrl-C, the run kept marked failed
             run = api.profile(name, workload, iterations=iters, out=out_dir, force=force, ncu=ncu_path,
                               nsys=nsys_path, tool=tool, timeout=timeout, progress=progress, preset=preset,
-                              chip=chip, timing_samples=timing_samples)
+                              chip=chip, timing_samples=timing_samples, source=source)
     except (ProfilerError, WorkloadError, ValueError) as exc:
         raise _fail(exc) from None
     except KeyboardInterrupt as exc:
@@ -325,10 +328,14 @@ def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, mask_list, q_len, o
     import subprocess
 
     from reports.text import render_bench
+    from roofline.bench_table import at_size_columns
+    from roofline.gpus import match_gpu
     from roofline.scaling import scaling_fits
 
     if from_json:
         meta, table = _saved_bench(Path(from_json))
+        if "at_size_ms" not in table.columns:  # saved before the at-size floor: from the catalogue's fit
+            table = at_size_columns(table, match_gpu(meta["device"]))
         click.echo(render_bench(table, meta, scaling_fits(table, meta["read_gbps"], meta["matmul_tflops"])))
         return
     need_kernels("bench")
@@ -337,7 +344,6 @@ def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, mask_list, q_len, o
 
     from profiler.bench import bench_grid, measure_ceilings
     from roofline.bench_table import bench_table
-    from roofline.gpus import match_gpu
 
     names = [k.strip() if k.strip() == "read" else kernel_name(k) for k in kernel_list.split(",")]
     masks = tuple(m.strip() for m in mask_list.split(","))
@@ -430,7 +436,7 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     """The floor the hardware allows for a verify workload, and a kernel's own model (no GPU needed)."""
     import dataclasses
 
-    from roofline.floor import BALANCED, workload_floor
+    from roofline.floor import BALANCED, at_size_line, workload_floor
     from roofline.kernel_models import assumption_note, kernel_model
 
     from kernels.launch import ARCHS, SPECS  # lazy, with the model's other modules
@@ -482,6 +488,9 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
                f"  memory time  {floor.memory_ms:.3f} ms at {floor.bandwidth_gbps:.0f} GB/s ({floor.bandwidth_kind})\n"
                f"  compute time {floor.compute_ms:.3f} ms at {floor.peak_tflops:.0f} TFLOP/s ({floor.peak_kind})\n"
                f"  floor        {floor.floor_ms:.3f} ms, {floor.bound}-bound")
+    fit = at_size_line(dataclasses.asdict(floor))
+    click.echo(f"  at size      {fit[len('at-size floor: '):]}" if fit else
+               "  at size      no measured read fit for this GPU (`roofline calibrate` measures one)")
     if floor.balance >= BALANCED:
         other = "compute" if floor.bound == "bandwidth" else "memory"
         click.echo(f"  balance      {other} time is {floor.balance:.0%} of the floor: reaching it needs DRAM and "
@@ -530,12 +539,17 @@ def compile_cmd(kernel, arch, gpu_name, fmt, **wkw) -> None:
               help="write $XDG_CONFIG_HOME/roofline/measured/<gpu>.json (~/.config/...), this GPU's ceilings from then on")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def calibrate_cmd(save, fmt) -> None:
-    """Measure this GPU's ceilings: DRAM copy and read, L2-resident read, bf16 matmul (needs a GPU)."""
+    """Measure this GPU's ceilings: DRAM copy and read, L2-resident read, bf16 matmul, and the read at five
+    sizes fitted to fixed + bytes / rate (the at-size floor) (needs a GPU)."""
     need_kernels("calibrate")
+    import dataclasses
+
     import torch
 
     from profiler.bench import measure_ceilings
+    from profiler.read_sizes import read_times
     from roofline.gpus import match_gpu, save_measured
+    from roofline.scaling import read_fit
 
     if not torch.cuda.is_available():
         raise click.ClickException("roofline calibrate needs a CUDA GPU (torch sees none)")
@@ -544,6 +558,10 @@ def calibrate_cmd(save, fmt) -> None:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")
     data = {**c.__dict__, "source": f"roofline calibrate on this {c.device}, {stamp} (do_bench medians; "
             "copy counts bytes read + written; L2 read timed back to back without a flush)"}
+    progress("measuring: stream_read at 75 MB to 1.2 GB for the at-size floor (time = fixed + bytes / rate)")
+    fit = read_fit(read_times(), f"stream_read at 5 sizes on this {c.device}, {stamp} (CUDA-graph replays, "
+                   "do_bench medians)")
+    data["read_fit"] = dataclasses.asdict(fit)
     gpu = match_gpu(c.device)
     if save:
         if gpu is None:
@@ -558,6 +576,8 @@ def calibrate_cmd(save, fmt) -> None:
     else:
         click.echo(f"{c.device}: read {c.read_gbps:.0f} GB/s, copy {c.copy_gbps:.0f} GB/s (read+write), "
                    f"L2 read {c.l2_read_gbps:.0f} GB/s, bf16 matmul {c.matmul_tflops:.0f} TFLOP/s")
+        click.echo(f"read at size: {fit.fixed_us:.1f} us fixed + bytes at {fit.gbps:.0f} GB/s "
+                   f"({fit.min_bytes / 1e6:.0f} MB to {fit.max_bytes / 1e9:.1f} GB)")
 
 
 @main.command("validate")

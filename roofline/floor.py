@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kernels.spec import DTYPE_BYTES, VerifyWorkload
-from roofline.gpus import Ceiling, GpuSpec
+from roofline.gpus import Ceiling, GpuSpec, ReadFit
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,13 @@ class WorkloadFloor:
     bound: str  # "bandwidth" or "compute"
     balance: float  # the smaller of memory_ms and compute_ms over the larger: 1.0 when both pipes bind alike
     serial_ms: float  # memory_ms + compute_ms: the time if loads and math never overlap
+    # The at-size floor: reading these bytes takes a measured fixed part plus the bytes at the fitted
+    # rate (GpuSpec.read_fit); None where the GPU has no measured fit.
+    at_size_ms: float | None = None  # max(fixed + bytes / fitted rate, compute_ms)
+    fixed_us: float | None = None
+    fit_gbps: float | None = None
+    fixed_share: float | None = None  # of the at-size memory time
+    at_size_note: str = ""  # the fit's source, and whether these bytes lie outside the sizes it was fitted on
 
 
 # From this balance on, the floor needs DRAM and the tensor cores near their ceilings together: a kernel
@@ -34,10 +41,12 @@ BALANCED = 0.5
 
 
 def workload_floor(w: VerifyWorkload, gpu: GpuSpec, layers: int = 1, bandwidth: Ceiling | None = None,
-                   peak: Ceiling | None = None) -> WorkloadFloor:
+                   peak: Ceiling | None = None, read_fit: ReadFit | None = None) -> WorkloadFloor:
     """Bytes: KV read once + Q in + O out. FLOPs: 2 * heads * visible tokens * (Lk + Lv) per query.
 
-    `bandwidth` and `peak` override the catalogue's ceilings (e.g. ones measured in the same run).
+    `bandwidth` and `peak` override the catalogue's ceilings (e.g. ones measured in the same run);
+    `read_fit` the GPU's measured read fit for the at-size floor (one read per layer: each layer pays
+    the fixed part).
     """
     elem = DTYPE_BYTES[w.dtype]
     kv_bytes = w.kv_tokens * w.token_bytes * layers  # closed form: no per-request list, any batch
@@ -49,6 +58,7 @@ def workload_floor(w: VerifyWorkload, gpu: GpuSpec, layers: int = 1, bandwidth: 
     bw, peak = bandwidth or gpu.dram_ceiling(), peak or gpu.bf16_ceiling()
     memory_ms = (kv_bytes + io_bytes) / (bw.value * 1e9) * 1e3
     compute_ms = flops / (peak.value * 1e12) * 1e3
+    at_size = at_size_floor(kv_bytes + io_bytes, layers, compute_ms, read_fit or gpu.read_fit())
     return WorkloadFloor(
         gpu=gpu.short_name, layers=layers, kv_bytes=kv_bytes, io_bytes=io_bytes, flops=flops,
         arithmetic_intensity=flops / (kv_bytes + io_bytes),
@@ -56,4 +66,29 @@ def workload_floor(w: VerifyWorkload, gpu: GpuSpec, layers: int = 1, bandwidth: 
         memory_ms=memory_ms, compute_ms=compute_ms, floor_ms=max(memory_ms, compute_ms),
         bound="bandwidth" if memory_ms >= compute_ms else "compute",
         balance=min(memory_ms, compute_ms) / max(memory_ms, compute_ms), serial_ms=memory_ms + compute_ms,
+        **at_size,
     )
+
+
+def at_size_floor(nbytes: int, layers: int, compute_ms: float, fit: ReadFit | None) -> dict:
+    """The at-size fields of WorkloadFloor: each layer's read takes fit.fixed_us + its bytes at fit.gbps."""
+    if fit is None:
+        return {}
+    per_layer = nbytes / layers
+    memory = layers * fit.time_ms(per_layer)
+    where = ("" if fit.min_bytes <= per_layer <= fit.max_bytes else
+             f"; {per_layer / 1e6:.1f} MB per layer is outside the {fit.min_bytes / 1e6:.0f} MB to "
+             f"{fit.max_bytes / 1e9:.1f} GB it was fitted over (extrapolated)")
+    return {"at_size_ms": max(memory, compute_ms), "fixed_us": fit.fixed_us, "fit_gbps": fit.gbps,
+            "fixed_share": layers * fit.fixed_us * 1e-3 / memory,
+            "at_size_note": f"measured read fit: {fit.source}{where}"}
+
+
+def at_size_line(f: dict) -> str | None:
+    """One line on the at-size floor (a WorkloadFloor as a dict), or None without a fit."""
+    if f.get("at_size_ms") is None:
+        return None
+    most = ": the fixed part is most of the time" if f["fixed_share"] > 0.5 else ""
+    return (f"at-size floor: {f['at_size_ms'] * 1e3:.4g} us per layer: a read of these bytes takes "
+            f"{f['fixed_us']:.1f} us fixed ({100 * f['fixed_share']:.0f}% of it{most}) + the bytes at "
+            f"{f['fit_gbps']:.0f} GB/s ({f['at_size_note']})")

@@ -26,6 +26,20 @@ class Ceiling:
 
 
 @dataclass(frozen=True)
+class ReadFit:
+    """The time to read n bytes once, measured at several sizes: fixed_us + n / gbps (roofline.scaling.line_fit)."""
+
+    fixed_us: float
+    gbps: float
+    min_bytes: int  # the sizes it was fitted over
+    max_bytes: int
+    source: str
+
+    def time_ms(self, nbytes: float) -> float:
+        return self.fixed_us * 1e-3 + nbytes / (self.gbps * 1e9) * 1e3
+
+
+@dataclass(frozen=True)
 class GpuSpec:
     short_name: str
     name: str
@@ -55,6 +69,18 @@ class GpuSpec:
         if "matmul_tflops" in self.measured:
             return Ceiling(self.measured["matmul_tflops"], "TFLOP/s", "measured", self.measured.get("source", ""))
         return Ceiling(self.bf16_dense_tflops, "TFLOP/s", "datasheet", self.sources.get("bf16_dense_tflops", ""))
+
+    def read_fit(self) -> ReadFit | None:
+        """The measured time to read n bytes at any size (`read_fit` in the measured file), when there is one."""
+        f = self.measured.get("read_fit")
+        if not isinstance(f, dict):
+            return None
+        try:
+            return ReadFit(float(f["fixed_us"]), float(f["gbps"]), int(f["min_bytes"]), int(f["max_bytes"]),
+                           str(f.get("source", self.measured.get("source", ""))))
+        except (KeyError, TypeError, ValueError):
+            raise MeasuredFileError(f"{self.measured_from}: read_fit needs fixed_us, gbps, min_bytes and "
+                                    f"max_bytes as numbers, got {f!r}") from None
 
     def ceilings(self) -> list[Ceiling]:
         """Every roof this GPU has, datasheet and measured, each labelled."""

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from roofline.gpus import ReadFit
+
 MIN_POINTS = 3  # distinct context lengths a fit needs
 FIT_TOL = 0.05  # the shortest contexts are dropped (down to MIN_POINTS) until every point is this close to the line
 KEYS = ["kernel", "page_size", "heads", "q_len", "batch"]
@@ -79,3 +81,17 @@ def scaling_fits(table: pd.DataFrame, read_gbps: float, matmul_tflops: float) ->
             pct_of_matmul=100 * rate * flop_per_byte / 1e3 / matmul_tflops if rate else None,
             fixed_share=intercept * 1e3 / float(g["median_ms"].iloc[-1]), max_residual_pct=100 * worst, note=note))
     return fits
+
+
+def read_fit(points: list[tuple[int, float]], source: str) -> ReadFit:
+    """time = fixed + bytes / rate over (bytes, ms) points of one reader (at least MIN_POINTS sizes);
+    ValueError when there are fewer or the time does not grow with the bytes."""
+    if len({b for b, _ in points}) < MIN_POINTS:
+        raise ValueError(f"a read fit needs at least {MIN_POINTS} sizes, got {len(points)}")
+    x = np.array([b for b, _ in points], float)
+    y = np.array([ms * 1e-3 for _, ms in points], float)
+    slope, intercept, worst = line_fit(x, y)
+    if slope <= 0:
+        raise ValueError("the read time does not grow with the bytes: no rate to fit")
+    return ReadFit(fixed_us=float(intercept * 1e6), gbps=float(1 / slope / 1e9), min_bytes=int(x.min()),
+                   max_bytes=int(x.max()), source=f"{source}; worst point {100 * worst:.1f}% off the line")

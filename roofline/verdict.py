@@ -21,21 +21,27 @@ are each the largest of them; profiler/ncu_tidy.py SM_UNITS and MEMORY_UNITS):
 - latency, first that applies:
   1. small grid: under one wave and fewer blocks than half the SMs (most SMs idle);
   2. short launches: under SHORT_LAUNCH_US each, launch overhead is comparable;
-  3. low occupancy set by the launch: theoretical occupancy under LOW_OCC_PCT, with the limit
+  3. pipelined: one block per SM by design (roofline/pipeline.py: the block holds the SM's registers
+     or shared memory and issues asynchronous copies and warpgroup MMAs): the memory side, the math
+     side or the chain of waits, never occupancy advice;
+  4. low occupancy set by the launch: theoretical occupancy under LOW_OCC_PCT, with the limit
      that caps it (registers, shared memory, warps, blocks);
-  4. small grid: under one wave (the blocks do not fill the SMs' capacity);
-  5. low achieved occupancy (under LOW_OCC_PCT);
-  6. the dominant warp stall when it is long_scoreboard (waiting on global memory);
+  5. small grid: under one wave (the blocks do not fill the SMs' capacity);
+  6. low achieved occupancy (under LOW_OCC_PCT);
+  7. the dominant warp stall when it is long_scoreboard (waiting on global memory);
   otherwise "too little work in flight".
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
 from profiler.ncu_tidy import MEMORY_UNITS, SM_UNITS
+from roofline.pipeline import MemoryFacts, memory_facts, pipeline_cause, pipelined
+from roofline.waits import WarpWaits
 
 LATENCY_PCT = 60.0
 LEAD_PCT = 10.0
@@ -212,10 +218,13 @@ def occupancy_limiter(m: Mapping) -> str | None:
     return {"shared_mem": "shared memory"}.get(name, name)
 
 
-def classify(m: Mapping, attention: bool = False) -> Verdict:
+def classify(m: Mapping, attention: bool = False, waits: WarpWaits | None = None,
+             traits: Mapping[str, bool] | None = None, memory: MemoryFacts | None = None) -> Verdict:
     """Verdict from one kernel's metrics (tidy column names; any may be missing or NaN).
 
     `attention`: the kernel is one of the project's attention kernels (attention-specific advice).
+    `waits`, `traits`: its PC samples by wait class and its SASS traits (profiler/ncu_source.py), when
+    the capture has them; `memory`: the read ceiling and load latency for a pipelined kernel's memory side.
     """
     sm, mem = num(m.get("sm_throughput_pct")), num(m.get("memory_throughput_pct"))
     if sm is None or mem is None:
@@ -241,12 +250,18 @@ def classify(m: Mapping, attention: bool = False) -> Verdict:
     unit = busiest_unit(m)
     if sm < LATENCY_PCT and mem < LATENCY_PCT:
         evidence.append(f"both under {LATENCY_PCT:.0f}%: neither compute nor memory is the limit")
-        cause, key = _latency_cause(m, waves, duration, stalls, evidence)
+        pipe = _pipelined_cause(m, waves, duration, traits, waits, memory)
+        if pipe is not None:
+            cause, advice = pipe.cause, pipe.advice
+            evidence += pipe.evidence
+        else:
+            cause, key = _latency_cause(m, waves, duration, stalls, evidence)
+            advice = advice_for(key, attention)
         if unit:
             evidence.append(f"busiest unit: {unit}")
         if stall_line:
             evidence.append(stall_line)
-        return Verdict("latency", cause, None, evidence, advice_for(key, attention), unit)
+        return Verdict("latency", cause, None, evidence, advice, unit)
 
     if sm - mem >= LEAD_PCT:
         bound, cause = "compute", "compute pipes lead memory by 10+ points"
@@ -279,6 +294,21 @@ def classify(m: Mapping, attention: bool = False) -> Verdict:
         evidence.append(stall_line)
     key = "issue" if (unit or "").startswith("issue-bound") else roof
     return Verdict(bound, cause, roof, evidence, advice_for(key, attention), unit)
+
+
+def _pipelined_cause(m, waves, duration, traits, waits, memory):
+    """The pipelined kernel's cause (roofline/pipeline.py), or None: not pipelined, or a small grid
+    (fewer blocks than half the SMs) or short launches come first."""
+    grid, sms = num(m.get("grid_size")), num(m.get("sm_count"))
+    if waves is not None and waves < 1 and (grid is None or sms is None or grid < sms / 2):
+        return None
+    if duration is not None and duration * 1e3 < SHORT_LAUNCH_US:
+        return None
+    why = pipelined(m, traits)
+    if why is None:
+        return None
+    found = pipeline_cause(m, waits, memory or memory_facts(None), sms)
+    return dataclasses.replace(found, evidence=[why] + found.evidence)
 
 
 def _latency_cause(m, waves, duration, stalls, evidence) -> tuple[str, str]:

@@ -116,6 +116,8 @@ def test_calibrate_saves_per_user_and_gpus_reads_it_first(monkeypatch, tmp_path)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr("profiler.bench.measure_ceilings",
                         lambda: MeasuredCeilings("NVIDIA H200", 4100.0, 4300.0, 650.0, 8000.0))
+    sizes = (75_497_472, 150_994_944, 301_989_888, 603_979_776)  # a reader of 10 us + 4,000 GB/s
+    monkeypatch.setattr("profiler.read_sizes.read_times", lambda: [(b, 0.010 + b / 4000e9 * 1e3) for b in sizes])
     r = CliRunner().invoke(main, ["calibrate"])
     mine = tmp_path / "config" / "roofline" / "measured" / "h200.json"
     assert r.exit_code == 0, r.output
@@ -123,6 +125,9 @@ def test_calibrate_saves_per_user_and_gpus_reads_it_first(monkeypatch, tmp_path)
     assert packaged.read_bytes() == before  # the installed package is never written
     h200 = get_gpu("h200")
     assert h200.dram_ceiling().value == 4300.0 and h200.measured_from == str(mine)
+    fit = h200.read_fit()  # the at-size floor's fit, measured by calibrate
+    assert fit.fixed_us == pytest.approx(10.0) and fit.gbps == pytest.approx(4000.0)
+    assert (fit.min_bytes, fit.max_bytes) == (sizes[0], sizes[-1]) and "read at size: 10.0 us fixed" in r.stdout
     out = run("gpus").output
     assert f"h200 measured: {mine} (yours" in out and "read 4300 GB/s" in out
 

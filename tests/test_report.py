@@ -56,6 +56,7 @@ def test_bundled_run_report(tmp_path):
     assert "| triton | `3.6.0` |" in md and "| ncu | `2025.3.1 (build 36398880)` |" in md
     assert md.count("<details>") == md.count("</details>") >= 2
     assert check_charts(out) == ["report_roofline.png", "report_stalls.png"]
+    assert "## Where the warps wait" not in md and "no PC samples in this capture" in md  # its old metric list
     svg = (tmp_path / "evidence" / "report_roofline.svg").read_text()
     for kind in ("(datasheet)", "(measured)", "(report's own)"):  # every kind of roof, labelled
         assert kind in svg
@@ -71,8 +72,10 @@ def test_fixture_runs(tmp_path, run):
     manifest = json.loads((RUNS / run / "manifest.json").read_text())
     verdict_preset = any(r.get("preset") == "verdict" for r in manifest["reports"])
     # no DRAM bytes or FLOP in the verdict preset: a stall chart and no roofline chart
-    assert [c.split("_")[-1] for c in check_charts(out)] == (["stalls.png"] if verdict_preset else
-                                                             ["roofline.png", "stalls.png"])
+    waits = ["waits.png"] if "## Where the warps wait" in md else []  # captures with PC samples
+    assert [c.split("_")[-1] for c in check_charts(out)] == waits + (["stalls.png"] if verdict_preset else
+                                                                     ["roofline.png", "stalls.png"])
+    assert bool(waits) != ("no PC samples in this capture" in md)  # older metric lists had none: one line says so
 
 
 def test_bare_foreign_report_has_no_floor_and_says_why(tmp_path):
@@ -91,7 +94,7 @@ def test_bare_report_of_our_kernel(tmp_path):
     assert report(FULL_SET, "-o", out).exit_code == 0
     md = out.read_text()
     assert "## Floor" not in md and "no floor section" in md and "_verify_extend_kernel" in md
-    assert len(check_charts(out)) == 2
+    assert len(check_charts(out)) == 3 and "## Where the warps wait" in md  # --set full: PC samples
 
 
 def test_never_overwrites_without_force(tmp_path):
@@ -206,7 +209,8 @@ def test_timeline_section_and_chart(sample_report):
     md = sample_report.read_text()
     assert "## Timeline" in md and "From nsys 2025.3.1.0: 3 launches in the NVTX range 'roofline', 3 steps." in md
     assert "| host time (the NVTX step range) | 0.09026 |" in md and "not launch-bound" in md
-    assert check_charts(sample_report) == ["report_roofline.png", "report_stalls.png", "report_timeline.png"]
+    assert sorted(check_charts(sample_report)) == ["report_roofline.png", "report_stalls.png", "report_timeline.png",
+                                                   "report_waits.png"]
 
 
 def test_timeline_of_an_nsys_export_and_launch_bound(tmp_path):
@@ -312,7 +316,8 @@ def test_readme_example_report_and_quoted_output_do_not_drift(tmp_path):
     fresh = (tmp_path / "report.md").read_text()
     drop = lambda md: [l for l in md.splitlines() if "(this report)" not in l]  # noqa: E731,E741
     assert drop(mine) == drop(fresh), "docs/examples/report/ drifted: run python tools/make_examples.py"
-    assert linked_images(mine) == ["report_roofline.png", "report_stalls.png", "report_timeline.png"]
+    assert sorted(linked_images(mine)) == ["report_roofline.png", "report_stalls.png", "report_timeline.png",
+                                          "report_waits.png"]
     for link in linked_images(mine):
         assert (root / make.EXAMPLE.parent / link).exists() and (root / make.EXAMPLE.parent / link).with_suffix(".svg").exists()
     assert make.readme_text() == (root / "README.md").read_text(), "README drifted: run python tools/make_examples.py"
