@@ -8,9 +8,9 @@ import time
 
 import torch
 
+from kernels.fast.run import triton_mla_fast
 from kernels.inputs import build_inputs
 from kernels.spec import VerifyWorkload
-from kernels.fast.run import triton_mla_fast
 
 for page in (64, 1):
     inp = build_inputs(VerifyWorkload(ctx_len=8192, heads=8, page_size=page), device="cuda")

@@ -109,9 +109,9 @@ def split_and_combine(ctx_len: int = 131072, page_size: int = 64) -> list[dict]:
     """Graph replays of the default fast kernel's split launch alone, and with each combine variant
     after it (and alone): the shipped spec with and without PDL, other block shapes."""
     from kernels.combine import _combine_kernel
-    from kernels.inputs import build_inputs
     from kernels.fast.paths import plan_fast
     from kernels.fast.run import partials
+    from kernels.inputs import build_inputs
     from kernels.launch_spec import combine_spec, device_facts
     from kernels.spec import VerifyWorkload
 

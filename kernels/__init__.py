@@ -1,7 +1,7 @@
 """Verify-attention workloads and kernels. Importing this package does not import torch."""
 
-from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
 from kernels.registry import KERNELS, KernelInfo, UnknownKernel, get_kernel
+from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
 
 __all__ = ["VerifyWorkload", "WorkloadError", "parse_ctx_len", "KERNELS", "KernelInfo",
            "UnknownKernel", "get_kernel"]

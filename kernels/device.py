@@ -22,7 +22,7 @@ def pick_device(requested: str | None) -> str:
     that says to use the interpreter (`--device cpu`)."""
     if requested == "cpu":
         return "cpu"
-    import torch
+    import torch  # lazy
 
     if torch.cuda.is_available():
         return "cuda"

@@ -66,7 +66,7 @@ def device_facts(device) -> tuple[str, int, str]:
 
 @lru_cache(maxsize=None)
 def _device_facts(device: str) -> tuple[str, int, str]:
-    import torch  # only a launcher calls this, with torch already loaded
+    import torch  # lazy: only a launcher calls this, with torch already loaded
 
     dev = torch.device(device)
     if dev.type != "cuda":

@@ -12,6 +12,7 @@ from typing import Callable
 from kernels.fast.common import FAST_PATHS
 from kernels.fast.paths import DEVICE_KERNELS as FAST_DEVICE_KERNELS
 from kernels.plan import code_path as plan_code_path
+from kernels.spec import check_workload  # noqa: F401 (re-exported: the registry names what each kernel can run)
 
 
 @dataclass(frozen=True)
@@ -87,19 +88,6 @@ def code_path(kernel: str, arch: str, page_size: int = 1, max_kv_len: int | None
     kernels.plan.CODE_PATHS selects another for that architecture."""
     base = kernel.removesuffix("_graph")
     return plan_code_path(base, arch, page_size, max_kv_len)
-
-
-def check_workload(name: str, workload) -> None:
-    """The shapes a kernel cannot run, as a one-line WorkloadError (shared by `check`, `model` and the
-    kernels themselves): triton_mla_fast(_graph) needs a power-of-two page_size, every Triton kernel
-    power-of-two kv_lora_rank and rope_dim."""
-    from kernels.spec import WorkloadError
-
-    base = name.removesuffix("_graph")
-    if base == "triton_mla_fast" and workload.page_size & (workload.page_size - 1):
-        raise WorkloadError(f"{base} needs a power-of-two page_size (1, 16, 64, ...), got {workload.page_size}")
-    if base != "torch_ref" and (workload.v_dim & (workload.v_dim - 1) or workload.rope_dim & (workload.rope_dim - 1)):
-        raise WorkloadError(f"{base} needs power-of-two kv_lora_rank and rope_dim (MLA: 512 + 64)")
 
 
 def project_kernel_of(device_kernel: str) -> str | None:

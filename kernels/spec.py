@@ -153,3 +153,14 @@ class VerifyWorkload:
         ctx = ",".join(map(str, self.ctx_lens)) if self.ctx_lens else str(self.ctx_len)
         return (f"ctx_len={ctx} batch={self.batch} heads={self.heads} q_len={self.q_len} "
                 f"page_size={self.page_size} dtype={self.dtype} mask={self.tree_mask}")
+
+
+def check_workload(name: str, workload) -> None:
+    """The shapes a kernel cannot run, as a one-line WorkloadError (shared by `check`, `model` and the
+    kernels themselves): triton_mla_fast(_graph) needs a power-of-two page_size, every Triton kernel
+    power-of-two kv_lora_rank and rope_dim."""
+    base = name.removesuffix("_graph")
+    if base == "triton_mla_fast" and workload.page_size & (workload.page_size - 1):
+        raise WorkloadError(f"{base} needs a power-of-two page_size (1, 16, 64, ...), got {workload.page_size}")
+    if base != "torch_ref" and (workload.v_dim & (workload.v_dim - 1) or workload.rope_dim & (workload.rope_dim - 1)):
+        raise WorkloadError(f"{base} needs power-of-two kv_lora_rank and rope_dim (MLA: 512 + 64)")

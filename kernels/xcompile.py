@@ -114,7 +114,7 @@ _DESC = re.compile(r"tensordesc<(\w+)\[(\d+),\s*(\d+)\]>")
 def gluon_signature(signature: dict) -> dict:
     """Gluon's descriptor types name their shared layout: "tensordesc<bf16[64,512]>" becomes the
     type the Gluon launcher gives a descriptor built with NVMMASharedLayout.get_default_for."""
-    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon import language as gl  # lazy
 
     out = {}
     for name, ty in signature.items():
@@ -189,15 +189,15 @@ def _child_main() -> None:
 
 
 def _compile(spec: LaunchSpec, arch: str) -> CompiledLaunch:
-    import triton
-    from triton import knobs
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
+    import triton  # lazy
+    from triton import knobs  # lazy
+    from triton.backends.compiler import GPUTarget  # lazy
+    from triton.compiler import ASTSource  # lazy
 
     signature, constexprs, attrs = specialization(spec)
     fn = spec.load()
     if getattr(fn, "is_gluon", lambda: False)():  # a Gluon kernel: its own front end, descriptors with layouts
-        from triton.experimental.gluon._runtime import GluonASTSource
+        from triton.experimental.gluon._runtime import GluonASTSource  # lazy
 
         src = GluonASTSource(fn=fn, signature=gluon_signature(signature), constexprs=constexprs, attrs=attrs)
     else:

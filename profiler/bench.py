@@ -25,8 +25,8 @@ import triton.testing
 
 from kernels.graph import GraphedKernel
 from kernels.inputs import VerifyInputs, build_inputs
-from kernels.registry import get_kernel
-from kernels.spec import VerifyWorkload
+from kernels.registry import check_workload, get_kernel
+from kernels.spec import VerifyWorkload, WorkloadError
 
 METHODS = ("rotated", "flush")
 DEFAULT_SAMPLES = 30
@@ -136,7 +136,7 @@ def time_step(name: str, workload: VerifyWorkload, samples: int = DEFAULT_SAMPLE
 
 def measure_ceilings(gib: float = 4.0) -> MeasuredCeilings:
     """Copy and read a `gib` GiB buffer (many times L2), and a large bf16 matmul."""
-    from kernels.stream import stream_read
+    from kernels.stream import stream_read  # lazy
 
     n = int(gib * 2 ** 30) // 2
     a = torch.randn(n, device="cuda", dtype=torch.bfloat16)
@@ -155,7 +155,7 @@ def measure_ceilings(gib: float = 4.0) -> MeasuredCeilings:
 
 def measure_l2_read(calls: int = 20) -> float:
     """GB/s of the L2-resident re-read probe, timed with events over back-to-back calls (no flush)."""
-    from kernels.probes import make_l2_reread
+    from kernels.probes import make_l2_reread  # lazy
 
     run = make_l2_reread("cuda")
     run()
@@ -214,8 +214,6 @@ def time_read(workload: VerifyWorkload, method: str = "rotated") -> float:
 
 def skip_reason(name: str, workload: VerifyWorkload) -> str | None:
     """Why kernel `name` does not run `workload` (a mask or page size it lacks, not built), or None."""
-    from kernels.registry import check_workload
-    from kernels.spec import WorkloadError
 
     if name == READ:
         return None

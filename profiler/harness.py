@@ -16,6 +16,10 @@ import argparse
 import json
 import sys
 
+from kernels.registry import get_kernel
+from kernels.spec import VerifyWorkload
+from profiler.timing import TimingSamples, write_timing
+
 NVTX_RANGE = "roofline"
 STEP_RANGE = "step"
 
@@ -23,7 +27,7 @@ STEP_RANGE = "step"
 def run_in_range(call, iters: int, warmup: int = 1) -> None:
     """`warmup` calls (compilation) outside, then `iters` calls inside one NVTX range, each call
     in a nested `step` range of its own (nsys reads per-step time, gaps and launch cost from them)."""
-    import torch
+    import torch  # lazy
 
     for _ in range(warmup):
         call()
@@ -51,11 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.timing_samples < 0 or (args.timing_samples and not args.timing_out):
         parser.error("--timing-samples needs a count >= 0 and --timing-out")
 
-    import torch
+    import torch  # lazy
 
-    from kernels.inputs import build_inputs
-    from kernels.registry import get_kernel
-    from kernels.spec import VerifyWorkload
+    from kernels.inputs import build_inputs  # lazy
 
     with open(args.spec) as f:
         spec = json.load(f)
@@ -87,7 +89,6 @@ def host_info() -> dict:
 def timing_pass(kernel: str, workload, samples: int, out: str) -> int:
     """Time `kernel`'s step (rotated input sets, CUDA-graph replays) and write timing.json to `out`."""
     from profiler.bench import time_step  # lazy: torch and triton
-    from profiler.timing import TimingSamples, write_timing
 
     t = time_step(kernel, workload, samples)
     info = host_info()

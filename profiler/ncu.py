@@ -8,11 +8,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from profiler.proc import find_tool, run_tool, tool_version
-from profiler.errors import (ApplicationFailed, CounterPermission, NoKernelsProfiled,
-                             ProfilerError, exit_hint)
-
+from profiler.errors import (
+    ApplicationFailed,
+    CounterPermission,
+    NoKernelsProfiled,
+    ProfilerError,
+    ReportError,
+    exit_hint,
+)
 from profiler.metrics import DEFAULT_PRESET, STALL_REASONS, Preset, get_preset, stall_metric  # noqa: F401
+from profiler.proc import find_tool, run_tool, tool_version
 
 _INSTALL_GLOBS = ("/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu",
                   "/opt/nvidia/nsight-compute/*/ncu")
@@ -130,7 +135,6 @@ def check_collected(raw, requested: list[str], report: Path) -> list[str]:
     tests/fixtures/h200/logs/ncu_unknown_metric.log and unknown_metric.ncu-rep.gz) or has no value
     for it (`n/a`). Raise naming such metrics, or a launch that holds none of the requested values;
     return the missing chip-specific ones (CHIP_SPECIFIC_METRICS), which are only worth a note."""
-    from profiler.errors import ReportError
 
     if not requested:
         return []

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import faulthandler
 import glob
 import importlib
+import multiprocessing
 import os
+import signal
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -12,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from profiler.errors import ReportError, refuse_special
+from profiler.ncu_tidy import raw_metrics
+from profiler.rundir import RunDir
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -108,7 +113,7 @@ def _read_report(path: Path, metrics: tuple[str, ...] | None, timeout_s: float) 
                                   f"{str(exc).replace(str(whole), 'its whole records')}") from None
     if not rows:
         raise ReportError(f"{path}: the report holds no kernel launches (no kernel was profiled)")
-    import pandas as pd  # here: prefetch() starts a read before the caller has imported pandas
+    import pandas as pd  # lazy: prefetch() starts a read before the caller has imported pandas
 
     df = pd.DataFrame(rows)
     df.attrs["units"] = units
@@ -231,7 +236,6 @@ class _ChildRead:
 
     def __init__(self, path: Path, install_dir: str | None, metrics: tuple[str, ...] | None,
                  part: tuple[int, int] = (0, 1)):
-        import multiprocessing
 
         method = "spawn" if install_dir or "fork" not in multiprocessing.get_all_start_methods() else "fork"
         ctx = multiprocessing.get_context(method)
@@ -362,8 +366,6 @@ def discard_prefetched() -> None:
 
 
 def _crash_message(path: Path, install_dir: str | None, exitcode: int | None, said: str | None) -> str:
-    import signal
-
     how = (f"signal {signal.Signals(-exitcode).name}" if exitcode is not None and exitcode < 0
            else f"exit status {exitcode}") + (f"; it said: {said}" if said else "")
     if install_dir:
@@ -376,8 +378,6 @@ def _crash_message(path: Path, install_dir: str | None, exitcode: int | None, sa
 def _child_main(send, path: str, install_dir: str | None, metrics: tuple[str, ...] | None, log: str,
                 part: tuple[int, int] = (0, 1)) -> None:
     try:
-        import faulthandler
-
         faulthandler.disable()  # a crash here is reported by the parent, in one line
         with open(log, "ab") as f:  # the C++ library logs parse problems straight to stderr
             os.dup2(f.fileno(), 2)
@@ -460,8 +460,6 @@ def _rule_results(action) -> list[dict]:
 def prefetch_capture(path: str | Path) -> None:
     """prefetch() the Nsight Compute reports `roofline analyze PATH` will read (a report, or a run
     directory's own reports as its manifest names them), with the metrics the analysis reads."""
-    from profiler.ncu_tidy import raw_metrics
-    from profiler.rundir import RunDir
 
     try:
         p = Path(path)

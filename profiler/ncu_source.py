@@ -31,6 +31,7 @@ import pandas as pd
 
 from profiler.errors import ReportError
 from profiler.metrics import PCSAMP_COUNT, STALL_REASONS, pcsamp_metric
+from profiler.ncu_reader import import_ncu_report
 from profiler.readers import plain_file
 
 WAIT_CLASSES = ("load barrier", "MMA wait", "role barrier", "shared memory", "global memory", "math", "other")
@@ -214,8 +215,6 @@ def _launch_rows(action, launch: int, functions: dict[str, _Function]) -> list[d
 
 
 def _read(path: str) -> tuple[list[dict], dict[str, dict[str, bool]]]:
-    from profiler.ncu_reader import import_ncu_report
-
     ncu_report = import_ncu_report()
 
     ctx = ncu_report.load_report(path)

@@ -178,8 +178,8 @@ def raw_metrics() -> list[str]:
 
 def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
     """One row per launch with the TIDY columns (NaN where the report lacks a metric)."""
-    import numpy as np  # here, not at the top: the metric names above are read before pandas loads
-    import pandas as pd
+    import numpy as np  # lazy, not at the top: the metric names above are read before pandas loads
+    import pandas as pd  # lazy
 
     attrs = dict(raw.attrs)
     raw = raw.copy(deep=False)
@@ -222,7 +222,7 @@ def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
 
 def _derive_from_sectors(out: pd.DataFrame, raw: pd.DataFrame) -> None:
     """Fill byte and FLOP totals that `--set full` reports hold only as sectors or per-cycle rates."""
-    import pandas as pd
+    import pandas as pd  # lazy
 
     parts = [c for c in L1_SECTOR_PARTS if c in raw]
     if parts:  # absent parts (older ncu, other chips) count as no traffic through them
@@ -256,7 +256,7 @@ def _derive_verdict_inputs(out: pd.DataFrame, raw: pd.DataFrame) -> None:
       (`selected`), an estimate of the counter ratio (warps stalled per issue-active cycle);
       `stalls_sampled` is 1 where they were used.
     """
-    import pandas as pd
+    import pandas as pd  # lazy
 
     out["sol_units"] = float("nan")
     for total, units in (("sm_throughput_pct", SM_UNITS), ("memory_throughput_pct", MEMORY_UNITS)):

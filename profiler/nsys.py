@@ -13,6 +13,7 @@ import glob
 import os
 import shlex
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -134,7 +135,6 @@ def run_nsys(app: list[str], out_dir: Path, name: str = "profile", nsys: str | N
              timeout: float | None = None, limit_name: str | None = None) -> NsysRun:
     """Profile `app` into `out_dir/<name>.nsys-rep` and export `out_dir/<name>.sqlite`; both steps
     log to `<name>.nsys.log`. nsys runs in its own process group, ended past `timeout` s or on Ctrl-C."""
-    import time
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

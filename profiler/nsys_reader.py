@@ -24,7 +24,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from profiler.errors import ProfilerError, ReportError
+from profiler.errors import ProfilerError, ReportError, ToolNotFound
+from profiler.files import describe, plain_file
+from profiler.ncu_tidy import tidy_launches
+from profiler.nsys import export_command, find_nsys
+from profiler.proc import run_tool
 
 SCHEMA_MAJOR = "3"  # read and tested: 3.20.3 (nsys 2025.3.2 export)
 RANGE = "roofline"  # profiler/harness.py's outer range: what `ncu --nvtx-include roofline/` profiles
@@ -107,8 +111,6 @@ def read_nsys_sqlite(path: str | Path, nsys: str | None = None) -> Timeline:
         with tempfile.TemporaryDirectory(prefix="roofline-nsys-") as tmp:
             return _read(export_report(path, Path(tmp), nsys), name=path)
     if head.startswith(b"\x1f\x8b"):
-        from profiler.readers import plain_file
-
         with plain_file(path) as plain:
             return _renamed(plain, path, nsys)
     return _read(path, name=path)
@@ -123,9 +125,6 @@ def _renamed(plain: Path, name: Path, nsys: str | None) -> Timeline:
 
 def export_report(report: Path, out_dir: Path, nsys: str | None = None, timeout: float = 600) -> Path:
     """`nsys export --type sqlite` of `report` into `out_dir`; a clear error without nsys."""
-    from profiler.errors import ToolNotFound
-    from profiler.nsys import export_command, find_nsys
-    from profiler.proc import run_tool
 
     try:
         exe = find_nsys(nsys)
@@ -160,8 +159,6 @@ def _read(path: Path, name: Path) -> Timeline:
         with open(path, "rb") as f:
             head = f.read(16)
         if not head.startswith(SQLITE_MAGIC):
-            from profiler.readers import describe
-
             raise ReportError(f"{name}: {describe(head)}, not an Nsight Systems sqlite export "
                               "(nsys export --type sqlite) or .nsys-rep")
         conn = _connect(path)
@@ -475,7 +472,6 @@ def _summary(meta: dict, launches: pd.DataFrame, profiled: pd.DataFrame, outer: 
 def timeline_launches(timeline: Timeline) -> pd.DataFrame:
     """The timeline's launches as the tidy launch table (profiler/ncu_tidy.py columns, counters NaN):
     the launches inside the harness's NVTX range when the capture has one, else every launch."""
-    from profiler.ncu_tidy import tidy_launches
 
     t = timeline.launches
     if timeline.summary.get("range"):

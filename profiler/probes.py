@@ -17,9 +17,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iters", type=int, default=1)
     args = parser.parse_args(argv)
 
-    import torch
+    import torch  # lazy
 
-    from kernels.probes import PROBES
+    from kernels.probes import PROBES  # lazy
 
     if args.name not in PROBES:
         print(f"unknown probe {args.name!r}; known: {', '.join(PROBES)}", file=sys.stderr)

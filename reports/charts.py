@@ -127,11 +127,11 @@ def roofline_layout(analysis: dict, roofs: list[Roof]) -> dict:
 
 def _pyplot():
     try:
-        import matplotlib
+        import matplotlib  # lazy
     except ImportError:
         raise ChartError("charts need matplotlib: pip install 'roofline[report]' (or pip install matplotlib)") from None
     matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy
 
     return matplotlib, plt
 

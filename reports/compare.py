@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from roofline.comparison import METRICS, MIN_SAMPLES, Change, Comparison, KernelComparison
 from reports.numbers import ms, ratio
 from reports.text import align
+from roofline.comparison import METRICS, MIN_SAMPLES, Change, Comparison, KernelComparison
 
 LABELS = {"duration_ms": "duration (median)", "ms_per_step": "time per step", "launches": "launches",
           "grid_size": "grid", "block_size": "block", "registers_per_thread": "registers/thread",

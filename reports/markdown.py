@@ -8,8 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reports.charts import (floor_point, kernel_label, report_roofs, roofline_chart, roofline_layout,
-                            roofline_points, stall_chart, timeline_chart)
+from reports.charts import (
+    floor_point,
+    kernel_label,
+    report_roofs,
+    roofline_chart,
+    roofline_layout,
+    roofline_points,
+    stall_chart,
+    timeline_chart,
+)
 from reports.meta import KINDS, LAUNCH_BOUND_PCT, STALL_UNIT, STALL_UNIT_SHORT, ReportMeta, nsys_version
 from reports.numbers import ms, ratio, us
 from reports.waits import waits_chart, waits_markdown

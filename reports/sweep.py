@@ -49,11 +49,11 @@ def render_summary_markdown(table: pd.DataFrame) -> str:
 def plot_sweep(table: pd.DataFrame, out_base: str | Path, title: str | None = None) -> list[Path]:
     """Step time vs context length, log-log: one line per kernel (and page size, heads, q_len when
     they vary), the floor of each (heads, q_len) dashed. Writes <out_base>.png and .svg."""
-    import matplotlib
+    import matplotlib  # lazy
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import FixedLocator, NullLocator
+    import matplotlib.pyplot as plt  # lazy
+    from matplotlib.ticker import FixedLocator, NullLocator  # lazy
 
     done = table[(table["status"] == "done") & table["step_ms"].notna()].copy()
     if done.empty:

@@ -123,7 +123,7 @@ def render_text(analysis: Analysis) -> str:
 
 def render_scaling(fits) -> str:
     """roofline.scaling's fits: time = fixed + KV bytes / rate, one line per kernel x page size x heads."""
-    from roofline.scaling import FIT_TOL, MIN_POINTS
+    from roofline.scaling import FIT_TOL, MIN_POINTS  # lazy
 
     rows = [["kernel", "page", "heads", "ctx fitted", "fixed us", "rate GB/s", "% read BW", "rate TFLOP/s", "% matmul",
              "fixed share", "worst fit"]]

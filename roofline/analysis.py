@@ -10,6 +10,7 @@ import pandas as pd
 
 from kernels.registry import project_kernel_of
 from kernels.spec import VerifyWorkload
+from profiler.metrics import CHIP_NAMES, PRESETS
 from roofline.floor import WorkloadFloor, workload_floor
 from roofline.gpus import GpuSpec, match_gpu
 from roofline.hierarchy import hierarchical_roofline, useful_flops_per_launch, with_useful_work
@@ -210,7 +211,6 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
 def _unexpectedly_missing(missing: list[str], preset: str | None) -> list[str]:
     """The absent metrics that the capture's preset asked for (all of them when the preset is unknown
     or is an ncu set): a verdict-preset run is not short of the roofline counters it never asked for."""
-    from profiler.metrics import PRESETS, CHIP_NAMES
 
     p = PRESETS.get(preset) if preset else None
     if p is None or p.sets or not p.metrics:

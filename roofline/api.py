@@ -22,14 +22,32 @@ from typing import Callable
 
 import pandas as pd
 
+from kernels.registry import get_kernel
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
 from profiler.errors import ApplicationFailed, ProfilerError, ReportError, ToolNotFound, ToolTimeout, refuse_special
+from profiler.metrics import DEFAULT_PRESET, get_preset, with_source
+from profiler.ncu import check_collected, find_ncu, ncu_version, requested_metrics, run_ncu
+from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_source import PcRead
+from profiler.nsys import find_nsys, importer_missing, nsys_version, run_nsys
 from profiler.nsys_reader import Timeline
-from profiler.rundir import (ANALYSIS, HARNESS, LAUNCHES, TIMING, Manifest, RunDir, RunDirError, RunSpec, RunWriter,
-                             default_run_name)
+from profiler.rundir import (
+    ANALYSIS,
+    HARNESS,
+    LAUNCHES,
+    TIMING,
+    Manifest,
+    RunDir,
+    RunDirError,
+    RunSpec,
+    RunWriter,
+    default_run_name,
+)
 from roofline.analysis import Analysis, summarize
-from roofline.comparison import CompareError, Comparison, compare  # noqa: F401 (public API)
+from roofline.chips import local_device_name, preset_for_device
+from roofline.comparison import DEFAULT_P_VALUE, CompareError, Comparison  # noqa: F401 (public API)
+from roofline.comparison import compare as compare_runs
+from roofline.reporting import report as write_report
 from roofline.waits import stalls_by_class, stalls_by_line
 
 SAMPLE_RUN = "data/samples/h200-triton_mla-128k"
@@ -127,8 +145,8 @@ def _workload(spec: RunSpec | None, where: Path) -> VerifyWorkload | None:
 def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=None) -> Run:
     """Read captured evidence without a GPU: a run directory (only the reports its manifest names,
     checked against their checksums), a report file, or a folder of reports. None: the bundled sample."""
-    from profiler.nsys_reader import read_nsys_sqlite
-    from profiler.readers import NCU_REP, NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
+    from profiler.nsys_reader import read_nsys_sqlite  # lazy
+    from profiler.readers import NCU_REP, NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff  # lazy
 
     source = Path(path) if path is not None else sample_run()
     if not source.exists():
@@ -224,7 +242,7 @@ def _start_pc_read(report: Path) -> PcRead | Path:
 
 
 def _timeline_table(timeline: Timeline, path: Path) -> pd.DataFrame:
-    from profiler.nsys_reader import timeline_launches
+    from profiler.nsys_reader import timeline_launches  # lazy
 
     table = timeline_launches(timeline)
     table["source"] = Path(path).name
@@ -247,8 +265,6 @@ def choose_tools(tool: str | None = None, ncu: str | None = None, nsys: str | No
     """{"ncu": path, "nsys": path} for the tools to run: `tool` "ncu", "nsys" or "both" needs them
     found; None takes both when both are found and nsys's importer can run, else the one that works
     (ToolNotFound when neither). Why a found tool was left out is appended to `notes`."""
-    from profiler.ncu import find_ncu
-    from profiler.nsys import find_nsys, importer_missing
 
     finders = {"ncu": lambda: find_ncu(ncu), "nsys": lambda: find_nsys(nsys)}
     if tool is not None:
@@ -295,9 +311,6 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
     `timing_samples`: after the captures, a child with no profiler attached times the step this many
     times (rotated input sets, CUDA-graph replays) into timing.json, which `compare` tests; 0 skips it.
     """
-    from kernels.registry import get_kernel
-    from profiler.metrics import DEFAULT_PRESET, get_preset, with_source
-    from roofline.chips import local_device_name, preset_for_device
 
     say = progress or (lambda msg: None)
     preset = get_preset(preset or DEFAULT_PRESET).name  # unknown name: error before anything runs
@@ -406,9 +419,7 @@ def _capture_ncu(writer: RunWriter, app: list[str], exe: str, iterations: int, w
                  say: Callable[[str], None], timeout: float | None, limit: str | None, result: dict,
                  env: dict[str, str] | None = None, *, preset: str, resolved, chip: str) -> pd.DataFrame:
     """ncu into the run: report, log, version, the launch table (checked for missing metrics)."""
-    from profiler.ncu import check_collected, ncu_version, requested_metrics, run_ncu
-    from profiler.ncu_reader import read_ncu_report
-    from profiler.readers import read_launches
+    from profiler.readers import read_launches  # lazy
 
     say(f"[ncu] profiling {spec_name(app)} ({workload.describe()}), preset {preset} ({chip}) -> {writer.final}")
     t0 = time.time()
@@ -437,8 +448,7 @@ def _capture_nsys(writer: RunWriter, app: list[str], exe: str, say: Callable[[st
                   timeout: float | None, limit: str | None, result: dict,
                   env: dict[str, str] | None = None) -> Timeline:
     """nsys into the run: timeline report, sqlite export, log, version; the timeline read back."""
-    from profiler.nsys import nsys_version, run_nsys
-    from profiler.nsys_reader import read_nsys_sqlite
+    from profiler.nsys_reader import read_nsys_sqlite  # lazy
 
     say(f"[nsys] timeline of {spec_name(app)} (-t cuda,nvtx) -> {writer.final}")
     t0 = time.time()
@@ -499,9 +509,21 @@ def spec_name(app: list[str]) -> str:
     return app[app.index("--kernel") + 1] if "--kernel" in app else "the program"
 
 
-def report(run: "Run | str | Path | None" = None, out: str | Path | None = None, force: bool = False) -> list[Path]:
+def report(run: "Run | str | Path | None" = None, out: str | Path | None = None, force: bool = False,
+           source: str | Path | None = None) -> list[Path]:
     """A GitHub-flavoured markdown report of a run (or of what `load(path)` reads) with roofline and
     stall charts beside it; never replaces an existing report unless `force`. See roofline/reporting.py."""
-    from roofline.reporting import report as write_report
+    if not isinstance(run, Run):
+        source = source if source is not None else run
+        run = load(run)
+    return write_report(run, out, force=force, source=source)
 
-    return write_report(run, out, force=force)
+
+def compare(base: "Run | str | Path", head: "Run | str | Path", fail_if_slower_pct: float | None = None,
+            allow_different_workload: bool = False, allow_incomplete: bool = False,
+            p_value: float = DEFAULT_P_VALUE) -> Comparison:
+    """Compare two runs (Run objects or paths `load` reads): step, kernels, timing samples and the gate
+    (roofline/comparison.py)."""
+    runs = [r if isinstance(r, Run) else load(r, allow_incomplete=allow_incomplete) for r in (base, head)]
+    return compare_runs(*runs, fail_if_slower_pct=fail_if_slower_pct,
+                        allow_different_workload=allow_different_workload, p_value=p_value)

@@ -2,25 +2,68 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import math
 import os
+import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 import click
 
+from roofline.cli_common import api, progress
+from roofline.cli_common import fail as _fail
 from roofline.shadowing import exit_if_shadowed
 
-exit_if_shadowed(sys.argv[1:])  # a foreign `kernels`/`profiler` package: one line, not a traceback
 
-from kernels.registry import KERNELS, UnknownKernel, check_workload, get_kernel  # noqa: E402
-from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len  # noqa: E402
-from profiler.errors import ProfilerError, ReportError, refuse_special  # noqa: E402
-from roofline.doctor import doctor_cmd  # noqa: E402
-from roofline.gpus import MeasuredFileError, UnknownGpu, get_gpu  # noqa: E402
+def _doctor(argv: list[str]) -> int:
+    from roofline.doctor import main as doctor_main  # lazy: only once the shadow check has run
+
+    return doctor_main(argv)
+
+
+exit_if_shadowed(sys.argv[1:], _doctor)  # a foreign `kernels`/`profiler` package: one line, not a traceback
+
+from kernels.device import (
+    DeviceError,
+    interpreter_max_ctx,
+    interpreter_too_slow,
+    pick_device,
+    pick_dtype,
+)
+from kernels.registry import KERNELS, UnknownKernel, check_workload, get_kernel
+from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
+from kernels.xcompile import CompileError
+from profiler.errors import ProfilerError, ReportError, refuse_special
+from profiler.metrics import DEFAULT_PRESET
+from profiler.ncu import run_ncu
+from profiler.ncu_reader import (
+    discard_prefetched,
+    prefetch_capture,
+    read_ncu_report,
+)
+from profiler.ncu_tidy import tidy_launches
+from reports.table import align
+from roofline.chips import local_device_name, preset_for_device
+from roofline.doctor import doctor_cmd
+from roofline.floor import BALANCED, at_size_line, workload_floor
+from roofline.gpus import (
+    MeasuredFileError,
+    UnknownGpu,
+    get_gpu,
+    load_catalogue,
+    match_gpu,
+    save_measured,
+    user_measured_dir,
+)
+from roofline.kernel_models import assumption_note, kernel_model
+from roofline.projection import project
+from roofline.resources import kernel_resources
+from roofline.validation import EXPECTED, check_probe
+
 
 class CtxLen(click.ParamType):
     name = "ctx_len"
@@ -75,16 +118,11 @@ def kernel_workload(name: str, workload: VerifyWorkload) -> VerifyWorkload:
 
 def need_kernels(command: str) -> None:
     """A clear error when torch/triton are missing (the reading commands never need them)."""
-    import importlib.util
 
     missing = [m for m in ("torch", "triton") if importlib.util.find_spec(m) is None]
     if missing:
         raise click.ClickException(f"roofline {command} needs {' and '.join(missing)}: "
                                    "pip install 'roofline[kernels]' (on a CPU machine: pip install torch==2.13.0 first)")
-
-
-def progress(msg: str) -> None:
-    click.echo(msg, err=True)
 
 
 @click.group()
@@ -126,7 +164,6 @@ def check_cmd(kernel, device, dtype, allow_slow, fmt, **wkw) -> None:
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     need_kernels("check")
-    from kernels.device import DeviceError, interpreter_max_ctx, interpreter_too_slow, pick_device, pick_dtype
 
     try:
         device = pick_device(device)
@@ -148,7 +185,7 @@ def check_cmd(kernel, device, dtype, allow_slow, fmt, **wkw) -> None:
                      "(its bf16 dots are wrong, triton-lang/triton#11584); bf16 is checked on the GPU")
             if too_slow:
                 progress(f"note: --allow-slow: {too_slow}")
-    from kernels.check import check_kernel
+    from kernels.check import check_kernel  # lazy
     try:
         result = check_kernel(name, workload, device=device, dtype=dtype)
     except (ValueError, RuntimeError) as exc:
@@ -163,20 +200,9 @@ def check_cmd(kernel, device, dtype, allow_slow, fmt, **wkw) -> None:
     sys.exit(0 if result.ok else 1)
 
 
-def _fail(exc: Exception) -> click.ClickException:
-    """A library error as a one-line CLI error (plus the tool's own lines and where a failed run went)."""
-    msg = str(exc) or getattr(exc, "reason", "")
-    kept = getattr(exc, "kept_at", None)
-    if kept is not None:
-        msg += f"\nthe failed run is kept at {kept} (manifest.json says why; nothing captured was lost)"
-    return click.ClickException(msg)
-
-
 def _print_run(run, fmt: str, project_to: str | None = None) -> dict:
     """Print a run's analysis (text or JSON), with a projection onto another GPU when asked."""
-    from reports.text import render_projection, render_text, render_timeline
-    from roofline.gpus import match_gpu
-    from roofline.projection import project
+    from reports.text import render_projection, render_text, render_timeline  # lazy
 
     result = run.to_dict()
     projection = None
@@ -227,7 +253,6 @@ def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset
                 timing_samples, fmt,
                 **wkw) -> None:
     """Run a kernel under Nsight Compute and/or Nsight Systems, parse the reports, print verdicts (needs a GPU)."""
-    from roofline import api
 
     name = kernel_name(kernel)
     workload = make_workload(**wkw)
@@ -237,7 +262,7 @@ def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset
 
     try:
         with stop_signals_interrupt():  # SIGTERM / SIGHUP: as Ctrl-C, the run kept marked failed
-            run = api.profile(name, workload, iterations=iters, out=out_dir, force=force, ncu=ncu_path,
+            run = api().profile(name, workload, iterations=iters, out=out_dir, force=force, ncu=ncu_path,
                               nsys=nsys_path, tool=tool, timeout=timeout, progress=progress, preset=preset,
                               chip=chip, timing_samples=timing_samples, source=source)
     except (ProfilerError, WorkloadError, ValueError) as exc:
@@ -280,19 +305,15 @@ def _gpu_option(ctx, param, value):
 def analyze_cmd(path, project_to, allow_incomplete, fmt) -> None:
     """Re-read a run directory, a report or a folder of reports (no GPU needed). Default: the bundled H200 sample."""
     if path:  # start reading the report in a child now, while pandas and the analysis load here
-        from profiler.ncu_reader import prefetch_capture
 
         prefetch_capture(path)
-    from roofline import api
 
     if not path and fmt == "text":
-        progress(f"no path given: analyzing the bundled H200 capture {api.sample_run()}")
+        progress(f"no path given: analyzing the bundled H200 capture {api().sample_run()}")
     try:
-        run = api.load(path, allow_incomplete=allow_incomplete)
+        run = api().load(path, allow_incomplete=allow_incomplete)
     except (ProfilerError, WorkloadError, ValueError) as exc:
         if path:
-            from profiler.ncu_reader import discard_prefetched  # lazy, as prefetch_capture above
-
             discard_prefetched()  # refused before its report was read: end that read
         raise _fail(exc) from None
     _print_run(run, fmt, project_to)
@@ -324,13 +345,10 @@ def _int_list(text: str, parse=int) -> list[int]:
 def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, mask_list, q_len, out_dir, from_json, method) -> None:
     """Time every kernel x ctx x page size x heads on this GPU against the floor (needs a GPU), and fit
     each kernel's time to fixed + KV bytes / rate over the context lengths."""
-    import dataclasses
-    import subprocess
 
-    from reports.text import render_bench
-    from roofline.bench_table import at_size_columns
-    from roofline.gpus import match_gpu
-    from roofline.scaling import scaling_fits
+    from reports.text import render_bench  # lazy
+    from roofline.bench_table import at_size_columns  # lazy
+    from roofline.scaling import scaling_fits  # lazy
 
     if from_json:
         meta, table = _saved_bench(Path(from_json))
@@ -339,11 +357,11 @@ def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, mask_list, q_len, o
         click.echo(render_bench(table, meta, scaling_fits(table, meta["read_gbps"], meta["matmul_tflops"])))
         return
     need_kernels("bench")
-    import torch
-    import triton
+    import torch  # lazy
+    import triton  # lazy
 
-    from profiler.bench import bench_grid, measure_ceilings
-    from roofline.bench_table import bench_table
+    from profiler.bench import bench_grid, measure_ceilings  # lazy
+    from roofline.bench_table import bench_table  # lazy
 
     names = [k.strip() if k.strip() == "read" else kernel_name(k) for k in kernel_list.split(",")]
     masks = tuple(m.strip() for m in mask_list.split(","))
@@ -381,7 +399,7 @@ def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, mask_list, q_len, o
 
 def _saved_bench(path: Path):
     """(meta, table) of a bench.json that `roofline bench` wrote; a clear error naming the file otherwise."""
-    import pandas as pd
+    import pandas as pd  # lazy
 
     try:
         refuse_special(path)
@@ -434,10 +452,6 @@ def _saved_bench(path: Path):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     """The floor the hardware allows for a verify workload, and a kernel's own model (no GPU needed)."""
-    import dataclasses
-
-    from roofline.floor import BALANCED, at_size_line, workload_floor
-    from roofline.kernel_models import assumption_note, kernel_model
 
     from kernels.launch import ARCHS, SPECS  # lazy, with the model's other modules
 
@@ -469,7 +483,6 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     if kernel is not None:
         compiled = None
         if compile_:
-            from roofline.resources import kernel_resources
 
             need_kernels("model --compile")
             compiled = kernel_resources(kernel, workload, gpu.arch, gpu)
@@ -517,12 +530,10 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def compile_cmd(kernel, arch, gpu_name, fmt, **wkw) -> None:
     """Compile a kernel's launches for an architecture without a GPU: registers, spills, shared memory, MMA, fit."""
-    from reports.text import render_resources
-    from roofline.resources import kernel_resources
+    from reports.text import render_resources  # lazy
 
     if importlib.util.find_spec("triton") is None:
         raise click.ClickException("roofline compile needs triton: pip install 'roofline[kernels]'")
-    from kernels.xcompile import CompileError
 
     name = kernel_name(kernel)
     try:
@@ -542,14 +553,12 @@ def calibrate_cmd(save, fmt) -> None:
     """Measure this GPU's ceilings: DRAM copy and read, L2-resident read, bf16 matmul, and the read at five
     sizes fitted to fixed + bytes / rate (the at-size floor) (needs a GPU)."""
     need_kernels("calibrate")
-    import dataclasses
 
-    import torch
+    import torch  # lazy
 
-    from profiler.bench import measure_ceilings
-    from profiler.read_sizes import read_times
-    from roofline.gpus import match_gpu, save_measured
-    from roofline.scaling import read_fit
+    from profiler.bench import measure_ceilings  # lazy
+    from profiler.read_sizes import read_times  # lazy
+    from roofline.scaling import read_fit  # lazy
 
     if not torch.cuda.is_available():
         raise click.ClickException("roofline calibrate needs a CUDA GPU (torch sees none)")
@@ -587,13 +596,7 @@ def calibrate_cmd(save, fmt) -> None:
 @click.option("--preset", default=None, help="ncu metric preset (default: profile's)")
 def validate_cmd(out_dir, ncu_path, only, preset) -> None:
     """Profile the probe kernels (known bounds) and check the verdicts against them (needs a GPU)."""
-    from profiler.metrics import DEFAULT_PRESET
-    from profiler.ncu import run_ncu
-    from profiler.ncu_reader import read_ncu_report
-    from profiler.ncu_tidy import tidy_launches
-    from roofline.analysis import summarize
-    from roofline.chips import local_device_name, preset_for_device
-    from roofline.validation import EXPECTED, check_probe
+    from roofline.analysis import summarize  # lazy
 
     names = list(only) or list(EXPECTED)
     unknown = set(names) - set(EXPECTED)
@@ -623,10 +626,6 @@ def validate_cmd(out_dir, ncu_path, only, preset) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def gpus_cmd(fmt) -> None:
     """The GPU catalogue: datasheet ceilings (dense tensor rates, boost clocks) and measured ones."""
-    import dataclasses
-
-    from reports.table import align
-    from roofline.gpus import load_catalogue, user_measured_dir
 
     try:
         gpus = load_catalogue()
@@ -654,10 +653,10 @@ def gpus_cmd(fmt) -> None:
 
 
 # Commands that live in modules of their own.
-from roofline.cli_compare import compare_cmd  # noqa: E402
-from roofline.cli_report import report_cmd  # noqa: E402
-from roofline.cli_sweep import sweep_cmd  # noqa: E402
-from roofline.metrics_cmd import metrics_cmd  # noqa: E402
+from roofline.cli_compare import compare_cmd
+from roofline.cli_report import report_cmd
+from roofline.cli_sweep import sweep_cmd
+from roofline.metrics_cmd import metrics_cmd
 
 main.add_command(compare_cmd)
 main.add_command(report_cmd)

@@ -33,8 +33,8 @@ class BadInput(click.ClickException):
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
 def compare_cmd(base, head, fail_if_slower, p_value, allow_different_workload, allow_incomplete, fmt) -> None:
     """Compare two runs (run directories or reports): the step, and every kernel's metrics as value (delta %)."""
-    from reports.compare import render_compare_markdown, render_compare_text
-    from roofline.api import compare
+    from reports.compare import render_compare_markdown, render_compare_text  # lazy
+    from roofline.api import compare  # lazy
 
     if fail_if_slower is not None and not (math.isfinite(fail_if_slower) and fail_if_slower >= 0):
         raise BadInput(f"--fail-if-slower must be a finite percentage >= 0, got {fail_if_slower:g}")

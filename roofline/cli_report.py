@@ -6,6 +6,12 @@ from pathlib import Path
 
 import click
 
+from kernels.spec import WorkloadError
+from profiler.errors import ProfilerError
+from reports.charts import ChartError
+from roofline.cli_common import api, progress
+from roofline.cli_common import fail as _fail
+
 
 @click.command("report")
 @click.argument("path", type=click.Path(), required=False)
@@ -17,22 +23,17 @@ import click
               help="report on a capture holding fewer launches than its run asked for (said in the report)")
 def report_cmd(path, out, force, allow_incomplete) -> None:
     """Write a GitHub-flavoured markdown report with roofline and stall charts (PNG + SVG)."""
-    from kernels.spec import WorkloadError
-    from profiler.errors import ProfilerError
-    from reports.charts import ChartError
-    from reports.markdown import ReportExists
-    from roofline import api
-    from roofline.cli import _fail, progress
-    from roofline.reporting import REPORT_NAME, report
+    from reports.markdown import ReportExists  # lazy
+    from roofline.reporting import REPORT_NAME  # lazy
 
     if not path:
-        progress(f"no path given: reporting on the bundled H200 capture {api.sample_run()}")
+        progress(f"no path given: reporting on the bundled H200 capture {api().sample_run()}")
     out_md = Path(out) if out else None
     if out and (Path(out).is_dir() or out.endswith(("/", "\\"))):
         out_md = Path(out) / REPORT_NAME
     try:
-        run = api.load(path, allow_incomplete=allow_incomplete)
-        files = report(run, out_md, force=force, source=path)
+        run = api().load(path, allow_incomplete=allow_incomplete)
+        files = api().report(run, out_md, force=force, source=path)
     except (ReportExists, ChartError, ProfilerError, WorkloadError, ValueError, OSError) as exc:
         raise _fail(exc) from None
     click.echo(f"wrote {files[0]}" + (f" and {len(files) - 1} chart files beside it" if len(files) > 1 else ""))

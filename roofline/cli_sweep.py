@@ -10,9 +10,11 @@ import sys
 from pathlib import Path
 
 import click
+from tqdm import tqdm
 
 from kernels.registry import UnknownKernel, get_kernel
 from kernels.spec import WorkloadError, parse_ctx_len
+from profiler.rundir import RunDir
 from roofline.cli_compare import BadInput
 
 
@@ -38,8 +40,8 @@ def _gpu_index(text: str) -> str:
 
 def _summary(sweep_dir: Path, fmt: str, write: bool = True) -> None:
     """Print the sweep's table; with `write`, also save summary.csv and the chart in the folder."""
-    from reports.sweep import plot_sweep, render_summary_markdown, render_summary_text
-    from roofline.sweeps import SUMMARY, summarize
+    from reports.sweep import plot_sweep, render_summary_markdown, render_summary_text  # lazy
+    from roofline.sweeps import SUMMARY, summarize  # lazy
 
     table = summarize(sweep_dir)
     charts = []
@@ -69,8 +71,6 @@ def _summary(sweep_dir: Path, fmt: str, write: bool = True) -> None:
 
 
 def _chart_title(sweep_dir: Path, table) -> str:
-    from profiler.rundir import RunDir
-
     for name in table.loc[table["status"] == "done", "run"]:
         try:
             gpu = RunDir(sweep_dir / name).manifest().host.get("gpu")
@@ -101,7 +101,7 @@ def _chart_title(sweep_dir: Path, table) -> str:
 def sweep_cmd(kernels, ctx, pages, heads, q_lens, iters, out, gpus, ncu_path, summarize_dir, write, print_commands,
               fmt) -> None:
     """Profile every kernel x ctx x page size x heads x q_len point; skip finished ones; table and chart."""
-    from roofline.sweeps import SweepError, plan, run_sweep, sweep_command
+    from roofline.sweeps import SweepError, plan, run_sweep, sweep_command  # lazy
 
     if summarize_dir is not None:
         try:
@@ -148,9 +148,8 @@ def sweep_cmd(kernels, ctx, pages, heads, q_lens, iters, out, gpus, ncu_path, su
 
 def _run_with_progress(points, sweep_dir, iters, ncu_path, gpus, resume, run_sweep):
     """run_sweep with a tqdm bar on stderr: points done of all, elapsed, time left, the points running."""
-    from tqdm import tqdm
 
-    from roofline.sweeps import SweepError
+    from roofline.sweeps import SweepError  # lazy
 
     bar = tqdm(total=len(points), unit="point", file=sys.stderr, dynamic_ncols=True,
                bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} points [{elapsed}<{remaining}]{postfix}")

@@ -20,6 +20,7 @@ beside it, so pick a threshold above the noise you see), and says so.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -334,19 +335,15 @@ def workload_differences(base: dict | None, head: dict | None) -> dict[str, tupl
     return {k: (base.get(k), head.get(k)) for k in keys if base.get(k) != head.get(k)}
 
 
-def _as_run(x, allow_incomplete: bool):
-    from roofline.api import Run, load
-
-    return x if isinstance(x, Run) else load(x, allow_incomplete=allow_incomplete)
-
-
-def compare(base, head, fail_if_slower_pct: float | None = None, allow_different_workload: bool = False,
-            allow_incomplete: bool = False, p_value: float = DEFAULT_P_VALUE) -> Comparison:
-    """Compare two runs (Run objects or paths `roofline.load` reads). Raises CompareError when the
-    workloads differ (unless allowed) or when a gate is asked for and there is no step time."""
+def compare(base_run, head_run, fail_if_slower_pct: float | None = None, allow_different_workload: bool = False,
+            p_value: float = DEFAULT_P_VALUE) -> Comparison:
+    """Compare two loaded runs (roofline.api.Run; `roofline.compare` also takes paths). Raises
+    CompareError when the workloads differ (unless allowed) or when a gate is asked for and there is
+    no step time."""
     if not 0 < p_value <= 1:
         raise CompareError(f"p_value must be in (0, 1], got {p_value}")
-    base_run, head_run = _as_run(base, allow_incomplete), _as_run(head, allow_incomplete)
+    if fail_if_slower_pct is not None and not (math.isfinite(fail_if_slower_pct) and fail_if_slower_pct >= 0):
+        raise CompareError(f"fail_if_slower_pct must be a finite number >= 0, got {fail_if_slower_pct}")
     bw = base_run.spec.workload if base_run.spec else None
     hw = head_run.spec.workload if head_run.spec else None
     diffs = workload_differences(bw, hw)

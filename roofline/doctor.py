@@ -9,14 +9,18 @@ cannot work. Imports nothing from kernels/ or profiler/ before it knows they are
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
+from importlib.metadata import version
 from pathlib import Path
 
 import click
+
+from roofline.shadowing import shadowed_packages
 
 PARAMS = Path("/proc/driver/nvidia/params")
 STATUS = ("ok", "warn", "FAIL", "info")
@@ -40,8 +44,6 @@ def _run(cmd: list[str], timeout: float = 60) -> tuple[int, str]:
 
 
 def check_packages() -> list[Check]:
-    from roofline.shadowing import shadowed_packages
-
     found = shadowed_packages()
     if not found:
         return [Check("packages", "ok", "kernels, profiler, reports are roofline's own")]
@@ -53,12 +55,12 @@ def check_tools(own_profiler: bool) -> tuple[list[Check], dict]:
     """ncu and nsys: path and version, and nsys's importer libraries."""
     if not own_profiler:
         return [Check("ncu/nsys", "info", "not checked: `profiler` is not roofline's own (above)")], {}
-    from profiler.errors import ToolNotFound
-    from profiler.ncu import find_ncu, ncu_version
-    from profiler.nsys import IMPORTER_LIBS, find_nsys, importer_missing, nsys_version
+    from profiler.errors import ToolNotFound  # lazy: only once `profiler` is known to be roofline's own
+    from profiler.ncu import find_ncu, ncu_version  # lazy, as above
+    from profiler.nsys import IMPORTER_LIBS, find_nsys, importer_missing, nsys_version  # lazy, as above
 
     checks, found = [], {}
-    for name, find, version, what in (("ncu", find_ncu, ncu_version, "hardware counters"),
+    for name, find, tool_version, what in (("ncu", find_ncu, ncu_version, "hardware counters"),
                                        ("nsys", find_nsys, nsys_version, "timeline")):
         try:
             path = find()
@@ -68,7 +70,7 @@ def check_tools(own_profiler: bool) -> tuple[list[Check], dict]:
                                     f"{name.upper()}=/path/to/{name} or --{name} at it"))
             continue
         found[name] = path
-        checks.append(Check(name, "ok", f"{path} ({version(path) or 'version unknown'})"))
+        checks.append(Check(name, "ok", f"{path} ({tool_version(path) or 'version unknown'})"))
     if "nsys" in found:
         missing = importer_missing(found["nsys"])
         if missing:
@@ -121,16 +123,12 @@ def check_counters(params: Path = PARAMS, euid: int | None = None) -> list[Check
 
 
 def check_ncu_report() -> list[Check]:
-    import importlib.util
-
     spec = importlib.util.find_spec("ncu_report")
     if spec is None or not spec.origin:
         return [Check("ncu_report", "FAIL", "not installed: .ncu-rep files cannot be read",
                       fix="pip install ncu-report")]
     origin = spec.origin
     try:
-        from importlib.metadata import version
-
         wheel = version("ncu-report")
     except Exception:  # noqa: BLE001
         wheel = None

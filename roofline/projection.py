@@ -16,6 +16,7 @@ import dataclasses
 from kernels.spec import VerifyWorkload
 from roofline.floor import workload_floor
 from roofline.gpus import GpuSpec
+from roofline.kernel_models import compare_with_measurement
 
 
 def _scaling(k, source: GpuSpec, target: GpuSpec, dram, flops) -> tuple[float, str] | None:
@@ -70,7 +71,6 @@ def project(kernels: list, source: GpuSpec, target: GpuSpec, workload: VerifyWor
     if (workload is not None and len(registered) == 1 and None not in registered
             and all(m is not None for m in measured)):
         # one registered kernel's launches: put its own model beside the projection, and say why they differ
-        from roofline.kernel_models import compare_with_measurement
 
         out["kernel_model"] = compare_with_measurement(registered.pop(), workload, source, target,
                                                        sum(measured), out.get("projected_step_ms"))

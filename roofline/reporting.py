@@ -7,6 +7,7 @@ import shlex
 from importlib import metadata
 from pathlib import Path
 
+from reports.markdown import write_report
 from reports.meta import ReportMeta, Roof, nsys_version
 from roofline.gpus import GpuSpec, match_gpu
 
@@ -92,15 +93,9 @@ def build_meta(run, out_md: Path | None = None, source: str | Path | None = None
 
 def report(run, out_md: str | Path | None = None, force: bool = False,
            source: str | Path | None = None) -> list[Path]:
-    """Write a markdown report of `run` (a Run, or a path that roofline.load reads) with its charts.
-    Default place: ./<run name>-report/report.md. Returns the files written; refuses to replace an
-    existing report unless `force` (reports.markdown.ReportExists)."""
-    from reports.markdown import write_report
-    from roofline.api import load
-
-    if run is None or isinstance(run, (str, Path)):
-        source = source if source is not None else run
-        run = load(run)
+    """Write a markdown report of a loaded `run` (roofline.api.Run; `roofline.report` also takes a
+    path) with its charts. Default place: ./<run name>-report/report.md. Returns the files written;
+    refuses to replace an existing report unless `force` (reports.markdown.ReportExists)."""
     out = Path(out_md) if out_md is not None else default_output(Path(run.source))
     meta = build_meta(run, out if out_md is not None else None, source)
     return write_report(run.to_dict(), meta, out, force=force)

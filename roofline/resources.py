@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 
 from kernels.launch import launch_specs
 from kernels.spec import VerifyWorkload
+from kernels.xcompile import compile_launches
 from roofline.archs import get_arch, occupancy
 from roofline.gpus import GpuSpec, get_gpu
 
@@ -37,7 +38,6 @@ def kernel_resources(kernel: str, workload: VerifyWorkload, arch: str, gpu: GpuS
 
     `gpu` sizes the grid (its SM count; split kernels plan by it); default: the architecture's
     reference GPU (data/archs.json). Raises kernels.xcompile.CompileError when a launch does not compile."""
-    from kernels.xcompile import compile_launches
 
     limits = get_arch(arch)
     gpu = gpu or get_gpu(limits.reference_gpu)

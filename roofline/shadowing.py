@@ -7,7 +7,9 @@ from __future__ import annotations
 import importlib.util
 import sys
 from dataclasses import dataclass
+from importlib.metadata import packages_distributions
 from pathlib import Path
+from typing import Callable
 
 # each package of this distribution, with a module only ours has
 OWN_PACKAGES = {"kernels": "registry.py", "profiler": "rundir.py", "reports": "text.py"}
@@ -56,8 +58,6 @@ def _location(name: str) -> Path | None:
 
 def _distribution(name: str) -> str | None:
     try:
-        from importlib.metadata import packages_distributions
-
         owners = [d for d in packages_distributions().get(name, []) if d.lower() != "roofline"]
     except Exception:  # noqa: BLE001 - a broken metadata entry must not stop the check
         return None
@@ -100,16 +100,14 @@ def shadowed_packages() -> list[Shadowed]:
     return out
 
 
-def exit_if_shadowed(argv: list[str]) -> None:
+def exit_if_shadowed(argv: list[str], doctor: Callable[[list[str]], int] | None = None) -> None:
     """For the CLI entry, before it imports kernels or profiler: one line per shadowed package and
-    exit 2 (or `roofline doctor`, which reports it among its checks)."""
+    exit 2 (or, for `roofline doctor`, `doctor(argv)`'s exit code: it reports it among its checks)."""
     shadowed = shadowed_packages()
     if not shadowed:
         return
-    if argv[:1] == ["doctor"]:
-        from roofline.doctor import main as doctor_main
-
-        sys.exit(doctor_main(argv[1:]))
+    if argv[:1] == ["doctor"] and doctor is not None:
+        sys.exit(doctor(argv[1:]))
     for s in shadowed:
         print(f"Error: {s.message()}", file=sys.stderr)
     sys.exit(2)

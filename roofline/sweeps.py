@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import multiprocessing as mp
 import os
 import queue
 import re
@@ -184,7 +185,7 @@ def _program_error(lines: list[str]) -> str | None:
 def run_point(point: SweepPoint, sweep_dir: Path, iterations: int = 3, ncu: str | None = None,
               gpu: str | None = None) -> PointResult:
     """Profile one point into SWEEP/<point>; never raises for the point's own failure or Ctrl-C."""
-    from roofline.api import profile
+    from roofline.api import profile  # lazy
 
     started = time.time()
     base = dict(name=point.name, kernel=point.kernel, workload=json.loads(point.workload.to_json()), gpu=gpu)
@@ -310,8 +311,6 @@ def run_sweep(points: list[SweepPoint], sweep_dir: str | Path, iterations: int =
 
 
 def _run_parallel(todo, by_name, sweep_dir, iterations, ncu, gpus, outcome, done, on_start) -> None:
-    import multiprocessing as mp
-
     ctx = mp.get_context("spawn")  # no fork of a process that may hold threads
     tasks, results = ctx.Queue(), ctx.Queue()
     tasks.cancel_join_thread()  # points left in the queue after Ctrl-C must not hold up our exit
@@ -399,7 +398,7 @@ def summarize(sweep_dir: str | Path) -> pd.DataFrame:
 
     A done point whose run folder is not there (a sweep committed without its runs) shows the numbers
     sweep.json recorded for it, else those of the folder's summary.csv, and says so in its row."""
-    from roofline.api import load
+    from roofline.api import load  # lazy
 
     sweep_dir = Path(sweep_dir)
     if not sweep_dir.is_dir():

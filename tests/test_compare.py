@@ -145,8 +145,8 @@ def test_api_compare_takes_runs_or_paths():
 
 
 def test_repeated_kernel_names_match_by_launch_configuration():
-    from roofline.comparison import match_kernels
     from roofline.analysis import KernelSummary
+    from roofline.comparison import match_kernels
 
     def k(grid):
         return KernelSummary("k", 1, grid, 128.0, 1.0, *[None] * 10, top_stalls=[], bound="latency",

@@ -157,8 +157,8 @@ def test_launch_specs_name_every_jit_argument(kernel, arch):
 
 
 def test_sm120_never_gets_hopper_configs():
-    from kernels.plan import code_path
     from kernels.fast.common import arch_fast_config as arch_config
+    from kernels.plan import code_path
 
     for heads in (8, 16, 64, 128):
         for page in (1, 16, 64):

@@ -10,7 +10,6 @@ from pathlib import Path
 from click.testing import CliRunner
 
 import profiler.nsys as nsys_driver
-from roofline import doctor
 from roofline.cli import main
 from roofline.doctor import Check, check_counters, check_gpu, check_tools, verdict
 

@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 import roofline
-from profiler.errors import ApplicationFailed, ImporterFailed, ReportError, ToolNotFound, ToolTimeout
+from profiler.errors import ReportError, ToolNotFound, ToolTimeout
 from profiler.ncu import check_collected, requested_metrics
 from profiler.ncu_reader import read_ncu_report
 from profiler.proc import run_tool
@@ -296,7 +296,7 @@ def test_bad_files_are_one_line_errors(tmp_path, make, message):
 
 def test_profile_both_tools_one_run(tmp_path, monkeypatch):
     """ncu replays the bundled 128k capture; nsys writes a real timeline (the 8k one: a stand-in)."""
-    monkeypatch.setattr("profiler.nsys.importer_missing", lambda nsys: [])
+    monkeypatch.setattr("roofline.api.importer_missing", lambda nsys: [])
     ncu = ncu_stub(tmp_path, log=SAMPLE_RUN / "profile.ncu.log", report=SAMPLE_RUN / "profile.ncu-rep")
     nsys = nsys_stub(tmp_path)
     out = tmp_path / "run"
@@ -363,7 +363,7 @@ def test_a_broken_nsys_not_asked_for_leaves_a_complete_ncu_run(tmp_path, monkeyp
 
 
 def test_nsys_named_explicitly_still_fails_the_run(tmp_path, monkeypatch):
-    monkeypatch.setattr("profiler.nsys.importer_missing", lambda nsys: [])
+    monkeypatch.setattr("roofline.api.importer_missing", lambda nsys: [])
     ncu = ncu_stub(tmp_path, log=SAMPLE_RUN / "profile.ncu.log", report=SAMPLE_RUN / "profile.ncu-rep")
     nsys = nsys_stub(tmp_path, log=LOGS / "nsys_missing_libs.log", report=None, qdstrm=True)
     r = cli("profile", "--ctx", "128k", "--tool", "both", "--ncu", ncu, "--nsys", nsys, "--out", str(tmp_path / "run"))
@@ -373,7 +373,7 @@ def test_nsys_named_explicitly_still_fails_the_run(tmp_path, monkeypatch):
 
 def test_default_tools_skip_an_nsys_whose_importer_cannot_load(tmp_path, monkeypatch):
     """`roofline doctor`'s importer check decides before `both` is chosen: nsys is not even run."""
-    monkeypatch.setattr("profiler.nsys.importer_missing", lambda nsys: ["libdw.so.1"])
+    monkeypatch.setattr("roofline.api.importer_missing", lambda nsys: ["libdw.so.1"])
     ncu = ncu_stub(tmp_path, log=SAMPLE_RUN / "profile.ncu.log", report=SAMPLE_RUN / "profile.ncu-rep")
     nsys = stub(tmp_path, "nsys", 'if [ "$1" = "--version" ]; then echo "NVIDIA Nsight Systems version 2025.3.1"; '
                 "exit 0; fi\ntouch \"$0.ran\"; exit 1\n")

@@ -95,9 +95,9 @@ def test_fast_kernel_paths_on_gpu(path, case, launch):
 def test_fast_graph_replays_on_new_values():
     import torch
 
+    from kernels.fast.run import triton_mla_fast_graph
     from kernels.inputs import build_inputs
     from kernels.reference import torch_ref
-    from kernels.fast.run import triton_mla_fast_graph
 
     inp = build_inputs(VerifyWorkload(ctx_len=8192, page_size=64, seed=12), device="cuda")
     first = triton_mla_fast_graph(inp).clone()

@@ -12,8 +12,19 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from profiler.metrics import (CHIP_LACKS, CHIP_NAMES, CHIPS, DEFAULT_PRESET, PRESETS, STALL_REASONS, UnknownChip,
-                              UnknownPreset, pcsamp_metric, resolve, stall_metric)
+from profiler.metrics import (
+    CHIP_LACKS,
+    CHIP_NAMES,
+    CHIPS,
+    DEFAULT_PRESET,
+    PRESETS,
+    STALL_REASONS,
+    UnknownChip,
+    UnknownPreset,
+    pcsamp_metric,
+    resolve,
+    stall_metric,
+)
 from profiler.ncu_reader import ID_COLUMNS, read_ncu_report
 from profiler.ncu_tidy import tidy_launches
 from profiler.readers import plain_file, read_launches

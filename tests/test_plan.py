@@ -7,12 +7,23 @@ import sys
 
 import pytest
 
-from kernels.fast.common import (ARCH_FAST_CONFIGS, CONFIG_KEYS, FAST_DEFAULTS, GLUON_TAIL_MIN_SPLIT_LEN, FastConfig,
-                                 arch_fast_config, fast_config_status, gluon_tail_rows, plan_splits, split_rows)
+from kernels.fast.common import (
+    ARCH_FAST_CONFIGS,
+    CONFIG_KEYS,
+    FAST_DEFAULTS,
+    GLUON_TAIL_MIN_SPLIT_LEN,
+    FastConfig,
+    arch_fast_config,
+    fast_config_status,
+    gluon_tail_rows,
+    plan_splits,
+    split_rows,
+)
 from kernels.fast.paths import DEVICE_KERNELS, SPLIT_PATHS
 from kernels.launch import fast_specs
 from kernels.plan import code_path
-from kernels.registry import KERNELS, code_path as registry_code_path
+from kernels.registry import KERNELS
+from kernels.registry import code_path as registry_code_path
 from kernels.spec import VerifyWorkload
 
 

@@ -14,7 +14,8 @@ from reports.markdown import render_markdown
 from reports.meta import ReportMeta
 from roofline.api import load
 from roofline.cli import main
-from tests.paths import FULL_SET, RUNS, SAMPLE_V1 as SAMPLE_RUN, TORCH_DEFAULT  # numbers of the first sample
+from tests.paths import FULL_SET, RUNS, TORCH_DEFAULT  # numbers of the first sample
+from tests.paths import SAMPLE_V1 as SAMPLE_RUN
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

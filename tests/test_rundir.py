@@ -8,10 +8,10 @@ import pytest
 from click.testing import CliRunner
 
 import roofline
+from kernels.spec import VerifyWorkload
 from profiler.rundir import MANIFEST, RunDirError, RunWriter, default_run_name, sha256
 from roofline.cli import main
 from tests.paths import APP_FAILED_LOG, FIXTURES, SAMPLE_RUN, SAMPLE_V1, TORCH_DEFAULT
-from kernels.spec import VerifyWorkload
 
 
 def cli(*args):

@@ -125,7 +125,7 @@ def test_ctrl_c_keeps_finished_points_and_says_how_to_resume(tmp_path):
                        text=True, env=env, cwd=tmp_path, timeout=120)
     assert p.returncode == 130, p.stderr
     assert "Traceback" not in p.stderr
-    assert f"resume with:\n  roofline sweep --kernel triton_mla --ctx 8k,32k,128k,256k" in p.stderr
+    assert "resume with:\n  roofline sweep --kernel triton_mla --ctx 8k,32k,128k,256k" in p.stderr
     s = state(out)
     assert [s[n]["status"] for n in s] == ["done", "done", "interrupted", "pending"]
     assert ".failed-" in s["triton_mla-128k-h8-q9-p1"]["kept_at"]

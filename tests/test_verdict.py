@@ -1,10 +1,10 @@
 import pytest
 
+from kernels.spec import VerifyWorkload
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
 from roofline.analysis import summarize
 from roofline.verdict import agrees_with_ncu, classify
-from kernels.spec import VerifyWorkload
 from tests.paths import FULL_SET, SAMPLE_V1, TORCH_DEFAULT
 
 

@@ -14,12 +14,30 @@ from __future__ import annotations
 import torch
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_async_shared, mbarrier,
-                                                               warpgroup_mma, warpgroup_mma_init, warpgroup_mma_wait)
+from triton.experimental.gluon.language.nvidia.hopper import (
+    async_copy,
+    fence_async_shared,
+    mbarrier,
+    warpgroup_mma,
+    warpgroup_mma_init,
+    warpgroup_mma_wait,
+)
 
 from kernels.fast import gluon as common
-from kernels.fast.gluon import (_LN2, _barrier, _draft_bits, _gather_tile, _issue_tile, _landed, _launch_dependents,
-                                _q_rows, _reinterpret, _split_bounds, _swizzle, _visible)
+from kernels.fast.gluon import (
+    _LN2,
+    _barrier,
+    _draft_bits,
+    _gather_tile,
+    _issue_tile,
+    _landed,
+    _launch_dependents,
+    _q_rows,
+    _reinterpret,
+    _split_bounds,
+    _swizzle,
+    _visible,
+)
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 

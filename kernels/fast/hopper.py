@@ -16,8 +16,8 @@ import triton
 import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-from kernels.inputs import VerifyInputs
 from kernels.fast.portable import _masked_kv_tile, _masked_scores, _row_tile, _split_range, _store_partial
+from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 from kernels.softmax import LOG2E, online_softmax_update
 

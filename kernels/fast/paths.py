@@ -17,8 +17,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import import_module
 
-from kernels.fast.common import (FAST_MIN_SPLIT_LEN, GLUON_TAIL_MIN_SPLIT_LEN, SEESAW_SLICE, FastConfig,
-                                 gluon_tail_rows, plan_splits, resolve_config, split_rows)
+from kernels.fast.common import (
+    FAST_MIN_SPLIT_LEN,
+    GLUON_TAIL_MIN_SPLIT_LEN,
+    SEESAW_SLICE,
+    FastConfig,
+    gluon_tail_rows,
+    plan_splits,
+    resolve_config,
+    split_rows,
+)
 from kernels.launch_spec import POINTER, LaunchSpec, combine_spec, pdl_arch, with_out_dtype
 from kernels.plan import cdiv, code_path
 from kernels.spec import VerifyWorkload

@@ -37,14 +37,37 @@ from __future__ import annotations
 import torch
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_async_shared, mbarrier,
-                                                               warpgroup_mma, warpgroup_mma_init, warpgroup_mma_wait)
+from triton.experimental.gluon.language.nvidia.hopper import (
+    async_copy,
+    fence_async_shared,
+    mbarrier,
+    warpgroup_mma,
+    warpgroup_mma_init,
+    warpgroup_mma_wait,
+)
 
 from kernels.fast import gluon as common
 from kernels.fast.common import SEESAW_SLICE
-from kernels.fast.gluon import (_LN2, _barrier, _draft_bits, _gather_rows, _gather_tile, _half_out, _landed,
-                                _launch_dependents, _main_start, _q_in_smem, _split_bounds, _tail_out,
-                                _tail_rows_in_smem, _tail_smem, _tile_pages, _tma_load, _visible, _visible_t)
+from kernels.fast.gluon import (
+    _LN2,
+    _barrier,
+    _draft_bits,
+    _gather_rows,
+    _gather_tile,
+    _half_out,
+    _landed,
+    _launch_dependents,
+    _main_start,
+    _q_in_smem,
+    _split_bounds,
+    _tail_out,
+    _tail_rows_in_smem,
+    _tail_smem,
+    _tile_pages,
+    _tma_load,
+    _visible,
+    _visible_t,
+)
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 

@@ -16,7 +16,7 @@ from kernels.graph import GraphedKernel
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec, device_facts
 from kernels.plan import code_path
-from kernels.registry import check_workload
+from kernels.spec import check_workload
 
 PART_DTYPES = {"*fp32": torch.float32, "*bf16": torch.bfloat16, "*fp16": torch.float16}
 
