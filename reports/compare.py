@@ -139,8 +139,8 @@ def metric_rows(k: KernelComparison) -> list[list[str]]:
 
 def _run_lines(cmp: Comparison) -> list[tuple[str, str]]:
     """The run-level lines both renderings lead with, as (label, sentence); label "" for the workload."""
-    lines = [("", _workload_line(cmp)), ("step", step_sentence(cmp) or "none (needs both runs' workload and iterations)"),
-             ("timing", timing_sentence(cmp)), ("gate", gate_sentence(cmp))]
+    step = step_sentence(cmp) or "none (needs both runs' workload and iterations)"
+    lines = [("", _workload_line(cmp)), ("step", step), ("timing", timing_sentence(cmp)), ("gate", gate_sentence(cmp))]
     return [(label, line) for label, line in lines if line]
 
 
