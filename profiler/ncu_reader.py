@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
+from profiler.child import start_child, stop_child
 from profiler.errors import ReportError, refuse_special
 from profiler.ncu_tidy import raw_metrics
 from profiler.rundir import RunDir
@@ -241,18 +242,12 @@ class _ChildRead:
         ctx = multiprocessing.get_context(method)
         self.path, self.install_dir = path, install_dir
         self.stat = _stat(path)
-        self.receive, send = ctx.Pipe(duplex=False)
         # the library's own stderr lines (absl), shown on a crash
         self.log = tempfile.NamedTemporaryFile(prefix="roofline-ncu-report-", suffix=".log")
-        self.child = ctx.Process(target=_child_main,
-                                 args=(send, str(path), install_dir, metrics, self.log.name, part), daemon=True)
-        self.child.start()
-        send.close()
+        self.receive, self.child = start_child(ctx, _child_main, str(path), install_dir, metrics, self.log.name, part)
 
     def discard(self) -> None:
-        self.child.kill()
-        self.child.join(5)
-        self.receive.close()
+        stop_child(self.child, self.receive)
         self.log.close()
 
     def result(self, timeout_s: float):

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from profiler.child import start_child, stop_child
 from profiler.errors import ReportError
 from profiler.metrics import PCSAMP_COUNT, STALL_REASONS, pcsamp_metric
 from profiler.ncu_reader import import_ncu_report
@@ -253,17 +254,11 @@ class PcRead:
             raise ReportError(f"{self.shown}: no such report")
         self._plain = plain_file(Path(path))
         plain = self._plain.__enter__()  # a gzip capture: decompressed for as long as the child reads it
-        ctx = multiprocessing.get_context("fork")
-        self._receive, send = ctx.Pipe(duplex=False)
-        self._child = ctx.Process(target=_child, args=(send, str(plain)), daemon=True)
-        self._child.start()
-        send.close()
+        self._receive, self._child = start_child(multiprocessing.get_context("fork"), _child, str(plain))
 
     def discard(self) -> None:
         """Stop the read (the caller failed before it needed the result)."""
-        self._child.kill()
-        self._child.join(5)
-        self._receive.close()
+        stop_child(self._child, self._receive)
         self._plain.__exit__(None, None, None)
 
     def result(self, timeout_s: float = READ_TIMEOUT_S) -> pd.DataFrame:

@@ -137,30 +137,38 @@ SM_UNITS = {  # tidy column -> (unit, ncu metric)
     "sm_inst_internal_pct": ("SM instruction internal", "sm__instruction_throughput_internal_activity" + _PCT),
     "sm_mem_internal_pct": ("SM memory internal", "sm__memory_throughput_internal_activity" + _PCT),
 }
-MEMORY_UNITS = {  # tidy column -> (level, ncu metric)
-    "l1_lsu_wavefronts_pct": ("L1/shared", "l1tex__data_pipe_lsu_wavefronts" + _PCT),
-    "l1_tex_wavefronts_pct": ("L1/shared", "l1tex__data_pipe_tex_wavefronts" + _PCT),
-    "l1_bank_reads_pct": ("L1/shared", "l1tex__data_bank_reads" + _PCT),
-    "l1_bank_writes_pct": ("L1/shared", "l1tex__data_bank_writes" + _PCT),
-    "l1_f_wavefronts_pct": ("L1/shared", "l1tex__f_wavefronts" + _PCT),
-    "l1_lsu_writeback_pct": ("L1/shared", "l1tex__lsu_writeback_active" + _PCT),
-    "l1_tex_writeback_pct": ("L1/shared", "l1tex__tex_writeback_active" + _PCT),
-    "l1_lsuin_requests_pct": ("L1/shared", "l1tex__lsuin_requests" + _PCT),
-    "l1_texin_pct": ("L1/shared", "l1tex__texin_sm2tex_req_cycles_active" + _PCT),
-    "l1_tmain_pct": ("L1/shared", "l1tex__tmain_requests" + _PCT),
-    "l1_to_xbar_pct": ("L1/shared", "l1tex__m_l1tex2xbar_req_cycles_active" + _PCT),
-    "xbar_to_l1_pct": ("L1/shared", "l1tex__m_xbar2l1tex_read_sectors" + _PCT),
-    "l2_t_sectors_pct": ("L2", "lts__t_sectors" + _PCT),
-    "l2_t_tag_requests_pct": ("L2", "lts__t_tag_requests" + _PCT),
-    "l2_d_sectors_pct": ("L2", "lts__d_sectors" + _PCT),
-    "l2_d_fill_device_pct": ("L2", "lts__d_sectors_fill_device" + _PCT),
-    "l2_d_fill_sysmem_pct": ("L2", "lts__d_sectors_fill_sysmem" + _PCT),
-    "l2_d_atomic_pct": ("L2", "lts__d_atomic_input_cycles_active" + _PCT),
-    "l2_xbar_in_pct": ("L2", "lts__xbar2lts_cycles_active" + _PCT),
-    "l2_xbar_out_pct": ("L2", "lts__lts2xbar_cycles_active" + _PCT),
-    "dram_cycles_active_pct": ("DRAM", "dram__cycles_active" + _PCT),
-    "dram_sectors_pct": ("DRAM", "fbpa__dram_sectors" + _PCT),
+_MEMORY_UNITS_BY_LEVEL = {  # level -> {tidy column: ncu metric}, each in % of peak over elapsed cycles
+    "L1/shared": {
+        "l1_lsu_wavefronts_pct": "l1tex__data_pipe_lsu_wavefronts",
+        "l1_tex_wavefronts_pct": "l1tex__data_pipe_tex_wavefronts",
+        "l1_bank_reads_pct": "l1tex__data_bank_reads",
+        "l1_bank_writes_pct": "l1tex__data_bank_writes",
+        "l1_f_wavefronts_pct": "l1tex__f_wavefronts",
+        "l1_lsu_writeback_pct": "l1tex__lsu_writeback_active",
+        "l1_tex_writeback_pct": "l1tex__tex_writeback_active",
+        "l1_lsuin_requests_pct": "l1tex__lsuin_requests",
+        "l1_texin_pct": "l1tex__texin_sm2tex_req_cycles_active",
+        "l1_tmain_pct": "l1tex__tmain_requests",
+        "l1_to_xbar_pct": "l1tex__m_l1tex2xbar_req_cycles_active",
+        "xbar_to_l1_pct": "l1tex__m_xbar2l1tex_read_sectors",
+    },
+    "L2": {
+        "l2_t_sectors_pct": "lts__t_sectors",
+        "l2_t_tag_requests_pct": "lts__t_tag_requests",
+        "l2_d_sectors_pct": "lts__d_sectors",
+        "l2_d_fill_device_pct": "lts__d_sectors_fill_device",
+        "l2_d_fill_sysmem_pct": "lts__d_sectors_fill_sysmem",
+        "l2_d_atomic_pct": "lts__d_atomic_input_cycles_active",
+        "l2_xbar_in_pct": "lts__xbar2lts_cycles_active",
+        "l2_xbar_out_pct": "lts__lts2xbar_cycles_active",
+    },
+    "DRAM": {
+        "dram_cycles_active_pct": "dram__cycles_active",
+        "dram_sectors_pct": "fbpa__dram_sectors",
+    },
 }
+MEMORY_UNITS = {col: (level, metric + _PCT)  # tidy column -> (level, ncu metric)
+                for level, units in _MEMORY_UNITS_BY_LEVEL.items() for col, metric in units.items()}
 TIDY.update({col: (metric, 1.0) for col, (_, metric) in {**SM_UNITS, **MEMORY_UNITS}.items()})
 
 

@@ -137,17 +137,16 @@ def metric_rows(k: KernelComparison) -> list[list[str]]:
     return rows
 
 
+def _run_lines(cmp: Comparison) -> list[tuple[str, str]]:
+    """The run-level lines both renderings lead with, as (label, sentence); label "" for the workload."""
+    step = step_sentence(cmp) or "none (needs both runs' workload and iterations)"
+    lines = [("", _workload_line(cmp)), ("step", step), ("timing", timing_sentence(cmp)), ("gate", gate_sentence(cmp))]
+    return [(label, line) for label, line in lines if line]
+
+
 def render_compare_text(cmp: Comparison) -> str:
     out = [f"base: {cmp.base}", f"head: {cmp.head}"] + ([same_run_line(cmp)] if cmp.same_run else [])
-    out.append(_workload_line(cmp))
-    step = step_sentence(cmp)
-    out.append(f"step: {step}" if step else "step: none (needs both runs' workload and iterations)")
-    timing = timing_sentence(cmp)
-    if timing:
-        out.append(f"timing: {timing}")
-    gate = gate_sentence(cmp)
-    if gate:
-        out.append(f"gate: {gate}")
+    out += [f"{label}: {line}" if label else line for label, line in _run_lines(cmp)]
     out += ["", align(summary_rows(cmp))]
     for k in cmp.kernels:
         title = k.kernel + (f" ({k.side})" if k.side != "both" else "")
@@ -167,15 +166,10 @@ def render_compare_markdown(cmp: Comparison) -> str:
     out = ["### roofline compare", "", f"base `{cmp.base}` -> head `{cmp.head}`", ""]
     if cmp.same_run:
         out.append(f"- **{same_run_line(cmp)}**")
-    out.append(f"- {_workload_line(cmp)}")
-    step = step_sentence(cmp)
-    out.append(f"- **step**: {step}" if step else "- **step**: none (needs both runs' workload and iterations)")
-    timing = timing_sentence(cmp)
-    if timing:
-        out.append(f"- **timing**: {timing}")
-    gate = gate_sentence(cmp)
-    if gate:
-        out.append(f"- **gate**: {'✅' if cmp.passed else '❌'} {gate}")
+    for label, line in _run_lines(cmp):
+        if label == "gate":
+            line = f"{'✅' if cmp.passed else '❌'} {line}"
+        out.append(f"- **{label}**: {line}" if label else f"- {line}")
     out += [f"- note: {n}" for n in cmp.notes]
     out += ["", _md_table(summary_rows(cmp)), ""]
     for k in cmp.kernels:

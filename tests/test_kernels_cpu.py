@@ -43,29 +43,30 @@ def test_fast_kernel_many_splits(kw):
     assert result.ok, result
 
 
-@pytest.mark.parametrize("kw", [
-    dict(block_m=16, tail_m=16),  # 18 rows = 16 + a 16-row tail tile in the same program
-    dict(block_m=16, tail_m=16, partials="input", evict_first=True, split_len=32, block_n=16),
-    dict(block_m=32, tail_m=0, partials="input"),
-])
-@pytest.mark.parametrize("case", [dict(ctx_len=70, page_size=1), dict(ctx_len=100, page_size=16, batch=2, tree_mask="chain"),
-                                  dict(ctx_len=50, batch=3, ctx_lens=(33, 150, 64), page_size=64)],
-                         ids=["p1", "p16-chain-b2", "p64-ragged"])
-def test_fast_kernel_row_tiles_and_partials(kw, case):
-    """The portable path's options: a tail row tile (no padded M block), bf16 partials, evict-first."""
-    w = VerifyWorkload(q_len=9, heads=2, seed=4, **case)
-    result = check_kernel("triton_mla_fast", w, device="cpu", dtype="fp16", path="portable", **kw)
-    assert result.ok, result
+# Each path of the fast kernel on its own options and cases: (seed, options, {id: case}).
+FAST_PATHS = {
+    # a tail row tile (no padded M block), bf16 partials, evict-first
+    "portable": (4, [dict(block_m=16, tail_m=16),  # 18 rows = 16 + a 16-row tail tile in the same program
+                     dict(block_m=16, tail_m=16, partials="input", evict_first=True, split_len=32, block_n=16),
+                     dict(block_m=32, tail_m=0, partials="input")],
+                 {"p1": dict(ctx_len=70, page_size=1),
+                  "p16-chain-b2": dict(ctx_len=100, page_size=16, batch=2, tree_mask="chain"),
+                  "p64-ragged": dict(ctx_len=50, batch=3, ctx_lens=(33, 150, 64), page_size=64)}),
+    # the Hopper path's kernel (TMA tensor descriptors) runs in the interpreter too
+    "hopper": (2, [dict(block_m=16, block_n=32), dict(block_m=16, block_n=16, tail_m=16, split_len=32)],
+               {"p64": dict(ctx_len=200, page_size=64),
+                "p64-chain-b2": dict(ctx_len=70, page_size=64, batch=2, tree_mask="chain"),
+                "p32-ragged": dict(ctx_len=50, batch=3, ctx_lens=(33, 150, 64), page_size=32)}),
+}
 
 
-@pytest.mark.parametrize("kw", [dict(block_m=16, block_n=32), dict(block_m=16, block_n=16, tail_m=16, split_len=32)])
-@pytest.mark.parametrize("case", [dict(ctx_len=200, page_size=64), dict(ctx_len=70, page_size=64, batch=2, tree_mask="chain"),
-                                  dict(ctx_len=50, batch=3, ctx_lens=(33, 150, 64), page_size=32)],
-                         ids=["p64", "p64-chain-b2", "p32-ragged"])
-def test_fast_kernel_hopper_path_in_interpreter(kw, case):
-    """The Hopper path's kernel (TMA tensor descriptors) runs in the interpreter too."""
-    w = VerifyWorkload(q_len=9, heads=2, seed=2, **case)
-    result = check_kernel("triton_mla_fast", w, device="cpu", dtype="fp16", path="hopper", **kw)
+@pytest.mark.parametrize("path, seed, kw, case", [
+    pytest.param(path, seed, kw, case, id=f"{path}-{name}-kw{i}")
+    for path, (seed, kws, cases) in FAST_PATHS.items() for name, case in cases.items() for i, kw in enumerate(kws)])
+def test_fast_kernel_paths(path, seed, kw, case):
+    """The portable and Hopper paths, each with its own options (FAST_PATHS), against the reference."""
+    w = VerifyWorkload(q_len=9, heads=2, seed=seed, **case)
+    result = check_kernel("triton_mla_fast", w, device="cpu", dtype="fp16", path=path, **kw)
     assert result.ok, result
 
 

@@ -37,6 +37,14 @@ def sample_copy(tmp_path):
     return run
 
 
+@pytest.fixture
+def profiled(tmp_path):
+    """A run profiled once at 128k by the replaying ncu: (run dir, that ncu) for a second profile into it."""
+    out, ok = tmp_path / "run", replaying_ncu(tmp_path)
+    assert cli("profile", "--ctx", "128k", "--out", str(out), "--ncu", ok).exit_code == 0
+    return out, ok
+
+
 def test_a_stray_report_in_a_run_is_not_read(sample_copy):
     before = roofline.load(sample_copy)
     shutil.copy(TORCH_DEFAULT, sample_copy / "a_stray.ncu-rep")  # sorts before profile.ncu-rep
@@ -97,19 +105,16 @@ def test_a_failed_run_is_not_analyzed_as_complete(sample_copy):
     assert r.exit_code == 1 and "this run failed: ncu exited with code 1" in r.output
 
 
-def test_profile_never_overwrites_without_force(tmp_path):
-    out = tmp_path / "run"
-    ok = replaying_ncu(tmp_path)
-    assert cli("profile", "--ctx", "128k", "--out", str(out), "--ncu", ok).exit_code == 0
+def test_profile_never_overwrites_without_force(profiled):
+    out, ok = profiled
     first = sha256(out / MANIFEST)
     r = cli("profile", "--ctx", "128k", "--heads", "16", "--out", str(out), "--ncu", ok)
     assert r.exit_code == 1 and "already exists" in r.output and "--force" in r.output
     assert sha256(out / MANIFEST) == first
 
 
-def test_a_failed_forced_reprofile_leaves_the_old_run_intact(tmp_path):
-    out = tmp_path / "run"
-    assert cli("profile", "--ctx", "128k", "--out", str(out), "--ncu", replaying_ncu(tmp_path)).exit_code == 0
+def test_a_failed_forced_reprofile_leaves_the_old_run_intact(profiled, tmp_path):
+    out, _ = profiled
     spec_before = (out / "spec.json").read_text()
     bad = replaying_ncu(tmp_path, log=APP_FAILED_LOG, report=None, exit_code=1)
     r = cli("profile", "--ctx", "8k", "--heads", "64", "--out", str(out), "--force", "--ncu", bad)
@@ -124,10 +129,8 @@ def test_a_failed_forced_reprofile_leaves_the_old_run_intact(tmp_path):
     assert r.exit_code == 1 and "this run failed" in r.output
 
 
-def test_force_replaces_only_when_the_new_run_is_complete(tmp_path):
-    out = tmp_path / "run"
-    ok = replaying_ncu(tmp_path)
-    assert cli("profile", "--ctx", "128k", "--out", str(out), "--ncu", ok).exit_code == 0
+def test_force_replaces_only_when_the_new_run_is_complete(profiled, tmp_path):
+    out, ok = profiled
     assert cli("profile", "--ctx", "128k", "--iters", "3", "--seed", "7", "--out", str(out), "--force",
                "--ncu", ok).exit_code == 0
     assert json.loads((out / "spec.json").read_text())["workload"]["seed"] == 7
