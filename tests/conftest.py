@@ -18,7 +18,21 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 
+# The slow kinds of test, by file, so that an inner loop can leave them out:
+#   pytest -m "not interpreter and not compile and not subprocess and not slow"   (about a minute)
+KINDS = {
+    "interpreter": ("test_kernels_cpu.py",),  # kernels through Triton's interpreter
+    "compile": ("test_compile.py", "test_plan.py"),  # Triton's compiler, cross-compiling for sm_90/100/120
+    "subprocess": ("test_bad_input.py", "test_cli.py", "test_doctor.py", "test_failures.py", "test_newcomer.py",
+                   "test_quickstart.py", "test_report.py", "test_sweep.py"),  # the CLI and tools as child processes
+}
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for kind, files in KINDS.items():
+            if item.path.name in files:
+                item.add_marker(getattr(pytest.mark, kind))
     if _cuda():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU (run with ROOFLINE_GPU_TESTS=1 on the GPU machine)")
