@@ -322,7 +322,9 @@ def test_readme_example_report_and_quoted_output_do_not_drift(tmp_path):
     for link in linked_images(mine):
         assert (root / make.EXAMPLE.parent / link).exists() and (root / make.EXAMPLE.parent / link).with_suffix(".svg").exists()
     assert make.readme_text() == (root / "README.md").read_text(), "README drifted: run python tools/make_examples.py"
-    assert "462x from the floor" in make.readme_block()
+    assert make.analyze_text() == (root / make.ANALYZE).read_text(), "docs/examples/analyze.txt drifted"
+    assert "462x from the floor" in make.readme_block() and "x read" in make.bench_block()
+    assert len((root / "README.md").read_text().splitlines()) <= 150  # the README stays a tour; docs/ has the rest
 
 
 def test_useful_work_of_a_two_kernel_step_goes_to_the_kernel_doing_the_mma():

@@ -10,11 +10,7 @@ tests/test_report.py builds both into a temporary folder and fails when the comm
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # this checkout's packages, not an installed copy's
 
 from click.testing import CliRunner
 
@@ -26,16 +22,22 @@ from roofline.gpus import get_gpu, match_gpu
 from roofline.projection import project
 from roofline.reporting import build_meta
 
+ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = Path("roofline/data/samples/h200-triton_mla-128k")  # relative: the same text on every machine
 EXAMPLE = Path("docs/examples/report/report.md")
+ANALYZE = Path("docs/examples/analyze.txt")  # the whole `roofline analyze` output the README quotes in part
+PEERS = Path("docs/results/h200-peers/bench.json")  # one `roofline bench` run on the H200
 README = Path("README.md")
 BEGIN = "<!-- made by tools/make_examples.py: edit the template there, then run it -->"
 END = "<!-- end of tools/make_examples.py's block -->"
+BENCH_BEGIN = "<!-- made by tools/make_examples.py: the bench table -->"
+BENCH_END = "<!-- end of tools/make_examples.py's bench table -->"
+BENCH_ROWS = ("read", "flashmla", "triton_mla_fast_graph", "triton_mla")
 LAYERS = 61  # the seed model's layers
 TARGET = "rtx-pro-6000"  # the GPU the seed's team ran on
 
-README_BLOCK = """`tools/quickstart.sh` on the H200 (the bundled sample is exactly that run, both tools, {passes} replay
-passes per launch, {wall_s} s):
+README_BLOCK = """`tools/quickstart.sh` on the H200 made the bundled sample (both tools, {passes} replay passes per
+launch, {wall_s} s). `roofline analyze` reads it anywhere (the whole output: [{analyze_file}]({analyze_file})):
 
 ```
 $ roofline analyze            # {sample}
@@ -59,6 +61,52 @@ def analyze_text(root: Path = ROOT) -> str:
     return r.stdout
 
 
+def analyze_excerpt(text: str) -> str:
+    """The README's part of `roofline analyze`: the floors, the kernel table, the verdict's lines that
+    decide it, and the step (the rest is in ANALYZE)."""
+    lines, out, keep_bullet = text.splitlines(), [], False
+    verdict_bullets = ("small grid", "top warp stall", "try:")
+    section = "head"
+    for line in lines:
+        if section == "head":
+            out.append(line)
+            if line.startswith("---"):
+                section = "table"
+        elif section == "table":
+            if not line.strip():
+                section = "verdict"
+            out.append(line)
+        elif section == "verdict":
+            if not line.strip():
+                section = "step"
+            elif line.endswith(")") and ": " in line and not line.startswith(" "):
+                out.append(line)
+            elif line.startswith("  - "):
+                keep_bullet = any(w in line for w in verdict_bullets)
+                if keep_bullet:
+                    out.append(line)
+            elif line.startswith("    ") and keep_bullet:
+                out.append(line)
+        elif line.startswith("step:"):
+            out += ["", line]
+            break
+    return "\n".join(out) + "\n"
+
+
+def bench_block(root: Path = ROOT) -> str:
+    """The README's bench table: the 128k rows of the committed one-run H200 bench."""
+    r = CliRunner().invoke(main, ["bench", "--from", str(root / PEERS)])
+    if r.exit_code != 0:
+        raise SystemExit(f"roofline bench --from {PEERS} failed: {r.output}")
+    lines = r.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("kernel "))
+    rows = [line for line in lines[header + 2:] if line.split()[:2] and line.split()[0] in BENCH_ROWS
+            and line.split()[1] == "128k"]
+    return (f"One `roofline bench` run on the H200 (`roofline bench --from {PEERS.as_posix()}` prints it all,\n"
+            "8k to 1m; page 64, chain mask: the shape FlashMLA runs; CUDA-graph replays over rotated inputs):\n\n"
+            "```\n" + "\n".join(lines[:3] + [lines[header]] + rows) + "\n```\n")
+
+
 def readme_block(root: Path = ROOT) -> str:
     run = load(root / SAMPLE)
     k = run.analysis.kernels[0]
@@ -66,7 +114,8 @@ def readme_block(root: Path = ROOT) -> str:
     projected = project(run.analysis.kernels, match_gpu(run.analysis.gpu["name"]), get_gpu(TARGET),
                         run.workload)["projected_step_ms"]
     return README_BLOCK.format(
-        passes=ncu.passes, wall_s=run.manifest.wall_s, sample=SAMPLE.as_posix(), analyze=analyze_text(root),
+        passes=ncu.passes, wall_s=run.manifest.wall_s, sample=SAMPLE.as_posix(),
+        analyze=analyze_excerpt(analyze_text(root)), analyze_file=ANALYZE.as_posix(),
         grid=f"{k.grid_size:.0f}", sms=f"{run.analysis.gpu['sm_count']:.0f}",
         per_program=run.analysis.floor["kv_bytes"] / (k.duration_ms * 1e-3) / 1e9, target=TARGET,
         projected=ms(projected), layers=LAYERS, per_step=ms(projected * LAYERS), example=EXAMPLE.as_posix())
@@ -79,7 +128,12 @@ def readme_text(root: Path = ROOT) -> str:
         raise SystemExit(f"{README}: expected one '{BEGIN}' and one '{END}' line around the generated block")
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    return head + BEGIN + "\n" + readme_block(root) + END + tail
+    text = head + BEGIN + "\n" + readme_block(root) + END + tail
+    if text.count(BENCH_BEGIN) == 1 and text.count(BENCH_END) == 1:
+        head, rest = text.split(BENCH_BEGIN, 1)
+        _, tail = rest.split(BENCH_END, 1)
+        text = head + BENCH_BEGIN + "\n" + bench_block(root) + BENCH_END + tail
+    return text
 
 
 def build(out_md: Path, root: Path = ROOT) -> list[Path]:
@@ -102,10 +156,12 @@ def main_(argv: list[str] | None = None) -> int:
             build(Path(tmp) / "report.md")
             drift = [EXAMPLE.as_posix()] if (Path(tmp) / "report.md").read_text() != (ROOT / EXAMPLE).read_text() else []
         drift += [README.as_posix()] if readme != (ROOT / README).read_text() else []
+        drift += [ANALYZE.as_posix()] if analyze_text() != (ROOT / ANALYZE).read_text() else []
         print(f"drifted: {', '.join(drift)} (run python tools/make_examples.py)" if drift else "up to date")
         return 1 if drift else 0
     files = build(ROOT / EXAMPLE)
     (ROOT / README).write_text(readme)
+    (ROOT / ANALYZE).write_text(analyze_text())
     print(f"wrote {len(files)} files under {EXAMPLE.parent} and the block in {README}")
     return 0
 
