@@ -4,6 +4,7 @@ ask whether it sees a GPU."""
 
 from __future__ import annotations
 
+from kernels.errors import BadInput
 from kernels.spec import VerifyWorkload
 
 # Interpreter cost grows with the KV tokens every head walks. On the 2-core CPU machine an 8k
@@ -13,7 +14,7 @@ INTERPRETER_TOKEN_HEADS = 131_072
 SECONDS_PER_TOKEN_HEAD = (34 / 65_536, 68 / 65_536)  # measured range, for the estimate in the refusal
 
 
-class DeviceError(ValueError):
+class DeviceError(BadInput):
     """A device or dtype this run cannot use, with what to do instead."""
 
 

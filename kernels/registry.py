@@ -9,6 +9,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Callable
 
+from kernels.errors import BadInput
 from kernels.fast.common import FAST_PATHS
 from kernels.fast.paths import DEVICE_KERNELS as FAST_DEVICE_KERNELS
 from kernels.plan import code_path as plan_code_path
@@ -50,7 +51,7 @@ class KernelInfo:
             raise KernelUnsupported(problem)
 
 
-class KernelUnsupported(ValueError):
+class KernelUnsupported(BadInput):
     """A registered kernel that is not built here, or a workload it cannot run."""
 
 
@@ -95,7 +96,7 @@ def project_kernel_of(device_kernel: str) -> str | None:
     return next((k.name for k in KERNELS.values() if device_kernel in k.device_kernels), None)
 
 
-class UnknownKernel(KeyError):
+class UnknownKernel(BadInput, KeyError):
     def __str__(self) -> str:
         return f"unknown kernel {self.args[0]!r}; known: {', '.join(KERNELS)}"
 

@@ -7,6 +7,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from kernels.errors import BadInput
+
 # MLA with weight absorption (DeepSeek-V3 / Kimi K2 configs): one latent KV vector per token.
 KV_LORA_RANK = 512
 QK_ROPE_HEAD_DIM = 64
@@ -19,7 +21,7 @@ _CTX_RE = re.compile(r"^\s*(\d+)\s*([kKmM]?)\s*$")
 MAX_CTX_LEN = 16 * 1024 ** 2
 
 
-class WorkloadError(ValueError):
+class WorkloadError(BadInput):
     """A workload parameter that cannot describe a real verify step."""
 
 

@@ -6,8 +6,10 @@ import os
 import signal
 import stat
 
+from kernels.errors import RooflineError
 
-class ProfilerError(RuntimeError):
+
+class ProfilerError(RooflineError, RuntimeError):
     """A profiling step failed; `log_lines` holds what the tool itself printed."""
 
     def __init__(self, message: str, log_lines: list[str] | None = None, log_path: str | None = None):
@@ -36,10 +38,12 @@ class Interrupted(KeyboardInterrupt):
     """SIGTERM or SIGHUP while a capture ran: handled like Ctrl-C (the tool's process group ended,
     the run kept marked failed); `how` names the signal, `exit_code` is 128 + its number."""
 
-    def __init__(self, signum: int):
-        self.how = signal.Signals(signum).name
+    def __init__(self, signum: int, kept_at=None, reason: str | None = None):
+        self.how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
         self.exit_code = 128 + signum
-        super().__init__()  # the run's reason (api.profile) says what it interrupted
+        self.kept_at = kept_at  # where api.profile kept the interrupted run
+        self.reason = reason
+        super().__init__(reason or f"interrupted ({self.how})")
 
 
 def special_file(path) -> str | None:

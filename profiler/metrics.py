@@ -36,6 +36,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kernels.errors import BadInput
+
 STALL_REASONS = (
     "barrier", "branch_resolving", "dispatch_stall", "drain", "gmma", "imc_miss", "lg_throttle",
     "long_scoreboard", "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction",
@@ -155,11 +157,11 @@ def with_source(preset: Preset) -> Preset:
                   preset.sets, None, preset.options + SOURCE_OPTIONS)
 
 
-class UnknownPreset(ValueError):
+class UnknownPreset(BadInput):
     pass
 
 
-class UnknownChip(ValueError):
+class UnknownChip(BadInput):
     pass
 
 

@@ -11,8 +11,11 @@ The API lives in roofline/api.py; it is imported on first use so that `import ro
 """
 
 _API = ("load", "profile", "compare", "report", "Run", "sample_run", "make_workload", "IncompleteRun")
-# The error types, where they live: ProfilerError is the root of every capture and report error.
+# The error types, where they live: RooflineError is the root of every error roofline raises on
+# purpose; BadInput (exit 2), CaptureFailed (a capture that failed after it started, kept at kept_at),
+# Interrupted (Ctrl-C, SIGTERM or SIGHUP during a capture); ProfilerError roots the tools' failures.
 _ERRORS = {
+    "RooflineError": "kernels.errors", "BadInput": "kernels.errors", "CaptureFailed": "kernels.errors",
     "ProfilerError": "profiler.errors", "ReportError": "profiler.errors", "ToolNotFound": "profiler.errors",
     "CounterPermission": "profiler.errors", "NoKernelsProfiled": "profiler.errors",
     "ApplicationFailed": "profiler.errors", "ToolTimeout": "profiler.errors", "ImporterFailed": "profiler.errors",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -22,9 +23,18 @@ from typing import Callable
 
 import pandas as pd
 
+from kernels.errors import CaptureFailed
 from kernels.registry import get_kernel
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
-from profiler.errors import ApplicationFailed, ProfilerError, ReportError, ToolNotFound, ToolTimeout, refuse_special
+from profiler.errors import (
+    ApplicationFailed,
+    Interrupted,
+    ProfilerError,
+    ReportError,
+    ToolNotFound,
+    ToolTimeout,
+    refuse_special,
+)
 from profiler.metrics import DEFAULT_PRESET, get_preset, with_source
 from profiler.ncu import check_collected, find_ncu, ncu_version, requested_metrics, run_ncu
 from profiler.ncu_reader import read_ncu_report
@@ -396,19 +406,18 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
         out_dict.update(result)
         writer.write_json(ANALYSIS, out_dict)
         final = writer.commit()
-    except BaseException as exc:
-        if running == "setup" and not isinstance(exc, KeyboardInterrupt):  # refused before anything ran
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP as Interrupted: the run is kept
+        signum = exc.exit_code - 128 if isinstance(exc, Interrupted) else signal.SIGINT
+        how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        reason = (f"interrupted ({how}) while {running} was running; its process group was ended"
+                  if running in ("ncu", "nsys") else f"interrupted ({how})")
+        raise Interrupted(signum, kept_at=writer.fail(reason), reason=reason) from exc
+    except Exception as exc:
+        if running == "setup":  # refused before anything ran: no folder is left
             writer.discard()
             raise
-        if isinstance(exc, KeyboardInterrupt):
-            how = getattr(exc, "how", "Ctrl-C")
-            reason = (f"interrupted ({how}) while {running} was running; its process group was ended"
-                      if running in ("ncu", "nsys") else f"interrupted ({how})")
-        else:
-            reason = str(exc).splitlines()[0]
-        exc.kept_at = writer.fail(reason)  # the CLI names it; nothing captured is lost
-        exc.reason = reason
-        raise
+        reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise CaptureFailed(str(exc) or reason, kept_at=writer.fail(reason), reason=reason) from exc
     p = result["profile"]
     passes = f"{max(p['passes'], default=0)} replay passes per launch, preset {p['preset']}, " if "passes" in p else ""
     say(f"wrote {final}: {passes}wall {time.time() - started:.1f} s")

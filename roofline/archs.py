@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass, field
 from importlib import resources
 
+from kernels.errors import BadInput
+
 
 @dataclass(frozen=True)
 class ArchLimits:
@@ -36,7 +38,7 @@ class Occupancy:
     problems: tuple[str, ...]  # why it does not fit, one line each
 
 
-class UnknownArch(KeyError):
+class UnknownArch(BadInput, KeyError):
     def __str__(self) -> str:
         return f"unknown architecture {self.args[0]!r}; known: {', '.join(a.arch for a in load_archs())}"
 

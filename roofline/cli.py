@@ -34,6 +34,7 @@ from kernels.device import (
     pick_device,
     pick_dtype,
 )
+from kernels.errors import RooflineError
 from kernels.registry import KERNELS, UnknownKernel, check_workload, get_kernel
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
 from kernels.xcompile import CompileError
@@ -265,7 +266,7 @@ def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset
             run = api().profile(name, workload, iterations=iters, out=out_dir, force=force, ncu=ncu_path,
                               nsys=nsys_path, tool=tool, timeout=timeout, progress=progress, preset=preset,
                               chip=chip, timing_samples=timing_samples, source=source)
-    except (ProfilerError, WorkloadError, ValueError) as exc:
+    except (RooflineError, ValueError) as exc:  # CaptureFailed names where the run was kept
         raise _fail(exc) from None
     except KeyboardInterrupt as exc:
         click.echo("Error: " + str(_fail(exc).message).strip(), err=True)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from kernels.errors import BadInput
 from profiler.timing import TimingSamples, read_timing
 from roofline.analysis import KernelSummary, _clean
 from roofline.stats import mann_whitney_u, median_ratio_ci
@@ -44,7 +45,7 @@ MIN_SAMPLES = 10  # per side, for the U test and the interval to mean anything
 DEFAULT_P_VALUE = 0.002  # asv's threshold for "significant"
 
 
-class CompareError(ValueError):
+class CompareError(BadInput):
     """Two runs that cannot be compared as asked (different workloads, no step to gate on)."""
 
 

@@ -54,7 +54,7 @@ def check_packages() -> list[Check]:
 def check_tools(own_profiler: bool) -> tuple[list[Check], dict]:
     """ncu and nsys: path and version, and nsys's importer libraries."""
     if not own_profiler:
-        return [Check("ncu/nsys", "info", "not checked: `profiler` is not roofline's own (above)")], {}
+        return [Check("ncu/nsys", "info", "not checked: `profiler` or `kernels` is not roofline's own (above)")], {}
     from profiler.errors import ToolNotFound  # lazy: only once `profiler` is known to be roofline's own
     from profiler.ncu import find_ncu, ncu_version  # lazy, as above
     from profiler.nsys import IMPORTER_LIBS, find_nsys, importer_missing, nsys_version  # lazy, as above
@@ -190,7 +190,8 @@ def check_python() -> list[Check]:
 
 def run_checks() -> list[Check]:
     checks = check_packages()
-    own_profiler = not any(c.name == "package profiler" for c in checks)
+    # profiler imports kernels (its errors derive from kernels.errors): both must be roofline's own
+    own_profiler = not any(c.name in ("package profiler", "package kernels") for c in checks)
     tools, _ = check_tools(own_profiler)
     checks += tools + check_gpu() + check_counters() + check_ncu_report() + check_python()
     return checks

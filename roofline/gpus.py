@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from kernels.errors import BadInput
+
 PACKAGED_MEASURED_DIR = "data/measured"  # inside the package: defaults, never written at run time
 MEASURED_RATES = ("read_gbps", "copy_gbps", "l2_read_gbps", "matmul_tflops")  # each a positive finite number
 
@@ -95,12 +97,12 @@ class GpuSpec:
         return out
 
 
-class UnknownGpu(KeyError):
+class UnknownGpu(BadInput, KeyError):
     def __str__(self) -> str:
         return f"unknown GPU {self.args[0]!r}; known: {', '.join(g.short_name for g in load_catalogue())}"
 
 
-class MeasuredFileError(ValueError):
+class MeasuredFileError(BadInput):
     """A measured-ceilings file that cannot be read."""
 
 

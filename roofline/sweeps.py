@@ -34,6 +34,7 @@ from typing import Callable
 
 import pandas as pd
 
+from kernels.errors import BadInput
 from kernels.spec import VerifyWorkload
 from profiler.metrics import DEFAULT_PRESET
 from profiler.rundir import RunDir, RunDirError, run_name
@@ -48,7 +49,7 @@ SUMMARY_COLUMNS = ["kernel", "ctx_len", "page_size", "heads", "q_len", "status",
                    "bound", "error", "run"]
 
 
-class SweepError(ValueError):
+class SweepError(BadInput):
     """A sweep folder or sweep.json that cannot be read, or a grid that cannot be run."""
 
 
@@ -201,7 +202,7 @@ def run_point(point: SweepPoint, sweep_dir: Path, iterations: int = 3, ncu: str 
     except Exception as exc:  # noqa: BLE001 - a point's failure is recorded, the sweep goes on
         kept = getattr(exc, "kept_at", None)
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        cause = _program_error(getattr(exc, "log_lines", []))
+        cause = _program_error(getattr(exc.__cause__ or exc, "log_lines", []))
         if cause and cause not in first:
             first += f": {cause}"
         return PointResult(**base, status="failed", error=first, kept_at=str(kept) if kept else None,
