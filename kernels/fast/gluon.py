@@ -101,6 +101,13 @@ def _launch_dependents():
 
 
 @gluon.jit
+def _program_ids():
+    """(mb, split, b): this program's M block, split and request (grid (m_blocks, splits, batch)). Not with
+    _launch_dependents inside: the PTX changes when that inline asm is called from here."""
+    return gl.program_id(0), gl.program_id(1), gl.program_id(2)
+
+
+@gluon.jit
 def _landed():
     """After this thread's cp.async groups are waited for: every thread's copies are visible to
     the MMAs (async proxy) of both warpgroups."""
@@ -131,6 +138,14 @@ def _visible(bits, start, hi, ctx_len, BLOCK_N: gl.constexpr):
     shift = gl.minimum(gl.maximum(j, 0), 63).to(gl.int64)
     tree = ((bits[:, None] >> shift[None, :]) & 1) != 0
     return (pos < hi)[None, :] & ((j < 0)[None, :] | tree)
+
+
+@gluon.jit
+def _max_shift(m_i, m_new):
+    """(m_safe, alpha): the exponent offset for the new row maxima (0 for a row that has seen nothing
+    yet) and the factor that rescales the old sums and O (log2 units)."""
+    m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+    return m_safe, gl.exp2(m_i - m_safe)
 
 
 @gluon.jit
@@ -194,6 +209,23 @@ def _main_start(TreeMask, b, mb, HEADS: gl.constexpr, Q_LEN: gl.constexpr, D_LAT
     l_i = gl.zeros([BLOCK_M], gl.float32, row_l)
     o = gl.zeros([BLOCK_M, HALF], gl.float32, o_layout)
     return rows, s_zero, m_i, l_i, o, _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
+
+
+@gluon.jit
+def _tail_start(TreeMask, b, ROW0: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, D_LATENT: gl.constexpr,
+                BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr):
+    """The tail warpgroup's start on rows ROW0.. (transposed: the rows are the scores' columns): (rows, the
+    rows' draft-tree bits, zero scores S^T, row maxima, row sums, O^T)."""
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                       instr_shape=[16, TAIL_M, 16])
+    col_l: gl.constexpr = gl.SliceLayout(0, s_layout)
+    rows = ROW0 + gl.arange(0, TAIL_M, layout=col_l)
+    bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
+    s_zero = gl.zeros([BLOCK_N, TAIL_M], gl.float32, s_layout)
+    m_i = gl.full([TAIL_M], float("-inf"), gl.float32, col_l)
+    l_i = gl.zeros([TAIL_M], gl.float32, col_l)
+    o = gl.zeros([D_LATENT, TAIL_M], gl.float32, s_layout)  # O^T
+    return rows, bits, s_zero, m_i, l_i, o
 
 
 @gluon.jit

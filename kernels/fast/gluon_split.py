@@ -19,7 +19,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_
 
 from kernels.fast import gluon as common
 from kernels.fast.gluon import (_LN2, _barrier, _draft_bits, _gather_tile, _issue_tile, _landed, _launch_dependents,
-                                _q_rows, _reinterpret, _split_bounds, _swizzle, _visible)
+                                _max_shift, _program_ids, _q_rows, _reinterpret, _split_bounds, _swizzle, _visible)
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 
@@ -33,8 +33,7 @@ def _softmax_tile(s, i, n_full, start, hi, ctx_len, bits, qk_scale, m_i, l_i, o,
     if i >= n_full:
         qk = gl.where(_visible(bits, start, hi, ctx_len, BLOCK_N), qk, float("-inf"))
     m_new = gl.maximum(m_i, gl.max(qk, 1))
-    m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)  # a row that has seen nothing yet
-    alpha = gl.exp2(m_i - m_safe)
+    m_safe, alpha = _max_shift(m_i, m_new)
     p = gl.exp2(qk - m_safe[:, None])
     l_i = l_i * alpha + gl.sum(p, 1)
     o = o * gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))[:, None]
@@ -107,9 +106,7 @@ def _gluon_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Pa
                         num_warps: gl.constexpr):
     """Grid (m_blocks, splits, batch); one BLOCK_M-row block of one request's rows, one split."""
     _launch_dependents()  # the combine (a PDL launch) may be scheduled as SMs free up
-    mb = gl.program_id(0)
-    split = gl.program_id(1)
-    b = gl.program_id(2)
+    mb, split, b = _program_ids()
     M: gl.constexpr = Q_LEN * HEADS
     WN: gl.constexpr = num_warps // 4  # warpgroups, side by side along N
 

@@ -21,9 +21,9 @@ from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_
 
 from kernels.fast import gluon as common
 from kernels.fast.common import SEESAW_SLICE
-from kernels.fast.gluon import (_LN2, _barrier, _draft_bits, _gather_tile, _half_out, _landed, _launch_dependents,
-                                _main_start, _q_in_smem, _split_bounds, _tail_out, _tail_rows_in_smem, _tail_smem,
-                                _tma_load, _visible, _visible_t)
+from kernels.fast.gluon import (_LN2, _barrier, _gather_tile, _half_out, _landed, _launch_dependents, _main_start,
+                                _max_shift, _program_ids, _q_in_smem, _split_bounds, _tail_out, _tail_rows_in_smem,
+                                _tail_smem, _tail_start, _tma_load, _visible, _visible_t)
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 
@@ -126,8 +126,7 @@ def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse,
         mbarrier.arrive(max_bars.index(W), count=1)
         mbarrier.wait(max_bars.index(1 - W), j & 1)
         m_new = gl.maximum(m_i, gl.maximum(mx, other_max.load(m_i.type.layout)))
-        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = gl.exp2(m_i - m_safe)
+        m_safe, alpha = _max_shift(m_i, m_new)
         p = gl.exp2(qk - m_safe[:, None])
         l_i = l_i * alpha + gl.sum(p, 1)
         m_i = m_new
@@ -200,16 +199,8 @@ def _seesaw_tail(Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows
     M: gl.constexpr = Q_LEN * HEADS
     ROW0: gl.constexpr = M // BLOCK_M * BLOCK_M
     GATHER: gl.constexpr = PAGE_SIZE < BLOCK_N
-    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                       instr_shape=[16, TAIL_M, 16])
-    col_l: gl.constexpr = gl.SliceLayout(0, s_layout)
     _tail_rows_in_smem(Q, b, qt_lat_s, qt_pe_s, ROW0, TAIL_M, M, D_LATENT, D_ROPE)
-    rows = ROW0 + gl.arange(0, TAIL_M, layout=col_l)
-    bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
-    s_zero = gl.zeros([BLOCK_N, TAIL_M], gl.float32, s_layout)
-    m_i = gl.full([TAIL_M], float("-inf"), gl.float32, col_l)
-    l_i = gl.zeros([TAIL_M], gl.float32, col_l)
-    o = gl.zeros([D_LATENT, TAIL_M], gl.float32, s_layout)  # O^T
+    rows, bits, s_zero, m_i, l_i, o = _tail_start(TreeMask, b, ROW0, HEADS, Q_LEN, D_LATENT, BLOCK_N, TAIL_M)
     for j in range(gl.cdiv(n_tiles, 2)):
         z = j >> 30  # as in _seesaw: descriptors rebuilt per pair, not hoisted
         k0, pe0, k1, pe1 = klat_s.index(z), kpe_s.index(z), klat_s.index(1 + z), kpe_s.index(1 + z)
@@ -225,8 +216,7 @@ def _seesaw_tail(Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows
             qk0 = gl.where(_visible_t(bits, start, hi, ctx_len, BLOCK_N), qk0, float("-inf"))
             qk1 = gl.where(_visible_t(bits, start + BLOCK_N, hi, ctx_len, BLOCK_N), qk1, float("-inf"))
         m_new = gl.maximum(m_i, gl.maximum(gl.max(qk0, 0), gl.max(qk1, 0)))
-        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = gl.exp2(m_i - m_safe)
+        m_safe, alpha = _max_shift(m_i, m_new)
         p0 = gl.exp2(qk0 - m_safe[None, :])
         p1 = gl.exp2(qk1 - m_safe[None, :])
         l_i = l_i * alpha + gl.sum(p0, 0) + gl.sum(p1, 0)
@@ -260,9 +250,7 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
     """Grid (m_blocks, splits, batch), 4 + 4 warps: the seesaw schedule (see _seesaw); with TAIL_M,
     4 more for the rows past the last whole M block (see _seesaw_tail)."""
     _launch_dependents()  # the combine (a PDL launch) may be scheduled as SMs free up
-    mb = gl.program_id(0)
-    split = gl.program_id(1)
-    b = gl.program_id(2)
+    mb, split, b = _program_ids()
     M: gl.constexpr = Q_LEN * HEADS
     q_lat_s, q_pe_s = _q_in_smem(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, num_warps)
     klat_s = gl.allocate_shared_memory(KLat.dtype, [2, BLOCK_N, D_LATENT], KLat.layout)
