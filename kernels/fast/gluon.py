@@ -273,15 +273,27 @@ def _half_out(o, buf, PartO, split, total_rows, b, mb, W: gl.constexpr, M: gl.co
 
 
 @gluon.jit
-def _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, M: gl.constexpr, D_LATENT: gl.constexpr):
-    """The tail rows' partial output (O^T, normalised here) and log-sum-exp."""
-    out_rows = b * M + rows
-    lse = gl.where(l_i > 0, (m_i + gl.log2(l_i)) * _LN2, float("-inf"))
-    gl.store(PartLse + split * total_rows + out_rows, lse, mask=rows < M)
-    o = o / gl.where(l_i > 0, l_i, 1.0)[None, :]
-    dims = gl.arange(0, D_LATENT, layout=gl.SliceLayout(1, o.type.layout))
-    ptr = PartO + ((split * total_rows + out_rows).to(gl.int64) * D_LATENT)[None, :] + dims[:, None]
-    gl.store(ptr, o.to(PartO.dtype.element_ty), mask=(rows < M)[None, :])
+def _post_pt(pt, p):
+    """P^T into the shared buffer `pt` for the PV MMA: fenced for the async proxy, then a barrier so that
+    all of it is in before any warp's MMA reads it."""
+    pt.store(gl.permute(p.to(pt.dtype), (1, 0)))
+    fence_async_shared()
+    _barrier()
+
+
+@gluon.jit
+def _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M: gl.constexpr,
+              D_LATENT: gl.constexpr):
+    """The tail rows' partial output (O^T, normalised here) and log-sum-exp, stored by the last M block's
+    program only (in the others the tail warpgroup ran to keep the barriers going)."""
+    if mb == gl.num_programs(0) - 1:
+        out_rows = b * M + rows
+        lse = gl.where(l_i > 0, (m_i + gl.log2(l_i)) * _LN2, float("-inf"))
+        gl.store(PartLse + split * total_rows + out_rows, lse, mask=rows < M)
+        o = o / gl.where(l_i > 0, l_i, 1.0)[None, :]
+        dims = gl.arange(0, D_LATENT, layout=gl.SliceLayout(1, o.type.layout))
+        ptr = PartO + ((split * total_rows + out_rows).to(gl.int64) * D_LATENT)[None, :] + dims[:, None]
+        gl.store(ptr, o.to(PartO.dtype.element_ty), mask=(rows < M)[None, :])
 
 @gluon.jit
 def _visible_t(bits, start, hi, ctx_len, BLOCK_N: gl.constexpr):

@@ -43,8 +43,9 @@ from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_
 from kernels.fast import gluon as common
 from kernels.fast.common import SEESAW_SLICE
 from kernels.fast.gluon import (_LN2, _barrier, _gather_rows, _gather_tile, _half_out, _landed, _launch_dependents,
-                                _main_start, _max_shift, _program_ids, _q_in_smem, _split_bounds, _tail_out,
-                                _tail_rows_in_smem, _tail_smem, _tail_start, _tile_pages, _tma_load, _visible, _visible_t)
+                                _main_start, _max_shift, _post_pt, _program_ids, _q_in_smem, _split_bounds, _tail_out,
+                                _tail_rows_in_smem, _tail_smem, _tail_start, _tile_pages, _tma_load, _visible,
+                                _visible_t)
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 
@@ -269,9 +270,7 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
             m_i = m_new
             o = o * alpha[None, :]
         pt = pt_s.index(z)
-        pt.store(gl.permute(p.to(pt_s.dtype), (1, 0)))
-        fence_async_shared()
-        _barrier()
+        _post_pt(pt, p)
         if not NO_MMA:
             acc = warpgroup_mma(kb.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
             o = warpgroup_mma_wait(0, deps=[acc])
@@ -288,8 +287,7 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
                            PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
             if ASYNC_GATHER:
                 _arrive_when_copied(t + 2, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
-    if mb == gl.num_programs(0) - 1:
-        _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, M, D_LATENT)
+    _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M, D_LATENT)
 
 
 @gluon.jit

@@ -22,8 +22,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_
 from kernels.fast import gluon as common
 from kernels.fast.common import SEESAW_SLICE
 from kernels.fast.gluon import (_LN2, _barrier, _gather_tile, _half_out, _landed, _launch_dependents, _main_start,
-                                _max_shift, _program_ids, _q_in_smem, _split_bounds, _tail_out, _tail_rows_in_smem,
-                                _tail_smem, _tail_start, _tma_load, _visible, _visible_t)
+                                _max_shift, _post_pt, _program_ids, _q_in_smem, _split_bounds, _tail_out,
+                                _tail_rows_in_smem, _tail_smem, _tail_start, _tma_load, _visible, _visible_t)
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 
@@ -70,15 +70,18 @@ def _gather_landed(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, full_
 # is loaded once both warpgroups are done with its buffer (empty barrier, count 2).
 
 @gluon.jit
-def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
-            page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars,
-            max_bars, p_bars, ts_bars, max0, max1, PARTS: gl.constexpr, HEADS: gl.constexpr,
-            Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
-            BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr):
+def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem,
+            PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
+            D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+            TAIL_M: gl.constexpr):
     """Warpgroup W's side of the seesaw schedule (see the kernel below), from its first tile to its
     half of the split's partial output. With TAIL_M, a third warpgroup (_seesaw_tail) reads the
     same tiles: a gathered tile is announced on its buffer's last full barrier, P waits until the
-    tail has scored the rope rows, and a buffer is free once all three are done with it."""
+    tail has scored the rope rows, and a buffer is free once all three are done with it. `span`
+    and `smem` are the kernel's tuples of that name (runtime values only: a tuple held in a
+    variable keeps no constexprs)."""
+    b, mb, split, total_rows, page_base, lo, hi, ctx_len, n_full, n_tiles = span
+    q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars, p_bars, ts_bars, max0, max1 = smem
     M: gl.constexpr = Q_LEN * HEADS
     HALF: gl.constexpr = D_LATENT // 2
     GATHER: gl.constexpr = PAGE_SIZE < BLOCK_N
@@ -224,20 +227,15 @@ def _seesaw_tail(Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows
         o = o * alpha[None, :]
         # One P buffer (shared memory is full): tile 0's PV MMA retires before tile 1's P goes in.
         pt = pt_s.index(z)
-        pt.store(gl.permute(p0.to(pt_s.dtype), (1, 0)))
-        fence_async_shared()
-        _barrier()
+        _post_pt(pt, p0)
         o = warpgroup_mma(k0.permute((1, 0)), pt.permute((1, 0)), o)
         _barrier()
-        pt.store(gl.permute(p1.to(pt_s.dtype), (1, 0)))
-        fence_async_shared()
-        _barrier()
+        _post_pt(pt, p1)
         acc = warpgroup_mma(k1.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
         o = warpgroup_mma_wait(0, deps=[acc])
         mbarrier.arrive(empty_bars.index(0), count=1)
         mbarrier.arrive(empty_bars.index(1), count=1)
-    if mb == gl.num_programs(0) - 1:
-        _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, M, D_LATENT)
+    _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M, D_LATENT)
 
 
 @gluon.jit
@@ -279,32 +277,27 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
 
     ctx_len, lo, hi, n_full, n_tiles = _split_bounds(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
     page_base = b * stride_pt
-    # The same two main partitions either way (a tuple of their arguments would lose its constexprs).
+    # The same two main partitions either way; what they share travels in two tuples (the program's
+    # place in the problem, its shared memory), written once here.
+    span = (b, mb, split, total_rows, page_base, lo, hi, ctx_len, n_full, n_tiles)
+    smem = (q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars, p_bars, ts_bars, max0, max1)
     if TAIL_M > 0:
         qt_lat_s, qt_pe_s, pt_s = _tail_smem(Q, q_lat_s, q_pe_s, TAIL_M, BLOCK_N)
         gl.warp_specialize([
-            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
-                       page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,
-                       empty_bars, max_bars, p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
-                       D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
-            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
-                       page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,
-                       empty_bars, max_bars, p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
-                       D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
+                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
+                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
             (_seesaw_tail, (Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
                             n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars, empty_bars, ts_bars, PARTS,
                             HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
         ], [4, 4], [TAIL_REGS[0], TAIL_REGS[1]])
     else:
         gl.warp_specialize([
-            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
-                       page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,
-                       empty_bars, max_bars, p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
-                       D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
-            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
-                       page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,
-                       empty_bars, max_bars, p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
-                       D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
+                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
+                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
         ], [4], [240])
 
 
