@@ -101,9 +101,10 @@ def _launch_dependents():
 
 
 @gluon.jit
-def _program_ids():
-    """(mb, split, b): this program's M block, split and request (grid (m_blocks, splits, batch)). Not with
-    _launch_dependents inside: the PTX changes when that inline asm is called from here."""
+def _start_program():
+    """Lets the combine (a PDL launch) be scheduled as SMs free up; (mb, split, b): this program's M
+    block, split and request (grid (m_blocks, splits, batch))."""
+    _launch_dependents()
     return gl.program_id(0), gl.program_id(1), gl.program_id(2)
 
 

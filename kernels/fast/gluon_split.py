@@ -18,8 +18,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_
                                                                warpgroup_mma, warpgroup_mma_init, warpgroup_mma_wait)
 
 from kernels.fast import gluon as common
-from kernels.fast.gluon import (_LN2, _barrier, _draft_bits, _gather_tile, _issue_tile, _landed, _launch_dependents,
-                                _max_shift, _program_ids, _q_rows, _reinterpret, _split_bounds, _swizzle, _visible)
+from kernels.fast.gluon import (_LN2, _barrier, _draft_bits, _gather_tile, _issue_tile, _landed, _max_shift, _q_rows,
+                                _reinterpret, _split_bounds, _start_program, _swizzle, _visible)
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 
@@ -105,8 +105,7 @@ def _gluon_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Pa
                         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
                         num_warps: gl.constexpr):
     """Grid (m_blocks, splits, batch); one BLOCK_M-row block of one request's rows, one split."""
-    _launch_dependents()  # the combine (a PDL launch) may be scheduled as SMs free up
-    mb, split, b = _program_ids()
+    mb, split, b = _start_program()
     M: gl.constexpr = Q_LEN * HEADS
     WN: gl.constexpr = num_warps // 4  # warpgroups, side by side along N
 

@@ -42,10 +42,9 @@ from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_
 
 from kernels.fast import gluon as common
 from kernels.fast.common import SEESAW_SLICE
-from kernels.fast.gluon import (_LN2, _barrier, _gather_rows, _gather_tile, _half_out, _landed, _launch_dependents,
-                                _main_start, _max_shift, _post_pt, _program_ids, _q_in_smem, _split_bounds, _tail_out,
-                                _tail_rows_in_smem, _tail_smem, _tail_start, _tile_pages, _tma_load, _visible,
-                                _visible_t)
+from kernels.fast.gluon import (_LN2, _barrier, _gather_rows, _gather_tile, _half_out, _landed, _main_start, _max_shift,
+                                _post_pt, _q_in_smem, _split_bounds, _start_program, _tail_out, _tail_rows_in_smem,
+                                _tail_smem, _tail_start, _tile_pages, _tma_load, _visible, _visible_t)
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 
@@ -301,8 +300,7 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
     """Grid (m_blocks, splits, batch), 3 x 4 warps: two main warpgroups and the tail one (see the module).
     ASYNC_GATHER: gathered tiles complete their barriers as their copies land, instead of the tail
     waiting for them one tile later. NO_MMA, NO_SOFTMAX, NO_GATHER: removal experiments (see the module)."""
-    _launch_dependents()  # the combine (a PDL launch) may be scheduled as SMs free up
-    mb, split, b = _program_ids()
+    mb, split, b = _start_program()
     M: gl.constexpr = Q_LEN * HEADS
     q_lat_s, q_pe_s = _q_in_smem(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, num_warps)
     klat_s = gl.allocate_shared_memory(KLat.dtype, [2, BLOCK_N, D_LATENT], KLat.layout)
