@@ -23,6 +23,15 @@ from kernels.softmax import LOG2E, online_softmax_update
 
 
 @triton.jit
+def _slot_rows(KV, Slots, idx, ok, stride_kv, offs_d, offs_r, D_LATENT: tl.constexpr):
+    """(k_lat, k_pe): the KV rows of the tokens whose slots are Slots[idx], zeros where not ok."""
+    slot = tl.load(Slots + idx, mask=ok, other=0).to(tl.int64)
+    k_lat = tl.load(KV + slot[:, None] * stride_kv + offs_d[None, :], mask=ok[:, None], other=0.0)
+    k_pe = tl.load(KV + slot[:, None] * stride_kv + D_LATENT + offs_r[None, :], mask=ok[:, None], other=0.0)
+    return k_lat, k_pe
+
+
+@triton.jit
 def _verify_extend_kernel(
     Q, KV, TokenSlots, KVIndptr, TreeMask, Out, qk_scale,
     stride_qt, stride_qh, stride_kv, stride_ot, stride_oh,
@@ -53,9 +62,7 @@ def _verify_extend_kernel(
     for start in range(0, ctx_len, BLOCK_N):
         offs_n = start + tl.arange(0, BLOCK_N)
         n_ok = offs_n < ctx_len
-        slot = tl.load(TokenSlots + kv_start + offs_n, mask=n_ok, other=0).to(tl.int64)
-        k_lat = tl.load(KV + slot[:, None] * stride_kv + offs_d[None, :], mask=n_ok[:, None], other=0.0)
-        k_pe = tl.load(KV + slot[:, None] * stride_kv + D_LATENT + offs_r[None, :], mask=n_ok[:, None], other=0.0)
+        k_lat, k_pe = _slot_rows(KV, TokenSlots + kv_start, offs_n, n_ok, stride_kv, offs_d, offs_r, D_LATENT)
         qk = tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))
         qk = tl.where(n_ok[None, :], qk * qk_scale, float("-inf"))
         m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
@@ -63,9 +70,7 @@ def _verify_extend_kernel(
     # Stage 2: the draft tokens' own entries under the tree mask.
     offs_j = tl.arange(0, BLOCK_Q)
     j_ok = offs_j < Q_LEN
-    slot = tl.load(TokenSlots + kv_start + ctx_len + offs_j, mask=j_ok, other=0).to(tl.int64)
-    k_lat = tl.load(KV + slot[:, None] * stride_kv + offs_d[None, :], mask=j_ok[:, None], other=0.0)
-    k_pe = tl.load(KV + slot[:, None] * stride_kv + D_LATENT + offs_r[None, :], mask=j_ok[:, None], other=0.0)
+    k_lat, k_pe = _slot_rows(KV, TokenSlots + kv_start + ctx_len, offs_j, j_ok, stride_kv, offs_d, offs_r, D_LATENT)
     visible = tl.load(TreeMask + b * Q_LEN * Q_LEN + offs_m[:, None] * Q_LEN + offs_j[None, :],
                       mask=m_ok[:, None] & j_ok[None, :], other=0)
     qk = tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))

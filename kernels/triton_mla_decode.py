@@ -20,6 +20,7 @@ from kernels.inputs import VerifyInputs
 from kernels.launch import decode_specs
 from kernels.plan import DECODE_BLOCK_H, DECODE_KV_SPLITS
 from kernels.softmax import LN2, LOG2E, online_softmax_update
+from kernels.triton_mla import _slot_rows
 
 
 @triton.jit
@@ -57,9 +58,7 @@ def _decode_stage1(Q, KV, TokenSlots, KVIndptr, TreeMask, PartO, PartLse, qk_sca
         j = offs_n - ctx_len  # draft index where >= 0
         vis = tl.load(TreeMask + (b * Q_LEN + i) * Q_LEN + j, mask=n_ok & (j >= 0), other=0)
         keep = n_ok & ((j < 0) | (vis != 0))
-        slot = tl.load(TokenSlots + kv_start + offs_n, mask=n_ok, other=0).to(tl.int64)
-        k_lat = tl.load(KV + slot[:, None] * stride_kv + offs_d[None, :], mask=n_ok[:, None], other=0.0)
-        k_pe = tl.load(KV + slot[:, None] * stride_kv + D_LATENT + offs_r[None, :], mask=n_ok[:, None], other=0.0)
+        k_lat, k_pe = _slot_rows(KV, TokenSlots + kv_start, offs_n, n_ok, stride_kv, offs_d, offs_r, D_LATENT)
         qk = tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))
         qk = tl.where(keep[None, :], qk * qk_scale, float("-inf"))
         m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)

@@ -25,6 +25,7 @@ from roofline.gpus import get_gpu
 from roofline.kernel_models import kernel_model
 from roofline.resources import kernel_resources
 from tests.paths import RUNS
+from tests.ptx_check import ptx_code
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # One workload for every compile here: compiled code depends on constexprs and integer
@@ -112,6 +113,21 @@ def test_fast_kernel_ptx_as_stored_under_triton_36():
     proc = subprocess.run([sys.executable, "-m", "tests.ptx_check", "--expect", str(expect)], capture_output=True,
                           text=True, env=env, cwd=Path(__file__).parents[1])
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+
+
+def test_ptx_code_leaves_out_debug_scope_labels():
+    """$L__tmpN labels mark inlined functions' scopes for the debug sections (moving code into a helper
+    moves them); branch targets ($L__BB) and instructions stay. Lines from Triton 3.6.0's sm_90 PTX."""
+    ptx = ("\t@%p2 ld.global.v4.b32 { %r112, %r113, %r114, %r115 }, [ %rd24 + 0 ];\n"
+           "\t// end inline asm\n"
+           "$L__tmp3:\n"
+           "\t.loc\t1 128 8\n"
+           "\tshl.b32 \t%r136, %r2, 4;\n"
+           "$L__BB0_7:                              // %__nv_exp2f.exit\n")
+    assert ptx_code(ptx) == ("\t@%p2 ld.global.v4.b32 { %r112, %r113, %r114, %r115 }, [ %rd24 + 0 ];\n"
+                             "\t// end inline asm\n"
+                             "\tshl.b32 \t%r136, %r2, 4;\n"
+                             "$L__BB0_7:                              // %__nv_exp2f.exit\n")
 
 
 @pytest.mark.parametrize("run_dir", ["h200-triton_mla_fast-128k-p64", "h200-triton_mla_decode-128k-p64",

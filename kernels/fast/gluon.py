@@ -101,6 +101,14 @@ def _launch_dependents():
 
 
 @gluon.jit
+def _start_program():
+    """Lets the combine (a PDL launch) be scheduled as SMs free up; (mb, split, b): this program's M
+    block, split and request (grid (m_blocks, splits, batch))."""
+    _launch_dependents()
+    return gl.program_id(0), gl.program_id(1), gl.program_id(2)
+
+
+@gluon.jit
 def _landed():
     """After this thread's cp.async groups are waited for: every thread's copies are visible to
     the MMAs (async proxy) of both warpgroups."""
@@ -131,6 +139,14 @@ def _visible(bits, start, hi, ctx_len, BLOCK_N: gl.constexpr):
     shift = gl.minimum(gl.maximum(j, 0), 63).to(gl.int64)
     tree = ((bits[:, None] >> shift[None, :]) & 1) != 0
     return (pos < hi)[None, :] & ((j < 0)[None, :] | tree)
+
+
+@gluon.jit
+def _max_shift(m_i, m_new):
+    """(m_safe, alpha): the exponent offset for the new row maxima (0 for a row that has seen nothing
+    yet) and the factor that rescales the old sums and O (log2 units)."""
+    m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+    return m_safe, gl.exp2(m_i - m_safe)
 
 
 @gluon.jit
@@ -197,6 +213,23 @@ def _main_start(TreeMask, b, mb, HEADS: gl.constexpr, Q_LEN: gl.constexpr, D_LAT
 
 
 @gluon.jit
+def _tail_start(TreeMask, b, ROW0: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, D_LATENT: gl.constexpr,
+                BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr):
+    """The tail warpgroup's start on rows ROW0.. (transposed: the rows are the scores' columns): (rows, the
+    rows' draft-tree bits, zero scores S^T, row maxima, row sums, O^T)."""
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                       instr_shape=[16, TAIL_M, 16])
+    col_l: gl.constexpr = gl.SliceLayout(0, s_layout)
+    rows = ROW0 + gl.arange(0, TAIL_M, layout=col_l)
+    bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
+    s_zero = gl.zeros([BLOCK_N, TAIL_M], gl.float32, s_layout)
+    m_i = gl.full([TAIL_M], float("-inf"), gl.float32, col_l)
+    l_i = gl.zeros([TAIL_M], gl.float32, col_l)
+    o = gl.zeros([D_LATENT, TAIL_M], gl.float32, s_layout)  # O^T
+    return rows, bits, s_zero, m_i, l_i, o
+
+
+@gluon.jit
 def _tail_smem(Q, q_lat_s, q_pe_s, TAIL_M: gl.constexpr, BLOCK_N: gl.constexpr):
     """The tail warpgroup's shared memory: its query rows (latent part, rope part) and its P^T."""
     D_LATENT: gl.constexpr = q_lat_s.shape[2]
@@ -241,15 +274,27 @@ def _half_out(o, buf, PartO, split, total_rows, b, mb, W: gl.constexpr, M: gl.co
 
 
 @gluon.jit
-def _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, M: gl.constexpr, D_LATENT: gl.constexpr):
-    """The tail rows' partial output (O^T, normalised here) and log-sum-exp."""
-    out_rows = b * M + rows
-    lse = gl.where(l_i > 0, (m_i + gl.log2(l_i)) * _LN2, float("-inf"))
-    gl.store(PartLse + split * total_rows + out_rows, lse, mask=rows < M)
-    o = o / gl.where(l_i > 0, l_i, 1.0)[None, :]
-    dims = gl.arange(0, D_LATENT, layout=gl.SliceLayout(1, o.type.layout))
-    ptr = PartO + ((split * total_rows + out_rows).to(gl.int64) * D_LATENT)[None, :] + dims[:, None]
-    gl.store(ptr, o.to(PartO.dtype.element_ty), mask=(rows < M)[None, :])
+def _post_pt(pt, p):
+    """P^T into the shared buffer `pt` for the PV MMA: fenced for the async proxy, then a barrier so that
+    all of it is in before any warp's MMA reads it."""
+    pt.store(gl.permute(p.to(pt.dtype), (1, 0)))
+    fence_async_shared()
+    _barrier()
+
+
+@gluon.jit
+def _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M: gl.constexpr,
+              D_LATENT: gl.constexpr):
+    """The tail rows' partial output (O^T, normalised here) and log-sum-exp, stored by the last M block's
+    program only (in the others the tail warpgroup ran to keep the barriers going)."""
+    if mb == gl.num_programs(0) - 1:
+        out_rows = b * M + rows
+        lse = gl.where(l_i > 0, (m_i + gl.log2(l_i)) * _LN2, float("-inf"))
+        gl.store(PartLse + split * total_rows + out_rows, lse, mask=rows < M)
+        o = o / gl.where(l_i > 0, l_i, 1.0)[None, :]
+        dims = gl.arange(0, D_LATENT, layout=gl.SliceLayout(1, o.type.layout))
+        ptr = PartO + ((split * total_rows + out_rows).to(gl.int64) * D_LATENT)[None, :] + dims[:, None]
+        gl.store(ptr, o.to(PartO.dtype.element_ty), mask=(rows < M)[None, :])
 
 @gluon.jit
 def _visible_t(bits, start, hi, ctx_len, BLOCK_N: gl.constexpr):

@@ -31,10 +31,11 @@ from kernels.fast.gluon import (
     _gather_tile,
     _issue_tile,
     _landed,
-    _launch_dependents,
+    _max_shift,
     _q_rows,
     _reinterpret,
     _split_bounds,
+    _start_program,
     _swizzle,
     _visible,
 )
@@ -51,8 +52,7 @@ def _softmax_tile(s, i, n_full, start, hi, ctx_len, bits, qk_scale, m_i, l_i, o,
     if i >= n_full:
         qk = gl.where(_visible(bits, start, hi, ctx_len, BLOCK_N), qk, float("-inf"))
     m_new = gl.maximum(m_i, gl.max(qk, 1))
-    m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)  # a row that has seen nothing yet
-    alpha = gl.exp2(m_i - m_safe)
+    m_safe, alpha = _max_shift(m_i, m_new)
     p = gl.exp2(qk - m_safe[:, None])
     l_i = l_i * alpha + gl.sum(p, 1)
     o = o * gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))[:, None]
@@ -124,10 +124,7 @@ def _gluon_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Pa
                         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
                         num_warps: gl.constexpr):
     """Grid (m_blocks, splits, batch); one BLOCK_M-row block of one request's rows, one split."""
-    _launch_dependents()  # the combine (a PDL launch) may be scheduled as SMs free up
-    mb = gl.program_id(0)
-    split = gl.program_id(1)
-    b = gl.program_id(2)
+    mb, split, b = _start_program()
     M: gl.constexpr = Q_LEN * HEADS
     WN: gl.constexpr = num_warps // 4  # warpgroups, side by side along N
 

@@ -107,14 +107,14 @@ def _store_partial(PartO, PartLse, m_i, l_i, acc, rows, r_ok, split, b, total_ro
 
 
 @triton.jit
-def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
-                       stride_pt, total_rows,
-                       HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
-                       D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
-                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TAIL_M: tl.constexpr,
-                       EVICT: tl.constexpr):
-    """Grid (m_blocks, splits, batch). TAIL_M > 0: one M block of BLOCK_M rows plus a second
-    tile of TAIL_M rows (rows BLOCK_M..BLOCK_M+TAIL_M-1), both fed by the same KV tile loads."""
+def _split_program(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt,
+                   total_rows, HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
+                   D_LATENT: tl.constexpr, D_ROPE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                   TAIL_M: tl.constexpr, EVICT: tl.constexpr, TMA: tl.constexpr):
+    """One program of grid (m_blocks, splits, batch), either Triton kernel's. TAIL_M > 0: one M block of
+    BLOCK_M rows plus a second tile of TAIL_M rows (rows BLOCK_M..BLOCK_M+TAIL_M-1), both fed by the
+    same KV tile loads. Whole prefix tiles come by TMA through the descriptors KLat, KPe (TMA: one
+    box per part, one page-table entry a tile) or by per-token gathers from KV (eviction policy EVICT)."""
     mb = tl.program_id(0)
     split = tl.program_id(1)
     b = tl.program_id(2)
@@ -125,16 +125,23 @@ def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_sc
     if TAIL_M > 0:
         rows2, r_ok2, q_lat2, q_pe2, m_i2, l_i2, acc2 = _row_tile(Q, b, BLOCK_M, TAIL_M, M, D_LATENT, D_ROPE)
     ctx_len, lo, hi, full_hi = _split_range(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
-    offs_d = tl.arange(0, D_LATENT)
-    offs_r = tl.arange(0, D_ROPE)
+    if not TMA:
+        offs_d = tl.arange(0, D_LATENT)
+        offs_r = tl.arange(0, D_ROPE)
     # Whole prefix tiles first: no bounds masks and no tree mask (fewer registers in the hot
     # loop); then the rest of the split (a partial tile, the draft tokens) with both.
     for start in range(lo, full_hi, BLOCK_N):
-        pos = start + tl.arange(0, BLOCK_N)
-        page = tl.load(PageTable + b * stride_pt + pos // PAGE_SIZE)
-        tok = page.to(tl.int64) * PAGE_SIZE + pos % PAGE_SIZE
-        k_lat = tl.load(KV + tok[:, None] * D + offs_d[None, :], eviction_policy=EVICT)
-        k_pe = tl.load(KV + tok[:, None] * D + D_LATENT + offs_r[None, :], eviction_policy=EVICT)
+        if TMA:
+            page = tl.load(PageTable + b * stride_pt + start // PAGE_SIZE)
+            row0 = page * PAGE_SIZE + start % PAGE_SIZE
+            k_lat = KLat.load([row0, 0])
+            k_pe = KPe.load([row0, 0])
+        else:
+            pos = start + tl.arange(0, BLOCK_N)
+            page = tl.load(PageTable + b * stride_pt + pos // PAGE_SIZE)
+            tok = page.to(tl.int64) * PAGE_SIZE + pos % PAGE_SIZE
+            k_lat = tl.load(KV + tok[:, None] * D + offs_d[None, :], eviction_policy=EVICT)
+            k_pe = tl.load(KV + tok[:, None] * D + D_LATENT + offs_r[None, :], eviction_policy=EVICT)
         qk = (tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))) * qk_scale
         m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
         if TAIL_M > 0:
@@ -154,6 +161,18 @@ def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_sc
     _store_partial(PartO, PartLse, m_i, l_i, acc, rows, r_ok, split, b, total_rows, M, D_LATENT)
     if TAIL_M > 0:
         _store_partial(PartO, PartLse, m_i2, l_i2, acc2, rows2, r_ok2, split, b, total_rows, M, D_LATENT)
+
+
+@triton.jit
+def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
+                       stride_pt, total_rows,
+                       HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
+                       D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TAIL_M: tl.constexpr,
+                       EVICT: tl.constexpr):
+    """Grid (m_blocks, splits, batch); KV tiles gathered token by token (see _split_program)."""
+    _split_program(Q, None, None, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt,
+                   total_rows, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, EVICT, False)
 
 
 def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:

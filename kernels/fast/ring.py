@@ -51,18 +51,20 @@ from kernels.fast.common import SEESAW_SLICE
 from kernels.fast.gluon import (
     _LN2,
     _barrier,
-    _draft_bits,
     _gather_rows,
     _gather_tile,
     _half_out,
     _landed,
-    _launch_dependents,
     _main_start,
+    _max_shift,
+    _post_pt,
     _q_in_smem,
     _split_bounds,
+    _start_program,
     _tail_out,
     _tail_rows_in_smem,
     _tail_smem,
+    _tail_start,
     _tile_pages,
     _tma_load,
     _visible,
@@ -142,6 +144,15 @@ def _seen(t, n_full, ASYNC_GATHER: gl.constexpr, PAGE_SIZE: gl.constexpr, BLOCK_
 
 
 @gluon.jit
+def _slice_landed(full_bars, u, k, t, n_full, PARTS: gl.constexpr, ASYNC_GATHER: gl.constexpr,
+                  PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
+    """Wait for latent slice k of tile t (in buffer u); after the first, make a gathered tile's copies visible."""
+    mbarrier.wait(full_bars.index(u * PARTS + k), (t // 2) & 1)
+    if k == 0:
+        _seen(t, n_full, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
+
+
+@gluon.jit
 def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len,
                n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
                sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, D_LATENT: gl.constexpr,
@@ -159,9 +170,7 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
         if u == W:  # this warpgroup scores tile t, slice by slice as the TMA lands
             s = warpgroup_mma_init(s_zero)
             for k in gl.static_range(PARTS):
-                mbarrier.wait(full_bars.index(u * PARTS + k), (t // 2) & 1)
-                if k == 0:
-                    _seen(t, n_full, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
+                _slice_landed(full_bars, u, k, t, n_full, PARTS, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
                 if not NO_MMA:
                     s = warpgroup_mma(q_lat_s.index(z).slice(k * PW, PW, dim=1),
                                       kb.slice(k * PW, PW, dim=1).permute((1, 0)), s, use_acc=k > 0, is_async=True)
@@ -176,8 +185,7 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
                 p = qk
             else:
                 m_new = gl.maximum(m_i, gl.max(qk, 1))
-                m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-                alpha = gl.exp2(m_i - m_safe)
+                m_safe, alpha = _max_shift(m_i, m_new)
                 p = gl.exp2(qk - m_safe[:, None])
                 l_i = l_i * alpha + gl.sum(p, 1)
             mbarrier.wait(ts_bars.index(u), (t // 2) & 1)  # the tail has scored the rope rows P goes into
@@ -191,8 +199,7 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
             _seen(t, n_full, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)  # (the scorer waited for its barriers)
             m_new = m0_s.load(m_i.type.layout)
             if not NO_SOFTMAX:
-                m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-                alpha = gl.exp2(m_i - m_safe)
+                m_safe, alpha = _max_shift(m_i, m_new)
                 l_i = l_i * alpha
         m_i = m_new
         if not NO_SOFTMAX:
@@ -244,20 +251,12 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
                        PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
             if ASYNC_GATHER:
                 _arrive_when_copied(v, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
-    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                       instr_shape=[16, TAIL_M, 16])
-    col_l: gl.constexpr = gl.SliceLayout(0, s_layout)
     _tail_rows_in_smem(Q, b, qt_lat_s, qt_pe_s, ROW0, TAIL_M, M, D_LATENT, D_ROPE)
     if not ASYNC_GATHER:
         for v in gl.static_range(2):
             if v < n_tiles:
                 _announce(v, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
-    rows = ROW0 + gl.arange(0, TAIL_M, layout=col_l)
-    bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
-    s_zero = gl.zeros([BLOCK_N, TAIL_M], gl.float32, s_layout)
-    m_i = gl.full([TAIL_M], float("-inf"), gl.float32, col_l)
-    l_i = gl.zeros([TAIL_M], gl.float32, col_l)
-    o = gl.zeros([D_LATENT, TAIL_M], gl.float32, s_layout)  # O^T
+    rows, bits, s_zero, m_i, l_i, o = _tail_start(TreeMask, b, ROW0, HEADS, Q_LEN, D_LATENT, BLOCK_N, TAIL_M)
     # With ASYNC_GATHER at pages smaller than a tile, tile t + 2's page-table entries are loaded while
     # tile t is worked on, not when its buffer frees up.
     PREFETCH: gl.constexpr = ASYNC_GATHER and PAGE_SIZE < BLOCK_N
@@ -270,9 +269,7 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
             pages_next = _tile_pages(PageTable, page_base, lo + (t + 2) * BLOCK_N, hi, PAGE_SIZE, BLOCK_N, 4)
         s = warpgroup_mma_init(s_zero)
         for k in gl.static_range(PARTS):
-            mbarrier.wait(full_bars.index(u * PARTS + k), (t // 2) & 1)
-            if k == 0:
-                _seen(t, n_full, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
+            _slice_landed(full_bars, u, k, t, n_full, PARTS, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
             if not NO_MMA:
                 s = warpgroup_mma(kb.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s,
                                   use_acc=k > 0, is_async=True)
@@ -291,16 +288,13 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
             p = qk
         else:
             m_new = gl.maximum(m_i, gl.max(qk, 0))
-            m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-            alpha = gl.exp2(m_i - m_safe)
+            m_safe, alpha = _max_shift(m_i, m_new)
             p = gl.exp2(qk - m_safe[None, :])
             l_i = l_i * alpha + gl.sum(p, 0)
             m_i = m_new
             o = o * alpha[None, :]
         pt = pt_s.index(z)
-        pt.store(gl.permute(p.to(pt_s.dtype), (1, 0)))
-        fence_async_shared()
-        _barrier()
+        _post_pt(pt, p)
         if not NO_MMA:
             acc = warpgroup_mma(kb.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
             o = warpgroup_mma_wait(0, deps=[acc])
@@ -317,8 +311,7 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
                            PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
             if ASYNC_GATHER:
                 _arrive_when_copied(t + 2, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
-    if mb == gl.num_programs(0) - 1:
-        _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, M, D_LATENT)
+    _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M, D_LATENT)
 
 
 @gluon.jit
@@ -332,10 +325,7 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
     """Grid (m_blocks, splits, batch), 3 x 4 warps: two main warpgroups and the tail one (see the module).
     ASYNC_GATHER: gathered tiles complete their barriers as their copies land, instead of the tail
     waiting for them one tile later. NO_MMA, NO_SOFTMAX, NO_GATHER: removal experiments (see the module)."""
-    _launch_dependents()  # the combine (a PDL launch) may be scheduled as SMs free up
-    mb = gl.program_id(0)
-    split = gl.program_id(1)
-    b = gl.program_id(2)
+    mb, split, b = _start_program()
     M: gl.constexpr = Q_LEN * HEADS
     q_lat_s, q_pe_s = _q_in_smem(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, num_warps)
     klat_s = gl.allocate_shared_memory(KLat.dtype, [2, BLOCK_N, D_LATENT], KLat.layout)

@@ -30,17 +30,19 @@ from kernels.fast.common import SEESAW_SLICE
 from kernels.fast.gluon import (
     _LN2,
     _barrier,
-    _draft_bits,
     _gather_tile,
     _half_out,
     _landed,
-    _launch_dependents,
     _main_start,
+    _max_shift,
+    _post_pt,
     _q_in_smem,
     _split_bounds,
+    _start_program,
     _tail_out,
     _tail_rows_in_smem,
     _tail_smem,
+    _tail_start,
     _tma_load,
     _visible,
     _visible_t,
@@ -91,15 +93,18 @@ def _gather_landed(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, full_
 # is loaded once both warpgroups are done with its buffer (empty barrier, count 2).
 
 @gluon.jit
-def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
-            page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars,
-            max_bars, p_bars, ts_bars, max0, max1, PARTS: gl.constexpr, HEADS: gl.constexpr,
-            Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
-            BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr):
+def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem,
+            PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
+            D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+            TAIL_M: gl.constexpr):
     """Warpgroup W's side of the seesaw schedule (see the kernel below), from its first tile to its
     half of the split's partial output. With TAIL_M, a third warpgroup (_seesaw_tail) reads the
     same tiles: a gathered tile is announced on its buffer's last full barrier, P waits until the
-    tail has scored the rope rows, and a buffer is free once all three are done with it."""
+    tail has scored the rope rows, and a buffer is free once all three are done with it. `span`
+    and `smem` are the kernel's tuples of that name (runtime values only: a tuple held in a
+    variable keeps no constexprs)."""
+    b, mb, split, total_rows, page_base, lo, hi, ctx_len, n_full, n_tiles = span
+    q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars, p_bars, ts_bars, max0, max1 = smem
     M: gl.constexpr = Q_LEN * HEADS
     HALF: gl.constexpr = D_LATENT // 2
     GATHER: gl.constexpr = PAGE_SIZE < BLOCK_N
@@ -147,8 +152,7 @@ def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse,
         mbarrier.arrive(max_bars.index(W), count=1)
         mbarrier.wait(max_bars.index(1 - W), j & 1)
         m_new = gl.maximum(m_i, gl.maximum(mx, other_max.load(m_i.type.layout)))
-        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = gl.exp2(m_i - m_safe)
+        m_safe, alpha = _max_shift(m_i, m_new)
         p = gl.exp2(qk - m_safe[:, None])
         l_i = l_i * alpha + gl.sum(p, 1)
         m_i = m_new
@@ -221,16 +225,8 @@ def _seesaw_tail(Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows
     M: gl.constexpr = Q_LEN * HEADS
     ROW0: gl.constexpr = M // BLOCK_M * BLOCK_M
     GATHER: gl.constexpr = PAGE_SIZE < BLOCK_N
-    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                       instr_shape=[16, TAIL_M, 16])
-    col_l: gl.constexpr = gl.SliceLayout(0, s_layout)
     _tail_rows_in_smem(Q, b, qt_lat_s, qt_pe_s, ROW0, TAIL_M, M, D_LATENT, D_ROPE)
-    rows = ROW0 + gl.arange(0, TAIL_M, layout=col_l)
-    bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
-    s_zero = gl.zeros([BLOCK_N, TAIL_M], gl.float32, s_layout)
-    m_i = gl.full([TAIL_M], float("-inf"), gl.float32, col_l)
-    l_i = gl.zeros([TAIL_M], gl.float32, col_l)
-    o = gl.zeros([D_LATENT, TAIL_M], gl.float32, s_layout)  # O^T
+    rows, bits, s_zero, m_i, l_i, o = _tail_start(TreeMask, b, ROW0, HEADS, Q_LEN, D_LATENT, BLOCK_N, TAIL_M)
     for j in range(gl.cdiv(n_tiles, 2)):
         z = j >> 30  # as in _seesaw: descriptors rebuilt per pair, not hoisted
         k0, pe0, k1, pe1 = klat_s.index(z), kpe_s.index(z), klat_s.index(1 + z), kpe_s.index(1 + z)
@@ -246,8 +242,7 @@ def _seesaw_tail(Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows
             qk0 = gl.where(_visible_t(bits, start, hi, ctx_len, BLOCK_N), qk0, float("-inf"))
             qk1 = gl.where(_visible_t(bits, start + BLOCK_N, hi, ctx_len, BLOCK_N), qk1, float("-inf"))
         m_new = gl.maximum(m_i, gl.maximum(gl.max(qk0, 0), gl.max(qk1, 0)))
-        m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = gl.exp2(m_i - m_safe)
+        m_safe, alpha = _max_shift(m_i, m_new)
         p0 = gl.exp2(qk0 - m_safe[None, :])
         p1 = gl.exp2(qk1 - m_safe[None, :])
         l_i = l_i * alpha + gl.sum(p0, 0) + gl.sum(p1, 0)
@@ -255,20 +250,15 @@ def _seesaw_tail(Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows
         o = o * alpha[None, :]
         # One P buffer (shared memory is full): tile 0's PV MMA retires before tile 1's P goes in.
         pt = pt_s.index(z)
-        pt.store(gl.permute(p0.to(pt_s.dtype), (1, 0)))
-        fence_async_shared()
-        _barrier()
+        _post_pt(pt, p0)
         o = warpgroup_mma(k0.permute((1, 0)), pt.permute((1, 0)), o)
         _barrier()
-        pt.store(gl.permute(p1.to(pt_s.dtype), (1, 0)))
-        fence_async_shared()
-        _barrier()
+        _post_pt(pt, p1)
         acc = warpgroup_mma(k1.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
         o = warpgroup_mma_wait(0, deps=[acc])
         mbarrier.arrive(empty_bars.index(0), count=1)
         mbarrier.arrive(empty_bars.index(1), count=1)
-    if mb == gl.num_programs(0) - 1:
-        _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, M, D_LATENT)
+    _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M, D_LATENT)
 
 
 @gluon.jit
@@ -280,10 +270,7 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
                          num_warps: gl.constexpr):
     """Grid (m_blocks, splits, batch), 4 + 4 warps: the seesaw schedule (see _seesaw); with TAIL_M,
     4 more for the rows past the last whole M block (see _seesaw_tail)."""
-    _launch_dependents()  # the combine (a PDL launch) may be scheduled as SMs free up
-    mb = gl.program_id(0)
-    split = gl.program_id(1)
-    b = gl.program_id(2)
+    mb, split, b = _start_program()
     M: gl.constexpr = Q_LEN * HEADS
     q_lat_s, q_pe_s = _q_in_smem(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, num_warps)
     klat_s = gl.allocate_shared_memory(KLat.dtype, [2, BLOCK_N, D_LATENT], KLat.layout)
@@ -312,32 +299,27 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
 
     ctx_len, lo, hi, n_full, n_tiles = _split_bounds(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
     page_base = b * stride_pt
-    # The same two main partitions either way (a tuple of their arguments would lose its constexprs).
+    # The same two main partitions either way; what they share travels in two tuples (the program's
+    # place in the problem, its shared memory), written once here.
+    span = (b, mb, split, total_rows, page_base, lo, hi, ctx_len, n_full, n_tiles)
+    smem = (q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars, p_bars, ts_bars, max0, max1)
     if TAIL_M > 0:
         qt_lat_s, qt_pe_s, pt_s = _tail_smem(Q, q_lat_s, q_pe_s, TAIL_M, BLOCK_N)
         gl.warp_specialize([
-            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
-                       page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,
-                       empty_bars, max_bars, p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
-                       D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
-            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
-                       page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,
-                       empty_bars, max_bars, p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
-                       D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
+                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
+                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
             (_seesaw_tail, (Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
                             n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars, empty_bars, ts_bars, PARTS,
                             HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
         ], [4, 4], [TAIL_REGS[0], TAIL_REGS[1]])
     else:
         gl.warp_specialize([
-            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
-                       page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,
-                       empty_bars, max_bars, p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
-                       D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
-            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
-                       page_base, lo, hi, ctx_len, n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars,
-                       empty_bars, max_bars, p_bars, ts_bars, max0, max1, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT,
-                       D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
+                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
+                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
         ], [4], [240])
 
 
