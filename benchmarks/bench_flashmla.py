@@ -57,15 +57,19 @@ def rotated_us(calls) -> float:
 
 
 def point(ctx_len: int, heads: int) -> dict:
-    sets = [build_inputs(VerifyWorkload(ctx_len=ctx_len, heads=heads, page_size=64, tree_mask="chain", seed=s),
-                         device="cuda") for s in range(SETS)]
+    sets = [
+        build_inputs(
+            VerifyWorkload(ctx_len=ctx_len, heads=heads, page_size=64, tree_mask="chain", seed=s), device="cuda"
+        )
+        for s in range(SETS)
+    ]
     w = sets[0].workload
     kv_bytes = w.kv_tokens * w.token_bytes
     fns = {"flashmla": get_kernel("flashmla").load(), "triton_mla_fast": get_kernel("triton_mla_fast").load()}
-    row = {"ctx_len": ctx_len, "heads": heads, "q_len": w.q_len, "page_size": 64, "mask": "chain",
-           "kv_bytes": kv_bytes}
-    row["read_us"] = rotated_us([lambda i=i: stream_read(i.kv_cache.view(-1)[:w.kv_tokens * w.head_dim])
-                                 for i in sets])
+    row = {"ctx_len": ctx_len, "heads": heads, "q_len": w.q_len, "page_size": 64, "mask": "chain", "kv_bytes": kv_bytes}
+    row["read_us"] = rotated_us(
+        [lambda i=i: stream_read(i.kv_cache.view(-1)[: w.kv_tokens * w.head_dim]) for i in sets]
+    )
     for name, fn in fns.items():
         row[f"{name}_us"] = rotated_us([lambda i=i, fn=fn: fn(i) for i in sets])
     a, b = (fns[k](sets[0]).clone() for k in fns)
@@ -90,26 +94,55 @@ def versions() -> dict:
     import triton
 
     build = extension_dir() / "build.json"
-    return {"gpu": torch.cuda.get_device_name(), "driver": sh("nvidia-smi", "--query-gpu=driver_version",
-                                                               "--format=csv,noheader"),
-            "torch": torch.__version__, "triton": triton.__version__, "cuda": torch.version.cuda,
-            "flashmla_build": json.loads(build.read_text()) if build.exists() else None,
-            "method": __doc__.split("\n\n")[1].replace("\n", " ")}
+    return {
+        "gpu": torch.cuda.get_device_name(),
+        "driver": sh("nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "cuda": torch.version.cuda,
+        "flashmla_build": json.loads(build.read_text()) if build.exists() else None,
+        "method": __doc__.split("\n\n")[1].replace("\n", " "),
+    }
 
 
 def render(rows: list[dict], meta: dict) -> str:
-    head = (f"{meta['gpu']}, driver {meta['driver']}, torch {meta['torch']}, triton {meta['triton']}, CUDA {meta['cuda']}; "
-            f"FlashMLA {(meta['flashmla_build'] or {}).get('flashmla_commit', '?')}\n"
-            f"page 64, chain mask, q_len 9, batch 1; {SETS} rotated input sets per CUDA graph, no L2 flush, medians\n\n")
-    cols = ("ctx", "heads", "KV MB", "read us", "read GB/s", "FlashMLA us", "x read", "TFLOP/s", "fast us", "x read",
-            "TFLOP/s", "fast/FlashMLA", "rel diff")
+    head = (
+        f"{meta['gpu']}, driver {meta['driver']}, torch {meta['torch']}, triton {meta['triton']}, CUDA {meta['cuda']}; "
+        f"FlashMLA {(meta['flashmla_build'] or {}).get('flashmla_commit', '?')}\n"
+        f"page 64, chain mask, q_len 9, batch 1; {SETS} rotated input sets per CUDA graph, no L2 flush, medians\n\n"
+    )
+    cols = (
+        "ctx",
+        "heads",
+        "KV MB",
+        "read us",
+        "read GB/s",
+        "FlashMLA us",
+        "x read",
+        "TFLOP/s",
+        "fast us",
+        "x read",
+        "TFLOP/s",
+        "fast/FlashMLA",
+        "rel diff",
+    )
     lines = ["  ".join(f"{c:>13s}" for c in cols)]
     for r in rows:
-        vals = (f"{r['ctx_len'] // 1024}k", str(r["heads"]), f"{r['kv_bytes'] / 1e6:.1f}", f"{r['read_us']:.1f}",
-                f"{r['read_gbps']:.0f}", f"{r['flashmla_us']:.1f}", f"{r['flashmla_x_read']:.2f}",
-                f"{r['flashmla_tflops']:.0f}", f"{r['triton_mla_fast_us']:.1f}", f"{r['triton_mla_fast_x_read']:.2f}",
-                f"{r['triton_mla_fast_tflops']:.0f}", f"{r['triton_mla_fast_us'] / r['flashmla_us']:.2f}",
-                f"{r['rel_diff']:.2%}")
+        vals = (
+            f"{r['ctx_len'] // 1024}k",
+            str(r["heads"]),
+            f"{r['kv_bytes'] / 1e6:.1f}",
+            f"{r['read_us']:.1f}",
+            f"{r['read_gbps']:.0f}",
+            f"{r['flashmla_us']:.1f}",
+            f"{r['flashmla_x_read']:.2f}",
+            f"{r['flashmla_tflops']:.0f}",
+            f"{r['triton_mla_fast_us']:.1f}",
+            f"{r['triton_mla_fast_x_read']:.2f}",
+            f"{r['triton_mla_fast_tflops']:.0f}",
+            f"{r['triton_mla_fast_us'] / r['flashmla_us']:.2f}",
+            f"{r['rel_diff']:.2%}",
+        )
         lines.append("  ".join(f"{v:>13s}" for v in vals))
     return head + "\n".join(lines) + "\n"
 

@@ -25,7 +25,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT = [ROOT / "tests/fixtures/h200/bench/tiny50_full.ncu-rep.gz", ROOT / "tests/fixtures/h200/bench/tiny10_full.ncu-rep.gz", ROOT / "tests/fixtures/h200/triton_mla_8k_full.ncu-rep"]
+DEFAULT = [
+    ROOT / "tests/fixtures/h200/bench/tiny50_full.ncu-rep.gz",
+    ROOT / "tests/fixtures/h200/bench/tiny10_full.ncu-rep.gz",
+    ROOT / "tests/fixtures/h200/triton_mla_8k_full.ncu-rep",
+]
 
 BARE = """
 import resource, sys, json, time
@@ -85,15 +89,47 @@ def main() -> None:
             b_rss = max(m["rss"] for _, m in bare) / 1024
             a_rss = max(m["rss"] for _, m in analyze) / 1024
             a_child = max(m["child_rss"] for _, m in analyze) / 1024
-            rows.append((report.name, bare[0][1]["launches"], plain.stat().st_size / 1e6, b_s, a_s, a_s / b_s,
-                         b_rss, a_rss, a_child, max(a_rss, a_child) / b_rss))
-    head = ("report", "launches", "MB", "bare s", "analyze s", "ratio", "bare RSS MB", "analyze RSS MB",
-            "its reader RSS MB", "RSS ratio")
+            rows.append(
+                (
+                    report.name,
+                    bare[0][1]["launches"],
+                    plain.stat().st_size / 1e6,
+                    b_s,
+                    a_s,
+                    a_s / b_s,
+                    b_rss,
+                    a_rss,
+                    a_child,
+                    max(a_rss, a_child) / b_rss,
+                )
+            )
+    head = (
+        "report",
+        "launches",
+        "MB",
+        "bare s",
+        "analyze s",
+        "ratio",
+        "bare RSS MB",
+        "analyze RSS MB",
+        "its reader RSS MB",
+        "RSS ratio",
+    )
     print(f"python {sys.version.split()[0]}, median of {args.repeat} fresh processes each")
     print("  ".join(f"{h:>{max(len(h), 8)}}" for h in head))
     for r in rows:
-        cells = [r[0], str(r[1]), f"{r[2]:.1f}", f"{r[3]:.2f}", f"{r[4]:.2f}", f"{r[5]:.2f}x", f"{r[6]:.0f}",
-                 f"{r[7]:.0f}", f"{r[8]:.0f}", f"{r[9]:.2f}x"]
+        cells = [
+            r[0],
+            str(r[1]),
+            f"{r[2]:.1f}",
+            f"{r[3]:.2f}",
+            f"{r[4]:.2f}",
+            f"{r[5]:.2f}x",
+            f"{r[6]:.0f}",
+            f"{r[7]:.0f}",
+            f"{r[8]:.0f}",
+            f"{r[9]:.2f}x",
+        ]
         print("  ".join(f"{c:>{max(len(h), 8)}}" for c, h in zip(cells, head)))
 
 

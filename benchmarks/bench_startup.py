@@ -24,8 +24,13 @@ def wall_s(args: list[str]) -> float:
 
 def heavy_imports(args: list[str]) -> list[str]:
     """Top-level packages among pandas/torch/triton/numpy that the command imported."""
-    err = subprocess.run([sys.executable, "-X", "importtime", "-m", "roofline", *args], check=True,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True).stderr
+    err = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "roofline", *args],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ).stderr
     names = {line.rsplit("|", 1)[-1].strip() for line in err.splitlines() if line.startswith("import time:")}
     return sorted(n for n in ("pandas", "numpy", "torch", "triton") if n in names)
 
@@ -39,8 +44,10 @@ def main() -> None:
         wall_s(args)  # warm the file cache
         times = [wall_s(args) for _ in range(repeat)]
         heavy = heavy_imports(args)
-        print(f"roofline {' '.join(args):45s} {statistics.median(times):.3f} s  {min(times):.3f} s  "
-              f"imports: {', '.join(heavy) or 'none of pandas/numpy/torch/triton'}")
+        print(
+            f"roofline {' '.join(args):45s} {statistics.median(times):.3f} s  {min(times):.3f} s  "
+            f"imports: {', '.join(heavy) or 'none of pandas/numpy/torch/triton'}"
+        )
 
 
 if __name__ == "__main__":

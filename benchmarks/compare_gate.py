@@ -36,15 +36,25 @@ def pair_result(base: list[float], head: list[float], thresholds: list[float], p
     """One pair through the gate: the test's numbers, and per threshold whether the gate (and the
     medians alone, with no test) fails it."""
     t = sample_test(base, head)
-    return {"ratio": t.ratio, "ci": [t.ci_low, t.ci_high], "p": t.p_value, "n": [t.n_base, t.n_head],
-            "gate_fails": {str(pct): not decide_gate(pct, p_value, t, None)["passed"] for pct in thresholds},
-            "median_fails": {str(pct): t.delta_pct > pct for pct in thresholds}}
+    return {
+        "ratio": t.ratio,
+        "ci": [t.ci_low, t.ci_high],
+        "p": t.p_value,
+        "n": [t.n_base, t.n_head],
+        "gate_fails": {str(pct): not decide_gate(pct, p_value, t, None)["passed"] for pct in thresholds},
+        "median_fails": {str(pct): t.delta_pct > pct for pct in thresholds},
+    }
 
 
 def rates(pairs: list[dict], thresholds: list[float]) -> dict:
     """Per threshold: how many pairs the gate failed, and how many the medians alone would have."""
-    return {str(pct): {"gate": sum(p["gate_fails"][str(pct)] for p in pairs),
-                       "no_test": sum(p["median_fails"][str(pct)] for p in pairs)} for pct in thresholds}
+    return {
+        str(pct): {
+            "gate": sum(p["gate_fails"][str(pct)] for p in pairs),
+            "no_test": sum(p["median_fails"][str(pct)] for p in pairs),
+        }
+        for pct in thresholds
+    }
 
 
 def table(result: dict) -> str:
@@ -58,21 +68,25 @@ def table(result: dict) -> str:
     def frac(k: int, n: int) -> str:
         return f"{k}/{n} ({100 * k / n:.0f}%)" if n else "-"
 
-    lines = [f"{cfg['kernel']} ctx {cfg['ctx_len']} page {cfg['page_size']} heads {cfg['heads']}, "
-             f"{cfg['samples']} samples a pass ({result.get('gpu', '?')})",
-             f"A/A pairs: {n_aa}, change of the medians {min(aa_delta, default=0):+.2f}% .. "
-             f"{max(aa_delta, default=0):+.2f}% (median |change| "
-             f"{statistics.median([abs(d) for d in aa_delta]) if aa_delta else 0:.2f}%)",
-             f"slowdown: ctx {cfg['ctx_len']} -> {cfg['slow_ctx_len']} (+{cfg['kv_bytes_pct']:.2f}% KV bytes), "
-             f"measured {statistics.median(slow_delta) if slow_delta else 0:+.2f}% (median of {n_slow} pairs, "
-             f"{min(slow_delta, default=0):+.2f}% .. {max(slow_delta, default=0):+.2f}%)",
-             f"gate: fail when slower by more than PCT% with Mann-Whitney p < {cfg['p_value']:g}; "
-             "no test: the medians alone", ""]
+    lines = [
+        f"{cfg['kernel']} ctx {cfg['ctx_len']} page {cfg['page_size']} heads {cfg['heads']}, "
+        f"{cfg['samples']} samples a pass ({result.get('gpu', '?')})",
+        f"A/A pairs: {n_aa}, change of the medians {min(aa_delta, default=0):+.2f}% .. "
+        f"{max(aa_delta, default=0):+.2f}% (median |change| "
+        f"{statistics.median([abs(d) for d in aa_delta]) if aa_delta else 0:.2f}%)",
+        f"slowdown: ctx {cfg['ctx_len']} -> {cfg['slow_ctx_len']} (+{cfg['kv_bytes_pct']:.2f}% KV bytes), "
+        f"measured {statistics.median(slow_delta) if slow_delta else 0:+.2f}% (median of {n_slow} pairs, "
+        f"{min(slow_delta, default=0):+.2f}% .. {max(slow_delta, default=0):+.2f}%)",
+        f"gate: fail when slower by more than PCT% with Mann-Whitney p < {cfg['p_value']:g}; "
+        "no test: the medians alone",
+        "",
+    ]
     rows = [["PCT", "A/A failed (gate)", "A/A failed (no test)", "slowdown caught (gate)", "caught (no test)"]]
     for pct, r in result["aa_rates"].items():
         s = result["slow_rates"][pct]
-        rows.append([pct, frac(r["gate"], n_aa), frac(r["no_test"], n_aa), frac(s["gate"], n_slow),
-                     frac(s["no_test"], n_slow)])
+        rows.append(
+            [pct, frac(r["gate"], n_aa), frac(r["no_test"], n_aa), frac(s["gate"], n_slow), frac(s["no_test"], n_slow)]
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     return "\n".join(lines)
@@ -94,9 +108,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--heads", type=int, default=8)
     ap.add_argument("--pairs", type=int, default=24, help="rounds: one A/A and one slowdown pair each")
     ap.add_argument("--samples", type=int, default=30)
-    ap.add_argument("--slower-pct", type=float, default=7.5,
-                    help="the slow variant's context is this much longer (on the H200, 128k page 64: +3.03%% KV "
-                         "bytes gave +1.25%% time, the fixed part dominating; +7.5%% aims at ~3%%: measured, printed)")
+    ap.add_argument(
+        "--slower-pct",
+        type=float,
+        default=7.5,
+        help="the slow variant's context is this much longer (on the H200, 128k page 64: +3.03%% KV "
+        "bytes gave +1.25%% time, the fixed part dominating; +7.5%% aims at ~3%%: measured, printed)",
+    )
     ap.add_argument("--thresholds", default="0,1,2,5", help="gate thresholds PCT to evaluate")
     ap.add_argument("--p-value", type=float, default=DEFAULT_P_VALUE)
     ap.add_argument("--budget-s", type=float, default=240.0, help="stop starting rounds after this many seconds")
@@ -111,8 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     thresholds = [float(t) for t in args.thresholds.split(",")]
     ctx = parse_ctx_len(args.ctx)
     a = VerifyWorkload(ctx_len=ctx, page_size=args.page_size, heads=args.heads)
-    b = VerifyWorkload(ctx_len=slower_ctx(ctx, args.page_size, args.slower_pct), page_size=args.page_size,
-                       heads=args.heads)
+    b = VerifyWorkload(
+        ctx_len=slower_ctx(ctx, args.page_size, args.slower_pct), page_size=args.page_size, heads=args.heads
+    )
     kv_pct = ((b.ctx_len + b.q_len) / (a.ctx_len + a.q_len) - 1) * 100
     started = time.time()
     passes: list[dict] = []
@@ -125,22 +144,41 @@ def main(argv: list[str] | None = None) -> int:
         s_a = timing_pass(args.kernel, a, seed, args.samples)
         s_b = timing_pass(args.kernel, b, seed + 100, args.samples)
         s_a2 = timing_pass(args.kernel, a, seed + 200, args.samples)
-        passes += [{"round": i, "which": w, "ctx_len": wl.ctx_len, "seed": sd, "samples_ms": s}
-                   for w, wl, sd, s in (("A", a, seed, s_a), ("B", b, seed + 100, s_b), ("A'", a, seed + 200, s_a2))]
+        passes += [
+            {"round": i, "which": w, "ctx_len": wl.ctx_len, "seed": sd, "samples_ms": s}
+            for w, wl, sd, s in (("A", a, seed, s_a), ("B", b, seed + 100, s_b), ("A'", a, seed + 200, s_a2))
+        ]
         # both orders: which pass is "base" is arbitrary, and the gate is one-sided (slower only)
         aa.append(pair_result(s_a, s_a2, thresholds, args.p_value))
         aa.append(pair_result(s_a2, s_a, thresholds, args.p_value))
         slow.append(pair_result(s_a, s_b, thresholds, args.p_value))
-        print(f"round {i + 1}: A {statistics.median(s_a):.5f} ms, B {statistics.median(s_b):.5f} ms, "
-              f"A' {statistics.median(s_a2):.5f} ms; A/A p={aa[-1]['p']:.2g}, slow p={slow[-1]['p']:.2g} "
-              f"({time.time() - started:.0f} s)", flush=True)
+        print(
+            f"round {i + 1}: A {statistics.median(s_a):.5f} ms, B {statistics.median(s_b):.5f} ms, "
+            f"A' {statistics.median(s_a2):.5f} ms; A/A p={aa[-1]['p']:.2g}, slow p={slow[-1]['p']:.2g} "
+            f"({time.time() - started:.0f} s)",
+            flush=True,
+        )
     result = {
-        "config": {"kernel": args.kernel, "ctx_len": a.ctx_len, "slow_ctx_len": b.ctx_len, "kv_bytes_pct": kv_pct,
-                   "page_size": args.page_size, "heads": args.heads, "samples": args.samples,
-                   "thresholds": thresholds, "p_value": args.p_value, "method": "rotated"},
-        "gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+        "config": {
+            "kernel": args.kernel,
+            "ctx_len": a.ctx_len,
+            "slow_ctx_len": b.ctx_len,
+            "kv_bytes_pct": kv_pct,
+            "page_size": args.page_size,
+            "heads": args.heads,
+            "samples": args.samples,
+            "thresholds": thresholds,
+            "p_value": args.p_value,
+            "method": "rotated",
+        },
+        "gpu": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
         "wall_s": round(time.time() - started, 1),
-        "aa_pairs": aa, "slow_pairs": slow, "aa_rates": rates(aa, thresholds), "slow_rates": rates(slow, thresholds),
+        "aa_pairs": aa,
+        "slow_pairs": slow,
+        "aa_rates": rates(aa, thresholds),
+        "slow_rates": rates(slow, thresholds),
         "passes": passes,
     }
     args.out.mkdir(parents=True, exist_ok=True)

@@ -42,7 +42,7 @@ def main() -> None:
     for page_size in (int(p) for p in args.page_size.split(",")):
         inp = build_inputs(VerifyWorkload(ctx_len=args.ctx, heads=args.heads, page_size=page_size), device="cuda")
         for name, cut in VARIANTS.items():
-            ms = graph_replay_ms(lambda cut=cut: triton_mla_fast(inp, path="gluon", ring=True, **cut))
+            ms = graph_replay_ms(lambda cut=cut, inp=inp: triton_mla_fast(inp, path="gluon", ring=True, **cut))
             rows.append(dict(ctx_len=args.ctx, heads=args.heads, page_size=page_size, variant=name, graph_ms=ms))
             print(f"{args.ctx:>8} h{args.heads:<3} p{page_size:<4} {name:11} {ms:.4f} ms", flush=True)
     if args.out:

@@ -68,10 +68,12 @@ CHECKS = [
     VerifyWorkload(ctx_len=100_003, page_size=1, tree_mask="tree", seed=12),
     VerifyWorkload(ctx_len=5000, page_size=64, tree_mask="chain", seed=3),
     VerifyWorkload(ctx_len=1000, ctx_lens=(4093, 70001, 131072), batch=3, page_size=64, seed=4),
-    VerifyWorkload(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=16, heads=64, tree_mask="chain",
-                   seed=5),
-    VerifyWorkload(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=128, heads=64, tree_mask="chain",
-                   seed=15),
+    VerifyWorkload(
+        ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=16, heads=64, tree_mask="chain", seed=5
+    ),
+    VerifyWorkload(
+        ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=128, heads=64, tree_mask="chain", seed=15
+    ),
     VerifyWorkload(ctx_len=40, page_size=64, seed=6),  # shorter than one split: no whole prefix tile in some
     VerifyWorkload(ctx_len=40, page_size=1, seed=16),
     VerifyWorkload(ctx_len=20000, page_size=32, heads=16, seed=7),
@@ -88,8 +90,9 @@ def run(fn, row, inp, ref, path, cfg, time_it):
         row["rel_err"] = finite_rel_err(fn(inp, path=path, **cfg), ref)
         row["ok"] = row["rel_err"] <= CHECK_TOL
         if time_it:
-            row["median_ms"] = float(triton.testing.do_bench(lambda: fn(inp, path=path, **cfg), warmup=10, rep=60,
-                                                             return_mode="median"))
+            row["median_ms"] = float(
+                triton.testing.do_bench(lambda: fn(inp, path=path, **cfg), warmup=10, rep=60, return_mode="median")
+            )
             # one replay of split + combine: no host launch cost
             row["graph_ms"] = graph_replay_ms(lambda: fn(inp, path=path, **cfg))
             torch.cuda.synchronize()
@@ -110,7 +113,7 @@ def main() -> None:
     shapes = [x for x in SHAPES if len(sys.argv) <= 3 or any(k in x[0] for k in sys.argv[3].split(","))]
     rows = []
     t0 = time.time()
-    for w in ([] if os.environ.get("SEARCH_NO_CHECKS") else CHECKS):
+    for w in [] if os.environ.get("SEARCH_NO_CHECKS") else CHECKS:
         inp = build_inputs(w, device="cuda")
         ref = torch_ref(inp)
         for name in only:
@@ -143,7 +146,9 @@ def main() -> None:
         gms = f"{r['graph_ms']:.4f}" if "graph_ms" in r else "-"
         hus = f"{r['host_us']:.0f}" if "host_us" in r else "-"
         err = f"{r['rel_err']:.1e}" if "rel_err" in r else "-"
-        print(f"{r['shape'][:44]:44} {r['candidate']:16} {ms:>8} {gms:>8} {hus:>7} {err:>8} {r.get('ok', r.get('error', ''))}")
+        print(
+            f"{r['shape'][:44]:44} {r['candidate']:16} {ms:>8} {gms:>8} {hus:>7} {err:>8} {r.get('ok', r.get('error', ''))}"
+        )
 
 
 if __name__ == "__main__":

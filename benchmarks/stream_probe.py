@@ -36,17 +36,29 @@ from roofline.scaling import line_fit
 
 
 @gluon.jit
-def _stream_kernel(KLat, KPe, Q, PartO, tiles_per_program, NBUF: gl.constexpr, BLOCK_N: gl.constexpr,
-                   D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, Q_ROWS: gl.constexpr, OUT_ROWS: gl.constexpr,
-                   num_warps: gl.constexpr):
+def _stream_kernel(
+    KLat,
+    KPe,
+    Q,
+    PartO,
+    tiles_per_program,
+    NBUF: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    D_LATENT: gl.constexpr,
+    D_ROPE: gl.constexpr,
+    Q_ROWS: gl.constexpr,
+    OUT_ROWS: gl.constexpr,
+    num_warps: gl.constexpr,
+):
     """Program p streams tiles [p * tiles_per_program, ...) through NBUF buffers. Q_ROWS > 0: first
     loads that many query rows (64 + 8, as the ring kernel's prologue) into shared memory; OUT_ROWS > 0:
     then writes that many rows of D_LATENT values to PartO (in its dtype), as the kernel's partials."""
     if Q_ROWS > 0:
         q_lat_s, q_pe_s = _q_in_smem(Q, 0, 0, 64, Q_ROWS, D_LATENT, D_ROPE, num_warps)
         qt_lat_s, qt_pe_s, pt_s = _tail_smem(Q, q_lat_s, q_pe_s, 8, BLOCK_N)
-        blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8],
-                                             warps_per_cta=[num_warps, 1], order=[1, 0])
+        blk: gl.constexpr = gl.BlockedLayout(
+            size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[num_warps, 1], order=[1, 0]
+        )
         q_lat, q_pe = _q_rows(Q, 0, 64, 8, Q_ROWS, D_LATENT, D_ROPE, blk)
         qt_lat_s.index(0).store(q_lat)
         qt_pe_s.index(0).store(q_pe)
@@ -71,22 +83,36 @@ def _stream_kernel(KLat, KPe, Q, PartO, tiles_per_program, NBUF: gl.constexpr, B
                 _tma_load(KLat, [row0, k * W_], bar, klat_s.index(u).slice(k * W_, W_, dim=1))
             _tma_load(KPe, [row0, 0], bar, kpe_s.index(u))
     if Q_ROWS > 0:  # read the query rows back (else the compiler drops them)
-        q_sum = gl.sum(gl.sum(q_lat_s.index(0).slice(0, 64, dim=1).load(blk).to(gl.float32), 1), 0) + \
-            gl.sum(gl.sum(qt_pe_s.index(0).load(blk).to(gl.float32), 1), 0)
+        q_sum = gl.sum(gl.sum(q_lat_s.index(0).slice(0, 64, dim=1).load(blk).to(gl.float32), 1), 0) + gl.sum(
+            gl.sum(qt_pe_s.index(0).load(blk).to(gl.float32), 1), 0
+        )
         gl.store(PartO + gl.program_id(0) * D_LATENT * OUT_ROWS, q_sum.to(PartO.dtype.element_ty))
     if OUT_ROWS > 0:  # 64 columns at a time, as the kernel's _half_out
-        blk_o: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[2, 16],
-                                               warps_per_cta=[num_warps, 1], order=[1, 0])
+        blk_o: gl.constexpr = gl.BlockedLayout(
+            size_per_thread=[1, 4], threads_per_warp=[2, 16], warps_per_cta=[num_warps, 1], order=[1, 0]
+        )
         rows = gl.arange(0, 128, layout=gl.SliceLayout(1, blk_o))
-        ptr = PartO + ((gl.program_id(0) * OUT_ROWS + rows).to(gl.int64) * D_LATENT)[:, None] + \
-            gl.arange(0, 64, layout=gl.SliceLayout(0, blk_o))[None, :]
+        ptr = (
+            PartO
+            + ((gl.program_id(0) * OUT_ROWS + rows).to(gl.int64) * D_LATENT)[:, None]
+            + gl.arange(0, 64, layout=gl.SliceLayout(0, blk_o))[None, :]
+        )
         val = gl.full([128, 64], 1.0, gl.float32, blk_o).to(PartO.dtype.element_ty)
         for c in gl.static_range(D_LATENT // 64):
             gl.store(ptr + c * 64, val, mask=(rows < OUT_ROWS)[:, None])
 
 
-def stream(kv2d: torch.Tensor, programs: int, tiles: int, nbuf: int, block_n: int, slice_w: int, q_rows: int = 0,
-           out_rows: int = 0, out_dtype: torch.dtype = torch.float32) -> float:
+def stream(
+    kv2d: torch.Tensor,
+    programs: int,
+    tiles: int,
+    nbuf: int,
+    block_n: int,
+    slice_w: int,
+    q_rows: int = 0,
+    out_rows: int = 0,
+    out_dtype: torch.dtype = torch.float32,
+) -> float:
     """Median ms of one graph replay of the stream kernel."""
     lat = gl.NVMMASharedLayout.get_default_for([block_n, slice_w], gl.bfloat16)
     pe = gl.NVMMASharedLayout.get_default_for([block_n, 64], gl.bfloat16)
@@ -96,9 +122,22 @@ def stream(kv2d: torch.Tensor, programs: int, tiles: int, nbuf: int, block_n: in
     q = torch.randn(max(q_rows, 1), 576, device="cuda").to(torch.bfloat16)
     part_o = torch.empty(programs, max(out_rows, 1), 512, device="cuda", dtype=out_dtype)
 
-    return graph_ms(lambda: _stream_kernel[(programs,)](
-        k_lat, k_pe, q, part_o, tiles, NBUF=nbuf, BLOCK_N=block_n, D_LATENT=512, D_ROPE=64, Q_ROWS=q_rows,
-        OUT_ROWS=out_rows, num_warps=4))
+    return graph_ms(
+        lambda: _stream_kernel[(programs,)](
+            k_lat,
+            k_pe,
+            q,
+            part_o,
+            tiles,
+            NBUF=nbuf,
+            BLOCK_N=block_n,
+            D_LATENT=512,
+            D_ROPE=64,
+            Q_ROWS=q_rows,
+            OUT_ROWS=out_rows,
+            num_warps=4,
+        )
+    )
 
 
 def graph_ms(fn) -> float:
@@ -125,18 +164,46 @@ def split_and_combine(ctx_len: int = 131072, page_size: int = 64) -> list[dict]:
     splits, rows = split.grid[1], split.int_args["total_rows"]
     variants = [("shipped", combine, True), ("shipped, no PDL", combine, False)]
     for bs, bd, nw in ((256, 16, 4), (256, 64, 8), (128, 64, 4), (256, 32, 8)):
-        variants.append((f"BLOCK_S {bs} BLOCK_D {bd} {nw} warps", combine_spec(splits, rows, w.v_dim, bd, bs,
-                                                                                num_warps=nw, pdl=True), True))
+        variants.append(
+            (
+                f"BLOCK_S {bs} BLOCK_D {bd} {nw} warps",
+                combine_spec(splits, rows, w.v_dim, bd, bs, num_warps=nw, pdl=True),
+                True,
+            )
+        )
     split_ms = graph_ms(lambda: plan.path.launch(inp, split, part_o, part_lse))
     res = []
     for label, spec, pdl in variants:
+
         def comb(spec=spec, pdl=pdl):
-            _combine_kernel[spec.grid](part_o, part_lse, out, rows, splits, **{**spec.constexprs, "PDL": pdl},
-                                       num_warps=spec.num_warps, num_stages=3, launch_pdl=pdl)
-        res.append(dict(kernel=split.name, page_size=page_size, splits=splits, combine=label, split_ms=split_ms,
-                        combine_ms=graph_ms(comb),
-                        both_ms=graph_ms(lambda: (plan.path.launch(inp, split, part_o, part_lse),  # noqa: B023
-                                                  comb()))))
+            _combine_kernel[spec.grid](
+                part_o,
+                part_lse,
+                out,
+                rows,
+                splits,
+                **{**spec.constexprs, "PDL": pdl},
+                num_warps=spec.num_warps,
+                num_stages=3,
+                launch_pdl=pdl,
+            )
+
+        res.append(
+            dict(
+                kernel=split.name,
+                page_size=page_size,
+                splits=splits,
+                combine=label,
+                split_ms=split_ms,
+                combine_ms=graph_ms(comb),
+                both_ms=graph_ms(
+                    lambda: (
+                        plan.path.launch(inp, split, part_o, part_lse),  # noqa: B023
+                        comb(),
+                    )
+                ),
+            )
+        )
         print(json.dumps(res[-1]), flush=True)
     return res
 
@@ -151,22 +218,51 @@ def stream_rows(programs: int = 128, tokens: int = 1024) -> list[dict]:
     rows = []
     p = programs
     for grid, nbuf, block_n, slice_w, q_rows, out_rows, out_dtype in [
-            (p, 1, 64, 128, 0, 0, None), (p, 2, 64, 128, 0, 0, None), (p, 3, 64, 128, 0, 0, None),
-            (p, 2, 64, 256, 0, 0, None), (p, 4, 32, 128, 0, 0, None), (p, 6, 32, 128, 0, 0, None),
-            (2 * p, 2, 32, 128, 0, 0, None), (3 * p, 2, 32, 128, 0, 0, None), (4 * p, 2, 32, 128, 0, 0, None),
-            # the ring's prologue (72 query rows into shared memory) and epilogue (72 rows of partials)
-            (p, 2, 64, 128, 72, 0, None), (p, 2, 64, 128, 0, 72, torch.float32),
-            (p, 2, 64, 128, 0, 72, torch.bfloat16), (p, 2, 64, 128, 72, 72, torch.float32)]:
-        ms = stream(kv2d, grid, tokens * programs // grid // block_n, nbuf, block_n, slice_w, q_rows, out_rows,
-                    out_dtype or torch.float32)
-        what = f"TMA, {grid} programs" + (f", {q_rows} q rows first" if q_rows else "") + \
-            (f", {out_rows} rows of {str(out_dtype).removeprefix('torch.')} out" if out_rows else "")
-        rows.append(dict(what=what, nbuf=nbuf, block_n=block_n, slice=slice_w,
-                         smem_kb=nbuf * block_n * 576 * 2 // 1024, ms=ms, gbps=gbytes / ms * 1e3))
+        (p, 1, 64, 128, 0, 0, None),
+        (p, 2, 64, 128, 0, 0, None),
+        (p, 3, 64, 128, 0, 0, None),
+        (p, 2, 64, 256, 0, 0, None),
+        (p, 4, 32, 128, 0, 0, None),
+        (p, 6, 32, 128, 0, 0, None),
+        (2 * p, 2, 32, 128, 0, 0, None),
+        (3 * p, 2, 32, 128, 0, 0, None),
+        (4 * p, 2, 32, 128, 0, 0, None),
+        # the ring's prologue (72 query rows into shared memory) and epilogue (72 rows of partials)
+        (p, 2, 64, 128, 72, 0, None),
+        (p, 2, 64, 128, 0, 72, torch.float32),
+        (p, 2, 64, 128, 0, 72, torch.bfloat16),
+        (p, 2, 64, 128, 72, 72, torch.float32),
+    ]:
+        ms = stream(
+            kv2d,
+            grid,
+            tokens * programs // grid // block_n,
+            nbuf,
+            block_n,
+            slice_w,
+            q_rows,
+            out_rows,
+            out_dtype or torch.float32,
+        )
+        what = (
+            f"TMA, {grid} programs"
+            + (f", {q_rows} q rows first" if q_rows else "")
+            + (f", {out_rows} rows of {str(out_dtype).removeprefix('torch.')} out" if out_rows else "")
+        )
+        rows.append(
+            dict(
+                what=what,
+                nbuf=nbuf,
+                block_n=block_n,
+                slice=slice_w,
+                smem_kb=nbuf * block_n * 576 * 2 // 1024,
+                ms=ms,
+                gbps=gbytes / ms * 1e3,
+            )
+        )
         print(json.dumps(rows[-1]), flush=True)
-    flat = kv2d[:programs * tokens].view(-1)
-    for what, n in (("stream_read, the same bytes", 0),
-                    ("stream_read, 4 GiB (roofline bench's read ceiling)", 2 ** 31)):
+    flat = kv2d[: programs * tokens].view(-1)
+    for what, n in (("stream_read, the same bytes", 0), ("stream_read, 4 GiB (roofline bench's read ceiling)", 2**31)):
         x = torch.empty(n, dtype=torch.bfloat16, device="cuda").normal_() if n else flat
         ms = graph_ms(lambda: stream_read(x))  # noqa: B023 (called at once)
         rows.append(dict(what=what, nbuf=0, block_n=0, slice=0, smem_kb=0, ms=ms, gbps=x.numel() * 2 / 1e9 / ms * 1e3))
@@ -177,12 +273,14 @@ def stream_rows(programs: int = 128, tokens: int = 1024) -> list[dict]:
 SIZE_READERS = (("TMA, 1 program per SM", 1, 2, 64), ("TMA, 3 programs per SM", 3, 2, 32))
 # `buffers`: one program per SM with 1, 2 or 3 tiles of 64 tokens in flight (the ring keeps one in flight
 # while it works on the other).
-BUFFER_READERS = tuple((f"TMA, 1 program per SM, {n} x 64-token buffer{'s' if n > 1 else ''}", 1, n, 64)
-                       for n in (1, 2, 3))
+BUFFER_READERS = tuple(
+    (f"TMA, 1 program per SM, {n} x 64-token buffer{'s' if n > 1 else ''}", 1, n, 64) for n in (1, 2, 3)
+)
 
 
-def size_rows(programs: int = 128, token_counts=(512, 1024, 2048, 4096, 8192), readers=SIZE_READERS,
-              stream_read_too: bool = True) -> list[dict]:
+def size_rows(
+    programs: int = 128, token_counts=(512, 1024, 2048, 4096, 8192), readers=SIZE_READERS, stream_read_too: bool = True
+) -> list[dict]:
     """The TMA stream (by default: two 64-token buffers per program, and the best layout of stream_rows:
     3 programs per SM, two 32-token buffers) and stream_read over 75 MB to 1.2 GB, for a fit of time =
     fixed + bytes / rate: how much of a kernel's time at 151 MB is a cost that does not grow with the
@@ -199,7 +297,7 @@ def size_rows(programs: int = 128, token_counts=(512, 1024, 2048, 4096, 8192), r
             rows.append(dict(what=what, tokens=tokens, gbytes=gbytes, ms=ms, gbps=gbytes / ms * 1e3))
             print(json.dumps(rows[-1]), flush=True)
         if stream_read_too:
-            flat = kv2d[:programs * tokens].view(-1)
+            flat = kv2d[: programs * tokens].view(-1)
             ms = graph_ms(lambda: stream_read(flat))  # noqa: B023 (called at once)
             rows.append(dict(what="stream_read", tokens=tokens, gbytes=gbytes, ms=ms, gbps=gbytes / ms * 1e3))
             print(json.dumps(rows[-1]), flush=True)
@@ -225,19 +323,25 @@ def main() -> None:
     if rows:
         print(f"{'what':52} {'buffers':>7} {'tokens':>6} {'slice':>5} {'smem KB':>7} {'ms':>8} {'GB/s':>6}")
     for r in rows:
-        print(f"{r['what'][:52]:52} {r['nbuf']:>7} {r['block_n']:>6} {r['slice']:>5} {r['smem_kb']:>7} {r['ms']:>8.4f} "
-              f"{r['gbps']:>6.0f}")
+        print(
+            f"{r['what'][:52]:52} {r['nbuf']:>7} {r['block_n']:>6} {r['slice']:>5} {r['smem_kb']:>7} {r['ms']:>8.4f} "
+            f"{r['gbps']:>6.0f}"
+        )
     if sc:
         print(f"{'split kernel':22} {'page':>4} {'combine':48} {'split':>7} {'combine':>7} {'both':>7}")
     for r in sc:
-        print(f"{r['kernel']:22} {r['page_size']:>4} {r['combine'][:48]:48} {r['split_ms']:7.4f} "
-              f"{r['combine_ms']:7.4f} {r['both_ms']:7.4f}")
+        print(
+            f"{r['kernel']:22} {r['page_size']:>4} {r['combine'][:48]:48} {r['split_ms']:7.4f} "
+            f"{r['combine_ms']:7.4f} {r['both_ms']:7.4f}"
+        )
     for r in sizes:
         if r.get("fit"):
             print(f"{r['what']:24} fit: {r['fixed_us']:6.1f} us + bytes at {r['rate_gbps']:5.0f} GB/s")
         else:
-            print(f"{r['what']:24} {r['tokens']:>5} tokens/program {r['gbytes']:6.3f} GB {r['ms']:8.4f} ms "
-                  f"{r['gbps']:6.0f} GB/s")
+            print(
+                f"{r['what']:24} {r['tokens']:>5} tokens/program {r['gbytes']:6.3f} GB {r['ms']:8.4f} ms "
+                f"{r['gbps']:6.0f} GB/s"
+            )
 
 
 if __name__ == "__main__":

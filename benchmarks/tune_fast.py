@@ -14,12 +14,26 @@ import torch
 from kernels.spec import VerifyWorkload
 from profiler.bench import tune
 
-SPACE = {"block_m": [16, 32, 64], "block_n": [32, 64], "num_warps": [4, 8], "num_stages": [2],
-         "programs_per_sm": [1.0, 2.0]}
-SPACE_H64 = {"block_m": [32, 64], "block_n": [64], "num_warps": [4, 8], "num_stages": [2, 3],
-             "programs_per_sm": [1.0, 2.0]}
-CASES = [dict(heads=8, page_size=64), dict(heads=8, page_size=1), dict(heads=64, page_size=64),
-         dict(heads=64, page_size=1)]
+SPACE = {
+    "block_m": [16, 32, 64],
+    "block_n": [32, 64],
+    "num_warps": [4, 8],
+    "num_stages": [2],
+    "programs_per_sm": [1.0, 2.0],
+}
+SPACE_H64 = {
+    "block_m": [32, 64],
+    "block_n": [64],
+    "num_warps": [4, 8],
+    "num_stages": [2, 3],
+    "programs_per_sm": [1.0, 2.0],
+}
+CASES = [
+    dict(heads=8, page_size=64),
+    dict(heads=8, page_size=1),
+    dict(heads=64, page_size=64),
+    dict(heads=64, page_size=1),
+]
 
 out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
 device = torch.cuda.get_device_name()
@@ -33,9 +47,17 @@ for case in CASES:
     print(table.head(5).to_string(index=False))
     best = table.iloc[0].to_dict()
     config = {k: (int(best[k]) if k != "programs_per_sm" else float(best[k])) for k in SPACE}
-    entries.append({"kernel": "triton_mla_fast", "device": device, "heads": case["heads"],
-                    "page_size": case["page_size"], "ctx_len": w.ctx_len, "config": config,
-                    "median_ms": round(float(best["median_ms"]), 5)})
+    entries.append(
+        {
+            "kernel": "triton_mla_fast",
+            "device": device,
+            "heads": case["heads"],
+            "page_size": case["page_size"],
+            "ctx_len": w.ctx_len,
+            "config": config,
+            "median_ms": round(float(best["median_ms"]), 5),
+        }
+    )
 tuned_path = out / "tuned.json"
 tuned_path.write_text(json.dumps({"made_by": "benchmarks/tune_fast.py", "entries": entries}, indent=2) + "\n")
 print(f"wrote {tuned_path}: copy it to kernels/data/tuned.json to use it")

@@ -3,5 +3,4 @@
 from kernels.registry import KERNELS, KernelInfo, UnknownKernel, get_kernel
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
 
-__all__ = ["VerifyWorkload", "WorkloadError", "parse_ctx_len", "KERNELS", "KernelInfo",
-           "UnknownKernel", "get_kernel"]
+__all__ = ["VerifyWorkload", "WorkloadError", "parse_ctx_len", "KERNELS", "KernelInfo", "UnknownKernel", "get_kernel"]

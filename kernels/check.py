@@ -41,8 +41,9 @@ class CheckResult:
     ok: bool
 
 
-def check_kernel(name: str, workload: VerifyWorkload, device: str = "cuda",
-                 dtype: str | None = None, **kernel_kwargs) -> CheckResult:
+def check_kernel(
+    name: str, workload: VerifyWorkload, device: str = "cuda", dtype: str | None = None, **kernel_kwargs
+) -> CheckResult:
     """Run kernel `name` (with `kernel_kwargs`) and the reference; NaN or an unwritten element fails."""
     dtype = dtype or workload.dtype
     workload = dataclasses.replace(workload, dtype=dtype)
@@ -60,6 +61,14 @@ def check_kernel(name: str, workload: VerifyWorkload, device: str = "cuda",
     max_abs = float(diff.max())
     rel = rel_err(out32, ref32)
     ok = unwritten == 0 and rel == rel and rel <= REL_TOL[dtype]
-    return CheckResult(kernel=name, workload=workload.describe(), device=str(device), dtype=dtype,
-                       max_abs_err=max_abs, rel_err=rel, rel_tol=REL_TOL[dtype],
-                       unwritten=unwritten, ok=ok)
+    return CheckResult(
+        kernel=name,
+        workload=workload.describe(),
+        device=str(device),
+        dtype=dtype,
+        max_abs_err=max_abs,
+        rel_err=rel,
+        rel_tol=REL_TOL[dtype],
+        unwritten=unwritten,
+        ok=ok,
+    )

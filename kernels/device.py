@@ -27,10 +27,12 @@ def pick_device(requested: str | None) -> str:
 
     if torch.cuda.is_available():
         return "cuda"
-    why = "torch sees no CUDA GPU" + (f" (torch {torch.__version__} is a CPU build)" if torch.version.cuda is None
-                                      else "")
-    raise DeviceError(f"{why}: use --device cpu to run the kernel in Triton's interpreter "
-                      "(slow: small workloads, e.g. --ctx 4k)")
+    why = "torch sees no CUDA GPU" + (
+        f" (torch {torch.__version__} is a CPU build)" if torch.version.cuda is None else ""
+    )
+    raise DeviceError(
+        f"{why}: use --device cpu to run the kernel in Triton's interpreter (slow: small workloads, e.g. --ctx 4k)"
+    )
 
 
 def pick_dtype(device: str, dtype: str | None) -> str:
@@ -39,9 +41,11 @@ def pick_dtype(device: str, dtype: str | None) -> str:
     if device != "cpu":
         return dtype or "bf16"
     if dtype == "bf16":
-        raise DeviceError("--dtype bf16 is refused on --device cpu: Triton's interpreter computes bf16 dots "
-                          "wrongly (triton-lang/triton#11584), so the check would fail a correct kernel; "
-                          "use --dtype fp16 (the cpu default) or fp32, and check bf16 on a GPU")
+        raise DeviceError(
+            "--dtype bf16 is refused on --device cpu: Triton's interpreter computes bf16 dots "
+            "wrongly (triton-lang/triton#11584), so the check would fail a correct kernel; "
+            "use --dtype fp16 (the cpu default) or fp32, and check bf16 on a GPU"
+        )
     return dtype or "fp16"
 
 
@@ -56,9 +60,11 @@ def interpreter_too_slow(w: VerifyWorkload) -> str | None:
     if cost <= INTERPRETER_TOKEN_HEADS:
         return None
     low, high = (cost * s / 60 for s in SECONDS_PER_TOKEN_HEAD)
-    return (f"ctx_len {w.max_kv_len - w.q_len} x batch {w.batch} x heads {w.heads} is {cost:,} KV token-heads, above the interpreter's limit of "
-            f"{INTERPRETER_TOKEN_HEADS:,} (an 8k context at 8 heads takes about a minute on a 2-core machine; "
-            f"this would take roughly {low:.0f}-{high:.0f} min)")
+    return (
+        f"ctx_len {w.max_kv_len - w.q_len} x batch {w.batch} x heads {w.heads} is {cost:,} KV token-heads, above the interpreter's limit of "
+        f"{INTERPRETER_TOKEN_HEADS:,} (an 8k context at 8 heads takes about a minute on a 2-core machine; "
+        f"this would take roughly {low:.0f}-{high:.0f} min)"
+    )
 
 
 def interpreter_max_ctx(w: VerifyWorkload) -> int:

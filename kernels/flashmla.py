@@ -56,8 +56,10 @@ def unsupported(w: VerifyWorkload) -> str | None:
     if w.page_size != PAGE_SIZE:
         return f"flashmla needs page_size {PAGE_SIZE} (FlashMLA's block size), got {w.page_size}"
     if w.tree_mask != "chain" and w.q_len > 1:
-        return ("flashmla supports only the chain mask (--mask chain: FlashMLA's causal mode over the draft "
-                f"tokens), not a {w.tree_mask} mask")
+        return (
+            "flashmla supports only the chain mask (--mask chain: FlashMLA's causal mode over the draft "
+            f"tokens), not a {w.tree_mask} mask"
+        )
     if (w.kv_lora_rank, w.rope_dim) != (KV_LORA_RANK, QK_ROPE_HEAD_DIM):
         return f"flashmla needs kv_lora_rank {KV_LORA_RANK} and rope_dim {QK_ROPE_HEAD_DIM} (head dims 576/512)"
     if w.dtype != "bf16":
@@ -71,7 +73,8 @@ def load_extension(path: Path | None = None):
     if path is None:
         raise RuntimeError(f"flashmla is {unavailable()}")
     spec = importlib.util.spec_from_file_location(
-        EXTENSION, path, loader=importlib.machinery.ExtensionFileLoader(EXTENSION, str(path)))
+        EXTENSION, path, loader=importlib.machinery.ExtensionFileLoader(EXTENSION, str(path))
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -87,8 +90,9 @@ class FlashMLA:
 
     def __call__(self, inp: VerifyInputs) -> torch.Tensor:
         w = inp.workload
-        problem = unsupported(w) or (None if inp.q.device.type == "cuda" else
-                                     f"flashmla runs on an sm_90 CUDA GPU, not on {inp.q.device.type}")
+        problem = unsupported(w) or (
+            None if inp.q.device.type == "cuda" else f"flashmla runs on an sm_90 CUDA GPU, not on {inp.q.device.type}"
+        )
         if problem:
             raise ValueError(problem)
         if self._ext is None:
@@ -98,8 +102,9 @@ class FlashMLA:
         # The schedule depends on kv_lens' values: keyed by the workload (which fixes them) and the tensor.
         key = (w, inp.kv_lens.data_ptr(), inp.q.device.index)
         meta, splits = self._schedules.get(key, (None, None))
-        out, _lse, meta, splits = self._ext.dense_decode_fwd(q, kv, w.v_dim, inp.kv_lens, inp.page_table,
-                                                             inp.sm_scale, w.q_len > 1, meta, splits)
+        out, _lse, meta, splits = self._ext.dense_decode_fwd(
+            q, kv, w.v_dim, inp.kv_lens, inp.page_table, inp.sm_scale, w.q_len > 1, meta, splits
+        )
         self._schedules[key] = (meta, splits)
         while len(self._schedules) > self.max_schedules:
             self._schedules.popitem(last=False)

@@ -9,7 +9,7 @@ every replay (copy it to keep a result across steps).
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -27,8 +27,12 @@ class GraphedKernel:
     @staticmethod
     def key(inp: VerifyInputs, kw: dict) -> tuple:
         tensors = (inp.q, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask)
-        return (inp.workload, inp.sm_scale, tuple(sorted(kw.items())),
-                tuple((t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype) for t in tensors))
+        return (
+            inp.workload,
+            inp.sm_scale,
+            tuple(sorted(kw.items())),
+            tuple((t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype) for t in tensors),
+        )
 
     def __call__(self, inp: VerifyInputs, **kw) -> torch.Tensor:
         if inp.q.device.type != "cuda":

@@ -57,8 +57,9 @@ def ancestor_mask(parents: list[int]) -> torch.Tensor:
     return mask
 
 
-def build_inputs(workload: VerifyWorkload, device: str | torch.device = "cpu",
-                 dtype: str | None = None) -> VerifyInputs:
+def build_inputs(
+    workload: VerifyWorkload, device: str | torch.device = "cpu", dtype: str | None = None
+) -> VerifyInputs:
     """Fresh random inputs for `workload` (seeded), with the KV cache pages in shuffled order.
 
     `dtype` overrides the workload's (the CPU interpreter runs fp16: see kernels/README notes).
@@ -76,7 +77,7 @@ def build_inputs(workload: VerifyWorkload, device: str | torch.device = "cpu",
     page_table = torch.zeros(w.batch, max_pages, dtype=torch.int32)
     start = 0
     for b, n in enumerate(pages_per_req):
-        page_table[b, :n] = perm[start:start + n]
+        page_table[b, :n] = perm[start : start + n]
         start += n
 
     slots = []
@@ -89,8 +90,7 @@ def build_inputs(workload: VerifyWorkload, device: str | torch.device = "cpu",
 
     # Random data, never zeros. Scaled so that softmax is neither flat nor one-hot.
     # Drawn on the device itself: a 128k-token cache is 75M values.
-    masks = torch.stack([ancestor_mask(draft_tree_parents(w.q_len, w.tree_mask, gen))
-                         for _ in range(w.batch)])
+    masks = torch.stack([ancestor_mask(draft_tree_parents(w.q_len, w.tree_mask, gen)) for _ in range(w.batch)])
     dev = torch.device(device)
     dev_gen = torch.Generator(device=dev).manual_seed(w.seed)
     kv_cache = torch.randn(num_pages, w.page_size, w.head_dim, generator=dev_gen, device=dev)
@@ -105,5 +105,5 @@ def build_inputs(workload: VerifyWorkload, device: str | torch.device = "cpu",
         tree_mask=masks.to(torch.int8).to(dev),
         token_slots=token_slots.to(dev),
         kv_indptr=kv_indptr.to(dev),
-        sm_scale=w.head_dim ** -0.5,
+        sm_scale=w.head_dim**-0.5,
     )

@@ -22,43 +22,110 @@ EXTEND_BLOCK_N = {"sm_90": 64, "sm_100": 64, "sm_120": 32}
 
 # --- one function per kernel ----------------------------------------------------------------------
 
-def extend_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int | None = None, block_m: int = EXTEND_BLOCK_M,
-                 block_n: int | None = None, num_warps: int = 8, num_stages: int = 1) -> list[LaunchSpec]:
+
+def extend_specs(
+    w: VerifyWorkload,
+    arch: str = "sm_90",
+    sm_count: int | None = None,
+    block_m: int = EXTEND_BLOCK_M,
+    block_n: int | None = None,
+    num_warps: int = 8,
+    num_stages: int = 1,
+) -> list[LaunchSpec]:
     """triton_mla: grid (batch, heads, q blocks), one kernel. block_n: EXTEND_BLOCK_N for `arch`."""
     block_n = block_n or EXTEND_BLOCK_N.get(arch, 64)
     p = POINTER[w.dtype]
-    return [LaunchSpec(
-        name="_verify_extend_kernel", target="kernels.triton_mla:_verify_extend_kernel",
-        grid=(w.batch, w.heads, cdiv(w.q_len, block_m)),
-        signature={"Q": p, "KV": p, "TokenSlots": "*i32", "KVIndptr": "*i32", "TreeMask": "*i8", "Out": p,
-                   "qk_scale": "fp32", "stride_qt": "i32", "stride_qh": "i32", "stride_kv": "i32",
-                   "stride_ot": "i32", "stride_oh": "i32"},
-        constexprs=dict(Q_LEN=w.q_len, D_LATENT=w.v_dim, D_ROPE=w.rope_dim, BLOCK_M=block_m, BLOCK_N=block_n,
-                        BLOCK_Q=max(16, next_power_of_2(w.q_len))),
-        num_warps=num_warps, num_stages=num_stages,
-        int_args={"stride_qt": w.heads * w.head_dim, "stride_qh": w.head_dim, "stride_kv": w.head_dim,
-                  "stride_ot": w.heads * w.v_dim, "stride_oh": w.v_dim})]
+    return [
+        LaunchSpec(
+            name="_verify_extend_kernel",
+            target="kernels.triton_mla:_verify_extend_kernel",
+            grid=(w.batch, w.heads, cdiv(w.q_len, block_m)),
+            signature={
+                "Q": p,
+                "KV": p,
+                "TokenSlots": "*i32",
+                "KVIndptr": "*i32",
+                "TreeMask": "*i8",
+                "Out": p,
+                "qk_scale": "fp32",
+                "stride_qt": "i32",
+                "stride_qh": "i32",
+                "stride_kv": "i32",
+                "stride_ot": "i32",
+                "stride_oh": "i32",
+            },
+            constexprs=dict(
+                Q_LEN=w.q_len,
+                D_LATENT=w.v_dim,
+                D_ROPE=w.rope_dim,
+                BLOCK_M=block_m,
+                BLOCK_N=block_n,
+                BLOCK_Q=max(16, next_power_of_2(w.q_len)),
+            ),
+            num_warps=num_warps,
+            num_stages=num_stages,
+            int_args={
+                "stride_qt": w.heads * w.head_dim,
+                "stride_qh": w.head_dim,
+                "stride_kv": w.head_dim,
+                "stride_ot": w.heads * w.v_dim,
+                "stride_oh": w.v_dim,
+            },
+        )
+    ]
 
 
-def decode_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int | None = None,
-                 kv_splits: int = DECODE_KV_SPLITS, block_h: int = DECODE_BLOCK_H, block_n: int = 32,
-                 num_warps: int = 4, num_stages: int = 2) -> list[LaunchSpec]:
+def decode_specs(
+    w: VerifyWorkload,
+    arch: str = "sm_90",
+    sm_count: int | None = None,
+    kv_splits: int = DECODE_KV_SPLITS,
+    block_h: int = DECODE_BLOCK_H,
+    block_n: int = 32,
+    num_warps: int = 4,
+    num_stages: int = 2,
+) -> list[LaunchSpec]:
     """triton_mla_decode: split-KV stage 1 over every draft row, then the combine kernel."""
     if kv_splits < 1:
         raise ValueError(f"kv_splits must be >= 1, got {kv_splits}")
     p = POINTER[w.dtype]
     total_rows = w.batch * w.q_len * w.heads
     stage1 = LaunchSpec(
-        name="_decode_stage1", target="kernels.triton_mla_decode:_decode_stage1",
+        name="_decode_stage1",
+        target="kernels.triton_mla_decode:_decode_stage1",
         grid=(w.batch * w.q_len, cdiv(w.heads, block_h), kv_splits),
-        signature={"Q": p, "KV": p, "TokenSlots": "*i32", "KVIndptr": "*i32", "TreeMask": "*i8",
-                   "PartO": "*fp32", "PartLse": "*fp32", "qk_scale": "fp32", "stride_qt": "i32",
-                   "stride_qh": "i32", "stride_kv": "i32", "total_rows": "i32"},
-        constexprs=dict(HEADS=w.heads, Q_LEN=w.q_len, D_LATENT=w.v_dim, D_ROPE=w.rope_dim, BLOCK_H=block_h,
-                        BLOCK_N=block_n, KV_SPLITS=kv_splits),
-        num_warps=num_warps, num_stages=num_stages,
-        int_args={"stride_qt": w.heads * w.head_dim, "stride_qh": w.head_dim, "stride_kv": w.head_dim,
-                  "total_rows": total_rows})
+        signature={
+            "Q": p,
+            "KV": p,
+            "TokenSlots": "*i32",
+            "KVIndptr": "*i32",
+            "TreeMask": "*i8",
+            "PartO": "*fp32",
+            "PartLse": "*fp32",
+            "qk_scale": "fp32",
+            "stride_qt": "i32",
+            "stride_qh": "i32",
+            "stride_kv": "i32",
+            "total_rows": "i32",
+        },
+        constexprs=dict(
+            HEADS=w.heads,
+            Q_LEN=w.q_len,
+            D_LATENT=w.v_dim,
+            D_ROPE=w.rope_dim,
+            BLOCK_H=block_h,
+            BLOCK_N=block_n,
+            KV_SPLITS=kv_splits,
+        ),
+        num_warps=num_warps,
+        num_stages=num_stages,
+        int_args={
+            "stride_qt": w.heads * w.head_dim,
+            "stride_qh": w.head_dim,
+            "stride_kv": w.head_dim,
+            "total_rows": total_rows,
+        },
+    )
     return [stage1, with_out_dtype(combine_spec(kv_splits, total_rows, w.v_dim, pdl=pdl_arch(arch)), w.dtype)]
 
 
@@ -74,7 +141,9 @@ def launch_specs(kernel: str, w: VerifyWorkload, arch: str, sm_count: int = 132)
     if kernel.endswith(GRAPH_SUFFIX) and kernel.removesuffix(GRAPH_SUFFIX) in SPECS:
         kernel = kernel.removesuffix(GRAPH_SUFFIX)
     if kernel not in SPECS:
-        raise KeyError(f"{kernel} launches no Triton kernel; Triton kernels: {', '.join(SPECS)} (and their _graph forms)")
+        raise KeyError(
+            f"{kernel} launches no Triton kernel; Triton kernels: {', '.join(SPECS)} (and their _graph forms)"
+        )
     if arch not in ARCHS:
         raise ValueError(f"unknown architecture {arch!r}; known: {', '.join(ARCHS)}")
     return SPECS[kernel](w, arch=arch, sm_count=sm_count)

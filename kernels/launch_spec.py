@@ -11,7 +11,7 @@ a constant, multiples of 16 get a divisibility hint).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from importlib import import_module
 
 from kernels.plan import cdiv, normalise_arch
@@ -33,8 +33,15 @@ class LaunchSpec:
 
     def key(self) -> tuple:
         """Everything that decides the compiled code and the grid, as a hashable tuple."""
-        return (self.target, self.grid, tuple(self.signature.items()), tuple(sorted(self.constexprs.items())),
-                tuple(sorted(self.int_args.items())), self.num_warps, self.num_stages)
+        return (
+            self.target,
+            self.grid,
+            tuple(self.signature.items()),
+            tuple(sorted(self.constexprs.items())),
+            tuple(sorted(self.int_args.items())),
+            self.num_warps,
+            self.num_stages,
+        )
 
     def __hash__(self) -> int:
         return hash(self.key())
@@ -64,7 +71,7 @@ def device_facts(device) -> tuple[str, int, str]:
     return _device_facts(str(device))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _device_facts(device: str) -> tuple[str, int, str]:
     import torch  # lazy: only a launcher calls this, with torch already loaded
 
@@ -83,8 +90,16 @@ def pdl_arch(arch: str) -> bool:
         return False
 
 
-def combine_spec(splits: int, rows: int, v_dim: int, block_d: int | None = None, block_s: int | None = None,
-                 part_o: str = "*fp32", num_warps: int = 4, pdl: bool = False) -> LaunchSpec:
+def combine_spec(
+    splits: int,
+    rows: int,
+    v_dim: int,
+    block_d: int | None = None,
+    block_s: int | None = None,
+    part_o: str = "*fp32",
+    num_warps: int = 4,
+    pdl: bool = False,
+) -> LaunchSpec:
     """kernels/combine.py: one program per (row, BLOCK_D columns); part_o: the partials' type.
     BLOCK_S splits are read per step (default: all of them, up to 256, so one round trip to memory),
     BLOCK_D columns (default: 64, fewer past 128 splits so that a step holds 8,192 values).
@@ -92,10 +107,15 @@ def combine_spec(splits: int, rows: int, v_dim: int, block_d: int | None = None,
     block_s = block_s or min(next_power_of_2(splits), 256)
     block_d = min(block_d or max(16, min(64, 8192 // block_s)), v_dim)
     return LaunchSpec(
-        name="_combine_kernel", target="kernels.combine:_combine_kernel", grid=(rows, cdiv(v_dim, block_d)),
+        name="_combine_kernel",
+        target="kernels.combine:_combine_kernel",
+        grid=(rows, cdiv(v_dim, block_d)),
         signature={"PartO": part_o, "PartLse": "*fp32", "Out": "*bf16", "total_rows": "i32", "num_splits": "i32"},
-        constexprs=dict(D=v_dim, BLOCK_D=block_d, BLOCK_S=block_s, PDL=pdl), num_warps=num_warps, num_stages=3,
-        int_args={"total_rows": rows, "num_splits": splits})
+        constexprs=dict(D=v_dim, BLOCK_D=block_d, BLOCK_S=block_s, PDL=pdl),
+        num_warps=num_warps,
+        num_stages=3,
+        int_args={"total_rows": rows, "num_splits": splits},
+    )
 
 
 def with_out_dtype(spec: LaunchSpec, dtype: str) -> LaunchSpec:

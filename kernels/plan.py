@@ -28,7 +28,7 @@ CODE_PATHS: dict[str, dict[str, str]] = {
 
 
 def normalise_arch(arch: str) -> str:
-    """"sm_90", "sm90", "90", "9.0" -> "sm_90"."""
+    """ "sm_90", "sm90", "90", "9.0" -> "sm_90"."""
     a = str(arch).strip().lower().removeprefix("sm_").removeprefix("sm").replace(".", "")
     if not a.isdigit():
         raise ValueError(f"architecture {arch!r} is not like sm_90, sm_100, sm_120")

@@ -20,11 +20,11 @@ def torch_ref(inp: VerifyInputs) -> torch.Tensor:
         pos = torch.arange(kv_len, device=inp.kv_cache.device)
         pages = inp.page_table[b, pos // w.page_size].long()
         kv = inp.kv_cache[pages, pos % w.page_size].float()  # [kv_len, head_dim]
-        q = inp.q[b * w.q_len:(b + 1) * w.q_len].float()  # [q_len, heads, head_dim]
+        q = inp.q[b * w.q_len : (b + 1) * w.q_len].float()  # [q_len, heads, head_dim]
         scores = torch.einsum("shd,nd->hsn", q, kv) * inp.sm_scale
         visible = torch.ones(w.q_len, kv_len, dtype=torch.bool, device=kv.device)
         visible[:, ctx:] = inp.tree_mask[b].bool()
         scores = scores.masked_fill(~visible, float("-inf"))
         probs = torch.softmax(scores, dim=-1)
-        outs.append(torch.einsum("hsn,nd->shd", probs, kv[:, :w.v_dim]))
+        outs.append(torch.einsum("hsn,nd->shd", probs, kv[:, : w.v_dim]))
     return torch.cat(outs).to(inp.q.dtype)

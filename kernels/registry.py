@@ -6,8 +6,8 @@ Listing the registry imports nothing heavy; `get_kernel` imports the kernel's mo
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from kernels.errors import BadInput
 from kernels.fast.common import FAST_PATHS
@@ -60,28 +60,60 @@ def _call(target: str, *args):
     return getattr(importlib.import_module(module), func)(*args)
 
 
-KERNELS: dict[str, KernelInfo] = {k.name: k for k in [
-    KernelInfo("torch_ref", "plain PyTorch, fp32 math through the page table, with the tree mask (the reference)",
-               "kernels.reference:torch_ref"),
-    KernelInfo("triton_mla", "SGLang-shaped extend kernel: grid (batch, heads, q blocks), each program walks the whole prefix",
-               "kernels.triton_mla:triton_mla", ("_verify_extend_kernel",)),
-    KernelInfo("triton_mla_decode", "SGLang-shaped split-KV decode: each draft token a decode row, 16 heads per program, 8 kv splits, LSE merge",
-               "kernels.triton_mla_decode:triton_mla_decode", ("_decode_stage1", "_combine_kernel")),
-    KernelInfo("triton_mla_fast", "all q_len x heads rows share each KV tile, prefix split to fill the GPU, tensor-core dots, LSE merge",
-               "kernels.fast.run:triton_mla_fast", FAST_DEVICE_KERNELS, FAST_PATHS),
-    KernelInfo("triton_mla_fast_graph", "triton_mla_fast with its split and combine launches replayed as one CUDA graph (one launch per step)",
-               "kernels.fast.run:triton_mla_fast_graph", FAST_DEVICE_KERNELS, FAST_PATHS),
-    KernelInfo("flashmla", "FlashMLA's sm90 dense decode (deepseek-ai/FlashMLA), optional: q_len x heads rows as one "
-               "query sequence, page size 64, chain mask (tools/build_flashmla.py builds it)",
-               "kernels.flashmla:flashmla",
-               ("flash_fwd_splitkv_mla_kernel", "flash_fwd_mla_combine_kernel", "get_mla_metadata_kernel"),
-               availability="kernels.flashmla:unavailable", limits="kernels.flashmla:unsupported"),
-    KernelInfo("flashmla", "FlashMLA's sm90 dense decode (deepseek-ai/FlashMLA), optional: q_len x heads rows as one "
-               "query sequence, page size 64, chain mask (tools/build_flashmla.py builds it)",
-               "kernels.flashmla:flashmla",
-               ("flash_fwd_splitkv_mla_kernel", "flash_fwd_mla_combine_kernel", "get_mla_metadata_kernel"),
-               availability="kernels.flashmla:unavailable", limits="kernels.flashmla:unsupported"),
-]}
+KERNELS: dict[str, KernelInfo] = {
+    k.name: k
+    for k in [
+        KernelInfo(
+            "torch_ref",
+            "plain PyTorch, fp32 math through the page table, with the tree mask (the reference)",
+            "kernels.reference:torch_ref",
+        ),
+        KernelInfo(
+            "triton_mla",
+            "SGLang-shaped extend kernel: grid (batch, heads, q blocks), each program walks the whole prefix",
+            "kernels.triton_mla:triton_mla",
+            ("_verify_extend_kernel",),
+        ),
+        KernelInfo(
+            "triton_mla_decode",
+            "SGLang-shaped split-KV decode: each draft token a decode row, 16 heads per program, 8 kv splits, LSE merge",
+            "kernels.triton_mla_decode:triton_mla_decode",
+            ("_decode_stage1", "_combine_kernel"),
+        ),
+        KernelInfo(
+            "triton_mla_fast",
+            "all q_len x heads rows share each KV tile, prefix split to fill the GPU, tensor-core dots, LSE merge",
+            "kernels.fast.run:triton_mla_fast",
+            FAST_DEVICE_KERNELS,
+            FAST_PATHS,
+        ),
+        KernelInfo(
+            "triton_mla_fast_graph",
+            "triton_mla_fast with its split and combine launches replayed as one CUDA graph (one launch per step)",
+            "kernels.fast.run:triton_mla_fast_graph",
+            FAST_DEVICE_KERNELS,
+            FAST_PATHS,
+        ),
+        KernelInfo(
+            "flashmla",
+            "FlashMLA's sm90 dense decode (deepseek-ai/FlashMLA), optional: q_len x heads rows as one "
+            "query sequence, page size 64, chain mask (tools/build_flashmla.py builds it)",
+            "kernels.flashmla:flashmla",
+            ("flash_fwd_splitkv_mla_kernel", "flash_fwd_mla_combine_kernel", "get_mla_metadata_kernel"),
+            availability="kernels.flashmla:unavailable",
+            limits="kernels.flashmla:unsupported",
+        ),
+        KernelInfo(
+            "flashmla",
+            "FlashMLA's sm90 dense decode (deepseek-ai/FlashMLA), optional: q_len x heads rows as one "
+            "query sequence, page size 64, chain mask (tools/build_flashmla.py builds it)",
+            "kernels.flashmla:flashmla",
+            ("flash_fwd_splitkv_mla_kernel", "flash_fwd_mla_combine_kernel", "get_mla_metadata_kernel"),
+            availability="kernels.flashmla:unavailable",
+            limits="kernels.flashmla:unsupported",
+        ),
+    ]
+}
 
 
 def code_path(kernel: str, arch: str, page_size: int = 1, max_kv_len: int | None = None) -> str:

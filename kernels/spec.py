@@ -18,7 +18,7 @@ TREE_MASKS = ("tree", "chain")
 _CTX_RE = re.compile(r"^\s*(\d+)\s*([kKmM]?)\s*$")
 # The longest prefix roofline models: 16m tokens are already 19.3 GB of bf16 MLA KV cache per layer
 # and request, past any one GPU's memory; a larger number is a typo (100000m for 100000), not a workload.
-MAX_CTX_LEN = 16 * 1024 ** 2
+MAX_CTX_LEN = 16 * 1024**2
 
 
 class WorkloadError(BadInput):
@@ -35,15 +35,17 @@ def parse_ctx_len(text: str | int) -> int:
         match = _CTX_RE.match(str(text))
         if not match:
             raise WorkloadError(
-                f"context length {text!r} is not a positive token count "
-                "(examples: 4096, 128k, 128K, 1m)")
-        value = int(match.group(1)) * {"": 1, "k": 1024, "m": 1024 ** 2}[match.group(2).lower()]
+                f"context length {text!r} is not a positive token count (examples: 4096, 128k, 128K, 1m)"
+            )
+        value = int(match.group(1)) * {"": 1, "k": 1024, "m": 1024**2}[match.group(2).lower()]
     if value <= 0:
         raise WorkloadError(f"context length {text!r} must be at least 1 token")
     if value > MAX_CTX_LEN:
-        raise WorkloadError(f"context length {text!r} ({value:,} tokens) is above the 16m ({MAX_CTX_LEN:,}) "
-                            f"tokens roofline models: 16m tokens already hold 19.3 GB of bf16 MLA KV cache "
-                            "per layer, more than one GPU's memory")
+        raise WorkloadError(
+            f"context length {text!r} ({value:,} tokens) is above the 16m ({MAX_CTX_LEN:,}) "
+            f"tokens roofline models: 16m tokens already hold 19.3 GB of bf16 MLA KV cache "
+            "per layer, more than one GPU's memory"
+        )
     return value
 
 
@@ -72,8 +74,10 @@ class VerifyWorkload:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if f.name == "ctx_lens":
-                ok = value is None or (isinstance(value, (list, tuple))
-                                       and all(isinstance(c, int) and not isinstance(c, bool) for c in value))
+                ok = value is None or (
+                    isinstance(value, (list, tuple))
+                    and all(isinstance(c, int) and not isinstance(c, bool) for c in value)
+                )
                 want = "a list of integers or null"
             elif f.type in ("int", int):
                 ok, want = isinstance(value, int) and not isinstance(value, bool), "an integer"
@@ -141,7 +145,7 @@ class VerifyWorkload:
         return json.dumps(dataclasses.asdict(self), indent=2)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "VerifyWorkload":
+    def from_dict(cls, data: dict) -> VerifyWorkload:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -153,8 +157,10 @@ class VerifyWorkload:
 
     def describe(self) -> str:
         ctx = ",".join(map(str, self.ctx_lens)) if self.ctx_lens else str(self.ctx_len)
-        return (f"ctx_len={ctx} batch={self.batch} heads={self.heads} q_len={self.q_len} "
-                f"page_size={self.page_size} dtype={self.dtype} mask={self.tree_mask}")
+        return (
+            f"ctx_len={ctx} batch={self.batch} heads={self.heads} q_len={self.q_len} "
+            f"page_size={self.page_size} dtype={self.dtype} mask={self.tree_mask}"
+        )
 
 
 def check_workload(name: str, workload) -> None:

@@ -68,8 +68,13 @@ def parse_ptxas_log(log: str, name: str) -> PtxasUsage:
     if not used:
         raise CompileError(f"ptxas log for {name!r} has no 'Used N registers' line:\n{log.strip()}")
     stack, stores, loads = (int(g) for g in spill.groups()) if spill else (0, 0, 0)
-    return PtxasUsage(registers=int(used.group(1)), spill_stores=stores, spill_loads=loads, stack_bytes=stack,
-                      static_shared_bytes=int(smem.group(1)) if smem else 0)
+    return PtxasUsage(
+        registers=int(used.group(1)),
+        spill_stores=stores,
+        spill_loads=loads,
+        stack_bytes=stack,
+        static_shared_bytes=int(smem.group(1)) if smem else 0,
+    )
 
 
 def mma_family(ptx: str) -> str:
@@ -86,8 +91,10 @@ def specialization(spec: LaunchSpec) -> tuple[dict, dict, dict]:
     names = list(fn.arg_names)
     expected = [n for n in names if n not in spec.constexprs]
     if runtime != expected or set(spec.constexprs) - set(names):
-        raise CompileError(f"{spec.name}: launch spec arguments {runtime} + constexprs {sorted(spec.constexprs)} "
-                           f"do not match the jit function's {names}")
+        raise CompileError(
+            f"{spec.name}: launch spec arguments {runtime} + constexprs {sorted(spec.constexprs)} "
+            f"do not match the jit function's {names}"
+        )
     signature, constexprs, attrs = {}, dict(spec.constexprs), {}
     for name in names:
         if name in spec.constexprs:
@@ -102,7 +109,7 @@ def specialization(spec: LaunchSpec) -> tuple[dict, dict, dict]:
                 ty, constexprs[name] = "constexpr", 1
             elif value % 16 == 0:
                 attrs[(names.index(name),)] = [["tt.divisibility", 16]]
-            if ty == "i32" and not -2 ** 31 <= value < 2 ** 31:
+            if ty == "i32" and not -(2**31) <= value < 2**31:
                 ty = "i64"
         signature[name] = ty
     return signature, constexprs, attrs
@@ -166,12 +173,15 @@ def _interpreting() -> bool:
 def _compile_in_child(specs: list[LaunchSpec], arch: str) -> list[CompiledLaunch]:
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     payload = json.dumps({"arch": arch, "specs": [asdict(s) for s in specs]})
-    proc = subprocess.run([sys.executable, "-m", "kernels.xcompile"], input=payload, capture_output=True, text=True,
-                          env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kernels.xcompile"], input=payload, capture_output=True, text=True, env=env
+    )
     try:
         out = json.loads(proc.stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
-        raise CompileError(f"the compile process failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}") from None
+        raise CompileError(
+            f"the compile process failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}"
+        ) from None
     if "error" in out:
         raise CompileError(out["error"])
     return [CompiledLaunch(**c) for c in out["launches"]]
@@ -205,24 +215,39 @@ def _compile(spec: LaunchSpec, arch: str) -> CompiledLaunch:
     target = GPUTarget("cuda", _capability(arch), 32)
     log = io.StringIO()
     try:
-        with knobs.compilation.scope(), knobs.nvidia.scope(), warnings.catch_warnings(), \
-                contextlib.redirect_stdout(log):
+        with (
+            knobs.compilation.scope(),
+            knobs.nvidia.scope(),
+            warnings.catch_warnings(),
+            contextlib.redirect_stdout(log),
+        ):
             warnings.simplefilter("ignore", UserWarning)  # triton 3.9's TRITON_DEFAULT_FP_FUSION notice
             knobs.compilation.always_compile = True  # a cache hit would run no ptxas, so print no log
             knobs.nvidia.dump_ptxas_log = True
             # A Gluon kernel's num_warps constexpr is its first partition's (a warp-specialised one adds more)
             num_warps = spec.constexprs.get("num_warps", spec.num_warps)
-            compiled = triton.compile(src, target=target, options={"num_warps": num_warps, "num_stages": spec.num_stages})
+            compiled = triton.compile(
+                src, target=target, options={"num_warps": num_warps, "num_stages": spec.num_stages}
+            )
     except Exception as exc:  # Triton raises many types (CompilationError, PTXASError, MLIR errors)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CompileError(f"{spec.name} for {arch} with triton {triton.__version__}: "
-                           f"{type(exc).__name__}: {first}") from exc
+        raise CompileError(
+            f"{spec.name} for {arch} with triton {triton.__version__}: {type(exc).__name__}: {first}"
+        ) from exc
     usage = parse_ptxas_log(log.getvalue(), spec.name)
     return CompiledLaunch(
-        name=spec.name, arch=arch, num_warps=spec.num_warps, num_stages=spec.num_stages,
-        registers=usage.registers, spill_stores=usage.spill_stores, spill_loads=usage.spill_loads,
-        stack_bytes=usage.stack_bytes, shared_bytes=int(compiled.metadata.shared) + usage.static_shared_bytes,
-        mma=mma_family(compiled.asm["ptx"]), triton_version=triton.__version__)
+        name=spec.name,
+        arch=arch,
+        num_warps=spec.num_warps,
+        num_stages=spec.num_stages,
+        registers=usage.registers,
+        spill_stores=usage.spill_stores,
+        spill_loads=usage.spill_loads,
+        stack_bytes=usage.stack_bytes,
+        shared_bytes=int(compiled.metadata.shared) + usage.static_shared_bytes,
+        mma=mma_family(compiled.asm["ptx"]),
+        triton_version=triton.__version__,
+    )
 
 
 if __name__ == "__main__":

@@ -73,8 +73,9 @@ def inputs_bytes(inp: VerifyInputs) -> int:
     return sum(t.numel() * t.element_size() for t in (inp.q, inp.kv_cache, inp.page_table, inp.token_slots))
 
 
-def rotated_input_sets(workload: VerifyWorkload, count: int | None = None,
-                       seed: int | None = None) -> list[VerifyInputs]:
+def rotated_input_sets(
+    workload: VerifyWorkload, count: int | None = None, seed: int | None = None
+) -> list[VerifyInputs]:
     """`count` independent input sets for `workload` (seeds seed, seed+1, ...; default the workload's);
     None: as many as input_sets_for this GPU's L2."""
     first = workload.seed if seed is None else seed
@@ -86,8 +87,9 @@ def rotated_input_sets(workload: VerifyWorkload, count: int | None = None,
     return sets
 
 
-def rotated_samples_ms(call, input_sets: list, samples: int = DEFAULT_SAMPLES, sample_ms: float = 2.0,
-                       warmup_ms: float = 25.0) -> RotatedTiming:
+def rotated_samples_ms(
+    call, input_sets: list, samples: int = DEFAULT_SAMPLES, sample_ms: float = 2.0, warmup_ms: float = 25.0
+) -> RotatedTiming:
     """`samples` timings of one step, in ms: a CUDA graph runs `call(inp)` once on each input set in
     turn; a sample is `replays` back-to-back replays of it between two events (enough for about
     `sample_ms`), divided by the steps it ran, after about `warmup_ms` of replays untimed. No L2
@@ -120,8 +122,14 @@ def rotated_samples_ms(call, input_sets: list, samples: int = DEFAULT_SAMPLES, s
     return RotatedTiming([s.elapsed_time(e) / steps for s, e in events], len(input_sets), replays)
 
 
-def time_step(name: str, workload: VerifyWorkload, samples: int = DEFAULT_SAMPLES, seed: int | None = None,
-              input_sets: int | None = None, **kernel_kwargs) -> RotatedTiming:
+def time_step(
+    name: str,
+    workload: VerifyWorkload,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int | None = None,
+    input_sets: int | None = None,
+    **kernel_kwargs,
+) -> RotatedTiming:
     """Samples of kernel `name`'s step on `workload`, rotated over fresh input sets (seeds from `seed`)."""
     fn = get_kernel(name).load()
     if isinstance(fn, GraphedKernel):  # its own graph per step: ours holds the same launches for every set
@@ -138,7 +146,7 @@ def measure_ceilings(gib: float = 4.0) -> MeasuredCeilings:
     """Copy and read a `gib` GiB buffer (many times L2), and a large bf16 matmul."""
     from kernels.stream import stream_read  # lazy
 
-    n = int(gib * 2 ** 30) // 2
+    n = int(gib * 2**30) // 2
     a = torch.randn(n, device="cuda", dtype=torch.bfloat16)
     b = torch.empty_like(a)
     copy_ms = median_ms(lambda: b.copy_(a))
@@ -146,11 +154,13 @@ def measure_ceilings(gib: float = 4.0) -> MeasuredCeilings:
     x = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     y = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     mm_ms = median_ms(lambda: x @ y)
-    return MeasuredCeilings(device=torch.cuda.get_device_name(),
-                            copy_gbps=2 * a.numel() * 2 / (copy_ms * 1e-3) / 1e9,
-                            read_gbps=a.numel() * 2 / (read_ms * 1e-3) / 1e9,
-                            matmul_tflops=2 * 8192 ** 3 / (mm_ms * 1e-3) / 1e12,
-                            l2_read_gbps=measure_l2_read())
+    return MeasuredCeilings(
+        device=torch.cuda.get_device_name(),
+        copy_gbps=2 * a.numel() * 2 / (copy_ms * 1e-3) / 1e9,
+        read_gbps=a.numel() * 2 / (read_ms * 1e-3) / 1e9,
+        matmul_tflops=2 * 8192**3 / (mm_ms * 1e-3) / 1e12,
+        l2_read_gbps=measure_l2_read(),
+    )
 
 
 def measure_l2_read(calls: int = 20) -> float:
@@ -228,9 +238,17 @@ def skip_reason(name: str, workload: VerifyWorkload) -> str | None:
     return None
 
 
-def bench_grid(kernels: list[str], ctx_lens: list[int], page_sizes: list[int], heads: list[int],
-               q_len: int = 9, batch: int = 1, progress=None, method: str = "rotated",
-               masks: tuple[str, ...] = ("tree",)) -> pd.DataFrame:
+def bench_grid(
+    kernels: list[str],
+    ctx_lens: list[int],
+    page_sizes: list[int],
+    heads: list[int],
+    q_len: int = 9,
+    batch: int = 1,
+    progress=None,
+    method: str = "rotated",
+    masks: tuple[str, ...] = ("tree",),
+) -> pd.DataFrame:
     """One row per kernel x ctx_len x page_size x heads x mask: median_ms by `method` (NaN with `error`
     on failure). A point a kernel cannot run (FlashMLA at page 1 or with a tree mask) is left out and
     listed in the frame's `skipped` column of a row of its own (error "skipped: why"). The kernel
@@ -241,8 +259,17 @@ def bench_grid(kernels: list[str], ctx_lens: list[int], page_sizes: list[int], h
     cases = list(itertools.product(masks, heads, page_sizes, ctx_lens, kernels))
     for n, (mask, h, ps, ctx, name) in enumerate(cases, 1):
         w = VerifyWorkload(ctx_len=ctx, heads=h, q_len=q_len, page_size=ps, batch=batch, tree_mask=mask)
-        row = {"kernel": name, "ctx_len": ctx, "page_size": ps, "heads": h, "q_len": q_len,
-               "batch": batch, "mask": mask, "median_ms": float("nan"), "error": ""}
+        row = {
+            "kernel": name,
+            "ctx_len": ctx,
+            "page_size": ps,
+            "heads": h,
+            "q_len": q_len,
+            "batch": batch,
+            "mask": mask,
+            "median_ms": float("nan"),
+            "error": "",
+        }
         why = skip_reason(name, w)
         if why:
             row["error"] = f"skipped: {why}"[:200]
@@ -253,8 +280,10 @@ def bench_grid(kernels: list[str], ctx_lens: list[int], page_sizes: list[int], h
                 row["error"] = f"{type(exc).__name__}: {exc}"[:200]
         rows.append(row)
         if progress:
-            progress(f"[{n}/{len(cases)}] {name} ctx={ctx} page={ps} heads={h} mask={mask}: "
-                     + (f"{row['median_ms']:.4f} ms" if not row["error"] else row["error"]))
+            progress(
+                f"[{n}/{len(cases)}] {name} ctx={ctx} page={ps} heads={h} mask={mask}: "
+                + (f"{row['median_ms']:.4f} ms" if not row["error"] else row["error"])
+            )
         torch.cuda.empty_cache()
     return pd.DataFrame(rows)
 

@@ -55,8 +55,12 @@ def special_file(path) -> str | None:
         return None
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
         return None
-    kinds = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    )
     return next((what for test, what in kinds if test(mode)), "a special file")
 
 
@@ -93,4 +97,3 @@ class ToolTimeout(ProfilerError):
 
 class ImporterFailed(ProfilerError):
     """nsys collected data but could not turn it into a report (its importer failed)."""
-

@@ -16,11 +16,17 @@ NCU_REP = "ncu-rep"
 NCU_CSV = "ncu-csv"
 NSYS_REP = "nsys-rep"
 NSYS_SQLITE = "nsys-sqlite"
-READS = ("Nsight Compute reports (.ncu-rep) and their `--csv --page raw` output, Nsight Systems reports "
-         "(.nsys-rep) and their sqlite export, roofline run directories, and folders of these; "
-         "any of these files also gzip-compressed")
-KIND_NAMES = {NCU_REP: "an Nsight Compute report", NCU_CSV: "ncu CSV (--page raw)",
-              NSYS_REP: "an Nsight Systems report", NSYS_SQLITE: "an Nsight Systems sqlite export"}
+READS = (
+    "Nsight Compute reports (.ncu-rep) and their `--csv --page raw` output, Nsight Systems reports "
+    "(.nsys-rep) and their sqlite export, roofline run directories, and folders of these; "
+    "any of these files also gzip-compressed"
+)
+KIND_NAMES = {
+    NCU_REP: "an Nsight Compute report",
+    NCU_CSV: "ncu CSV (--page raw)",
+    NSYS_REP: "an Nsight Systems report",
+    NSYS_SQLITE: "an Nsight Systems sqlite export",
+}
 
 _MAGIC = {b"NVR\x00": NCU_REP, b"NVIDIA Tegra Profiler Report": NSYS_REP}
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -48,8 +54,10 @@ def sniff(path: Path) -> str:
         if all(t in tables for t in NSYS_TABLES):
             return NSYS_SQLITE
         shown = ", ".join(sorted(tables)[:6]) + (" ..." if len(tables) > 6 else "") or "none"
-        raise ReportError(f"{path}: an SQLite database that is not an Nsight Systems export (it lacks the "
-                          f"{' and '.join(NSYS_TABLES)} tables; its tables: {shown}); roofline reads {READS}")
+        raise ReportError(
+            f"{path}: an SQLite database that is not an Nsight Systems export (it lacks the "
+            f"{' and '.join(NSYS_TABLES)} tables; its tables: {shown}); roofline reads {READS}"
+        )
     if b"\x00" not in head:
         from profiler.ncu_csv import has_csv_header  # lazy
 
@@ -68,8 +76,9 @@ def _sqlite_tables(path: Path, name: Path) -> set[str]:
         finally:
             con.close()
     except sqlite3.Error as exc:
-        raise ReportError(one_line(f"{name}: an SQLite file that cannot be read ({exc})")[:300]
-                          + ": damaged or cut short") from None
+        raise ReportError(
+            one_line(f"{name}: an SQLite file that cannot be read ({exc})")[:300] + ": damaged or cut short"
+        ) from None
 
 
 def one_line(text: str) -> str:
@@ -108,10 +117,17 @@ def plain_file(path: Path):
         yield plain
 
 
-_DESCRIBED = ((b"SQLite format 3\x00", "an SQLite database"), (b"\x1f\x8b", "a gzip file"),
-              (b"PK\x03\x04", "a zip archive"), (b"\xfd7zXZ\x00", "an xz-compressed file"),
-              (b"BZh", "a bzip2-compressed file"), (b"\x28\xb5\x2f\xfd", "a zstd-compressed file"),
-              (b"\x7fELF", "an executable (ELF)"), (b"%PDF", "a PDF document"), (b"\x89PNG", "a PNG image"))
+_DESCRIBED = (
+    (b"SQLite format 3\x00", "an SQLite database"),
+    (b"\x1f\x8b", "a gzip file"),
+    (b"PK\x03\x04", "a zip archive"),
+    (b"\xfd7zXZ\x00", "an xz-compressed file"),
+    (b"BZh", "a bzip2-compressed file"),
+    (b"\x28\xb5\x2f\xfd", "a zstd-compressed file"),
+    (b"\x7fELF", "an executable (ELF)"),
+    (b"%PDF", "a PDF document"),
+    (b"\x89PNG", "a PNG image"),
+)
 
 
 def describe(head: bytes) -> str:

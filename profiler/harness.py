@@ -48,8 +48,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iters", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--info", help="write device and library versions here (JSON)")
-    parser.add_argument("--timing-samples", type=int, default=0,
-                        help="instead of the NVTX range: this many timing samples (profiler.bench.time_step)")
+    parser.add_argument(
+        "--timing-samples",
+        type=int,
+        default=0,
+        help="instead of the NVTX range: this many timing samples (profiler.bench.time_step)",
+    )
     parser.add_argument("--timing-out", help="where the timing pass writes its timing.json")
     args = parser.parse_args(argv)
     if args.timing_samples < 0 or (args.timing_samples and not args.timing_out):
@@ -73,8 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.info:
         with open(args.info, "w") as f:
             json.dump(host_info(), f, indent=2)
-    print(f"harness: {args.kernel} ran {args.iters} times on {torch.cuda.get_device_name()} "
-          f"({workload.describe()})")
+    print(f"harness: {args.kernel} ran {args.iters} times on {torch.cuda.get_device_name()} ({workload.describe()})")
     return 0
 
 
@@ -82,8 +85,13 @@ def host_info() -> dict:
     import torch  # lazy: the child's start-up
     import triton  # lazy
 
-    return {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
-            "cuda": torch.version.cuda, "sm_count": torch.cuda.get_device_properties(0).multi_processor_count}
+    return {
+        "device": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "cuda": torch.version.cuda,
+        "sm_count": torch.cuda.get_device_properties(0).multi_processor_count,
+    }
 
 
 def timing_pass(kernel: str, workload, samples: int, out: str) -> int:
@@ -92,13 +100,23 @@ def timing_pass(kernel: str, workload, samples: int, out: str) -> int:
 
     t = time_step(kernel, workload, samples)
     info = host_info()
-    write_timing(out, TimingSamples(samples_ms=tuple(t.samples_ms), method="rotated", input_sets=t.input_sets,
-                                    replays_per_sample=t.replays_per_sample, kernel=kernel,
-                                    workload=json.loads(workload.to_json()),
-                                    host={"gpu": info["device"], **{k: info[k] for k in ("torch", "triton", "cuda")}}))
+    write_timing(
+        out,
+        TimingSamples(
+            samples_ms=tuple(t.samples_ms),
+            method="rotated",
+            input_sets=t.input_sets,
+            replays_per_sample=t.replays_per_sample,
+            kernel=kernel,
+            workload=json.loads(workload.to_json()),
+            host={"gpu": info["device"], **{k: info[k] for k in ("torch", "triton", "cuda")}},
+        ),
+    )
     ordered = sorted(t.samples_ms)
-    print(f"harness: timing pass of {kernel}: {len(ordered)} samples, median {ordered[len(ordered) // 2]:.4f} ms "
-          f"per step, {t.input_sets} input sets, {t.replays_per_sample} replays per sample ({info['device']})")
+    print(
+        f"harness: timing pass of {kernel}: {len(ordered)} samples, median {ordered[len(ordered) // 2]:.4f} ms "
+        f"per step, {t.input_sets} input sets, {t.replays_per_sample} replays per sample ({info['device']})"
+    )
     return 0
 
 

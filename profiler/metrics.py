@@ -39,9 +39,25 @@ from dataclasses import dataclass
 from kernels.errors import BadInput
 
 STALL_REASONS = (
-    "barrier", "branch_resolving", "dispatch_stall", "drain", "gmma", "imc_miss", "lg_throttle",
-    "long_scoreboard", "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction",
-    "not_selected", "selected", "short_scoreboard", "sleeping", "tex_throttle", "wait",
+    "barrier",
+    "branch_resolving",
+    "dispatch_stall",
+    "drain",
+    "gmma",
+    "imc_miss",
+    "lg_throttle",
+    "long_scoreboard",
+    "math_pipe_throttle",
+    "membar",
+    "mio_throttle",
+    "misc",
+    "no_instruction",
+    "not_selected",
+    "selected",
+    "short_scoreboard",
+    "sleeping",
+    "tex_throttle",
+    "wait",
 )
 # PC sampling names two reasons differently from the stall counters (ncu's sections/CPIStall.py pairs them)
 _PCSAMP_NAME = {"no_instruction": "no_instructions", "gmma": "warpgroup_arrive"}
@@ -61,29 +77,54 @@ def pcsamp_metric(reason: str) -> str:
 _E = ".avg.pct_of_peak_sustained_elapsed"
 # Launch attributes and device attributes: read from the launch, no replay pass.
 LAUNCH = (
-    "gpu__time_duration.sum", "launch__waves_per_multiprocessor", "launch__grid_size", "launch__block_size",
-    "launch__registers_per_thread", "launch__shared_mem_per_block", "device__attribute_display_name",
-    "device__attribute_multiprocessor_count", "launch__occupancy_limit_registers",
-    "launch__occupancy_limit_shared_mem", "launch__occupancy_limit_warps", "launch__occupancy_limit_blocks",
+    "gpu__time_duration.sum",
+    "launch__waves_per_multiprocessor",
+    "launch__grid_size",
+    "launch__block_size",
+    "launch__registers_per_thread",
+    "launch__shared_mem_per_block",
+    "device__attribute_display_name",
+    "device__attribute_multiprocessor_count",
+    "launch__occupancy_limit_registers",
+    "launch__occupancy_limit_shared_mem",
+    "launch__occupancy_limit_warps",
+    "launch__occupancy_limit_blocks",
     "device__attribute_max_warps_per_multiprocessor",
 )
 # The breakdown units that led SM% / Memory% in the H200 --set full captures (see the module doc).
-SM_KEY_UNITS = tuple(m + _E for m in ("sm__issue_active", "sm__pipe_alu_cycles_active",
-                                      "sm__pipe_tensor_cycles_active", "sm__inst_executed_pipe_lsu"))
-MEMORY_KEY_UNITS = tuple(m + _E for m in ("l1tex__data_pipe_lsu_wavefronts", "lts__t_sectors",
-                                          "lts__lts2xbar_cycles_active", "dram__cycles_active"))
+SM_KEY_UNITS = tuple(
+    m + _E
+    for m in (
+        "sm__issue_active",
+        "sm__pipe_alu_cycles_active",
+        "sm__pipe_tensor_cycles_active",
+        "sm__inst_executed_pipe_lsu",
+    )
+)
+MEMORY_KEY_UNITS = tuple(
+    m + _E
+    for m in ("l1tex__data_pipe_lsu_wavefronts", "lts__t_sectors", "lts__lts2xbar_cycles_active", "dram__cycles_active")
+)
 ACHIEVED_OCCUPANCY = ("sm__warps_active.avg.pct_of_peak_sustained_active",)
 STALL_SAMPLES = (PCSAMP_COUNT,) + tuple(pcsamp_metric(r) for r in STALL_REASONS)
 # Hierarchical roofline: FLOPs (tensor, FP32) and bytes at L1, L2, DRAM, and the report's own peaks.
 ROOFLINE_COUNTS = (
-    "sm__ops_path_tensor_src_bf16_dst_fp32.sum", "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
-    "l1tex__t_bytes.sum", "lts__t_bytes.sum", "dram__bytes.sum", "sm__cycles_elapsed.avg.per_second",
-    "l1tex__cycles_elapsed.avg.per_second", "lts__cycles_elapsed.avg.per_second",
+    "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "l1tex__t_bytes.sum",
+    "lts__t_bytes.sum",
+    "dram__bytes.sum",
+    "sm__cycles_elapsed.avg.per_second",
+    "l1tex__cycles_elapsed.avg.per_second",
+    "lts__cycles_elapsed.avg.per_second",
     "dram__cycles_elapsed.avg.per_second",
     "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
-    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", "l1tex__t_bytes.sum.peak_sustained",
-    "lts__t_bytes.sum.peak_sustained", "dram__bytes.sum.peak_sustained",
+    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
+    "l1tex__t_bytes.sum.peak_sustained",
+    "lts__t_bytes.sum.peak_sustained",
+    "dram__bytes.sum.peak_sustained",
 )
 
 
@@ -112,12 +153,21 @@ class Preset:
 
 _VERDICT = LAUNCH + SM_KEY_UNITS + MEMORY_KEY_UNITS + ACHIEVED_OCCUPANCY + STALL_SAMPLES
 PRESETS = {
-    "verdict": Preset("verdict", "bound and cause: launch, 4+4 breakdown units, occupancy, sampled stalls",
-                      metrics=_VERDICT, passes_h200=4),
-    "roofline": Preset("roofline", "verdict + FLOPs and bytes at L1, L2, DRAM (hierarchical roofline)",
-                       metrics=_VERDICT + ROOFLINE_COUNTS, passes_h200=6),
-    "full": Preset("full", "ncu's --set full (every section, SOLBottleneck rule text included)",
-                   sets=("full",), passes_h200=38),
+    "verdict": Preset(
+        "verdict",
+        "bound and cause: launch, 4+4 breakdown units, occupancy, sampled stalls",
+        metrics=_VERDICT,
+        passes_h200=4,
+    ),
+    "roofline": Preset(
+        "roofline",
+        "verdict + FLOPs and bytes at L1, L2, DRAM (hierarchical roofline)",
+        metrics=_VERDICT + ROOFLINE_COUNTS,
+        passes_h200=6,
+    ),
+    "full": Preset(
+        "full", "ncu's --set full (every section, SOLBottleneck rule text included)", sets=("full",), passes_h200=38
+    ),
 }
 # `profile` default: 6 passes keep DRAM GB/s, the hierarchical roofline and the report charts;
 # `--preset verdict` (4 passes) decides bound and cause alone.
@@ -128,20 +178,17 @@ CHIPS = ("gh100", "gb100", "gb202")
 BASE_CHIP = "gh100"
 CHIP_NAMES = {  # chip -> {gh100 name: that chip's name}
     "gb100": {
-        "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained":
-            "sm__ops_path_tensor_op_utchmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
+        "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained": "sm__ops_path_tensor_op_utchmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
     },
     "gb202": {
         "dram__bytes_read.sum": "dram__bytes_op_read.sum",
         "dram__bytes_write.sum": "dram__bytes_op_write.sum",
         "dram__sectors_read.sum": "dram__sectors_op_read.sum",
         "dram__sectors_write.sum": "dram__sectors_op_write.sum",
-        "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained":
-            "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
+        "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained": "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
     },
 }
-_NO_GMMA = frozenset({stall_metric("gmma"), stall_metric("imc_miss"), pcsamp_metric("gmma"),
-                      pcsamp_metric("imc_miss")})
+_NO_GMMA = frozenset({stall_metric("gmma"), stall_metric("imc_miss"), pcsamp_metric("gmma"), pcsamp_metric("imc_miss")})
 CHIP_LACKS = {"gb100": _NO_GMMA, "gb202": _NO_GMMA}  # Hopper-only stall reasons
 
 
@@ -153,8 +200,15 @@ def with_source(preset: Preset) -> Preset:
     """The preset plus the source counters and embedded source (module doc); its measured pass count
     no longer applies."""
     metrics = preset.metrics + tuple(m for m in SOURCE_METRICS if m not in preset.metrics) if preset.metrics else ()
-    return Preset(preset.name, preset.description + "; + source counters (--source)", metrics, preset.sections,
-                  preset.sets, None, preset.options + SOURCE_OPTIONS)
+    return Preset(
+        preset.name,
+        preset.description + "; + source counters (--source)",
+        metrics,
+        preset.sections,
+        preset.sets,
+        None,
+        preset.options + SOURCE_OPTIONS,
+    )
 
 
 class UnknownPreset(BadInput):
@@ -186,8 +240,9 @@ def resolve(preset: str | Preset, chip: str | None = BASE_CHIP) -> Preset:
     check_chip(chip)
     names, lacks = CHIP_NAMES.get(chip, {}), CHIP_LACKS.get(chip, frozenset())
     metrics = tuple(dict.fromkeys(names.get(m, m) for m in p.metrics if m not in lacks))
-    return Preset(p.name, p.description, metrics, p.sections, p.sets,
-                  p.passes_h200 if chip == BASE_CHIP else None, p.options)
+    return Preset(
+        p.name, p.description, metrics, p.sections, p.sets, p.passes_h200 if chip == BASE_CHIP else None, p.options
+    )
 
 
 def alternates(metric: str) -> tuple[str, ...]:

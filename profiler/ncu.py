@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from profiler.errors import (
     ApplicationFailed,
@@ -19,8 +19,7 @@ from profiler.errors import (
 from profiler.metrics import DEFAULT_PRESET, STALL_REASONS, Preset, get_preset, stall_metric  # noqa: F401
 from profiler.proc import find_tool, run_tool, tool_version
 
-_INSTALL_GLOBS = ("/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu",
-                  "/opt/nvidia/nsight-compute/*/ncu")
+_INSTALL_GLOBS = ("/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu")
 
 
 def find_ncu(explicit: str | None = None) -> str:
@@ -48,8 +47,14 @@ class NcuRun:
         return shlex.join(self.command)
 
 
-def ncu_command(ncu: str, app: list[str], report_base: Path, preset: str | Preset = DEFAULT_PRESET,
-                nvtx_range: str | None = "roofline", extra: list[str] | None = None) -> list[str]:
+def ncu_command(
+    ncu: str,
+    app: list[str],
+    report_base: Path,
+    preset: str | Preset = DEFAULT_PRESET,
+    nvtx_range: str | None = "roofline",
+    extra: list[str] | None = None,
+) -> list[str]:
     """The ncu command line for a preset (profiler/metrics.py; resolve it per chip first).
     Clocks are left alone; caches flushed between replay passes."""
     preset = get_preset(preset) if isinstance(preset, str) else preset
@@ -71,23 +76,32 @@ def classify_failure(lines: list[str], returncode: int, log: Path) -> ProfilerEr
     if "ERR_NVGPUCTRPERM" in text:
         return CounterPermission(
             "ncu may not read the GPU's performance counters (ERR_NVGPUCTRPERM): run as root or "
-            "allow non-admin profiling (NVreg_RestrictProfilingToAdminUsers=0)", lines, str(log))
+            "allow non-admin profiling (NVreg_RestrictProfilingToAdminUsers=0)",
+            lines,
+            str(log),
+        )
     match = _APP_ERROR.search(text)
     if match:
         code = int(match.group(1))
-        return ApplicationFailed(f"the profiled program failed with exit code {code}{exit_hint(code)}",
-                                 lines, str(log))
+        return ApplicationFailed(f"the profiled program failed with exit code {code}{exit_hint(code)}", lines, str(log))
     if "No kernels were profiled" in text:
-        return NoKernelsProfiled("ncu profiled no kernel (filters matched nothing; ncu exits 0 here)",
-                                 lines, str(log))
+        return NoKernelsProfiled("ncu profiled no kernel (filters matched nothing; ncu exits 0 here)", lines, str(log))
     if returncode != 0:
         return ProfilerError(f"ncu exited with code {returncode}", lines, str(log))
     return None
 
 
-def run_ncu(app: list[str], out_dir: Path, name: str = "profile", ncu: str | None = None,
-            env: dict[str, str] | None = None, progress: Callable[[str], None] | None = None,
-            timeout: float | None = None, limit_name: str | None = None, **command_kwargs) -> NcuRun:
+def run_ncu(
+    app: list[str],
+    out_dir: Path,
+    name: str = "profile",
+    ncu: str | None = None,
+    env: dict[str, str] | None = None,
+    progress: Callable[[str], None] | None = None,
+    timeout: float | None = None,
+    limit_name: str | None = None,
+    **command_kwargs,
+) -> NcuRun:
     """Profile `app` into `out_dir/<name>.ncu-rep`, streaming ncu's output into `<name>.ncu.log`.
 
     ncu runs in its own process group, ended whole past `timeout` seconds or on Ctrl-C."""
@@ -108,8 +122,7 @@ def run_ncu(app: list[str], out_dir: Path, name: str = "profile", ncu: str | Non
         raise error
     if not report.exists():
         raise ProfilerError(f"ncu finished but wrote no report at {report}", lines, str(log))
-    passes = [int(m.group(1)) for line in lines if line.startswith("==PROF==")
-              for m in [_PASSES.search(line)] if m]
+    passes = [int(m.group(1)) for line in lines if line.startswith("==PROF==") for m in [_PASSES.search(line)] if m]
     return NcuRun(command=cmd, report=report, log=log, returncode=returncode, passes=passes)
 
 
@@ -140,18 +153,24 @@ def check_collected(raw, requested: list[str], report: Path) -> list[str]:
         return []
     present = [m for m in requested if m in raw and raw[m].notna().any()]
     if not present:
-        raise ReportError(f"{report}: ncu collected none of the {len(requested)} requested metrics "
-                          f"(e.g. {requested[0]}): every launch has no metric values; check the names with "
-                          "`ncu --query-metrics` for this GPU")
+        raise ReportError(
+            f"{report}: ncu collected none of the {len(requested)} requested metrics "
+            f"(e.g. {requested[0]}): every launch has no metric values; check the names with "
+            "`ncu --query-metrics` for this GPU"
+        )
     empty = raw.index[raw[present].isna().all(axis=1)]
     if len(empty):
         first = raw.loc[empty[0]]
-        raise ReportError(f"{report}: launch {int(first['launch'])} ({first['kernel']}) has no metric values "
-                          f"({len(empty)} such launches): ncu profiled it but measured nothing")
+        raise ReportError(
+            f"{report}: launch {int(first['launch'])} ({first['kernel']}) has no metric values "
+            f"({len(empty)} such launches): ncu profiled it but measured nothing"
+        )
     missing = [m for m in requested if m not in present and m not in CHIP_SPECIFIC_METRICS]
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        raise ReportError(f"{report}: ncu exited 0 but has no value for {len(missing)} requested metric(s): "
-                          f"{shown} (unknown to this ncu or GPU, or n/a); check the names with "
-                          "`ncu --query-metrics` for this GPU")
+        raise ReportError(
+            f"{report}: ncu exited 0 but has no value for {len(missing)} requested metric(s): "
+            f"{shown} (unknown to this ncu or GPU, or n/a); check the names with "
+            "`ncu --query-metrics` for this GPU"
+        )
     return [m for m in requested if m not in present]

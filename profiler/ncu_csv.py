@@ -24,11 +24,24 @@ from profiler.ncu_tidy import UnitError, unit_scale
 
 HEADER_START = '"ID","Process ID"'
 # The CSV's own columns that are not metrics (ncu 2025.3 `--page raw`).
-ID_FIELDS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
-             "Block Size", "Grid Size", "Device", "CC")
+ID_FIELDS = (
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+)
 NVTX_PUSH_POP = "thread Domain:Push/Pop_Range"
-RULES_NOTE = ("read from ncu CSV: the raw page holds no rule results, so ncu's own verdict "
-              "(SOLBottleneck) is not shown; read the .ncu-rep for it")
+RULES_NOTE = (
+    "read from ncu CSV: the raw page holds no rule results, so ncu's own verdict "
+    "(SOLBottleneck) is not shown; read the .ncu-rep for it"
+)
 _NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _MISSING = ("", "n/a", "no data")  # compared lower-case
 _TIME = {"s", "second", "ms", "msecond", "us", "usecond", "ns", "nsecond"}
@@ -104,8 +117,10 @@ def read_ncu_csv(path: str | Path, name: str | Path | None = None) -> pd.DataFra
         lines = f.read().splitlines()
     start = next((i for i, line in enumerate(lines) if line.lstrip("\ufeff").startswith(HEADER_START)), None)
     if start is None:
-        raise ReportError(f"{where}: no ncu CSV header (a line starting {HEADER_START}); "
-                          "export one with `ncu -i REPORT --csv --page raw`")
+        raise ReportError(
+            f"{where}: no ncu CSV header (a line starting {HEADER_START}); "
+            "export one with `ncu -i REPORT --csv --page raw`"
+        )
     header = _row(lines[start].lstrip("\ufeff"), where, start)
     if len(set(header)) != len(header):
         raise ReportError(f"{where}: line {start + 1}: the CSV header names a column twice")
@@ -113,14 +128,20 @@ def read_ncu_csv(path: str | Path, name: str | Path | None = None) -> pd.DataFra
         raise ReportError(f"{where}: the ncu CSV ends after its header (no units row, no launches)")
     units = _row(lines[start + 1], where, start + 1)
     if len(units) != len(header) or (units and units[0] != ""):
-        raise ReportError(f"{where}: line {start + 2}: expected ncu's units row after the header "
-                          "(`--page raw` prints one); without units no value can be trusted")
+        raise ReportError(
+            f"{where}: line {start + 2}: expected ncu's units row after the header "
+            "(`--page raw` prints one); without units no value can be trusted"
+        )
     col = {h: i for i, h in enumerate(header)}
     for needed in ("ID", "Kernel Name"):
         if needed not in col:
             raise ReportError(f"{where}: the ncu CSV header has no {needed!r} column")
     nvtx_col = next((i for h, i in col.items() if h.startswith(NVTX_PUSH_POP)), None)
-    metrics = [(i, h) for i, h in enumerate(header) if h not in ID_FIELDS and not h.startswith(("thread Domain:", "Id:Domain:"))]
+    metrics = [
+        (i, h)
+        for i, h in enumerate(header)
+        if h not in ID_FIELDS and not h.startswith(("thread Domain:", "Id:Domain:"))
+    ]
     scales = {}
     for i, h in metrics:
         try:
@@ -135,8 +156,10 @@ def read_ncu_csv(path: str | Path, name: str | Path | None = None) -> pd.DataFra
             continue  # blank, ==PROF==/==WARNING== lines, the program's own prints
         cells = _row(line, where, n)
         if len(cells) != len(header):
-            raise ReportError(f"{where}: line {n + 1} has {len(cells)} fields, the header has {len(header)} "
-                              "(the CSV is cut short or mangled)")
+            raise ReportError(
+                f"{where}: line {n + 1} has {len(cells)} fields, the header has {len(header)} "
+                "(the CSV is cut short or mangled)"
+            )
         launch = parse_number(cells[col["ID"]])
         if not isinstance(launch, int) or launch < 0:
             raise ReportError(f"{where}: line {n + 1}: ID {cells[col['ID']]!r} is not a launch number")
@@ -144,8 +167,13 @@ def read_ncu_csv(path: str | Path, name: str | Path | None = None) -> pd.DataFra
             raise ReportError(f"{where}: line {n + 1}: launch ID {launch} appears twice")
         ids.add(launch)
         kernel = cells[col["Kernel Name"]]
-        row = {"launch": launch, "range": 0, "kernel": kernel, "mangled_name": kernel,
-               "nvtx": nvtx_text(cells[nvtx_col]) if nvtx_col is not None else ""}
+        row = {
+            "launch": launch,
+            "range": 0,
+            "kernel": kernel,
+            "mangled_name": kernel,
+            "nvtx": nvtx_text(cells[nvtx_col]) if nvtx_col is not None else "",
+        }
         for i, h in metrics:
             value = parse_number(cells[i])
             unit, factor = scales[i]
@@ -158,12 +186,15 @@ def read_ncu_csv(path: str | Path, name: str | Path | None = None) -> pd.DataFra
             row[h] = value
         rows.append(row)
     if not rows:
-        raise ReportError(f"{where}: the ncu CSV has a header but no launch rows (no kernel was profiled, "
-                          "or the output was cut short)")
+        raise ReportError(
+            f"{where}: the ncu CSV has a header but no launch rows (no kernel was profiled, "
+            "or the output was cut short)"
+        )
     if sorted(ids) != list(range(len(ids))):
         missing = sorted(set(range(max(ids) + 1)) - ids)
-        raise ReportError(f"{where}: launch IDs are not 0..{len(ids) - 1}: missing {missing[:5]} "
-                          "(rows were lost or mangled)")
+        raise ReportError(
+            f"{where}: launch IDs are not 0..{len(ids) - 1}: missing {missing[:5]} (rows were lost or mangled)"
+        )
     df = pd.DataFrame(rows).sort_values("launch", ignore_index=True)
     df.attrs["units"] = unit_of
     df.attrs["rules"] = {}

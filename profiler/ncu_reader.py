@@ -10,9 +10,10 @@ import os
 import signal
 import sys
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from profiler.child import start_child, stop_child
 from profiler.errors import ReportError, refuse_special
@@ -22,8 +23,7 @@ from profiler.rundir import RunDir
 if TYPE_CHECKING:
     import pandas as pd
 
-_NCU_PYTHON_GLOBS = ("/opt/nvidia/nsight-compute/*/extras/python",
-                     "/usr/local/cuda/nsight-compute-*/extras/python")
+_NCU_PYTHON_GLOBS = ("/opt/nvidia/nsight-compute/*/extras/python", "/usr/local/cuda/nsight-compute-*/extras/python")
 
 # Columns every table has, whatever metrics the report holds.
 ID_COLUMNS = ("launch", "range", "kernel", "mangled_name", "nvtx")
@@ -47,8 +47,10 @@ def import_ncu_report():
                 return importlib.import_module("ncu_report")
             except ImportError:
                 sys.path.remove(path)
-    raise ReportError("cannot read .ncu-rep files: install the `ncu-report` package "
-                      "(pip install ncu-report) or set NCU_REPORT_PYTHON to Nsight Compute's extras/python")
+    raise ReportError(
+        "cannot read .ncu-rep files: install the `ncu-report` package "
+        "(pip install ncu-report) or set NCU_REPORT_PYTHON to Nsight Compute's extras/python"
+    )
 
 
 def _metric_value(metric):
@@ -64,8 +66,12 @@ def _metric_value(metric):
 READ_TIMEOUT_S = 600.0  # a report that takes longer to read than this is taken as a hang
 
 
-def read_ncu_report(path: str | Path, name: str | Path | None = None,
-                    metrics: Iterable[str] | None = None, timeout_s: float = READ_TIMEOUT_S) -> pd.DataFrame:
+def read_ncu_report(
+    path: str | Path,
+    name: str | Path | None = None,
+    metrics: Iterable[str] | None = None,
+    timeout_s: float = READ_TIMEOUT_S,
+) -> pd.DataFrame:
     """One row per profiled launch; metric columns by ncu name, units in `df.attrs["units"]`.
 
     Rule results (e.g. SOLBottleneck) go to `df.attrs["rules"]`: launch -> list of dicts.
@@ -110,8 +116,9 @@ def _read_report(path: Path, metrics: tuple[str, ...] | None, timeout_s: float) 
             try:
                 rows, units, rules = _read_in_child(whole, install_dir, metrics, timeout_s)
             except ReportError as exc:
-                raise ReportError(f"{path}: the report is {cut}; "
-                                  f"{str(exc).replace(str(whole), 'its whole records')}") from None
+                raise ReportError(
+                    f"{path}: the report is {cut}; {str(exc).replace(str(whole), 'its whole records')}"
+                ) from None
     if not rows:
         raise ReportError(f"{path}: the report holds no kernel launches (no kernel was profiled)")
     import pandas as pd  # lazy: prefetch() starts a read before the caller has imported pandas
@@ -200,14 +207,24 @@ def walk_records(path: Path) -> RecordWalk:
             f.seek(pos)
             prefix = f.read(4)
             if len(prefix) < 4:
-                return RecordWalk(whole, _cut_text(pending, whole, f"a record's length prefix ({len(prefix)} of 4 bytes)"),
-                                  start if pending else pos)
+                return RecordWalk(
+                    whole,
+                    _cut_text(pending, whole, f"a record's length prefix ({len(prefix)} of 4 bytes)"),
+                    start if pending else pos,
+                )
             n = int.from_bytes(prefix, "little")
             left = size - pos - 4
             if n > left:
-                return RecordWalk(whole, _cut_text(pending, whole, f"a record declaring {n} bytes, {left} left",
-                                                   header=_block_header(f.read(min(n, _HEADER_READ_MAX)), partial=True)),
-                                  start if pending else pos)
+                return RecordWalk(
+                    whole,
+                    _cut_text(
+                        pending,
+                        whole,
+                        f"a record declaring {n} bytes, {left} left",
+                        header=_block_header(f.read(min(n, _HEADER_READ_MAX)), partial=True),
+                    ),
+                    start if pending else pos,
+                )
             if pending is not None and n + 4 == pending[1]:  # the payload the last header announced
                 whole += pending[0]
                 pending = None
@@ -235,8 +252,9 @@ class _ChildRead:
     Nsight Compute 2025.3.1's extras/python crashed (segfault in IMetric.unit(), seen on the H200)
     and needs its own sys.path."""
 
-    def __init__(self, path: Path, install_dir: str | None, metrics: tuple[str, ...] | None,
-                 part: tuple[int, int] = (0, 1)):
+    def __init__(
+        self, path: Path, install_dir: str | None, metrics: tuple[str, ...] | None, part: tuple[int, int] = (0, 1)
+    ):
 
         method = "spawn" if install_dir or "fork" not in multiprocessing.get_all_start_methods() else "fork"
         ctx = multiprocessing.get_context(method)
@@ -255,16 +273,19 @@ class _ChildRead:
         path, child = self.path, self.child
         try:
             if not self.receive.poll(timeout_s):
-                raise ReportError(f"{path}: reading the report took over {timeout_s:.0f} s; stopped it "
-                                  "(a damaged file can make ncu_report loop)")
+                raise ReportError(
+                    f"{path}: reading the report took over {timeout_s:.0f} s; stopped it "
+                    "(a damaged file can make ncu_report loop)"
+                )
             status, payload = self.receive.recv()
         except (EOFError, OSError):
             child.join(5)
             self.log.seek(0)
             said = [ln.strip() for ln in self.log.read().decode(errors="replace").splitlines() if ln.strip()]
             said = [ln for ln in said if "Check failed" in ln or "rror" in ln] or said
-            raise ReportError(_crash_message(path, self.install_dir, child.exitcode,
-                                             said[-1][-160:] if said else None)) from None
+            raise ReportError(
+                _crash_message(path, self.install_dir, child.exitcode, said[-1][-160:] if said else None)
+            ) from None
         finally:
             self.receive.close()
             if child.is_alive():
@@ -329,7 +350,7 @@ def _stat(path: Path) -> tuple[int, int]:
 
 
 # Reads started ahead of need by prefetch(): (resolved path, metrics) -> the read in flight.
-_PREFETCHED: dict[tuple[str, tuple[str, ...] | None], "_PartsRead"] = {}
+_PREFETCHED: dict[tuple[str, tuple[str, ...] | None], _PartsRead] = {}
 READ_PARTS = 4  # children per report at most (and no more than the cores)
 
 
@@ -361,17 +382,25 @@ def discard_prefetched() -> None:
 
 
 def _crash_message(path: Path, install_dir: str | None, exitcode: int | None, said: str | None) -> str:
-    how = (f"signal {signal.Signals(-exitcode).name}" if exitcode is not None and exitcode < 0
-           else f"exit status {exitcode}") + (f"; it said: {said}" if said else "")
+    how = (
+        f"signal {signal.Signals(-exitcode).name}"
+        if exitcode is not None and exitcode < 0
+        else f"exit status {exitcode}"
+    ) + (f"; it said: {said}" if said else "")
     if install_dir:
-        return (f"{path}: the ncu_report module from the Nsight Compute install crashed while reading this "
-                f"report ({how}); install the PyPI package instead: pip install ncu-report")
-    return (f"{path}: ncu_report crashed reading this file ({how}): the report is damaged or cut short; "
-            "capture it again, or check it with `ncu -i` on a machine with Nsight Compute")
+        return (
+            f"{path}: the ncu_report module from the Nsight Compute install crashed while reading this "
+            f"report ({how}); install the PyPI package instead: pip install ncu-report"
+        )
+    return (
+        f"{path}: ncu_report crashed reading this file ({how}): the report is damaged or cut short; "
+        "capture it again, or check it with `ncu -i` on a machine with Nsight Compute"
+    )
 
 
-def _child_main(send, path: str, install_dir: str | None, metrics: tuple[str, ...] | None, log: str,
-                part: tuple[int, int] = (0, 1)) -> None:
+def _child_main(
+    send, path: str, install_dir: str | None, metrics: tuple[str, ...] | None, log: str, part: tuple[int, int] = (0, 1)
+) -> None:
     try:
         faulthandler.disable()  # a crash here is reported by the parent, in one line
         with open(log, "ab") as f:  # the C++ library logs parse problems straight to stderr
@@ -410,11 +439,18 @@ def _read_rows(ncu_report, path: Path, metrics: tuple[str, ...] | None = None, p
                 action = rng.action_by_idx(a)
                 names = action.metric_names()
                 if not action.name() or not names:
-                    raise ReportError(f"{path}: report is truncated or damaged: launch {launch} has no "
-                                      f"kernel name or metrics ({launch} complete launches before it)")
-                row = {"launch": launch, "range": r, "kernel": action.name(),
-                       "mangled_name": action.name(action.NameBase_MANGLED), "nvtx": _nvtx_text(action)}
-                for name in (names if metrics is None else metrics):
+                    raise ReportError(
+                        f"{path}: report is truncated or damaged: launch {launch} has no "
+                        f"kernel name or metrics ({launch} complete launches before it)"
+                    )
+                row = {
+                    "launch": launch,
+                    "range": r,
+                    "kernel": action.name(),
+                    "mangled_name": action.name(action.NameBase_MANGLED),
+                    "nvtx": _nvtx_text(action),
+                }
+                for name in names if metrics is None else metrics:
                     metric = action.metric_by_name(name)
                     if metric is None:
                         continue

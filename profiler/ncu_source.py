@@ -55,9 +55,44 @@ _PHASECHK = re.compile(r"SYNCS\.PHASECHK\S*\s+(U?P\d)\s*,\s*(\[[^\]]*\])")
 _BRACKET = re.compile(r"\[([^\]]*)\]")
 MMA_OPS = {"HGMMA", "UTCHMMA", "UTCQMMA", "UTCOMMA", "UTCMMA"}  # warpgroup (sm_90) and tcgen05 (sm_100) MMAs
 ASYNC_COPY_OPS = {"UTMALDG", "UBLKCP", "LDGSTS", "UTMAPF"}  # TMA bulk tensor copies and cp.async
-_MATH = ("FFMA", "FMUL", "FADD", "FMNMX", "FSEL", "FSET", "FSETP", "MUFU", "HFMA2", "HMUL2", "HADD2", "HMNMX2",
-         "F2F", "F2FP", "F2I", "I2F", "IMAD", "IADD3", "IMNMX", "ISETP", "LOP3", "SHF", "LEA", "SEL", "PRMT",
-         "FCHK", "DFMA", "DMUL", "DADD", "IABS", "POPC", "FLO", "BMSK", "VIMNMX", "FRND", "SHFL")
+_MATH = (
+    "FFMA",
+    "FMUL",
+    "FADD",
+    "FMNMX",
+    "FSEL",
+    "FSET",
+    "FSETP",
+    "MUFU",
+    "HFMA2",
+    "HMUL2",
+    "HADD2",
+    "HMNMX2",
+    "F2F",
+    "F2FP",
+    "F2I",
+    "I2F",
+    "IMAD",
+    "IADD3",
+    "IMNMX",
+    "ISETP",
+    "LOP3",
+    "SHF",
+    "LEA",
+    "SEL",
+    "PRMT",
+    "FCHK",
+    "DFMA",
+    "DMUL",
+    "DADD",
+    "IABS",
+    "POPC",
+    "FLO",
+    "BMSK",
+    "VIMNMX",
+    "FRND",
+    "SHFL",
+)
 
 
 def opcode(sass: str) -> str:
@@ -141,8 +176,11 @@ class _Function:
     def traits(self) -> dict[str, bool]:
         """What the pipeline verdict asks of the SASS (roofline/pipeline.py)."""
         ops = {opcode(s).split(".")[0] for s in self.sass}
-        return {"mma": bool(ops & MMA_OPS), "async_copies": bool(ops & ASYNC_COPY_OPS), "mbarrier_waits":
-                any(_PHASECHK.search(s) for s in self.sass)}
+        return {
+            "mma": bool(ops & MMA_OPS),
+            "async_copies": bool(ops & ASYNC_COPY_OPS),
+            "mbarrier_waits": any(_PHASECHK.search(s) for s in self.sass),
+        }
 
     def at(self, pc: int) -> str:
         i = (pc - self.start) // INSTRUCTION_BYTES
@@ -150,7 +188,7 @@ class _Function:
 
     def before(self, pc: int, n: int = 3) -> list[str]:
         i = (pc - self.start) // INSTRUCTION_BYTES
-        return self.sass[max(0, i - n):max(0, i)]
+        return self.sass[max(0, i - n) : max(0, i)]
 
 
 def _scan(action, pc: int) -> _Function:
@@ -192,9 +230,11 @@ def _launch_rows(action, launch: int, functions: dict[str, _Function]) -> list[d
     name = action.name()
     fn = functions.get(name)
     first = min(samples)
-    if fn is None or not (fn.start <= first < fn.start + INSTRUCTION_BYTES * len(fn.sass)
-                          and action.sass_by_pc(fn.start) == fn.sass[0]
-                          and not action.sass_by_pc(fn.start - INSTRUCTION_BYTES)):
+    if fn is None or not (
+        fn.start <= first < fn.start + INSTRUCTION_BYTES * len(fn.sass)
+        and action.sass_by_pc(fn.start) == fn.sass[0]
+        and not action.sass_by_pc(fn.start - INSTRUCTION_BYTES)
+    ):
         fn = functions[name] = _scan(action, first)
     texts = _source_text(action)
     rows = []
@@ -207,11 +247,20 @@ def _launch_rows(action, launch: int, functions: dict[str, _Function]) -> list[d
         info = action.source_info(pc)
         file, line = (info.file_name(), int(info.line())) if info is not None else ("", 0)
         lines = texts.get(file, [])
-        rows.append({"launch": launch, "kernel": action.name(), "pc": pc - fn.start, "samples": n,
-                     "reason": reason,
-                     "wait_class": instruction_class(sass, fn.before(pc), fn.loads, reason),
-                     "sass": sass.strip(), "file": file, "line": line,
-                     "line_text": lines[line - 1].strip() if 0 < line <= len(lines) else ""})
+        rows.append(
+            {
+                "launch": launch,
+                "kernel": action.name(),
+                "pc": pc - fn.start,
+                "samples": n,
+                "reason": reason,
+                "wait_class": instruction_class(sass, fn.before(pc), fn.loads, reason),
+                "sass": sass.strip(),
+                "file": file,
+                "line": line,
+                "line_text": lines[line - 1].strip() if 0 < line <= len(lines) else "",
+            }
+        )
     return rows
 
 
@@ -282,8 +331,9 @@ class PcRead:
         return table
 
 
-def read_pc_samples(path: str | Path, name: str | Path | None = None,
-                    timeout_s: float = READ_TIMEOUT_S) -> pd.DataFrame:
+def read_pc_samples(
+    path: str | Path, name: str | Path | None = None, timeout_s: float = READ_TIMEOUT_S
+) -> pd.DataFrame:
     """One row per sampled PC per launch (COLUMNS; `pc` is the offset from the function's start). Empty
     when the report has no PC samples; at most MAX_LAUNCHES_PER_KERNEL launches of each kernel.
     `attrs["functions"]`: each sampled kernel's SASS traits. `name`: the path errors mention."""

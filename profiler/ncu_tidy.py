@@ -12,11 +12,32 @@ if TYPE_CHECKING:
 # ncu_report gives values in base units; these are the unit strings it was seen to use
 # (ncu 2025.3.1: '', '%', 'ns', 'byte', 'byte/s', 'hz', 'byte/cycle', ...) plus prefixed forms.
 _SCALE = {"": 1.0, "%": 1.0, "hz": 1.0, "khz": 1e3, "mhz": 1e6, "ghz": 1e9}
-_SCALE.update({u: 1.0 for u in ("byte", "cycle", "sector", "sectors", "inst", "warp", "block", "thread",
-                                 "request", "register", "SM", "pass", "sample", "cluster", "branches")})
+_SCALE.update(
+    {
+        u: 1.0
+        for u in (
+            "byte",
+            "cycle",
+            "sector",
+            "sectors",
+            "inst",
+            "warp",
+            "block",
+            "thread",
+            "request",
+            "register",
+            "SM",
+            "pass",
+            "sample",
+            "cluster",
+            "branches",
+        )
+    }
+)
 _SCALE.update({f"{p}byte": f for p, f in (("K", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12))})
-_SCALE.update({"s": 1.0, "second": 1.0, "ms": 1e-3, "msecond": 1e-3, "us": 1e-6, "usecond": 1e-6,
-               "ns": 1e-9, "nsecond": 1e-9})
+_SCALE.update(
+    {"s": 1.0, "second": 1.0, "ms": 1e-3, "msecond": 1e-3, "us": 1e-6, "usecond": 1e-6, "ns": 1e-9, "nsecond": 1e-9}
+)
 
 
 class UnitError(ValueError):
@@ -57,29 +78,34 @@ TIDY = {
     "sm_count": ("device__attribute_multiprocessor_count", 1.0),
     "max_warps_per_sm": ("device__attribute_max_warps_per_multiprocessor", 1.0),
 }
-TIDY.update({
-    "tensor_bf16_ops": ("sm__ops_path_tensor_src_bf16_dst_fp32.sum", 1.0),
-    "tensor_ops_per_cycle_peak": ("sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained", 1.0),
-    "sm_cycles_per_second": ("sm__cycles_elapsed.avg.per_second", 1.0),
-    "fp32_fadd": ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 1.0),
-    "fp32_fmul": ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", 1.0),
-    "fp32_ffma": ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 1.0),
-    "ffma_per_cycle_peak": ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", 1.0),
-    "l1_bytes": ("l1tex__t_bytes.sum", 1.0),
-    "l1_bytes_per_cycle_peak": ("l1tex__t_bytes.sum.peak_sustained", 1.0),
-    "l1_cycles_per_second": ("l1tex__cycles_elapsed.avg.per_second", 1.0),
-    "l1_hit_rate_pct": ("l1tex__t_sector_hit_rate.pct", 1.0),
-    "l2_bytes": ("lts__t_bytes.sum", 1.0),
-    "l2_bytes_per_cycle_peak": ("lts__t_bytes.sum.peak_sustained", 1.0),
-    "l2_cycles_per_second": ("lts__cycles_elapsed.avg.per_second", 1.0),
-    "dram_bytes": ("dram__bytes.sum", 1.0),
-    "tensor_pipe_pct": ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", 1.0),
-    "fma_pipe_pct": ("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed", 1.0),
-    "occupancy_limit_registers": ("launch__occupancy_limit_registers", 1.0),
-    "occupancy_limit_shared_mem": ("launch__occupancy_limit_shared_mem", 1.0),
-    "occupancy_limit_warps": ("launch__occupancy_limit_warps", 1.0),
-    "occupancy_limit_blocks": ("launch__occupancy_limit_blocks", 1.0),
-})
+TIDY.update(
+    {
+        "tensor_bf16_ops": ("sm__ops_path_tensor_src_bf16_dst_fp32.sum", 1.0),
+        "tensor_ops_per_cycle_peak": (
+            "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
+            1.0,
+        ),
+        "sm_cycles_per_second": ("sm__cycles_elapsed.avg.per_second", 1.0),
+        "fp32_fadd": ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 1.0),
+        "fp32_fmul": ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", 1.0),
+        "fp32_ffma": ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 1.0),
+        "ffma_per_cycle_peak": ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", 1.0),
+        "l1_bytes": ("l1tex__t_bytes.sum", 1.0),
+        "l1_bytes_per_cycle_peak": ("l1tex__t_bytes.sum.peak_sustained", 1.0),
+        "l1_cycles_per_second": ("l1tex__cycles_elapsed.avg.per_second", 1.0),
+        "l1_hit_rate_pct": ("l1tex__t_sector_hit_rate.pct", 1.0),
+        "l2_bytes": ("lts__t_bytes.sum", 1.0),
+        "l2_bytes_per_cycle_peak": ("lts__t_bytes.sum.peak_sustained", 1.0),
+        "l2_cycles_per_second": ("lts__cycles_elapsed.avg.per_second", 1.0),
+        "dram_bytes": ("dram__bytes.sum", 1.0),
+        "tensor_pipe_pct": ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", 1.0),
+        "fma_pipe_pct": ("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed", 1.0),
+        "occupancy_limit_registers": ("launch__occupancy_limit_registers", 1.0),
+        "occupancy_limit_shared_mem": ("launch__occupancy_limit_shared_mem", 1.0),
+        "occupancy_limit_warps": ("launch__occupancy_limit_warps", 1.0),
+        "occupancy_limit_blocks": ("launch__occupancy_limit_blocks", 1.0),
+    }
+)
 TIDY.update({f"stall_{r}": (stall_metric(r), 1.0) for r in STALL_REASONS})
 
 # Fallbacks for `--set full`, which holds sector counts and per-cycle rates, not the byte and
@@ -100,11 +126,26 @@ FALLBACKS = {
 }
 TIDY.update(FALLBACKS)
 # L1 tag-stage sectors by pipe, memory space and op: their sum is l1tex__t_sectors.sum.
-L1_SECTOR_PARTS = tuple(f"l1tex__t_sectors_pipe_{part}.sum" for part in (
-    "lsu_mem_global_op_ld", "lsu_mem_global_op_st", "lsu_mem_global_op_atom", "lsu_mem_global_op_red",
-    "lsu_mem_local_op_ld", "lsu_mem_local_op_st", "lsu_mem_dshared_op_ld", "lsu_mem_dshared_op_st",
-    "lsu_mem_dshared_op_atom", "lsu_mem_dshared_op_redas", "tex_mem_texture", "tex_mem_surface_op_ld",
-    "tex_mem_surface_op_st", "tex_mem_surface_op_atom", "tex_mem_surface_op_red"))
+L1_SECTOR_PARTS = tuple(
+    f"l1tex__t_sectors_pipe_{part}.sum"
+    for part in (
+        "lsu_mem_global_op_ld",
+        "lsu_mem_global_op_st",
+        "lsu_mem_global_op_atom",
+        "lsu_mem_global_op_red",
+        "lsu_mem_local_op_ld",
+        "lsu_mem_local_op_st",
+        "lsu_mem_dshared_op_ld",
+        "lsu_mem_dshared_op_st",
+        "lsu_mem_dshared_op_atom",
+        "lsu_mem_dshared_op_redas",
+        "tex_mem_texture",
+        "tex_mem_surface_op_ld",
+        "tex_mem_surface_op_st",
+        "tex_mem_surface_op_atom",
+        "tex_mem_surface_op_red",
+    )
+)
 
 # ncu's GPU Throughput Breakdown (SpeedOfLight section; the report lists them under
 # `breakdown:sm__throughput...` and `breakdown:gpu__compute_memory_throughput...`): SM throughput
@@ -112,7 +153,10 @@ L1_SECTOR_PARTS = tuple(f"l1tex__t_sectors_pipe_{part}.sum" for part in (
 _PCT = ".avg.pct_of_peak_sustained_elapsed"
 SM_UNITS = {  # tidy column -> (unit, ncu metric)
     "tensor_pipe_pct": ("tensor pipe", "sm__pipe_tensor_cycles_active" + _PCT),
-    "tensor_any_pipe_pct": ("tensor pipe", "sm__pipe_tensor_type_hmma_hgmma_qgmma_imma_igmma_bmma_bgmma_cycles_active" + _PCT),
+    "tensor_any_pipe_pct": (
+        "tensor pipe",
+        "sm__pipe_tensor_type_hmma_hgmma_qgmma_imma_igmma_bmma_bgmma_cycles_active" + _PCT,
+    ),
     "tensor_dmma_pipe_pct": ("FP64 tensor pipe", "sm__pipe_tensor_op_dmma_cycles_active" + _PCT),
     "fma_pipe_pct": ("FMA pipe (FP32)", "sm__pipe_fma_cycles_active" + _PCT),
     "fmaheavy_pipe_pct": ("FMA-heavy pipe (FP32, IMAD)", "sm__pipe_fmaheavy_cycles_active" + _PCT),
@@ -167,8 +211,11 @@ _MEMORY_UNITS_BY_LEVEL = {  # level -> {tidy column: ncu metric}, each in % of p
         "dram_sectors_pct": "fbpa__dram_sectors",
     },
 }
-MEMORY_UNITS = {col: (level, metric + _PCT)  # tidy column -> (level, ncu metric)
-                for level, units in _MEMORY_UNITS_BY_LEVEL.items() for col, metric in units.items()}
+MEMORY_UNITS = {
+    col: (level, metric + _PCT)  # tidy column -> (level, ncu metric)
+    for level, units in _MEMORY_UNITS_BY_LEVEL.items()
+    for col, metric in units.items()
+}
 TIDY.update({col: (metric, 1.0) for col, (_, metric) in {**SM_UNITS, **MEMORY_UNITS}.items()})
 
 
@@ -179,8 +226,15 @@ DRAM_PCT_ALIAS = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
 
 def raw_metrics() -> list[str]:
     """Every raw ncu metric tidy_launches reads: a reader may skip the rest of a report."""
-    names = ["device__attribute_display_name", DRAM_PCT_ALIAS, *(a for m, _ in TIDY.values() for a in alternates(m)),
-             *L1_SECTOR_PARTS, PCSAMP_COUNT, pcsamp_metric("selected"), *(pcsamp_metric(r) for r in STALL_REASONS)]
+    names = [
+        "device__attribute_display_name",
+        DRAM_PCT_ALIAS,
+        *(a for m, _ in TIDY.values() for a in alternates(m)),
+        *L1_SECTOR_PARTS,
+        PCSAMP_COUNT,
+        pcsamp_metric("selected"),
+        *(pcsamp_metric(r) for r in STALL_REASONS),
+    ]
     return list(dict.fromkeys(names))
 
 
@@ -193,9 +247,12 @@ def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
     raw = raw.copy(deep=False)
     raw.attrs = {}  # pandas deep-copies attrs (rule results, units) on every column access otherwise
     units = attrs.get("units", {})
-    columns = {"launch": raw["launch"], "kernel": raw["kernel"],
-               "mangled_name": raw["mangled_name"] if "mangled_name" in raw else raw["kernel"],
-               "device": raw["device__attribute_display_name"] if "device__attribute_display_name" in raw else None}
+    columns = {
+        "launch": raw["launch"],
+        "kernel": raw["kernel"],
+        "mangled_name": raw["mangled_name"] if "mangled_name" in raw else raw["kernel"],
+        "device": raw["device__attribute_display_name"] if "device__attribute_display_name" in raw else None,
+    }
     missing = []
     nan = np.full(len(raw), np.nan)
     for column, (name, target) in TIDY.items():
@@ -211,8 +268,9 @@ def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
             raise UnitError(f"{metric}: {exc}") from None
         # plain arrays: one DataFrame built at once is much faster than ~200 aligned Series
         columns[column] = pd.to_numeric(raw[metric], errors="coerce").to_numpy(dtype=float, na_value=np.nan) * scale
-    out = pd.DataFrame({k: (v.to_numpy() if isinstance(v, pd.Series) else v) for k, v in columns.items()},
-                       index=raw.index)
+    out = pd.DataFrame(
+        {k: (v.to_numpy() if isinstance(v, pd.Series) else v) for k, v in columns.items()}, index=raw.index
+    )
     _derive_from_sectors(out, raw)
     _derive_verdict_inputs(out, raw)
     _derive_hierarchy(out)
@@ -221,8 +279,9 @@ def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
     out["dram_gbps"] = out["dram_gbps"].fillna(out["dram_bytes"] / (out["duration_ms"] * 1e-3) / 1e9)
     out["dram_peak_gbps"] = out["dram_bytes_per_cycle_peak"] * out["dram_cycles_per_second"] / 1e9
     # absent and not derived from other counters (fallback inputs are only worth naming when used)
-    out.attrs["missing_metrics"] = [m for c, m in missing if c not in FALLBACKS and c not in DERIVABLE
-                                    and out[c].isna().all()]
+    out.attrs["missing_metrics"] = [
+        m for c, m in missing if c not in FALLBACKS and c not in DERIVABLE and out[c].isna().all()
+    ]
     out.attrs["rules"] = attrs.get("rules", {})
     out.attrs["source"] = attrs.get("source")
     return out
@@ -240,7 +299,8 @@ def _derive_from_sectors(out: pd.DataFrame, raw: pd.DataFrame) -> None:
     out["l2_bytes"] = out["l2_bytes"].fillna(out["l2_sectors"] * SECTOR_BYTES)
     slices = out["l2_cycles_sum"] / out["l2_cycles_avg"]  # L2 slices: each counts its own cycles
     out["l2_bytes_per_cycle_peak"] = out["l2_bytes_per_cycle_peak"].fillna(
-        out["l2_sectors_per_cycle_peak_per_slice"] * SECTOR_BYTES * slices)
+        out["l2_sectors_per_cycle_peak_per_slice"] * SECTOR_BYTES * slices
+    )
     for side in ("read", "write"):
         out[f"dram_bytes_{side}"] = out[f"dram_bytes_{side}"].fillna(out[f"dram_sectors_{side}"] * SECTOR_BYTES)
     for op in ("fadd", "fmul", "ffma"):
@@ -248,8 +308,15 @@ def _derive_from_sectors(out: pd.DataFrame, raw: pd.DataFrame) -> None:
 
 
 # Columns the `verdict` preset does not collect but _derive_verdict_inputs fills from what it does.
-DERIVABLE = {"sm_throughput_pct", "memory_throughput_pct", "dram_throughput_pct", "theoretical_occupancy_pct",
-             *(f"stall_{r}" for r in STALL_REASONS), *SM_UNITS, *MEMORY_UNITS}
+DERIVABLE = {
+    "sm_throughput_pct",
+    "memory_throughput_pct",
+    "dram_throughput_pct",
+    "theoretical_occupancy_pct",
+    *(f"stall_{r}" for r in STALL_REASONS),
+    *SM_UNITS,
+    *MEMORY_UNITS,
+}
 
 
 def _derive_verdict_inputs(out: pd.DataFrame, raw: pd.DataFrame) -> None:
@@ -274,7 +341,8 @@ def _derive_verdict_inputs(out: pd.DataFrame, raw: pd.DataFrame) -> None:
             out["sol_units"] = out["sol_units"].fillna(0) + len(present)
     if DRAM_PCT_ALIAS in raw:
         out["dram_throughput_pct"] = out["dram_throughput_pct"].fillna(
-            pd.to_numeric(raw[DRAM_PCT_ALIAS], errors="coerce"))
+            pd.to_numeric(raw[DRAM_PCT_ALIAS], errors="coerce")
+        )
     out["dram_throughput_pct"] = out["dram_throughput_pct"].fillna(out["dram_cycles_active_pct"])
     # Neither ncu's Memory% nor its breakdown units: DRAM% is the memory side's only measure left
     # (a lower bound of Memory%, which is the largest of L1, L2 and DRAM); `memory_from_dram` says so.
@@ -283,7 +351,7 @@ def _derive_verdict_inputs(out: pd.DataFrame, raw: pd.DataFrame) -> None:
     out["memory_throughput_pct"] = out["memory_throughput_pct"].fillna(out["dram_throughput_pct"])
     limits = out[[f"occupancy_limit_{k}" for k in ("registers", "shared_mem", "warps", "blocks")]].min(axis=1)
     warps = limits * (out["block_size"] / 32).apply(_ceil)  # warps per block, rounded up
-    theo = (warps.clip(upper=out["max_warps_per_sm"]) / out["max_warps_per_sm"] * 100)
+    theo = warps.clip(upper=out["max_warps_per_sm"]) / out["max_warps_per_sm"] * 100
     out["theoretical_occupancy_pct"] = out["theoretical_occupancy_pct"].fillna(theo)
     out["stalls_sampled"] = float("nan")
     selected = pcsamp_metric("selected")

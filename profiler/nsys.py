@@ -14,21 +14,26 @@ import os
 import shlex
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from profiler.errors import ApplicationFailed, ImporterFailed, ProfilerError, exit_hint
 from profiler.proc import find_tool, run_tool, tool_version
 
-INSTALL_GLOBS = ("/usr/local/cuda/bin/nsys", "/usr/local/cuda-*/bin/nsys",
-                 "/opt/nvidia/nsight-systems/*/bin/nsys",
-                 "/opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys")
+INSTALL_GLOBS = (
+    "/usr/local/cuda/bin/nsys",
+    "/usr/local/cuda-*/bin/nsys",
+    "/opt/nvidia/nsight-systems/*/bin/nsys",
+    "/opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys",
+)
 IMPORTER_LIBS = ("libdw.so.1", "libelf.so.1")  # what nsys 2025.3.1's importer lacked on the H200 machine
-IMPORTER_FIX = ("nsys's importer could not run, so it left only the raw .qdstrm stream and no .nsys-rep: "
-                "it needs libdw.so.1 and libelf.so.1 (install elfutils' libraries, e.g. "
-                "`apt-get install libdw1 libelf1`, or put a folder holding them on LD_LIBRARY_PATH); "
-                "`roofline doctor` checks for them")
+IMPORTER_FIX = (
+    "nsys's importer could not run, so it left only the raw .qdstrm stream and no .nsys-rep: "
+    "it needs libdw.so.1 and libelf.so.1 (install elfutils' libraries, e.g. "
+    "`apt-get install libdw1 libelf1`, or put a folder holding them on LD_LIBRARY_PATH); "
+    "`roofline doctor` checks for them"
+)
 
 
 def find_nsys(explicit: str | None = None) -> str:
@@ -47,8 +52,12 @@ def _loadable(lib: str) -> bool:
 def _importer_ldd(nsys: str) -> list[str]:
     """`ldd` lines of nsys's QdstrmImporter that say 'not found' ([] when it is not found or ldd fails)."""
     base = Path(os.path.realpath(nsys)).parent
-    for pattern in ("../host-linux-x64/QdstrmImporter", "../../host-linux-x64/QdstrmImporter",
-                    "../*/QdstrmImporter", "QdstrmImporter"):
+    for pattern in (
+        "../host-linux-x64/QdstrmImporter",
+        "../../host-linux-x64/QdstrmImporter",
+        "../*/QdstrmImporter",
+        "QdstrmImporter",
+    ):
         hits = glob.glob(str(base / pattern))
         if hits:
             try:
@@ -73,8 +82,19 @@ def nsys_version(nsys: str) -> str | None:
 
 def nsys_command(nsys: str, app: list[str], report_base: Path) -> list[str]:
     """`nsys profile` with the lightest trace that still gives kernels, launch calls and NVTX ranges."""
-    return [nsys, "profile", "-t", "cuda,nvtx", "-s", "none", "--cpuctxsw=none", "-f", "true",
-            "-o", str(report_base)] + list(app)
+    return [
+        nsys,
+        "profile",
+        "-t",
+        "cuda,nvtx",
+        "-s",
+        "none",
+        "--cpuctxsw=none",
+        "-f",
+        "true",
+        "-o",
+        str(report_base),
+    ] + list(app)
 
 
 def export_command(nsys: str, report: Path, sqlite: Path) -> list[str]:
@@ -110,8 +130,11 @@ def classify_failure(lines: list[str], returncode: int, report: Path, log: Path)
         return ImporterFailed(IMPORTER_FIX, lines, str(log))
     if returncode != 0:
         where = f"; nsys still wrote {report.name}" if report.exists() else ""
-        return ApplicationFailed(f"the profiled program (or nsys) exited with code {returncode}"
-                                 f"{exit_hint(returncode)}{where}", lines, str(log))
+        return ApplicationFailed(
+            f"the profiled program (or nsys) exited with code {returncode}{exit_hint(returncode)}{where}",
+            lines,
+            str(log),
+        )
     if not report.exists():
         return ProfilerError(f"nsys finished but wrote no report at {report}", lines, str(log))
     return None
@@ -130,9 +153,16 @@ def _generated(lines: list[str]) -> list[str]:
     return out
 
 
-def run_nsys(app: list[str], out_dir: Path, name: str = "profile", nsys: str | None = None,
-             env: dict[str, str] | None = None, progress: Callable[[str], None] | None = None,
-             timeout: float | None = None, limit_name: str | None = None) -> NsysRun:
+def run_nsys(
+    app: list[str],
+    out_dir: Path,
+    name: str = "profile",
+    nsys: str | None = None,
+    env: dict[str, str] | None = None,
+    progress: Callable[[str], None] | None = None,
+    timeout: float | None = None,
+    limit_name: str | None = None,
+) -> NsysRun:
     """Profile `app` into `out_dir/<name>.nsys-rep` and export `out_dir/<name>.sqlite`; both steps
     log to `<name>.nsys.log`. nsys runs in its own process group, ended past `timeout` s or on Ctrl-C."""
 
@@ -156,7 +186,15 @@ def run_nsys(app: list[str], out_dir: Path, name: str = "profile", nsys: str | N
     export_log = out_dir / f"{name}.nsys-export.log"
     done = run_tool(export, export_log, "nsys export", timeout=left, env=env, limit_name=limit_name)
     if done.returncode != 0 or not sqlite.exists():
-        raise ProfilerError(f"nsys export --type sqlite failed (exit code {done.returncode}) for {report}",
-                            done.lines, str(export_log))
-    return NsysRun(command=cmd, export=export, report=report, sqlite=sqlite, log=log, export_log=export_log,
-                   returncode=result.returncode)
+        raise ProfilerError(
+            f"nsys export --type sqlite failed (exit code {done.returncode}) for {report}", done.lines, str(export_log)
+        )
+    return NsysRun(
+        command=cmd,
+        export=export,
+        report=report,
+        sqlite=sqlite,
+        log=log,
+        export_log=export_log,
+        returncode=result.returncode,
+    )

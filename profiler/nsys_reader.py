@@ -40,9 +40,25 @@ _PID_BITS = 24  # nsys globalTid = globalPid | tid (low 24 bits)
 
 REQUIRED = {
     "StringIds": ("id", "value"),
-    "CUPTI_ACTIVITY_KIND_KERNEL": ("start", "end", "deviceId", "streamId", "correlationId", "globalPid",
-                                   "shortName", "demangledName", "gridX", "gridY", "gridZ", "blockX", "blockY",
-                                   "blockZ", "registersPerThread", "staticSharedMemory", "dynamicSharedMemory"),
+    "CUPTI_ACTIVITY_KIND_KERNEL": (
+        "start",
+        "end",
+        "deviceId",
+        "streamId",
+        "correlationId",
+        "globalPid",
+        "shortName",
+        "demangledName",
+        "gridX",
+        "gridY",
+        "gridZ",
+        "blockX",
+        "blockY",
+        "blockZ",
+        "registersPerThread",
+        "staticSharedMemory",
+        "dynamicSharedMemory",
+    ),
     "CUPTI_ACTIVITY_KIND_RUNTIME": ("start", "end", "correlationId", "globalTid", "nameId"),
 }
 OPTIONAL = {
@@ -51,7 +67,7 @@ OPTIONAL = {
 }
 _WHY_MISSING = {
     "CUPTI_ACTIVITY_KIND_KERNEL": "nsys recorded no CUDA kernel (the program launched none, or it was not "
-                                  "traced with -t cuda)",
+    "traced with -t cuda)",
     "CUPTI_ACTIVITY_KIND_RUNTIME": "nsys recorded no CUDA API calls (not traced with -t cuda?)",
     "StringIds": "every name in an export is an id into it",
 }
@@ -71,8 +87,12 @@ class Timeline:
         def rows(df: pd.DataFrame) -> list[dict]:
             return [{k: _plain(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
 
-        return {"source": self.source, "summary": {k: _plain(v) for k, v in self.summary.items()},
-                "kernels": rows(self.kernels), "steps": rows(self.steps)}
+        return {
+            "source": self.source,
+            "summary": {k: _plain(v) for k, v in self.summary.items()},
+            "kernels": rows(self.kernels),
+            "steps": rows(self.steps),
+        }
 
 
 def _plain(v):
@@ -129,9 +149,11 @@ def export_report(report: Path, out_dir: Path, nsys: str | None = None, timeout:
     try:
         exe = find_nsys(nsys)
     except ToolNotFound as exc:
-        raise ReportError(f"{report}: an Nsight Systems report (.nsys-rep); roofline reads its sqlite export, and "
-                          f"making one needs nsys: {exc}. Or export it where nsys is: "
-                          f"nsys export --type sqlite -o {report.stem}.sqlite {report.name}") from None
+        raise ReportError(
+            f"{report}: an Nsight Systems report (.nsys-rep); roofline reads its sqlite export, and "
+            f"making one needs nsys: {exc}. Or export it where nsys is: "
+            f"nsys export --type sqlite -o {report.stem}.sqlite {report.name}"
+        ) from None
     sqlite = out_dir / (report.stem + ".sqlite")
     log = out_dir / "export.log"
     try:
@@ -159,8 +181,10 @@ def _read(path: Path, name: Path) -> Timeline:
         with open(path, "rb") as f:
             head = f.read(16)
         if not head.startswith(SQLITE_MAGIC):
-            raise ReportError(f"{name}: {describe(head)}, not an Nsight Systems sqlite export "
-                              "(nsys export --type sqlite) or .nsys-rep")
+            raise ReportError(
+                f"{name}: {describe(head)}, not an Nsight Systems sqlite export "
+                "(nsys export --type sqlite) or .nsys-rep"
+            )
         conn = _connect(path)
         try:
             return _timeline(conn, name)
@@ -172,16 +196,26 @@ def _read(path: Path, name: Path) -> Timeline:
         if "interrupted" in str(exc):
             raise ReportError(f"{name}: reading took longer than {READ_BUDGET_S:g} s (a damaged file?)") from None
         raise ReportError(f"{name}: damaged or cut short: not a readable nsys sqlite export ({_short(exc)})") from None
-    except (sqlite3.Error, ValueError, TypeError, OverflowError, KeyError, IndexError, ArithmeticError,
-            MemoryError, UnicodeDecodeError) as exc:
-        raise ReportError(f"{name}: damaged or cut short: not a readable nsys sqlite export "
-                          f"({type(exc).__name__}: {_short(exc)})") from None
+    except (
+        sqlite3.Error,
+        ValueError,
+        TypeError,
+        OverflowError,
+        KeyError,
+        IndexError,
+        ArithmeticError,
+        MemoryError,
+        UnicodeDecodeError,
+    ) as exc:
+        raise ReportError(
+            f"{name}: damaged or cut short: not a readable nsys sqlite export ({type(exc).__name__}: {_short(exc)})"
+        ) from None
 
 
 def _short(exc: BaseException, limit: int = 160) -> str:
     """An exception's text on one line, cut (sqlite quotes whole schema statements in some errors)."""
     text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # ---------------------------------------------------------------------------------------------
@@ -199,15 +233,19 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
 def export_meta(conn: sqlite3.Connection, name: Path) -> dict[str, str]:
     """META_DATA_EXPORT as a dict; a clear error when it is absent or of an unknown schema."""
     if "META_DATA_EXPORT" not in _tables(conn):
-        raise ReportError(f"{name}: an SQLite database without META_DATA_EXPORT: not an Nsight Systems "
-                          "export (roofline reads `nsys export --type sqlite` output)")
+        raise ReportError(
+            f"{name}: an SQLite database without META_DATA_EXPORT: not an Nsight Systems "
+            "export (roofline reads `nsys export --type sqlite` output)"
+        )
     meta = {str(k): str(v) for k, v in conn.execute("SELECT name, value FROM META_DATA_EXPORT")}
     version = meta.get("EXPORT_SCHEMA_VERSION", "?")
     major = meta.get("EXPORT_SCHEMA_VERSION_MAJOR", version.split(".")[0])
     if major != SCHEMA_MAJOR:
-        raise ReportError(f"{name}: nsys export schema {version} (from {meta.get('EXPORT_PRODUCT_NAME', '?')} "
-                          f"{meta.get('EXPORT_PRODUCT_VERSION', '?')}) is not one roofline reads: it reads schema "
-                          f"{SCHEMA_MAJOR}.x (checked on 3.20.3, nsys 2025.3)")
+        raise ReportError(
+            f"{name}: nsys export schema {version} (from {meta.get('EXPORT_PRODUCT_NAME', '?')} "
+            f"{meta.get('EXPORT_PRODUCT_VERSION', '?')}) is not one roofline reads: it reads schema "
+            f"{SCHEMA_MAJOR}.x (checked on 3.20.3, nsys 2025.3)"
+        )
     return meta
 
 
@@ -218,12 +256,15 @@ def check_schema(conn: sqlite3.Connection, name: Path, meta: dict[str, str]) -> 
     for table, columns in REQUIRED.items():
         if table not in tables:
             why = _WHY_MISSING.get(table, "")
-            raise ReportError(f"{name}: this nsys export (schema {schema}) has no {table} table"
-                              + (f": {why}" if why else ""))
+            raise ReportError(
+                f"{name}: this nsys export (schema {schema}) has no {table} table" + (f": {why}" if why else "")
+            )
         missing = [c for c in columns if c not in _columns(conn, table)]
         if missing:
-            raise ReportError(f"{name}: {table} lacks column(s) {', '.join(missing)} (schema {schema}; "
-                              "roofline reads schema 3.20.3's layout)")
+            raise ReportError(
+                f"{name}: {table} lacks column(s) {', '.join(missing)} (schema {schema}; "
+                "roofline reads schema 3.20.3's layout)"
+            )
     present = set()
     for table, columns in OPTIONAL.items():
         if table in tables:
@@ -232,8 +273,9 @@ def check_schema(conn: sqlite3.Connection, name: Path, meta: dict[str, str]) -> 
                 raise ReportError(f"{name}: {table} lacks column(s) {', '.join(missing)} (schema {schema})")
             present.add(table)
     if "NVTX_EVENTS" in present and "ENUM_NSYS_EVENT_TYPE" not in tables:
-        raise ReportError(f"{name}: has NVTX_EVENTS but no ENUM_NSYS_EVENT_TYPE to tell its ranges apart "
-                          f"(schema {schema})")
+        raise ReportError(
+            f"{name}: has NVTX_EVENTS but no ENUM_NSYS_EVENT_TYPE to tell its ranges apart (schema {schema})"
+        )
     return present
 
 
@@ -241,11 +283,16 @@ def range_event_types(conn: sqlite3.Connection, name: Path) -> list[int]:
     """Ids of the NVTX range event types (push/pop and start/end), by name from ENUM_NSYS_EVENT_TYPE."""
     if not {"id", "name"} <= _columns(conn, "ENUM_NSYS_EVENT_TYPE"):
         raise ReportError(f"{name}: ENUM_NSYS_EVENT_TYPE lacks its id and name columns")
-    ids = [int(i) for i, n in conn.execute("SELECT id, name FROM ENUM_NSYS_EVENT_TYPE")
-           if isinstance(n, str) and n.startswith(("Nvtx", "Nvtxt")) and n.endswith(("PushPopRange", "StartEndRange"))]
+    ids = [
+        int(i)
+        for i, n in conn.execute("SELECT id, name FROM ENUM_NSYS_EVENT_TYPE")
+        if isinstance(n, str) and n.startswith(("Nvtx", "Nvtxt")) and n.endswith(("PushPopRange", "StartEndRange"))
+    ]
     if not ids:
-        raise ReportError(f"{name}: ENUM_NSYS_EVENT_TYPE names no NVTX range type (NvtxPushPopRange, "
-                          "NvtxStartEndRange): a schema roofline does not understand")
+        raise ReportError(
+            f"{name}: ENUM_NSYS_EVENT_TYPE names no NVTX range type (NvtxPushPopRange, "
+            "NvtxStartEndRange): a schema roofline does not understand"
+        )
     return ids
 
 
@@ -269,7 +316,9 @@ def _ints(df: pd.DataFrame, cols: list[str], table: str, name: Path) -> pd.DataF
 
 
 def _launches(conn: sqlite3.Connection, name: Path, gpus: pd.DataFrame) -> pd.DataFrame:
-    k = _query(conn, """
+    k = _query(
+        conn,
+        """
         SELECT k.start, k.end, k.deviceId, k.streamId, k.correlationId, k.globalPid,
                k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ, k.registersPerThread,
                k.staticSharedMemory, k.dynamicSharedMemory,
@@ -279,23 +328,47 @@ def _launches(conn: sqlite3.Connection, name: Path, gpus: pd.DataFrame) -> pd.Da
         LEFT JOIN StringIds AS d ON d.id = k.demangledName
         LEFT JOIN StringIds AS m ON m.id = {mangled}
         ORDER BY k.start""".format(
-        mangled="k.mangledName" if "mangledName" in _columns(conn, "CUPTI_ACTIVITY_KIND_KERNEL") else "NULL"))
+            mangled="k.mangledName" if "mangledName" in _columns(conn, "CUPTI_ACTIVITY_KIND_KERNEL") else "NULL"
+        ),
+    )
     if k.empty:
         raise ReportError(f"{name}: the export's kernel table is empty: nsys recorded no kernel launch")
     if k["kernel"].isna().any():
         raise ReportError(f"{name}: a kernel's name id is not in StringIds (damaged export?)")
-    k = _ints(k, ["start", "end", "deviceId", "streamId", "correlationId", "globalPid", "gridX", "gridY", "gridZ",
-                  "blockX", "blockY", "blockZ", "registersPerThread"], "CUPTI_ACTIVITY_KIND_KERNEL", name)
+    k = _ints(
+        k,
+        [
+            "start",
+            "end",
+            "deviceId",
+            "streamId",
+            "correlationId",
+            "globalPid",
+            "gridX",
+            "gridY",
+            "gridZ",
+            "blockX",
+            "blockY",
+            "blockZ",
+            "registersPerThread",
+        ],
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        name,
+    )
     if (k["end"] < k["start"]).any():
         raise ReportError(f"{name}: a kernel ends before it starts (damaged export?)")
     k["demangled_name"] = k["demangled_name"].fillna(k["kernel"])
     k["mangled_name"] = k["mangled_name"].fillna(k["kernel"])
-    k["shared_mem_per_block"] = (pd.to_numeric(k.pop("staticSharedMemory"), errors="coerce")
-                                 + pd.to_numeric(k.pop("dynamicSharedMemory"), errors="coerce"))
-    r = _query(conn, """
+    k["shared_mem_per_block"] = pd.to_numeric(k.pop("staticSharedMemory"), errors="coerce") + pd.to_numeric(
+        k.pop("dynamicSharedMemory"), errors="coerce"
+    )
+    r = _query(
+        conn,
+        """
         SELECT r.start AS api_start, r.end AS api_end, r.correlationId, r.globalTid, s.value AS api
         FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r LEFT JOIN StringIds AS s ON s.id = r.nameId
-        WHERE r.correlationId IN (SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL)""")
+        WHERE r.correlationId IN (SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL)""",
+    )
     r = _ints(r, ["api_start", "api_end", "correlationId", "globalTid"], "CUPTI_ACTIVITY_KIND_RUNTIME", name)
     r["pid_key"] = r["globalTid"] // (1 << _PID_BITS)
     k["pid_key"] = k["globalPid"] // (1 << _PID_BITS)
@@ -310,19 +383,32 @@ def _launches(conn: sqlite3.Connection, name: Path, gpus: pd.DataFrame) -> pd.Da
     only = next(iter(device.values())) if len(device) == 1 else None
     out["device"] = [device.get(int(d), only) for d in out["deviceId"]]
     out["sm_count"] = [sms.get(int(d), np.nan) for d in out["deviceId"]]
-    return out.rename(columns={"start": "start_ns", "end": "end_ns", "deviceId": "device_id",
-                               "streamId": "stream", "correlationId": "correlation_id",
-                               "registersPerThread": "registers_per_thread", "api_start": "api_start_ns",
-                               "api_end": "api_end_ns", "globalTid": "thread"})
+    return out.rename(
+        columns={
+            "start": "start_ns",
+            "end": "end_ns",
+            "deviceId": "device_id",
+            "streamId": "stream",
+            "correlationId": "correlation_id",
+            "registersPerThread": "registers_per_thread",
+            "api_start": "api_start_ns",
+            "api_end": "api_end_ns",
+            "globalTid": "thread",
+        }
+    )
 
 
 def _ranges(conn: sqlite3.Connection, name: Path, types: list[int]) -> pd.DataFrame:
     marks = ",".join("?" * len(types))
-    df = _query(conn, f"""
+    df = _query(
+        conn,
+        f"""
         SELECT e.start, e.end, e.globalTid AS thread, COALESCE(e.text, s.value) AS text
         FROM NVTX_EVENTS AS e LEFT JOIN StringIds AS s ON s.id = e.textId
         WHERE e.eventType IN ({marks}) AND e.end IS NOT NULL
-        ORDER BY e.start""", types)
+        ORDER BY e.start""",
+        types,
+    )
     df = df[df["text"].isin([RANGE, STEP])].copy()
     df["thread"] = pd.to_numeric(df["thread"], errors="coerce")
     return _ints(df, ["start", "end"], "NVTX_EVENTS", name)
@@ -366,9 +452,16 @@ def summarize_kernels(launches: pd.DataFrame) -> pd.DataFrame:
     if launches.empty:
         return pd.DataFrame(columns=cols)
     g = launches.groupby("demangled_name", sort=False)
-    out = pd.DataFrame({"kernel": g["kernel"].first(), "launches": g.size(),
-                        "total_ms": g["duration_ns"].sum() / 1e6, "median_ms": g["duration_ns"].median() / 1e6,
-                        "min_ms": g["duration_ns"].min() / 1e6, "max_ms": g["duration_ns"].max() / 1e6})
+    out = pd.DataFrame(
+        {
+            "kernel": g["kernel"].first(),
+            "launches": g.size(),
+            "total_ms": g["duration_ns"].sum() / 1e6,
+            "median_ms": g["duration_ns"].median() / 1e6,
+            "min_ms": g["duration_ns"].min() / 1e6,
+            "max_ms": g["duration_ns"].max() / 1e6,
+        }
+    )
     out["share_pct"] = 100 * out["total_ms"] / out["total_ms"].sum()
     out = out.reset_index().sort_values("total_ms", ascending=False, kind="stable").reset_index(drop=True)
     return out[cols]
@@ -380,28 +473,55 @@ def summarize_steps(launches: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame
     rows = []
     for i, rng in steps.reset_index(drop=True).iterrows():
         mine = launches[launches["step"] == i]
-        row = {"step": i, "range_start_ns": int(rng["start"]), "range_end_ns": int(rng["end"]),
-               "range_ms": (rng["end"] - rng["start"]) / 1e6, "kernels": len(mine)}
+        row = {
+            "step": i,
+            "range_start_ns": int(rng["start"]),
+            "range_end_ns": int(rng["end"]),
+            "range_ms": (rng["end"] - rng["start"]) / 1e6,
+            "kernels": len(mine),
+        }
         if len(mine):
             s, e = mine["start_ns"].to_numpy(), mine["end_ns"].to_numpy()
             span = int(e.max() - s.min())
             busy = _busy_ns(s, e)
             gaps = s[1:] - np.maximum.accumulate(e)[:-1] if len(mine) > 1 else np.array([0])
-            row.update(step_ms=span / 1e6, kernel_ms=mine["duration_ns"].sum() / 1e6, busy_ms=busy / 1e6,
-                       idle_ms=(span - busy) / 1e6, max_gap_ms=max(0, int(gaps.max())) / 1e6,
-                       launch_api_ms=mine["api_ns"].sum(min_count=1) / 1e6,
-                       first_kernel_start_ns=int(s.min()), last_kernel_end_ns=int(e.max()))
+            row.update(
+                step_ms=span / 1e6,
+                kernel_ms=mine["duration_ns"].sum() / 1e6,
+                busy_ms=busy / 1e6,
+                idle_ms=(span - busy) / 1e6,
+                max_gap_ms=max(0, int(gaps.max())) / 1e6,
+                launch_api_ms=mine["api_ns"].sum(min_count=1) / 1e6,
+                first_kernel_start_ns=int(s.min()),
+                last_kernel_end_ns=int(e.max()),
+            )
         rows.append(row)
-    cols = ["step", "kernels", "step_ms", "kernel_ms", "busy_ms", "idle_ms", "max_gap_ms", "launch_api_ms",
-            "range_ms", "range_start_ns", "range_end_ns", "first_kernel_start_ns", "last_kernel_end_ns"]
+    cols = [
+        "step",
+        "kernels",
+        "step_ms",
+        "kernel_ms",
+        "busy_ms",
+        "idle_ms",
+        "max_gap_ms",
+        "launch_api_ms",
+        "range_ms",
+        "range_start_ns",
+        "range_end_ns",
+        "first_kernel_start_ns",
+        "last_kernel_end_ns",
+    ]
     return pd.DataFrame(rows, columns=cols)
 
 
 def _timeline(conn: sqlite3.Connection, name: Path) -> Timeline:
     meta = export_meta(conn, name)
     present = check_schema(conn, name, meta)
-    gpus = (_query(conn, "SELECT id, name, smCount FROM TARGET_INFO_GPU") if "TARGET_INFO_GPU" in present
-            else pd.DataFrame(columns=["id", "name", "smCount"]))
+    gpus = (
+        _query(conn, "SELECT id, name, smCount FROM TARGET_INFO_GPU")
+        if "TARGET_INFO_GPU" in present
+        else pd.DataFrame(columns=["id", "name", "smCount"])
+    )
     gpus = gpus.dropna(subset=["id"])
     launches = _launches(conn, name, gpus)
     notes = []
@@ -423,8 +543,9 @@ def _timeline(conn: sqlite3.Connection, name: Path) -> Timeline:
     summary = _summary(meta, launches, profiled, outer, step_table, name)
     summary["notes"] = notes
     launches.attrs["source"] = str(name)
-    return Timeline(source=str(name), launches=launches, kernels=summarize_kernels(profiled),
-                    steps=step_table, summary=summary)
+    return Timeline(
+        source=str(name), launches=launches, kernels=summarize_kernels(profiled), steps=step_table, summary=summary
+    )
 
 
 def _median(series: pd.Series) -> float | None:
@@ -432,8 +553,9 @@ def _median(series: pd.Series) -> float | None:
     return float(series.median()) if len(series) else None
 
 
-def _summary(meta: dict, launches: pd.DataFrame, profiled: pd.DataFrame, outer: pd.DataFrame,
-             steps: pd.DataFrame, name: Path) -> dict:
+def _summary(
+    meta: dict, launches: pd.DataFrame, profiled: pd.DataFrame, outer: pd.DataFrame, steps: pd.DataFrame, name: Path
+) -> dict:
     done = steps[steps["kernels"] > 0]
     step_ms, idle_ms = _median(done["step_ms"]), _median(done["idle_ms"])
     return {
@@ -459,9 +581,13 @@ def _summary(meta: dict, launches: pd.DataFrame, profiled: pd.DataFrame, outer: 
         # host side: how long the program took per step (the NVTX range, launch to return), and how much
         # of the profiled range the GPU spent running kernels (low: the GPU waits for the host)
         "host_ms_per_step": _median(steps["range_ms"]),
-        "gpu_busy_pct_of_range": (100 * _busy_ns(profiled["start_ns"].to_numpy(), profiled["end_ns"].to_numpy())
-                                  / float((outer["end"] - outer["start"]).sum())
-                                  if len(outer) and len(profiled) else None),
+        "gpu_busy_pct_of_range": (
+            100
+            * _busy_ns(profiled["start_ns"].to_numpy(), profiled["end_ns"].to_numpy())
+            / float((outer["end"] - outer["start"]).sum())
+            if len(outer) and len(profiled)
+            else None
+        ),
     }
 
 
@@ -478,14 +604,20 @@ def timeline_launches(timeline: Timeline) -> pd.DataFrame:
         t = t[t["in_range"]]
     t = t.reset_index(drop=True)
     # the same quantities under the names ncu gives them, so one tidy step names and scales them
-    raw = pd.DataFrame({"launch": range(len(t)), "kernel": t["kernel"], "mangled_name": t["mangled_name"],
-                        "device__attribute_display_name": t["device"],
-                        "gpu__time_duration.sum": t["duration_ns"].astype(float),
-                        "launch__grid_size": t["grid_size"].astype(float),
-                        "launch__block_size": t["block_size"].astype(float),
-                        "launch__registers_per_thread": t["registers_per_thread"].astype(float),
-                        "launch__shared_mem_per_block": t["shared_mem_per_block"].astype(float),
-                        "device__attribute_multiprocessor_count": t["sm_count"].astype(float)})
+    raw = pd.DataFrame(
+        {
+            "launch": range(len(t)),
+            "kernel": t["kernel"],
+            "mangled_name": t["mangled_name"],
+            "device__attribute_display_name": t["device"],
+            "gpu__time_duration.sum": t["duration_ns"].astype(float),
+            "launch__grid_size": t["grid_size"].astype(float),
+            "launch__block_size": t["block_size"].astype(float),
+            "launch__registers_per_thread": t["registers_per_thread"].astype(float),
+            "launch__shared_mem_per_block": t["shared_mem_per_block"].astype(float),
+            "device__attribute_multiprocessor_count": t["sm_count"].astype(float),
+        }
+    )
     raw.attrs["units"] = {"gpu__time_duration.sum": "ns", "launch__shared_mem_per_block": "byte"}
     out = tidy_launches(raw)
     for col in ("stream", "start_ns", "end_ns", "correlation_id", "step"):

@@ -1,6 +1,6 @@
 """Child process that runs one probe kernel (kernels/probes.py) inside the NVTX range.
 
-    python -m profiler.probes NAME [--iters N]
+python -m profiler.probes NAME [--iters N]
 """
 
 from __future__ import annotations

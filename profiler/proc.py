@@ -12,9 +12,9 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from profiler.errors import Interrupted, ProfilerError, ToolNotFound, ToolTimeout
 
@@ -69,9 +69,15 @@ def stop_signals_interrupt():
             signal.signal(sig, handler)
 
 
-def run_tool(cmd: list[str], log: Path, tool: str, timeout: float | None = None,
-             env: dict[str, str] | None = None, on_line: Callable[[str], None] | None = None,
-             limit_name: str | None = None) -> ToolResult:
+def run_tool(
+    cmd: list[str],
+    log: Path,
+    tool: str,
+    timeout: float | None = None,
+    env: dict[str, str] | None = None,
+    on_line: Callable[[str], None] | None = None,
+    limit_name: str | None = None,
+) -> ToolResult:
     """Run `cmd` in a new session, every output line into `log` (the command line first).
 
     `timeout` (seconds) bounds the whole run: past it the tool's process group is ended and
@@ -82,17 +88,31 @@ def run_tool(cmd: list[str], log: Path, tool: str, timeout: float | None = None,
         return _run_tool(cmd, log, tool, timeout, env, on_line, limit_name)
 
 
-def _run_tool(cmd: list[str], log: Path, tool: str, timeout: float | None, env: dict[str, str] | None,
-              on_line: Callable[[str], None] | None, limit_name: str | None) -> ToolResult:
+def _run_tool(
+    cmd: list[str],
+    log: Path,
+    tool: str,
+    timeout: float | None,
+    env: dict[str, str] | None,
+    on_line: Callable[[str], None] | None,
+    limit_name: str | None,
+) -> ToolResult:
     limit_name = limit_name or (f"{timeout:g} s" if timeout is not None else "no")
     lines: list[str] = []
     with open(log, "w") as logf:
         logf.write("$ " + shlex.join(cmd) + "\n")
         logf.flush()
         try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    errors="replace", env={**os.environ, **(env or {})}, bufsize=1,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+                env={**os.environ, **(env or {})},
+                bufsize=1,
+                start_new_session=True,
+            )
         except OSError as exc:
             raise ProfilerError(f"cannot start {tool} ({cmd[0]}): {exc.strerror}", log_path=str(log)) from None
         assert proc.stdout is not None
@@ -139,9 +159,12 @@ def _run_tool(cmd: list[str], log: Path, tool: str, timeout: float | None, env: 
             kill_group(proc)
             reader.join(timeout=GRACE_S)
             logf.write(f"[roofline] ended {tool}'s process group after {timeout:g} s (limit: {limit_name})\n")
-            raise ToolTimeout(f"timed out: {tool} was still running at the {limit_name} limit; its process "
-                              "group was ended (give a long capture more time with --timeout SECONDS)",
-                              lines, str(log))
+            raise ToolTimeout(
+                f"timed out: {tool} was still running at the {limit_name} limit; its process "
+                "group was ended (give a long capture more time with --timeout SECONDS)",
+                lines,
+                str(log),
+            )
         reader.join(timeout=1.0)
         if reader.is_alive():  # something the tool started still holds its output: end it too
             try:
@@ -169,8 +192,10 @@ def find_tool(name: str, explicit: str | None, env_var: str, install_globs: tupl
         hits = sorted(glob.glob(pattern))
         if hits:
             return hits[-1]
-    raise ToolNotFound(f"{name} ({title}) not found: put it on PATH, set ${env_var}, or pass --{name} PATH; "
-                       f"looked in {', '.join(install_globs)}")
+    raise ToolNotFound(
+        f"{name} ({title}) not found: put it on PATH, set ${env_var}, or pass --{name} PATH; "
+        f"looked in {', '.join(install_globs)}"
+    )
 
 
 def tool_version(exe: str, is_version_line: Callable[[str], bool]) -> str | None:

@@ -46,7 +46,6 @@ def read_launches(path: Path) -> pd.DataFrame:
 
 def _read_kind(kind: str, plain: Path, path: Path) -> pd.DataFrame:
     if kind == NCU_REP:
-
         raw = read_ncu_report(plain, name=path, metrics=raw_metrics())
         cut = raw.attrs.get("cut")
         table = tidy_launches(raw)
@@ -97,9 +96,11 @@ def read_folder(folder: Path) -> pd.DataFrame:
     folder_notes = []
     if counters and timelines:
         files = counters
-        folder_notes.append(f"{', '.join(p.name for p in timelines)}: Nsight Systems timeline beside Nsight Compute "
-                            f"counters: read as the timeline, not as more launches (launches from "
-                            f"{', '.join(p.name for p in counters)})")
+        folder_notes.append(
+            f"{', '.join(p.name for p in timelines)}: Nsight Systems timeline beside Nsight Compute "
+            f"counters: read as the timeline, not as more launches (launches from "
+            f"{', '.join(p.name for p in counters)})"
+        )
     else:
         files = counters + timelines
     tables = [read_launches(p) for p in files]
@@ -116,9 +117,14 @@ def read_folder(folder: Path) -> pd.DataFrame:
         rules.update({base + k: v for k, v in t.attrs.get("rules", {}).items()})
         missing += [m for m in t.attrs.get("missing_metrics", []) if m not in missing]
         notes += [f"{p.name}: {n}" for n in t.attrs.get("notes", [])]
-    out.attrs.update(rules=rules, missing_metrics=missing, notes=folder_notes + notes, source=str(folder),
-                     sources=[p.name for p in files],
-                     timelines=[p.name for p in timelines] if counters and timelines else [])
+    out.attrs.update(
+        rules=rules,
+        missing_metrics=missing,
+        notes=folder_notes + notes,
+        source=str(folder),
+        sources=[p.name for p in files],
+        timelines=[p.name for p in timelines] if counters and timelines else [],
+    )
     if cuts:
         out.attrs["cut"] = "; ".join(cuts)
     return out

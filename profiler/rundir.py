@@ -96,15 +96,24 @@ def parse_spec(data, where: str = SPEC) -> RunSpec:
     kernel, workload, iterations = data["kernel"], data["workload"], data["iterations"]
     _want(isinstance(kernel, str) and kernel != "", where, "kernel must be a non-empty string", kernel)
     _want(isinstance(workload, dict), where, "workload must be a JSON object", workload)
-    _want(isinstance(iterations, int) and not isinstance(iterations, bool) and iterations >= 1,
-          where, "iterations must be an integer >= 1", iterations)
+    _want(
+        isinstance(iterations, int) and not isinstance(iterations, bool) and iterations >= 1,
+        where,
+        "iterations must be an integer >= 1",
+        iterations,
+    )
     command = data.get("command") or []
-    _want(isinstance(command, list) and all(isinstance(c, str) for c in command), where,
-          "command must be a list of strings", command)
+    _want(
+        isinstance(command, list) and all(isinstance(c, str) for c in command),
+        where,
+        "command must be a list of strings",
+        command,
+    )
     created = data.get("created")
     _want(created is None or isinstance(created, str), where, "created must be a string", created)
-    return RunSpec(kernel=kernel, workload=dict(workload), iterations=iterations, created=created,
-                   command=tuple(command))
+    return RunSpec(
+        kernel=kernel, workload=dict(workload), iterations=iterations, created=created, command=tuple(command)
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -142,17 +151,28 @@ class Manifest:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data, where: str) -> "Manifest":
+    def from_dict(cls, data, where: str) -> Manifest:
         _want(isinstance(data, dict), where, "must be a JSON object", type(data).__name__)
-        _want(data.get("format") in (FORMAT, OLD_FORMAT), where, f"format must be {FORMAT!r} (or the older "
-              f"{OLD_FORMAT!r})", data.get("format"))
+        _want(
+            data.get("format") in (FORMAT, OLD_FORMAT),
+            where,
+            f"format must be {FORMAT!r} (or the older {OLD_FORMAT!r})",
+            data.get("format"),
+        )
         _want(data.get("status") in STATUSES, where, f"status must be one of {STATUSES}", data.get("status"))
         reports = data.get("reports")
         _want(isinstance(reports, list), where, "reports must be a list", reports)
         entries = []
         for i, r in enumerate(reports):
-            _want(isinstance(r, dict) and isinstance(r.get("path"), str) and isinstance(r.get("sha256"), str)
-                  and isinstance(r.get("tool"), str), where, f"reports[{i}] needs path, tool and sha256", r)
+            _want(
+                isinstance(r, dict)
+                and isinstance(r.get("path"), str)
+                and isinstance(r.get("sha256"), str)
+                and isinstance(r.get("tool"), str),
+                where,
+                f"reports[{i}] needs path, tool and sha256",
+                r,
+            )
             _want(Path(r["path"]).name == r["path"], where, f"reports[{i}].path must be a file in the run", r["path"])
             for name, (types, what) in _ENTRY_TYPES.items():
                 if name in r:
@@ -164,8 +184,12 @@ class Manifest:
                 _want(_typed(data[name], types), where, f"{name} must be {what}", data[name])
         files = data.get("files", {})
         for name, digest in files.items():
-            _want(Path(name).name == name and isinstance(digest, str), where,
-                  f"files[{name!r}] must be a file in the run with its sha256", digest)
+            _want(
+                Path(name).name == name and isinstance(digest, str),
+                where,
+                f"files[{name!r}] must be a file in the run with its sha256",
+                digest,
+            )
         if data["format"] == FORMAT and data["status"] == "complete":
             _want(SPEC in files, where, f"files must hold {SPEC}'s sha256 (format {FORMAT})", sorted(files))
         known = {f.name for f in dataclasses.fields(cls)} - {"reports"}
@@ -182,12 +206,22 @@ def _typed(value, types) -> bool:
 
 
 _NUMBER = (int, float)
-_ENTRY_TYPES = {"bytes": ((int,), "an integer"), "launches": ((int, type(None)), "an integer or null"),
-                "passes": ((int, type(None)), "an integer or null"), "preset": ((str, type(None)), "a string or null")}
-_MANIFEST_TYPES = {"created": ((str,), "a string"), "commands": ((list,), "a list of strings"),
-                   "tools": ((dict,), "a JSON object"), "host": ((dict,), "a JSON object"),
-                   "logs": ((list,), "a list of strings"), "wall_s": ((*_NUMBER, type(None)), "a number or null"),
-                   "error": ((str, type(None)), "a string or null"), "files": ((dict,), "a JSON object")}
+_ENTRY_TYPES = {
+    "bytes": ((int,), "an integer"),
+    "launches": ((int, type(None)), "an integer or null"),
+    "passes": ((int, type(None)), "an integer or null"),
+    "preset": ((str, type(None)), "a string or null"),
+}
+_MANIFEST_TYPES = {
+    "created": ((str,), "a string"),
+    "commands": ((list,), "a list of strings"),
+    "tools": ((dict,), "a JSON object"),
+    "host": ((dict,), "a JSON object"),
+    "logs": ((list,), "a list of strings"),
+    "wall_s": ((*_NUMBER, type(None)), "a number or null"),
+    "error": ((str, type(None)), "a string or null"),
+    "files": ((dict,), "a JSON object"),
+}
 
 
 def _read_json(path: Path):
@@ -238,8 +272,10 @@ class RunDir:
     def warnings(self) -> list[str]:
         """What reading this run cannot check (an older format), in one line each."""
         if self.manifest().format == OLD_FORMAT:
-            return [f"{SPEC} is not checksummed in this older run (manifest format {OLD_FORMAT}): "
-                    "its workload and iterations are taken as written"]
+            return [
+                f"{SPEC} is not checksummed in this older run (manifest format {OLD_FORMAT}): "
+                "its workload and iterations are taken as written"
+            ]
         return []
 
     def reports(self, tool: str | None = None, verify: bool = True) -> list[Path]:
@@ -257,8 +293,9 @@ class RunDir:
             if not p.is_file():
                 raise RunDirError(f"{p}: named in {MANIFEST} but missing")
             if verify and sha256(p) != entry.sha256:
-                raise RunDirError(f"{p}: does not match the sha256 in {MANIFEST} "
-                                  "(changed or cut short after the run was written)")
+                raise RunDirError(
+                    f"{p}: does not match the sha256 in {MANIFEST} (changed or cut short after the run was written)"
+                )
             out.append(p)
         return out
 
@@ -311,8 +348,9 @@ class RunWriter:
         if final.exists() and not force:
             if not unique:
                 what = "a run directory" if RunDir.is_run(final) else "a file or folder"
-                raise RunDirError(f"{final}: already exists ({what}); pass --force to replace it, "
-                                  "or choose another --out")
+                raise RunDirError(
+                    f"{final}: already exists ({what}); pass --force to replace it, or choose another --out"
+                )
             n = 2
             while Path(f"{final}-{n}").exists():
                 n += 1
@@ -324,8 +362,9 @@ class RunWriter:
             final.parent.mkdir(parents=True, exist_ok=True)
             self.path.mkdir()
         except OSError as exc:
-            raise RunDirError(f"{final}: cannot create a run directory there ({exc.strerror or exc}); "
-                              "choose another --out") from None
+            raise RunDirError(
+                f"{final}: cannot create a run directory there ({exc.strerror or exc}); choose another --out"
+            ) from None
         self.manifest = Manifest(status="failed", created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
         self.started = time.time()
 
@@ -360,8 +399,11 @@ class RunWriter:
     def _write_manifest(self) -> None:
         self.manifest.wall_s = round(time.time() - self.started, 1)
         reports = {e.path for e in self.manifest.reports}
-        self.manifest.files = {p.name: sha256(p) for p in sorted(self.path.iterdir())
-                               if p.is_file() and p.name != MANIFEST and p.name not in reports}
+        self.manifest.files = {
+            p.name: sha256(p)
+            for p in sorted(self.path.iterdir())
+            if p.is_file() and p.name != MANIFEST and p.name not in reports
+        }
         self.write_json(MANIFEST, self.manifest.to_dict())
 
     def commit(self) -> Path:
@@ -371,8 +413,9 @@ class RunWriter:
         old = None
         if self.final.exists():
             if not self.force:
-                raise RunDirError(f"{self.final}: appeared while this run was being written; "
-                                  f"the new run is kept at {self.path}")
+                raise RunDirError(
+                    f"{self.final}: appeared while this run was being written; the new run is kept at {self.path}"
+                )
             old = self.final.parent / f".{self.final.name}.old-{time.time_ns()}"
             os.rename(self.final, old)
         os.rename(self.path, self.final)

@@ -43,8 +43,7 @@ class TimingSamples:
     def to_dict(self) -> dict:
         d = asdict(self)
         d["samples_ms"] = list(self.samples_ms)
-        return {"format": FORMAT, "unit": "ms per step", "n": self.n, "method_text": METHODS.get(self.method),
-                **d}
+        return {"format": FORMAT, "unit": "ms per step", "n": self.n, "method_text": METHODS.get(self.method), **d}
 
 
 def _want(cond: bool, where: str, what: str, value) -> None:
@@ -71,13 +70,21 @@ def parse_timing(data, where: str = TIMING) -> TimingSamples:
         _want(isinstance(v, int) and not isinstance(v, bool) and v >= 1, where, f"{key} must be an integer >= 1", v)
     kernels = data.get("kernels_ms")
     _want(kernels is None or isinstance(kernels, dict), where, "kernels_ms must be an object", kernels)
-    kernels_ms = None if kernels is None else {str(k): _samples(v, where, f"kernels_ms[{k!r}]")
-                                               for k, v in kernels.items()}
+    kernels_ms = (
+        None if kernels is None else {str(k): _samples(v, where, f"kernels_ms[{k!r}]") for k, v in kernels.items()}
+    )
     host = data.get("host") or {}
     _want(isinstance(host, dict), where, "host must be an object", host)
-    return TimingSamples(samples_ms=samples, method=method, input_sets=data["input_sets"],
-                         replays_per_sample=data["replays_per_sample"], kernel=data.get("kernel"),
-                         workload=data.get("workload"), host=dict(host), kernels_ms=kernels_ms)
+    return TimingSamples(
+        samples_ms=samples,
+        method=method,
+        input_sets=data["input_sets"],
+        replays_per_sample=data["replays_per_sample"],
+        kernel=data.get("kernel"),
+        workload=data.get("workload"),
+        host=dict(host),
+        kernels_ms=kernels_ms,
+    )
 
 
 def write_timing(path: str | Path, timing: TimingSamples) -> Path:

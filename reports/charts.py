@@ -15,25 +15,54 @@ from reports.meta import KINDS, STALL_UNIT, Roof
 from reports.numbers import ratio, us
 
 MAX_KERNELS = 10  # on a chart; the tables list every kernel
-LEVEL_COLOR = {"DRAM": "tab:blue", "L2": "tab:green", "L1": "tab:purple", "tensor": "tab:red",
-               "fp32": "tab:orange"}
+LEVEL_COLOR = {"DRAM": "tab:blue", "L2": "tab:green", "L1": "tab:purple", "tensor": "tab:red", "fp32": "tab:orange"}
 KIND_STYLE = {"report": "-", "datasheet": "--", "measured": ":"}
-KERNEL_COLORS = ["black", "tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab:gray",
-                 "darkgoldenrod", "navy", "maroon", "teal"]
+KERNEL_COLORS = [
+    "black",
+    "tab:brown",
+    "tab:pink",
+    "tab:olive",
+    "tab:cyan",
+    "tab:gray",
+    "darkgoldenrod",
+    "navy",
+    "maroon",
+    "teal",
+]
 # One colour per ncu stall reason (profiler.metrics.STALL_REASONS), the same in every chart, so
 # before/after charts can be compared by eye; memory waits blue, pipes and queues warm, sync purple.
 STALL_COLOR = {
-    "long_scoreboard": "#1f77b4", "short_scoreboard": "#aec7e8", "lg_throttle": "#17becf",
-    "tex_throttle": "#9edae5", "mio_throttle": "#2ca02c", "math_pipe_throttle": "#d62728",
-    "gmma": "#ff9896", "wait": "#ff7f0e", "dispatch_stall": "#ffbb78", "not_selected": "#98df8a",
-    "selected": "#c5b0d5", "barrier": "#9467bd", "membar": "#8c564b", "sleeping": "#c49c94",
-    "branch_resolving": "#e377c2", "no_instruction": "#f7b6d2", "imc_miss": "#bcbd22",
-    "drain": "#dbdb8d", "misc": "#7f7f7f",
+    "long_scoreboard": "#1f77b4",
+    "short_scoreboard": "#aec7e8",
+    "lg_throttle": "#17becf",
+    "tex_throttle": "#9edae5",
+    "mio_throttle": "#2ca02c",
+    "math_pipe_throttle": "#d62728",
+    "gmma": "#ff9896",
+    "wait": "#ff7f0e",
+    "dispatch_stall": "#ffbb78",
+    "not_selected": "#98df8a",
+    "selected": "#c5b0d5",
+    "barrier": "#9467bd",
+    "membar": "#8c564b",
+    "sleeping": "#c49c94",
+    "branch_resolving": "#e377c2",
+    "no_instruction": "#f7b6d2",
+    "imc_miss": "#bcbd22",
+    "drain": "#dbdb8d",
+    "misc": "#7f7f7f",
 }
 OTHER_STALL_COLOR = "#c7c7c7"  # a reason a newer ncu adds, until it gets its own
 AXIS_DECADES = 3  # a roofline point farther than this from the median intensity (log10) falls off the axis
-RC = {"svg.hashsalt": "roofline-report", "svg.fonttype": "none", "font.family": "DejaVu Sans", "font.size": 9,
-      "axes.titlesize": 10, "figure.dpi": 120, "savefig.dpi": 120}
+RC = {
+    "svg.hashsalt": "roofline-report",
+    "svg.fonttype": "none",
+    "font.family": "DejaVu Sans",
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "figure.dpi": 120,
+    "savefig.dpi": 120,
+}
 
 
 class ChartError(RuntimeError):
@@ -45,7 +74,7 @@ def kernel_label(index: int, name: str, width: int = 38) -> str:
     variants differ, stay): the same label in tables and charts."""
     if len(name) > width:
         tail = (width - 1) // 2
-        name = name[:width - 1 - tail] + "…" + name[-tail:]
+        name = name[: width - 1 - tail] + "…" + name[-tail:]
     return f"K{index + 1} {name}"
 
 
@@ -62,8 +91,10 @@ def report_roofs(analysis: dict) -> list[Roof]:
         if h.get("compute_peak_tflops"):
             by_level.setdefault(h["compute_kind"], []).append(h["compute_peak_tflops"])
     order = ["L1", "L2", "DRAM", "tensor", "fp32"]
-    return [Roof(level, median(v), "report", "ncu's peak_sustained x clock, median over kernels")
-            for level, v in sorted(by_level.items(), key=lambda kv: order.index(kv[0]))]
+    return [
+        Roof(level, median(v), "report", "ncu's peak_sustained x clock, median over kernels")
+        for level, v in sorted(by_level.items(), key=lambda kv: order.index(kv[0]))
+    ]
 
 
 def roofline_points(analysis: dict) -> list[dict]:
@@ -79,12 +110,24 @@ def roofline_points(analysis: dict) -> list[dict]:
         if not h.get("tflops") or not levels:
             continue
         main = next(lv for lv in ("DRAM", "L2", "L1") if lv in levels)
-        executed = ({"ai": next(lv["arithmetic_intensity"] for lv in h["levels"] if lv["level"] == main),
-                     "tflops": h["tflops"]} if useful else None)
-        points.append({"index": i, "kernel": k.get("label") or k["kernel"],
-                       "tflops": h["useful_tflops"] if useful else h["tflops"], "level": main,
-                       "ai": levels[main], "levels": levels, "duration_ms": k.get("duration_ms") or 0,
-                       "executed": executed, "gap": k.get("gap_to_floor")})
+        executed = (
+            {"ai": next(lv["arithmetic_intensity"] for lv in h["levels"] if lv["level"] == main), "tflops": h["tflops"]}
+            if useful
+            else None
+        )
+        points.append(
+            {
+                "index": i,
+                "kernel": k.get("label") or k["kernel"],
+                "tflops": h["useful_tflops"] if useful else h["tflops"],
+                "level": main,
+                "ai": levels[main],
+                "levels": levels,
+                "duration_ms": k.get("duration_ms") or 0,
+                "executed": executed,
+                "gap": k.get("gap_to_floor"),
+            }
+        )
     return points
 
 
@@ -94,8 +137,11 @@ def floor_point(analysis: dict) -> dict | None:
     f = analysis.get("floor")
     if not f or not f.get("floor_ms") or not f.get("arithmetic_intensity"):
         return None
-    return {"ai": f["arithmetic_intensity"], "tflops": f["flops"] / (f["floor_ms"] * 1e-3) / 1e12,
-            "floor_ms": f["floor_ms"]}
+    return {
+        "ai": f["arithmetic_intensity"],
+        "tflops": f["flops"] / (f["floor_ms"] * 1e-3) / 1e12,
+        "floor_ms": f["floor_ms"],
+    }
 
 
 def _ridges(roofs: list[Roof]) -> list[float]:
@@ -164,9 +210,18 @@ def _place_labels(ax, fig, xy: list[tuple[float, float]], texts: list[str]) -> N
             if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in taken):
                 break
         taken.append(box)
-        ax.annotate(text, data_xy, xycoords="data", xytext=(dx, dy), textcoords="offset points",
-                    ha="left" if dx > 0 else "right", va="bottom", fontsize=8, fontweight="bold",
-                    arrowprops={"arrowstyle": "-", "color": "0.5", "lw": 0.6} if abs(dy) > 10 else None)
+        ax.annotate(
+            text,
+            data_xy,
+            xycoords="data",
+            xytext=(dx, dy),
+            textcoords="offset points",
+            ha="left" if dx > 0 else "right",
+            va="bottom",
+            fontsize=8,
+            fontweight="bold",
+            arrowprops={"arrowstyle": "-", "color": "0.5", "lw": 0.6} if abs(dy) > 10 else None,
+        )
 
 
 def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "") -> list[Path]:
@@ -203,12 +258,22 @@ def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "
         for r in sorted(mem, key=lambda r: (-r.value, r.kind)) + sorted(comp, key=lambda r: (-r.value, r.kind)):
             if r.is_memory:
                 x_end = top * 1e3 / r.value  # where this diagonal meets the highest compute roof
-                line, = ax.plot([x_lo, x_end], [x_lo * r.value / 1e3, top], color=LEVEL_COLOR[r.level],
-                                ls=KIND_STYLE.get(r.kind, "-."), lw=1.5)
+                (line,) = ax.plot(
+                    [x_lo, x_end],
+                    [x_lo * r.value / 1e3, top],
+                    color=LEVEL_COLOR[r.level],
+                    ls=KIND_STYLE.get(r.kind, "-."),
+                    lw=1.5,
+                )
                 label = f"{r.level} {r.value:,.0f} GB/s ({KINDS.get(r.kind, r.kind)})"
             else:
-                line, = ax.plot([x_lo, x_hi], [r.value, r.value], color=LEVEL_COLOR[r.level],
-                                ls=KIND_STYLE.get(r.kind, "-."), lw=1.5)
+                (line,) = ax.plot(
+                    [x_lo, x_hi],
+                    [r.value, r.value],
+                    color=LEVEL_COLOR[r.level],
+                    ls=KIND_STYLE.get(r.kind, "-."),
+                    lw=1.5,
+                )
                 label = f"{r.level} {r.value:,.0f} TFLOP/s ({KINDS.get(r.kind, r.kind)})"
             line.set_label(label)
             roof_handles.append(line)
@@ -217,58 +282,140 @@ def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "
             color = KERNEL_COLORS[n % len(KERNEL_COLORS)]
             others = [(lv, clamp(ai)) for lv, ai in p["levels"].items() if lv != p["level"]]
             if others:
-                ax.plot([ai for _, ai in others] + [p["ai"]], [p["tflops"]] * (len(others) + 1), color=color,
-                        lw=0.6, alpha=0.6, zorder=3)
+                ax.plot(
+                    [ai for _, ai in others] + [p["ai"]],
+                    [p["tflops"]] * (len(others) + 1),
+                    color=color,
+                    lw=0.6,
+                    alpha=0.6,
+                    zorder=3,
+                )
             for lv, ai in others:
-                ax.scatter([ai], [p["tflops"]], s=36, marker="s" if lv == "L2" else "^", facecolors="white",
-                           edgecolors=color, linewidths=1.2, zorder=4)
+                ax.scatter(
+                    [ai],
+                    [p["tflops"]],
+                    s=36,
+                    marker="s" if lv == "L2" else "^",
+                    facecolors="white",
+                    edgecolors=color,
+                    linewidths=1.2,
+                    zorder=4,
+                )
             if p["executed"]:
                 ex = p["executed"]
-                ax.plot([p["ai"], clamp(ex["ai"])], [p["tflops"], ex["tflops"]], color=color, lw=0.8, ls=":",
-                        zorder=3)
+                ax.plot([p["ai"], clamp(ex["ai"])], [p["tflops"], ex["tflops"]], color=color, lw=0.8, ls=":", zorder=3)
                 ax.scatter([clamp(ex["ai"])], [ex["tflops"]], s=44, marker="x", color=color, linewidths=1.4, zorder=5)
-            h = ax.scatter([clamp(p["ai"])], [p["tflops"]], s=70, color=color, edgecolors="white", linewidths=0.8,
-                           zorder=5, label=kernel_label(p["index"], p["kernel"])
-                           + (f" ({p['level']} intensity)" if p["level"] != "DRAM" else ""))
+            h = ax.scatter(
+                [clamp(p["ai"])],
+                [p["tflops"]],
+                s=70,
+                color=color,
+                edgecolors="white",
+                linewidths=0.8,
+                zorder=5,
+                label=kernel_label(p["index"], p["kernel"])
+                + (f" ({p['level']} intensity)" if p["level"] != "DRAM" else ""),
+            )
             kernel_handles.append(h)
         for level, marker in (("L2", "s"), ("L1", "^")):  # key for the hollow markers actually drawn
             if any(level in p["levels"] and level != p["level"] for p in points):
-                kernel_handles.append(ax.scatter([], [], s=36, marker=marker, facecolors="white", edgecolors="0.3",
-                                                 label=f"same kernel, {level} intensity"))
+                kernel_handles.append(
+                    ax.scatter(
+                        [],
+                        [],
+                        s=36,
+                        marker=marker,
+                        facecolors="white",
+                        edgecolors="0.3",
+                        label=f"same kernel, {level} intensity",
+                    )
+                )
         if any(p["executed"] for p in points):
-            kernel_handles.append(ax.scatter([], [], s=44, marker="x", color="0.3", linewidths=1.4,
-                                             label="same kernel, FLOPs ncu counted (executed, padding included)"))
+            kernel_handles.append(
+                ax.scatter(
+                    [],
+                    [],
+                    s=44,
+                    marker="x",
+                    color="0.3",
+                    linewidths=1.4,
+                    label="same kernel, FLOPs ncu counted (executed, padding included)",
+                )
+            )
         if fl:
-            kernel_handles.append(ax.scatter([fl["ai"]], [fl["tflops"]], s=150, marker="*", color="gold",
-                                             edgecolors="black", linewidths=0.8, zorder=6,
-                                             label=f"the workload's floor ({us(fl['floor_ms'])} µs)"))
+            kernel_handles.append(
+                ax.scatter(
+                    [fl["ai"]],
+                    [fl["tflops"]],
+                    s=150,
+                    marker="*",
+                    color="gold",
+                    edgecolors="black",
+                    linewidths=0.8,
+                    zorder=6,
+                    label=f"the workload's floor ({us(fl['floor_ms'])} µs)",
+                )
+            )
         for p in points if fl else []:
             if p["gap"]:  # the headline: from the kernel up to the floor, log-midway label
-                ax.plot([clamp(p["ai"]), fl["ai"]], [p["tflops"], fl["tflops"]], color="goldenrod", lw=1, ls="--",
-                        zorder=2)
-                ax.text(math.sqrt(clamp(p["ai"]) * fl["ai"]) * 1.12, math.sqrt(p["tflops"] * fl["tflops"]),
-                        f"{ratio(p['gap'])} from the floor", fontsize=8, color="darkgoldenrod", va="center")
+                ax.plot(
+                    [clamp(p["ai"]), fl["ai"]], [p["tflops"], fl["tflops"]], color="goldenrod", lw=1, ls="--", zorder=2
+                )
+                ax.text(
+                    math.sqrt(clamp(p["ai"]) * fl["ai"]) * 1.12,
+                    math.sqrt(p["tflops"] * fl["tflops"]),
+                    f"{ratio(p['gap'])} from the floor",
+                    fontsize=8,
+                    color="darkgoldenrod",
+                    va="center",
+                )
         _place_labels(ax, fig, [(clamp(p["ai"]), p["tflops"]) for p in points], [f"K{p['index'] + 1}" for p in points])
-        ax.set_xlabel("arithmetic intensity (FLOP / byte" + ("; the workload's FLOPs where a kernel does them)"
-                                                              if any(p["executed"] for p in points) else ")"))
+        ax.set_xlabel(
+            "arithmetic intensity (FLOP / byte"
+            + ("; the workload's FLOPs where a kernel does them)" if any(p["executed"] for p in points) else ")")
+        )
         ax.set_ylabel("performance (TFLOP/s)")
         ax.set_title(title or "Roofline")
         ax.grid(True, which="major", color="0.88", lw=0.6)
         ax.grid(True, which="minor", color="0.95", lw=0.4, ls="-")
         ax.set_axisbelow(True)
         if layout["off"]:
-            ax.text(0.99, 0.01, "at the edge, off the axis: " + ", ".join(
-                f"{label} {lv} {ai:.2g} FLOP/B" for label, lv, ai in layout["off"]),
-                transform=ax.transAxes, ha="right", va="bottom", fontsize=7, color="0.35")
+            ax.text(
+                0.99,
+                0.01,
+                "at the edge, off the axis: "
+                + ", ".join(f"{label} {lv} {ai:.2g} FLOP/B" for label, lv, ai in layout["off"]),
+                transform=ax.transAxes,
+                ha="right",
+                va="bottom",
+                fontsize=7,
+                color="0.35",
+            )
         # fig.legend, not ax.add_artist(ax.legend(...)): with two axes legends, bbox_inches="tight"
         # drops the first one at some dpi values (seen with matplotlib 3.11 at 110 and 120 dpi)
-        fig.legend(handles=roof_handles, title="roofs (solid: report's own, dashed: datasheet, dotted: measured)",
-                   loc="upper left", bbox_to_anchor=(1.02, 1.0), bbox_transform=ax.transAxes, fontsize=8,
-                   title_fontsize=8, frameon=False, alignment="left")
+        fig.legend(
+            handles=roof_handles,
+            title="roofs (solid: report's own, dashed: datasheet, dotted: measured)",
+            loc="upper left",
+            bbox_to_anchor=(1.02, 1.0),
+            bbox_transform=ax.transAxes,
+            fontsize=8,
+            title_fontsize=8,
+            frameon=False,
+            alignment="left",
+        )
         shown = "" if len(points) == len(every) else f"; the {len(points)} of {len(every)} with the most time"
-        ax.legend(handles=kernel_handles, title=f"kernels (filled: DRAM intensity{shown})", loc="upper left",
-                  bbox_to_anchor=(0.0, -0.11), ncol=2 if len(kernel_handles) > 4 else 1, fontsize=8,
-                  title_fontsize=8, frameon=False, alignment="left")
+        ax.legend(
+            handles=kernel_handles,
+            title=f"kernels (filled: DRAM intensity{shown})",
+            loc="upper left",
+            bbox_to_anchor=(0.0, -0.11),
+            ncol=2 if len(kernel_handles) > 4 else 1,
+            fontsize=8,
+            title_fontsize=8,
+            frameon=False,
+            alignment="left",
+        )
         out = _save(fig, stem)
         plt.close(fig)
     return out
@@ -276,7 +423,7 @@ def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "
 
 def _dark(hex_color: str) -> bool:
     """Whether white text reads on this colour (relative luminance under one half)."""
-    r, g, b = (int(hex_color[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    r, g, b = (int(hex_color[i : i + 2], 16) / 255 for i in (1, 3, 5))
     return 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.5
 
 
@@ -303,23 +450,46 @@ def stall_chart(analysis: dict, stem: Path, title: str = "") -> list[Path]:
             left = 0.0
             for s in k["top_stalls"]:
                 v = s["cycles_per_issue"] or 0
-                bar = ax.barh([y], [v], left=left, height=0.6, color=color[s["reason"]], edgecolor="white",
-                              label=None if s["reason"] in seen else s["reason"])
+                bar = ax.barh(
+                    [y],
+                    [v],
+                    left=left,
+                    height=0.6,
+                    color=color[s["reason"]],
+                    edgecolor="white",
+                    label=None if s["reason"] in seen else s["reason"],
+                )
                 seen.add(s["reason"])
                 if v >= 0.04 * widest:
-                    ax.bar_label(bar, labels=[f"{v:.1f}"], label_type="center", fontsize=8,
-                                 color="white" if _dark(color[s["reason"]]) else "black")
+                    ax.bar_label(
+                        bar,
+                        labels=[f"{v:.1f}"],
+                        label_type="center",
+                        fontsize=8,
+                        color="white" if _dark(color[s["reason"]]) else "black",
+                    )
                 left += v
         ax.set_yticks(range(len(rows)), labels)
         ax.invert_yaxis()
         ax.set_xlabel(f"warp stalls ({STALL_UNIT}), top reasons per kernel")
-        ax.set_title((title or "Top warp stalls")
-                     + ("" if len(rows) == total else f" (the {len(rows)} of {total} kernels with the most time)"))
+        ax.set_title(
+            (title or "Top warp stalls")
+            + ("" if len(rows) == total else f" (the {len(rows)} of {total} kernels with the most time)")
+        )
         ax.grid(True, axis="x", color="0.9", lw=0.6)
         ax.set_axisbelow(True)
         handles, names = ax.get_legend_handles_labels()
-        ax.legend(handles, names, title="stall reason", loc="upper left", bbox_to_anchor=(1.02, 1.0),
-                  fontsize=8, title_fontsize=8, frameon=False, alignment="left")
+        ax.legend(
+            handles,
+            names,
+            title="stall reason",
+            loc="upper left",
+            bbox_to_anchor=(1.02, 1.0),
+            fontsize=8,
+            title_fontsize=8,
+            frameon=False,
+            alignment="left",
+        )
         out = _save(fig, stem)
         plt.close(fig)
     return out
@@ -341,10 +511,15 @@ def timeline_chart(timeline: dict, stem: Path, title: str = "") -> list[Path]:
     matplotlib, plt = _pyplot()
     with matplotlib.rc_context(RC):
         fig, ax = plt.subplots(figsize=(9.5, 2.4))
-        host = [((s["range_start_ns"] - t0) / 1e6, (s["range_end_ns"] - s["range_start_ns"]) / 1e6)
-                for s in steps if s.get("range_start_ns") is not None]
-        gpu = [((s["first_kernel_start_ns"] - t0) / 1e6, (s["last_kernel_end_ns"] - s["first_kernel_start_ns"]) / 1e6)
-               for s in steps]
+        host = [
+            ((s["range_start_ns"] - t0) / 1e6, (s["range_end_ns"] - s["range_start_ns"]) / 1e6)
+            for s in steps
+            if s.get("range_start_ns") is not None
+        ]
+        gpu = [
+            ((s["first_kernel_start_ns"] - t0) / 1e6, (s["last_kernel_end_ns"] - s["first_kernel_start_ns"]) / 1e6)
+            for s in steps
+        ]
         if host:
             ax.broken_barh(host, (1.6, 0.8), facecolors="tab:orange", edgecolors="white", linewidths=0.6)
         ax.broken_barh(gpu, (0.6, 0.8), facecolors="tab:blue", edgecolors="white", linewidths=0.6)
@@ -354,8 +529,10 @@ def timeline_chart(timeline: dict, stem: Path, title: str = "") -> list[Path]:
         ax.set_yticks([1.0, 2.0], ["GPU: kernels", "host: NVTX step"])
         ax.set_ylim(0.3, 2.7)
         ax.set_xlabel("time from the first step (ms)")
-        ax.set_title((title or "Timeline") + (f" (the first {len(steps)} of {total} steps)" if total > len(steps)
-                                               else f" ({total} steps)"))
+        ax.set_title(
+            (title or "Timeline")
+            + (f" (the first {len(steps)} of {total} steps)" if total > len(steps) else f" ({total} steps)")
+        )
         ax.grid(True, axis="x", color="0.9", lw=0.6)
         ax.set_axisbelow(True)
         out = _save(fig, stem)

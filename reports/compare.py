@@ -6,12 +6,23 @@ from reports.numbers import ms, ratio
 from reports.text import align
 from roofline.comparison import METRICS, MIN_SAMPLES, Change, Comparison, KernelComparison
 
-LABELS = {"duration_ms": "duration (median)", "ms_per_step": "time per step", "launches": "launches",
-          "grid_size": "grid", "block_size": "block", "registers_per_thread": "registers/thread",
-          "dram_gbps": "DRAM GB/s", "dram_throughput_pct": "DRAM %", "sm_throughput_pct": "SM %",
-          "memory_throughput_pct": "memory %", "l2_hit_rate_pct": "L2 hit %", "waves_per_sm": "waves/SM",
-          "achieved_occupancy_pct": "achieved occupancy %", "theoretical_occupancy_pct": "theoretical occupancy %",
-          "gap_to_floor": "gap to floor"}
+LABELS = {
+    "duration_ms": "duration (median)",
+    "ms_per_step": "time per step",
+    "launches": "launches",
+    "grid_size": "grid",
+    "block_size": "block",
+    "registers_per_thread": "registers/thread",
+    "dram_gbps": "DRAM GB/s",
+    "dram_throughput_pct": "DRAM %",
+    "sm_throughput_pct": "SM %",
+    "memory_throughput_pct": "memory %",
+    "l2_hit_rate_pct": "L2 hit %",
+    "waves_per_sm": "waves/SM",
+    "achieved_occupancy_pct": "achieved occupancy %",
+    "theoretical_occupancy_pct": "theoretical occupancy %",
+    "gap_to_floor": "gap to floor",
+}
 UNITS = dict(METRICS)
 
 
@@ -45,12 +56,24 @@ def step_sentence(cmp: Comparison) -> str | None:
     if s is None:
         return None
     speed = cmp.speedup
-    how = (f"{speed:.2f}x faster" if speed and speed > 1 else
-           f"{1 / speed:.2f}x slower" if speed and speed < 1 else "the same")
-    noise = (f"within noise (spread {s.noise_pct:.2f}%)" if s.verdict == "within noise" else
-             f"beyond noise (spread {s.noise_pct:.2f}%)" if s.noise_pct is not None else "noise unknown")
-    return (f"{number(s.base, 'ms')} -> {number(s.head, 'ms')} of kernels per iteration: "
-            f"{how} ({pct(s.delta_pct)}, {noise})")
+    how = (
+        f"{speed:.2f}x faster"
+        if speed and speed > 1
+        else f"{1 / speed:.2f}x slower"
+        if speed and speed < 1
+        else "the same"
+    )
+    noise = (
+        f"within noise (spread {s.noise_pct:.2f}%)"
+        if s.verdict == "within noise"
+        else f"beyond noise (spread {s.noise_pct:.2f}%)"
+        if s.noise_pct is not None
+        else "noise unknown"
+    )
+    return (
+        f"{number(s.base, 'ms')} -> {number(s.head, 'ms')} of kernels per iteration: "
+        f"{how} ({pct(s.delta_pct)}, {noise})"
+    )
 
 
 def timing_sentence(cmp: Comparison) -> str | None:
@@ -58,12 +81,16 @@ def timing_sentence(cmp: Comparison) -> str | None:
     t = cmp.timing
     if t is None:
         return None
-    text = (f"{number(t.base_median_ms, 'ms')} -> {number(t.head_median_ms, 'ms')} per step "
-            f"(medians of {t.n_base} and {t.n_head} samples, {t.method}, no profiler): {pct(t.delta_pct)}")
+    text = (
+        f"{number(t.base_median_ms, 'ms')} -> {number(t.head_median_ms, 'ms')} per step "
+        f"(medians of {t.n_base} and {t.n_head} samples, {t.method}, no profiler): {pct(t.delta_pct)}"
+    )
     if not t.enough:
         return text + f" (too few samples for a test: {MIN_SAMPLES} a side needed)"
-    return (text + f", {t.ci_level * 100:.0f}% CI [{pct((t.ci_low - 1) * 100)}, {pct((t.ci_high - 1) * 100)}], "
-            f"Mann-Whitney p = {t.p_value:.2g}")
+    return (
+        text + f", {t.ci_level * 100:.0f}% CI [{pct((t.ci_low - 1) * 100)}, {pct((t.ci_high - 1) * 100)}], "
+        f"Mann-Whitney p = {t.p_value:.2g}"
+    )
 
 
 def gate_sentence(cmp: Comparison) -> str | None:
@@ -73,23 +100,33 @@ def gate_sentence(cmp: Comparison) -> str | None:
     verdict = "passed" if g["passed"] else "FAILED"
     extra = f"; {g['note']}" if g.get("note") else ""
     if g["on"] == "timing samples":
-        return (f"{verdict}: head step {pct(g['slower_pct'])} vs base (p = {g['p']:.2g}), threshold: fail if "
-                f"slower by more than {g['fail_if_slower_pct']:g}% with p < {g['p_value']:g}{extra}")
-    return (f"{verdict}: head step {pct(g['slower_pct'])} vs base, threshold: fail if slower "
-            f"by more than {g['fail_if_slower_pct']:g}%{extra}")
+        return (
+            f"{verdict}: head step {pct(g['slower_pct'])} vs base (p = {g['p']:.2g}), threshold: fail if "
+            f"slower by more than {g['fail_if_slower_pct']:g}% with p < {g['p_value']:g}{extra}"
+        )
+    return (
+        f"{verdict}: head step {pct(g['slower_pct'])} vs base, threshold: fail if slower "
+        f"by more than {g['fail_if_slower_pct']:g}%{extra}"
+    )
 
 
 def same_run_line(cmp: Comparison) -> str | None:
-    return ("SAME RUN: base and head are one run (same path or same report checksums); comparing a run "
-            "with itself says nothing about a change" if cmp.same_run else None)
+    return (
+        "SAME RUN: base and head are one run (same path or same report checksums); comparing a run "
+        "with itself says nothing about a change"
+        if cmp.same_run
+        else None
+    )
 
 
 def _workload_line(cmp: Comparison) -> str:
     if cmp.same_workload is None:
         return "workload: unknown on one side (bare report)"
     w = cmp.base_workload
-    text = (f"ctx_len={w.get('ctx_lens') or w.get('ctx_len')} batch={w.get('batch')} heads={w.get('heads')} "
-            f"q_len={w.get('q_len')} page_size={w.get('page_size')} {w.get('dtype')} mask={w.get('tree_mask')}")
+    text = (
+        f"ctx_len={w.get('ctx_lens') or w.get('ctx_len')} batch={w.get('batch')} heads={w.get('heads')} "
+        f"q_len={w.get('q_len')} page_size={w.get('page_size')} {w.get('dtype')} mask={w.get('tree_mask')}"
+    )
     if cmp.same_workload:
         return f"workload (both): {text}"
     diffs = ", ".join(f"{k} {b} -> {h}" for k, (b, h) in cmp.workload_differences.items())
@@ -119,9 +156,18 @@ def summary_rows(cmp: Comparison) -> list[list[str]]:
         d = k.metrics["duration_ms"]
         per = k.metrics["ms_per_step"]
         change = f"{pct(d.delta_pct)} {d.verdict}" if d.verdict else "-"
-        rows.append([k.kernel, k.side, _ms(d.base), _ms(d.head), change,
-                     "-" if d.noise_pct is None else f"{d.noise_pct:.2f}%",
-                     f"{_ms(per.base)} -> {_ms(per.head)}", _verdict(k)])
+        rows.append(
+            [
+                k.kernel,
+                k.side,
+                _ms(d.base),
+                _ms(d.head),
+                change,
+                "-" if d.noise_pct is None else f"{d.noise_pct:.2f}%",
+                f"{_ms(per.base)} -> {_ms(per.head)}",
+                _verdict(k),
+            ]
+        )
     return rows
 
 
@@ -174,7 +220,15 @@ def render_compare_markdown(cmp: Comparison) -> str:
     out += ["", _md_table(summary_rows(cmp)), ""]
     for k in cmp.kernels:
         title = f"`{k.kernel}`" + (f" ({k.side})" if k.side != "both" else "")
-        out += ["<details>", f"<summary>{title}: every metric, head (delta % vs base)</summary>", "",
-                f"{k.base_config or '-'} -> {k.head_config or '-'}", "", _md_table(metric_rows(k)), "",
-                "</details>", ""]
+        out += [
+            "<details>",
+            f"<summary>{title}: every metric, head (delta % vs base)</summary>",
+            "",
+            f"{k.base_config or '-'} -> {k.head_config or '-'}",
+            "",
+            _md_table(metric_rows(k)),
+            "",
+            "</details>",
+            "",
+        ]
     return "\n".join(out).rstrip() + "\n"

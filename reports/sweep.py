@@ -26,13 +26,30 @@ def summary_rows(table: pd.DataFrame) -> list[list[str]]:
     for r in table.itertuples():
         ints = [_num(x, ".0f") for x in (r.page_size, r.heads, r.q_len)]
         if r.status == "done":
-            rows.append([str(r.kernel), _ctx(r.ctx_len), *ints, _num(r.step_ms, ".4f"), _num(r.floor_ms, ".4f"),
-                         _num(r.gap, ".1f") + ("x" if r.gap == r.gap and r.gap is not None else ""),
-                         str(r.bound or "-")])
+            rows.append(
+                [
+                    str(r.kernel),
+                    _ctx(r.ctx_len),
+                    *ints,
+                    _num(r.step_ms, ".4f"),
+                    _num(r.floor_ms, ".4f"),
+                    _num(r.gap, ".1f") + ("x" if r.gap == r.gap and r.gap is not None else ""),
+                    str(r.bound or "-"),
+                ]
+            )
         else:
             error = str(r.error or "")
-            rows.append([str(r.kernel), _ctx(r.ctx_len), *ints, r.status.upper(), "", "",
-                         error[:90] + ("..." if len(error) > 90 else "")])
+            rows.append(
+                [
+                    str(r.kernel),
+                    _ctx(r.ctx_len),
+                    *ints,
+                    r.status.upper(),
+                    "",
+                    "",
+                    error[:90] + ("..." if len(error) > 90 else ""),
+                ]
+            )
     return rows
 
 
@@ -69,13 +86,26 @@ def plot_sweep(table: pd.DataFrame, out_base: str | Path, title: str | None = No
         g = g.sort_values("ctx_len")
         page = dict(zip(vary, rest)).get("page_size", pages[0])
         label = kernel + "".join(f", {c.replace('_size', '')} {v:g}" for c, v in zip(vary, rest))
-        ax.plot(g["ctx_len"], g["step_ms"], color=colors(kernels.index(kernel) % 10),
-                linestyle=styles[pages.index(page) % len(styles)], marker=markers[pages.index(page) % len(markers)],
-                markersize=5, linewidth=1.6, label=label)
+        ax.plot(
+            g["ctx_len"],
+            g["step_ms"],
+            color=colors(kernels.index(kernel) % 10),
+            linestyle=styles[pages.index(page) % len(styles)],
+            marker=markers[pages.index(page) % len(markers)],
+            markersize=5,
+            linewidth=1.6,
+            label=label,
+        )
     floors = done.dropna(subset=["floor_ms"]).groupby(["heads", "q_len", "ctx_len"], as_index=False)["floor_ms"].first()
     for i, ((heads, q_len), g) in enumerate(floors.groupby(["heads", "q_len"])):
-        ax.plot(g["ctx_len"], g["floor_ms"], color="black", linestyle=(0, (4, 2)), linewidth=1.2 + 0.4 * i,
-                label=f"floor (heads {heads:g}, q_len {q_len:g})")
+        ax.plot(
+            g["ctx_len"],
+            g["floor_ms"],
+            color="black",
+            linestyle=(0, (4, 2)),
+            linewidth=1.2 + 0.4 * i,
+            label=f"floor (heads {heads:g}, q_len {q_len:g})",
+        )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ticks = sorted(done["ctx_len"].unique())

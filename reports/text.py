@@ -22,30 +22,51 @@ def _fmt(value, spec: str, missing: str = "-") -> str:
 
 
 def kernel_table(analysis: Analysis) -> list[list[str]]:
-    header = ["kernel", "launches", "ms", "DRAM GB/s", "DRAM %", "L2 hit %", "waves/SM",
-              "top stalls", "bound", "% of step"]
+    header = [
+        "kernel",
+        "launches",
+        "ms",
+        "DRAM GB/s",
+        "DRAM %",
+        "L2 hit %",
+        "waves/SM",
+        "top stalls",
+        "bound",
+        "% of step",
+    ]
     if analysis.floor:
         header.append("gap")  # per kernel only where one kernel is the whole step
     rows = [header]
     names = short_names([k.label or k.kernel for k in analysis.kernels])
     for k, name in zip(analysis.kernels, names):
         stalls = ", ".join(s["reason"] for s in k.top_stalls) or "-"
-        rows.append([name, str(k.launches), ms(k.duration_ms, "-"), _fmt(k.dram_gbps, ".0f"),
-                     _fmt(k.dram_throughput_pct, ".1f"), _fmt(k.l2_hit_rate_pct, ".1f"),
-                     _fmt(k.waves_per_sm, ".2f"), stalls, k.bound,
-                     _fmt(None if k.share_of_step is None else 100 * k.share_of_step, ".1f")]
-                    + ([ratio(k.gap_to_floor, "-")] if analysis.floor else []))
+        rows.append(
+            [
+                name,
+                str(k.launches),
+                ms(k.duration_ms, "-"),
+                _fmt(k.dram_gbps, ".0f"),
+                _fmt(k.dram_throughput_pct, ".1f"),
+                _fmt(k.l2_hit_rate_pct, ".1f"),
+                _fmt(k.waves_per_sm, ".2f"),
+                stalls,
+                k.bound,
+                _fmt(None if k.share_of_step is None else 100 * k.share_of_step, ".1f"),
+            ]
+            + ([ratio(k.gap_to_floor, "-")] if analysis.floor else [])
+        )
     return rows
 
 
 def short_names(names: list[str], width: int = 40) -> list[str]:
     """Names cut to `width` in the middle (the head and the tail, where variants differ, stay);
     names that still coincide get #1, #2: two different kernels never print the same."""
+
     def cut(name: str) -> str:
         if len(name) <= width:
             return name
         tail = (width - 3) // 2
-        return name[:width - 3 - tail] + "..." + name[-tail:]
+        return name[: width - 3 - tail] + "..." + name[-tail:]
 
     out = [cut(n) for n in names]
     for short in {s for s in out if out.count(s) > 1}:
@@ -66,17 +87,27 @@ def hierarchy_line(h: dict, q_len: int | None = None) -> str:
     parts = [f"{h['tflops']:.2f}{peak} TFLOP/s {h['compute_kind']}"]
     useful = bool(h.get("useful_flops"))
     if useful:  # the workload's FLOPs first, ncu's executed count beside them
-        parts = [f"{h['useful_tflops']:.2f} TFLOP/s of useful work ({h['useful_flops'] / 1e9:.2f} GFLOP, the "
-                 f"workload's); executed {parts[0]} ({h['flops'] / 1e9:.2f} GFLOP, "
-                 f"{ratio(h['executed_over_useful'])}; tensor alone {ratio(h['tensor_flops'] / h['useful_flops'])}: "
-                 f"{padding_note(h['tensor_flops'] / h['useful_flops'], q_len)})"]
+        parts = [
+            f"{h['useful_tflops']:.2f} TFLOP/s of useful work ({h['useful_flops'] / 1e9:.2f} GFLOP, the "
+            f"workload's); executed {parts[0]} ({h['flops'] / 1e9:.2f} GFLOP, "
+            f"{ratio(h['executed_over_useful'])}; tensor alone {ratio(h['tensor_flops'] / h['useful_flops'])}: "
+            f"{padding_note(h['tensor_flops'] / h['useful_flops'], q_len)})"
+        ]
     for lv in h["levels"]:
-        pct = (f" ({lv['pct_of_peak']:.0f}% of peak)" if lv.get("pct_of_peak") is not None
-               else " (peak not in this report)")
-        ai = (f"{lv['useful_arithmetic_intensity']:.1f} FLOP/B useful ({lv['arithmetic_intensity']:.1f} executed)"
-              if useful else f"{lv['arithmetic_intensity']:.1f} FLOP/B")
-        parts.append(f"{lv['level']} {lv['bytes'] / 1e6:.1f} MB, {ai}, {lv['gbps']:.0f} GB/s{pct}"
-                     + (f", roof {lv['roof']}" if useful and lv.get("roof") else ""))
+        pct = (
+            f" ({lv['pct_of_peak']:.0f}% of peak)"
+            if lv.get("pct_of_peak") is not None
+            else " (peak not in this report)"
+        )
+        ai = (
+            f"{lv['useful_arithmetic_intensity']:.1f} FLOP/B useful ({lv['arithmetic_intensity']:.1f} executed)"
+            if useful
+            else f"{lv['arithmetic_intensity']:.1f} FLOP/B"
+        )
+        parts.append(
+            f"{lv['level']} {lv['bytes'] / 1e6:.1f} MB, {ai}, {lv['gbps']:.0f} GB/s{pct}"
+            + (f", roof {lv['roof']}" if useful and lv.get("roof") else "")
+        )
     return "roofline (peaks: the report's own): " + "; ".join(parts)
 
 
@@ -84,14 +115,20 @@ def render_text(analysis: Analysis) -> str:
     out = [f"GPU: {analysis.gpu.get('name') or 'unknown'}"]
     if analysis.workload:
         w = analysis.workload
-        out.append(f"workload: ctx_len={w['ctx_lens'] or w['ctx_len']} batch={w['batch']} heads={w['heads']} "
-                   f"q_len={w['q_len']} page_size={w['page_size']} {w['dtype']} mask={w['tree_mask']}")
+        out.append(
+            f"workload: ctx_len={w['ctx_lens'] or w['ctx_len']} batch={w['batch']} heads={w['heads']} "
+            f"q_len={w['q_len']} page_size={w['page_size']} {w['dtype']} mask={w['tree_mask']}"
+        )
     if analysis.floor:
         f = analysis.floor
-        out.append(f"floor: {us(f['floor_ms'])} us per layer ({f['bound']}-bound: "
-                   f"{f['kv_bytes'] / 1e6:.1f} MB of KV at {f['bandwidth_gbps']:.0f} GB/s {f['bandwidth_kind']}, "
-                   f"{f['flops'] / 1e9:.2f} GFLOP at {f['peak_tflops']:.0f} TFLOP/s {f['peak_kind']})")
-        out += wrap(at_size_line(f) or "at-size floor: none (no measured read fit for this GPU: `roofline calibrate`)", "  ")
+        out.append(
+            f"floor: {us(f['floor_ms'])} us per layer ({f['bound']}-bound: "
+            f"{f['kv_bytes'] / 1e6:.1f} MB of KV at {f['bandwidth_gbps']:.0f} GB/s {f['bandwidth_kind']}, "
+            f"{f['flops'] / 1e9:.2f} GFLOP at {f['peak_tflops']:.0f} TFLOP/s {f['peak_kind']})"
+        )
+        out += wrap(
+            at_size_line(f) or "at-size floor: none (no measured read fit for this GPU: `roofline calibrate`)", "  "
+        )
     out += ["", align(kernel_table(analysis)), ""]
     for k in analysis.kernels:
         name = k.label or k.kernel
@@ -112,10 +149,15 @@ def render_text(analysis: Analysis) -> str:
     out += waits_text(analysis)
     if analysis.step:
         s = analysis.step
-        out.append(f"\nstep: {ms(s['kernel_ms_per_step'])} ms of kernels vs floor {ms(s['floor_ms'])} ms: "
-                   f"{ratio(s['gap'])} from the floor"
-                   + (f", {ratio(s['gap_at_size'])} from the at-size floor {ms(s['at_size_ms'])} ms"
-                      if s.get("at_size_ms") else ""))
+        out.append(
+            f"\nstep: {ms(s['kernel_ms_per_step'])} ms of kernels vs floor {ms(s['floor_ms'])} ms: "
+            f"{ratio(s['gap'])} from the floor"
+            + (
+                f", {ratio(s['gap_at_size'])} from the at-size floor {ms(s['at_size_ms'])} ms"
+                if s.get("at_size_ms")
+                else ""
+            )
+        )
     for n in analysis.notes:
         out += wrap(f"note: {n}", "  ")
     return "\n".join(out)
@@ -125,21 +167,46 @@ def render_scaling(fits) -> str:
     """roofline.scaling's fits: time = fixed + KV bytes / rate, one line per kernel x page size x heads."""
     from roofline.scaling import FIT_TOL, MIN_POINTS  # lazy
 
-    rows = [["kernel", "page", "heads", "ctx fitted", "fixed us", "rate GB/s", "% read BW", "rate TFLOP/s", "% matmul",
-             "fixed share", "worst fit"]]
+    rows = [
+        [
+            "kernel",
+            "page",
+            "heads",
+            "ctx fitted",
+            "fixed us",
+            "rate GB/s",
+            "% read BW",
+            "rate TFLOP/s",
+            "% matmul",
+            "fixed share",
+            "worst fit",
+        ]
+    ]
     notes = []
     for f in fits:
         shown = f.rate_gbps is not None and not f.note
-        rows.append([f.kernel, str(f.page_size), str(f.heads),
-                     f"{f.min_ctx_len // 1024}k-{f.max_ctx_len // 1024}k ({f.points})", f"{f.fixed_us:.1f}",
-                     f"{f.rate_gbps:.0f}" if shown else "-", f"{f.pct_of_read_bw:.1f}" if shown else "-",
-                     f"{f.rate_tflops:.0f}" if shown else "-", f"{f.pct_of_matmul:.1f}" if shown else "-",
-                     f"{100 * f.fixed_share:.0f}% at {f.max_ctx_len // 1024}k", f"{f.max_residual_pct:.1f}%"])
+        rows.append(
+            [
+                f.kernel,
+                str(f.page_size),
+                str(f.heads),
+                f"{f.min_ctx_len // 1024}k-{f.max_ctx_len // 1024}k ({f.points})",
+                f"{f.fixed_us:.1f}",
+                f"{f.rate_gbps:.0f}" if shown else "-",
+                f"{f.pct_of_read_bw:.1f}" if shown else "-",
+                f"{f.rate_tflops:.0f}" if shown else "-",
+                f"{f.pct_of_matmul:.1f}" if shown else "-",
+                f"{100 * f.fixed_share:.0f}% at {f.max_ctx_len // 1024}k",
+                f"{f.max_residual_pct:.1f}%",
+            ]
+        )
         if f.note:
             notes.append(f"{f.kernel} page {f.page_size} heads {f.heads}: {f.note}")
-    head = ("time = fixed + KV bytes / rate (least squares over the longest contexts where a line fits within "
-            f"{FIT_TOL:.0%}, at least {MIN_POINTS}; the floor has no fixed part; fixed share: of the time at the "
-            "longest context; worst fit: the farthest point from the line)")
+    head = (
+        "time = fixed + KV bytes / rate (least squares over the longest contexts where a line fits within "
+        f"{FIT_TOL:.0%}, at least {MIN_POINTS}; the floor has no fixed part; fixed share: of the time at the "
+        "longest context; worst fit: the farthest point from the line)"
+    )
     return "\n".join(wrap(head, "") + ["", align(rows)] + [f"  - {n}" for n in notes])
 
 
@@ -153,16 +220,22 @@ def _at_size_cells(r) -> list[str]:
 
 def render_bench(table, meta: dict, fits=None) -> str:
     """The benchmark table, one line per kernel x ctx_len x page_size x heads; then the scaling fits."""
-    head = (f"GPU: {meta['device']} (driver {meta.get('driver', '?')}), torch {meta.get('torch')}, "
-            f"triton {meta.get('triton')}\nmeasured here: read {meta['read_gbps']:.0f} GB/s, copy "
-            f"{meta['copy_gbps']:.0f} GB/s (read+write), bf16 matmul {meta['matmul_tflops']:.0f} TFLOP/s")
+    head = (
+        f"GPU: {meta['device']} (driver {meta.get('driver', '?')}), torch {meta.get('torch')}, "
+        f"triton {meta.get('triton')}\nmeasured here: read {meta['read_gbps']:.0f} GB/s, copy "
+        f"{meta['copy_gbps']:.0f} GB/s (read+write), bf16 matmul {meta['matmul_tflops']:.0f} TFLOP/s"
+    )
     method = meta.get("method", "flush")  # bench.json files from before the option were all do_bench's
     head += f"\ntimed by: {method} ({TIMING_METHODS.get(method, 'unknown method')}), median per step"
     masks = "mask" in table and table["mask"].nunique() > 1
     x_read = "x_read" in table and table["x_read"].notna().any()
-    rows = [["kernel", "ctx", "page", "heads"] + (["mask"] if masks else []) + [
-        "ms", "KV GB/s", "% read BW", "TFLOP/s", "% matmul", "floor ms", "gap", "at-size ms", "gap at size"]
-        + (["x read"] if x_read else []) + ["speedup"]]
+    rows = [
+        ["kernel", "ctx", "page", "heads"]
+        + (["mask"] if masks else [])
+        + ["ms", "KV GB/s", "% read BW", "TFLOP/s", "% matmul", "floor ms", "gap", "at-size ms", "gap at size"]
+        + (["x read"] if x_read else [])
+        + ["speedup"]
+    ]
     skipped = []
     for _, r in table.iterrows():
         point = [r.kernel, f"{r.ctx_len // 1024}k", str(r.page_size), str(r.heads)] + ([r["mask"]] if masks else [])
@@ -172,20 +245,37 @@ def render_bench(table, meta: dict, fits=None) -> str:
                 continue
             rows.append(point + ["error: " + r.error[:60]] + [""] * (len(rows[0]) - len(point) - 1))
             continue
-        flops = ["-", "-"] if r.kernel == "read" or r.tflops != r.tflops else [f"{r.tflops:.1f}", f"{r.pct_of_matmul:.1f}"]
-        rows.append(point + [f"{r.median_ms:.4f}", f"{r.eff_gbps:.0f}", f"{r.pct_of_read_bw:.1f}", *flops,
-                             f"{r.floor_ms:.4f}", f"{r.gap:.2f}x", *_at_size_cells(r)]
-                    + ([_times(r.get("x_read"))] if x_read else [])
-                    + ["-" if r.speedup_vs_triton_mla != r.speedup_vs_triton_mla else f"{r.speedup_vs_triton_mla:.1f}x"])
+        flops = (
+            ["-", "-"] if r.kernel == "read" or r.tflops != r.tflops else [f"{r.tflops:.1f}", f"{r.pct_of_matmul:.1f}"]
+        )
+        rows.append(
+            point
+            + [
+                f"{r.median_ms:.4f}",
+                f"{r.eff_gbps:.0f}",
+                f"{r.pct_of_read_bw:.1f}",
+                *flops,
+                f"{r.floor_ms:.4f}",
+                f"{r.gap:.2f}x",
+                *_at_size_cells(r),
+            ]
+            + ([_times(r.get("x_read"))] if x_read else [])
+            + ["-" if r.speedup_vs_triton_mla != r.speedup_vs_triton_mla else f"{r.speedup_vs_triton_mla:.1f}x"]
+        )
     if "at_size_ms" in table.columns and table["at_size_ms"].notna().any():
-        head += ("\nat-size floor: the KV bytes read at this GPU's measured read fit, fixed + bytes / rate "
-                 "(roofline/data/measured; `roofline calibrate` fits it), or the compute floor where longer")
+        head += (
+            "\nat-size floor: the KV bytes read at this GPU's measured read fit, fixed + bytes / rate "
+            "(roofline/data/measured; `roofline calibrate` fits it), or the compute floor where longer"
+        )
     out = head + "\n\n" + align(rows)
     if x_read:
         out += "\nx read: the time over a bare read of the same KV bytes (kernel `read`), in the same run"
     if skipped:
-        out += "\nnot run (the kernel cannot): " + "; ".join(skipped[:6]) + (
-            f"; and {len(skipped) - 6} more" if len(skipped) > 6 else "")
+        out += (
+            "\nnot run (the kernel cannot): "
+            + "; ".join(skipped[:6])
+            + (f"; and {len(skipped) - 6} more" if len(skipped) > 6 else "")
+        )
     return out + ("\n\n" + render_scaling(fits) if fits else "")
 
 
@@ -197,8 +287,10 @@ def render_projection(p: dict) -> str:
     out = [f"projection onto {p['target_name']} (from {p['source']})"]
     if p.get("floor"):
         f = p["floor"]
-        out.append(f"  floor on target: {us(f['floor_ms'])} us per layer, {f['bound']}-bound "
-                   f"({f['bandwidth_gbps']:.0f} GB/s {f['bandwidth_kind']}, {f['peak_tflops']:.0f} TFLOP/s {f['peak_kind']})")
+        out.append(
+            f"  floor on target: {us(f['floor_ms'])} us per layer, {f['bound']}-bound "
+            f"({f['bandwidth_gbps']:.0f} GB/s {f['bandwidth_kind']}, {f['peak_tflops']:.0f} TFLOP/s {f['peak_kind']})"
+        )
     for r in p["kernels"]:
         projected = f"{ms(r['projected_ms'])} ms" if r["projected_ms"] is not None else "-"
         measured = f"{ms(r['measured_ms'])} ms" if r["measured_ms"] is not None else "-"
@@ -219,8 +311,10 @@ def render_timeline(timeline, analysis: Analysis | None = None, tools: dict | No
     s = timeline.summary
     version = nsys_version({"nsys": ((tools or {}).get("nsys") or {}).get("version")}, s)
     where = f"in the NVTX range {s['range']!r}" if s.get("range") else "in the whole trace (no NVTX range)"
-    out = [f"timeline (nsys {version or '?'}, {s.get('launches_in_range') or s['launches']} "
-           f"launches {where}, {s['steps']} steps):"]
+    out = [
+        f"timeline (nsys {version or '?'}, {s.get('launches_in_range') or s['launches']} "
+        f"launches {where}, {s['steps']} steps):"
+    ]
     ncu = {}
     if analysis is not None:
         for k in analysis.kernels:
@@ -232,25 +326,36 @@ def render_timeline(timeline, analysis: Analysis | None = None, tools: dict | No
     rows = [header]
     names = short_names(list(timeline.kernels["kernel"]))
     for name, (_, k) in zip(names, timeline.kernels.iterrows()):
-        row = [name, str(int(k["launches"])), ms(k["total_ms"]), ms(k["median_ms"]), ms(k["min_ms"]),
-               ms(k["max_ms"]), f"{k['share_pct']:.1f}"]
+        row = [
+            name,
+            str(int(k["launches"])),
+            ms(k["total_ms"]),
+            ms(k["median_ms"]),
+            ms(k["min_ms"]),
+            ms(k["max_ms"]),
+            f"{k['share_pct']:.1f}",
+        ]
         if with_ncu:
             row.append(ms(ncu.get(k["kernel"]), "-"))
         rows.append(row)
     if len(rows) > 1:
         out.append(align(rows))
     if s.get("step_ms_median") is not None:
-        line = (f"per step (median of {s['steps'] - s['steps_without_kernels']}): "
-                f"{ms(s['step_ms_median'])} ms from first kernel start to last kernel end = "
-                f"{ms(s['kernel_ms_per_step'])} ms of {s['kernels_per_step']:.0f} kernel(s) + "
-                f"{ms(s['idle_ms_per_step'])} ms idle between them ({s['idle_pct']:.0f}%); "
-                f"launch API calls {ms(s.get('launch_api_ms_per_step'), '-')} ms")
+        line = (
+            f"per step (median of {s['steps'] - s['steps_without_kernels']}): "
+            f"{ms(s['step_ms_median'])} ms from first kernel start to last kernel end = "
+            f"{ms(s['kernel_ms_per_step'])} ms of {s['kernels_per_step']:.0f} kernel(s) + "
+            f"{ms(s['idle_ms_per_step'])} ms idle between them ({s['idle_pct']:.0f}%); "
+            f"launch API calls {ms(s.get('launch_api_ms_per_step'), '-')} ms"
+        )
         out += wrap(line, "  ")
         if s.get("host_ms_per_step") is not None and s.get("gpu_busy_pct_of_range") is not None:
-            out += wrap(f"host: {ms(s['host_ms_per_step'])} ms per step (the NVTX step range); the GPU ran "
-                        f"kernels {s['gpu_busy_pct_of_range']:.0f}% of the profiled range"
-                        + (" (it waits for the host: launch-bound)" if s["gpu_busy_pct_of_range"] < LAUNCH_BOUND_PCT else ""),
-                        "  ")
+            out += wrap(
+                f"host: {ms(s['host_ms_per_step'])} ms per step (the NVTX step range); the GPU ran "
+                f"kernels {s['gpu_busy_pct_of_range']:.0f}% of the profiled range"
+                + (" (it waits for the host: launch-bound)" if s["gpu_busy_pct_of_range"] < LAUNCH_BOUND_PCT else ""),
+                "  ",
+            )
     for n in s.get("notes", []):
         out += wrap(f"note: {n}", "  ")
     return "\n".join(out)
@@ -258,16 +363,48 @@ def render_timeline(timeline, analysis: Analysis | None = None, tools: dict | No
 
 def render_resources(r: dict) -> str:
     """`roofline compile`: one row per launch, then what does not fit and why."""
-    rows = [["launch", "grid", "warps", "stages", "regs", "spill B", "smem KB", "mma", "blocks/SM", "limited by",
-             "waves", "fits"]]
+    rows = [
+        [
+            "launch",
+            "grid",
+            "warps",
+            "stages",
+            "regs",
+            "spill B",
+            "smem KB",
+            "mma",
+            "blocks/SM",
+            "limited by",
+            "waves",
+            "fits",
+        ]
+    ]
     for x in r["launches"]:
-        rows.append([x["name"], "x".join(map(str, x["grid"])), str(x["threads"] // 32), str(x["num_stages"]),
-                     str(x["registers"]), str(x["spill_bytes"]), f"{x['shared_bytes'] / 1024:.1f}", x["mma"],
-                     str(x["blocks_per_sm"]), x["limited_by"], _fmt(x["waves"], ".2f"), "yes" if x["fits"] else "NO"])
-    lines = [f"{r['kernel']} on {r['arch']} (grid sized for {r['gpu']}, {r['sm_count']} SMs), compiled with triton "
-             f"{r['triton']} without a GPU", align(rows)]
+        rows.append(
+            [
+                x["name"],
+                "x".join(map(str, x["grid"])),
+                str(x["threads"] // 32),
+                str(x["num_stages"]),
+                str(x["registers"]),
+                str(x["spill_bytes"]),
+                f"{x['shared_bytes'] / 1024:.1f}",
+                x["mma"],
+                str(x["blocks_per_sm"]),
+                x["limited_by"],
+                _fmt(x["waves"], ".2f"),
+                "yes" if x["fits"] else "NO",
+            ]
+        )
+    lines = [
+        f"{r['kernel']} on {r['arch']} (grid sized for {r['gpu']}, {r['sm_count']} SMs), compiled with triton "
+        f"{r['triton']} without a GPU",
+        align(rows),
+    ]
     for x in r["launches"]:
         lines += [f"{x['name']} does not fit: {p}" for p in x["problems"]]
-    lines.append("smem = the kernel's own shared memory per block; the driver adds 1 KB per block "
-                 "(ncu: launch__shared_mem_per_block = dynamic + static + driver)")
+    lines.append(
+        "smem = the kernel's own shared memory per block; the driver adds 1 KB per block "
+        "(ncu: launch__shared_mem_per_block = dynamic + static + driver)"
+    )
     return "\n".join(lines)

@@ -11,10 +11,19 @@ from reports.charts import _pyplot, _save
 from reports.table import align
 
 # One colour per wait class (profiler/ncu_source.py WAIT_CLASSES), the same in every chart.
-CLASS_COLOURS = {"load barrier": "#1f77b4", "MMA wait": "#d62728", "role barrier": "#ff7f0e",
-                 "shared memory": "#2ca02c", "global memory": "#9467bd", "math": "#8c564b", "other": "#7f7f7f"}
-NO_SOURCE = ("no line text: the report embeds no source (`ncu --import-source yes`); each line shows "
-             "its instruction with most samples")
+CLASS_COLOURS = {
+    "load barrier": "#1f77b4",
+    "MMA wait": "#d62728",
+    "role barrier": "#ff7f0e",
+    "shared memory": "#2ca02c",
+    "global memory": "#9467bd",
+    "math": "#8c564b",
+    "other": "#7f7f7f",
+}
+NO_SOURCE = (
+    "no line text: the report embeds no source (`ncu --import-source yes`); each line shows "
+    "its instruction with most samples"
+)
 
 
 def _as_dict(waits) -> dict | None:
@@ -63,20 +72,31 @@ def waits_markdown(analysis: dict, chart: Path | None = None) -> list[str]:
     kernels = _kernels(analysis)
     if not kernels:
         return []
-    out = ["## Where the warps wait", "",
-           ("ncu's PC samples, each instruction given a wait class (load barrier: mbarrier waits on a load's "
+    out = [
+        "## Where the warps wait",
+        "",
+        (
+            "ncu's PC samples, each instruction given a wait class (load barrier: mbarrier waits on a load's "
             "barrier and cp.async waits; role barrier: block/named barriers and mbarrier handoffs between warp "
-            "roles; MMA wait: warpgroup MMA waits)."), ""]
+            "roles; MMA wait: warpgroup MMA waits)."
+        ),
+        "",
+    ]
     if chart is not None:
-        out += [f"![where the warps wait]({chart.as_posix()})", "",
-                f"Share of PC samples by wait class ([SVG]({chart.with_suffix('.svg').as_posix()})).", ""]
+        out += [
+            f"![where the warps wait]({chart.as_posix()})",
+            "",
+            f"Share of PC samples by wait class ([SVG]({chart.with_suffix('.svg').as_posix()})).",
+            "",
+        ]
     for name, w in kernels:
-        out += [f"**`{name}`** ({w['samples']:.0f} samples)", "",
-                "| class | share |", "| --- | ---: |"]
+        out += [f"**`{name}`** ({w['samples']:.0f} samples)", "", "| class | share |", "| --- | ---: |"]
         out += [f"| {c} | {100 * s:.1f}% |" for c, s in w["by_class"].items()]
         out += ["", "| share | where | class | text |", "| ---: | --- | --- | --- |"]
-        out += [f"| {100 * ln['share']:.1f}% | `{ln['where']}` | {ln['wait_class']} | "
-                f"`{ln['text'].replace('|', '/')}` |" for ln in w["lines"]]
+        out += [
+            f"| {100 * ln['share']:.1f}% | `{ln['where']}` | {ln['wait_class']} | `{ln['text'].replace('|', '/')}` |"
+            for ln in w["lines"]
+        ]
         out.append("")
     if not any(w.get("source_text") for _, w in kernels):
         out += [f"*{NO_SOURCE}.*", ""]

@@ -19,9 +19,20 @@ from roofline.verdict import agrees_with_ncu, classify, num, top_stalls
 from roofline.waits import WarpWaits, warp_waits
 
 GROUP_KEYS = ["kernel", "mangled_name", "grid_size", "block_size"]
-FIELDS = ["duration_ms", "dram_throughput_pct", "sm_throughput_pct", "memory_throughput_pct",
-          "l2_hit_rate_pct", "dram_gbps", "dram_peak_gbps", "waves_per_sm", "achieved_occupancy_pct",
-          "theoretical_occupancy_pct", "registers_per_thread", "sm_count"]
+FIELDS = [
+    "duration_ms",
+    "dram_throughput_pct",
+    "sm_throughput_pct",
+    "memory_throughput_pct",
+    "l2_hit_rate_pct",
+    "dram_gbps",
+    "dram_peak_gbps",
+    "waves_per_sm",
+    "achieved_occupancy_pct",
+    "theoretical_occupancy_pct",
+    "registers_per_thread",
+    "sm_count",
+]
 
 
 @dataclass
@@ -104,13 +115,21 @@ def ncu_rule_text(rules: list[dict]) -> str | None:
 
 def rule_absent(preset: str | None) -> str:
     """Why a launch has no SOLBottleneck rule: the preset collects no SpeedOfLight section."""
-    return (f"ncu rule not collected (preset {preset})" if preset
-            else "ncu rule not collected (the report has no SpeedOfLight section)")
+    return (
+        f"ncu rule not collected (preset {preset})"
+        if preset
+        else "ncu rule not collected (the report has no SpeedOfLight section)"
+    )
 
 
-def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
-              iterations: int | None = None, gpu: GpuSpec | None = None, preset: str | None = None,
-              pc_samples: pd.DataFrame | None = None) -> Analysis:
+def summarize(
+    launches: pd.DataFrame,
+    workload: VerifyWorkload | None = None,
+    iterations: int | None = None,
+    gpu: GpuSpec | None = None,
+    preset: str | None = None,
+    pc_samples: pd.DataFrame | None = None,
+) -> Analysis:
     """Group launches by kernel and launch configuration; median of each metric; one verdict each.
 
     `preset`: the metric preset the report was captured with (profiler/metrics.py), when known.
@@ -145,34 +164,50 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
         if pc_samples is not None and not pc_samples.empty:
             waits = warp_waits(pc_samples[pc_samples["launch"].isin(group["launch"])])
             traits = pc_samples.attrs.get("functions", {}).get(key[0])
-        verdict = classify(med, attention=project is not None or workload is not None, waits=waits,
-                           traits=traits, memory=memory)
+        verdict = classify(
+            med, attention=project is not None or workload is not None, waits=waits, traits=traits, memory=memory
+        )
         first = int(group["launch"].iloc[0])
         rule = ncu_rule_text(rules.get(first, []))
         values = {f: num(med.get(f)) for f in FIELDS}
         duration = values["duration_ms"]
         share = float(group["duration_ms"].sum()) / total_ms if total_ms > 0 else None
         hierarchy = hierarchical_roofline(med)
-        kernels.append(KernelSummary(
-            kernel=key[0], launches=len(group),
-            grid_size=num(group["grid_size"].iloc[0]) if key[2] != -1 else None,
-            block_size=num(group["block_size"].iloc[0]) if key[3] != -1 else None,
-            **{f: values[f] for f in FIELDS if f != "sm_count"},
-            top_stalls=stalls, bound=verdict.bound, cause=verdict.cause, evidence=verdict.evidence,
-            roof=verdict.roof, unit=verdict.unit, advice=verdict.advice, ncu_rule=rule,
-            agrees_with_ncu=agrees_with_ncu(verdict.bound, rule),
-            ncu_rule_note=None if rule else rule_absent(preset),
-            gap_to_floor=(duration / floor.floor_ms) if (floor and duration and whole_step) else None,
-            share_of_step=share if (share is not None and not math.isnan(share)) else None,
-            hierarchy=hierarchy, mangled_name=key[1], project_kernel=project,
-            source=key[4] if by_source else (group["source"].iloc[0] if "source" in group else None),
-            waits=waits,
-        ))
+        kernels.append(
+            KernelSummary(
+                kernel=key[0],
+                launches=len(group),
+                grid_size=num(group["grid_size"].iloc[0]) if key[2] != -1 else None,
+                block_size=num(group["block_size"].iloc[0]) if key[3] != -1 else None,
+                **{f: values[f] for f in FIELDS if f != "sm_count"},
+                top_stalls=stalls,
+                bound=verdict.bound,
+                cause=verdict.cause,
+                evidence=verdict.evidence,
+                roof=verdict.roof,
+                unit=verdict.unit,
+                advice=verdict.advice,
+                ncu_rule=rule,
+                agrees_with_ncu=agrees_with_ncu(verdict.bound, rule),
+                ncu_rule_note=None if rule else rule_absent(preset),
+                gap_to_floor=(duration / floor.floor_ms) if (floor and duration and whole_step) else None,
+                share_of_step=share if (share is not None and not math.isnan(share)) else None,
+                hierarchy=hierarchy,
+                mangled_name=key[1],
+                project_kernel=project,
+                source=key[4] if by_source else (group["source"].iloc[0] if "source" in group else None),
+                waits=waits,
+            )
+        )
     for k, label in zip(kernels, distinct_labels(kernels)):
         k.label = label
     if floor is not None and (iterations or whole_step):  # the workload's FLOPs beside ncu's (padded MMA rows and all)
-        useful = useful_flops_per_launch([(k.hierarchy or {}).get("tensor_flops") for k in kernels],
-                                         [k.launches for k in kernels], floor.flops, iterations or kernels[0].launches)
+        useful = useful_flops_per_launch(
+            [(k.hierarchy or {}).get("tensor_flops") for k in kernels],
+            [k.launches for k in kernels],
+            floor.flops,
+            iterations or kernels[0].launches,
+        )
         for k, flops in zip(kernels, useful):
             k.hierarchy = with_useful_work(k.hierarchy, flops, k.duration_ms)
 
@@ -180,32 +215,49 @@ def summarize(launches: pd.DataFrame, workload: VerifyWorkload | None = None,
     notes = list(attrs.get("notes", []))  # what the source could not hold (e.g. ncu CSV: no rules)
     if floor is not None and iterations:
         step_ms = total_ms / iterations
-        step = {"kernel_ms_per_step": step_ms, "floor_ms": floor.floor_ms,
-                "gap": step_ms / floor.floor_ms}
+        step = {"kernel_ms_per_step": step_ms, "floor_ms": floor.floor_ms, "gap": step_ms / floor.floor_ms}
         if floor.at_size_ms:
             step.update(at_size_ms=floor.at_size_ms, gap_at_size=step_ms / floor.at_size_ms)
     if pc_samples is not None and pc_samples.empty:
-        notes.append("no PC samples in this capture (smsp__pcsamp_*): no per-instruction breakdown of where the warps wait")
+        notes.append(
+            "no PC samples in this capture (smsp__pcsamp_*): no per-instruction breakdown of where the warps wait"
+        )
     if workload is not None and gpu is None:
         notes.append(f"device {device!r} is not in the GPU catalogue: no floor")
     missing = attrs.get("missing_metrics", [])
     shown = _unexpectedly_missing(missing, preset)
     if len(shown) < len(missing):
         skipped = [m for m in missing if m not in shown]
-        notes.append(f"preset {preset} does not ask for {len(skipped)} metrics the analysis can use"
-                     + (" (no DRAM bytes, FLOP or byte counts: no hierarchical roofline)" if preset == "verdict" else "")
-                     + f": {', '.join(skipped[:4])}" + (" ..." if len(skipped) > 4 else "")
-                     + "; `profile --preset full` collects them")
+        notes.append(
+            f"preset {preset} does not ask for {len(skipped)} metrics the analysis can use"
+            + (" (no DRAM bytes, FLOP or byte counts: no hierarchical roofline)" if preset == "verdict" else "")
+            + f": {', '.join(skipped[:4])}"
+            + (" ..." if len(skipped) > 4 else "")
+            + "; `profile --preset full` collects them"
+        )
     if shown:
-        notes.append(f"{len(shown)} metrics absent from the report: {', '.join(shown[:6])}"
-                     + (f" and {len(shown) - 6} more (all listed under missing_metrics in --format json)"
-                        if len(shown) > 6 else ""))
-    gpu_info = {"name": device, "catalogue": gpu.short_name if gpu else None,
-                "sm_count": num(launches["sm_count"].dropna().iloc[0]) if launches["sm_count"].notna().any() else None}
-    return Analysis(gpu=gpu_info, kernels=kernels,
-                    workload=dataclasses.asdict(workload) if workload else None,
-                    floor=dataclasses.asdict(floor) if floor else None, step=step, notes=notes,
-                    missing_metrics=list(missing))
+        notes.append(
+            f"{len(shown)} metrics absent from the report: {', '.join(shown[:6])}"
+            + (
+                f" and {len(shown) - 6} more (all listed under missing_metrics in --format json)"
+                if len(shown) > 6
+                else ""
+            )
+        )
+    gpu_info = {
+        "name": device,
+        "catalogue": gpu.short_name if gpu else None,
+        "sm_count": num(launches["sm_count"].dropna().iloc[0]) if launches["sm_count"].notna().any() else None,
+    }
+    return Analysis(
+        gpu=gpu_info,
+        kernels=kernels,
+        workload=dataclasses.asdict(workload) if workload else None,
+        floor=dataclasses.asdict(floor) if floor else None,
+        step=step,
+        notes=notes,
+        missing_metrics=list(missing),
+    )
 
 
 def _unexpectedly_missing(missing: list[str], preset: str | None) -> list[str]:
@@ -223,8 +275,11 @@ def distinct_labels(kernels: list[KernelSummary]) -> list[str]:
     """Each row's kernel name, plus what tells it apart from rows of the same name (grid, block,
     then a number for different instantiations, e.g. templates, with the same launch shape)."""
     labels = [k.kernel for k in kernels]
-    for describe in (lambda k: k.source or "", lambda k: f"grid {_int(k.grid_size)}",
-                     lambda k: f"block {_int(k.block_size)}"):
+    for describe in (
+        lambda k: k.source or "",
+        lambda k: f"grid {_int(k.grid_size)}",
+        lambda k: f"block {_int(k.block_size)}",
+    ):
         clash = _clashing(labels)
         labels = [f"{lab} [{describe(k)}]" if i in clash else lab for i, (lab, k) in enumerate(zip(labels, kernels))]
     clash = _clashing(labels)

@@ -1,12 +1,12 @@
 """The public API: every step a user can ask for, as functions. The CLI only parses and prints.
 
-    import roofline
-    run = roofline.load("runs/triton_mla-128k-...")      # run dir, report, or folder of reports
-    run.kernels                                          # one row per kernel, with bound and cause
-    run.launches                                         # one row per launch, units in column names
-    run = roofline.profile(kernel="triton_mla", ctx="128k")   # on a GPU box with ncu
-    cmp = roofline.compare(base_run_or_path, head_run_or_path, fail_if_slower_pct=5)
-    cmp.speedup, cmp.passed, cmp.to_dict()               # step, kernels (value, delta %, noise), gate
+import roofline
+run = roofline.load("runs/triton_mla-128k-...")      # run dir, report, or folder of reports
+run.kernels                                          # one row per kernel, with bound and cause
+run.launches                                         # one row per launch, units in column names
+run = roofline.profile(kernel="triton_mla", ctx="128k")   # on a GPU box with ncu
+cmp = roofline.compare(base_run_or_path, head_run_or_path, fail_if_slower_pct=5)
+cmp.speedup, cmp.passed, cmp.to_dict()               # step, kernels (value, delta %, noise), gate
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import json
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 
@@ -61,10 +61,29 @@ from roofline.reporting import report as write_report
 from roofline.waits import stalls_by_class, stalls_by_line
 
 SAMPLE_RUN = "data/samples/h200-triton_mla-128k"
-KERNEL_COLUMNS = ["kernel", "label", "source", "launches", "duration_ms", "grid_size", "block_size", "dram_gbps", "dram_throughput_pct",
-                  "sm_throughput_pct", "memory_throughput_pct", "l2_hit_rate_pct", "waves_per_sm",
-                  "achieved_occupancy_pct", "theoretical_occupancy_pct", "registers_per_thread",
-                  "bound", "cause", "roof", "unit", "advice"]
+KERNEL_COLUMNS = [
+    "kernel",
+    "label",
+    "source",
+    "launches",
+    "duration_ms",
+    "grid_size",
+    "block_size",
+    "dram_gbps",
+    "dram_throughput_pct",
+    "sm_throughput_pct",
+    "memory_throughput_pct",
+    "l2_hit_rate_pct",
+    "waves_per_sm",
+    "achieved_occupancy_pct",
+    "theoretical_occupancy_pct",
+    "registers_per_thread",
+    "bound",
+    "cause",
+    "roof",
+    "unit",
+    "advice",
+]
 
 
 class IncompleteRun(ReportError):
@@ -104,8 +123,13 @@ class Run:
     @property
     def kernels(self) -> pd.DataFrame:
         """One row per kernel (and launch configuration): time, metrics, bound, cause, roof, advice."""
-        rows = [{**{c: getattr(k, c, None) for c in KERNEL_COLUMNS},
-                 "top_stalls": ", ".join(s["reason"] for s in k.top_stalls)} for k in self.analysis.kernels]
+        rows = [
+            {
+                **{c: getattr(k, c, None) for c in KERNEL_COLUMNS},
+                "top_stalls": ", ".join(s["reason"] for s in k.top_stalls),
+            }
+            for k in self.analysis.kernels
+        ]
         return pd.DataFrame(rows, columns=KERNEL_COLUMNS + ["top_stalls"])
 
     @property
@@ -124,9 +148,15 @@ class Run:
             out["spec"] = self.spec.to_dict()
         if self.manifest is not None:
             m = self.manifest
-            out["manifest"] = {"status": m.status, "created": m.created, "tools": m.tools, "host": m.host,
-                               "commands": m.commands, "wall_s": m.wall_s,
-                               "reports": [dataclasses.asdict(r) for r in m.reports]}
+            out["manifest"] = {
+                "status": m.status,
+                "created": m.created,
+                "tools": m.tools,
+                "host": m.host,
+                "commands": m.commands,
+                "wall_s": m.wall_s,
+                "reports": [dataclasses.asdict(r) for r in m.reports],
+            }
         return out
 
 
@@ -204,22 +234,41 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
     if launches.attrs.get("cut"):
         problems.insert(0, launches.attrs["cut"])
     if problems and not allow_incomplete:
-        raise IncompleteRun(f"{source}: incomplete capture: {'; '.join(problems)} "
-                            "(pass --allow-incomplete to analyze it anyway, marked incomplete)")
+        raise IncompleteRun(
+            f"{source}: incomplete capture: {'; '.join(problems)} "
+            "(pass --allow-incomplete to analyze it anyway, marked incomplete)"
+        )
     presets = {e.preset for e in manifest.reports if e.tool == "ncu"} if manifest is not None else set()
-    analysis = summarize(launches, workload, None if problems else iterations, gpu=gpu,
-                         preset=next(iter(presets)) if len(presets) == 1 else None, pc_samples=pc_samples)
+    analysis = summarize(
+        launches,
+        workload,
+        None if problems else iterations,
+        gpu=gpu,
+        preset=next(iter(presets)) if len(presets) == 1 else None,
+        pc_samples=pc_samples,
+    )
     analysis.notes += warnings
     if pc_note:
         analysis.notes.append(pc_note)
     if problems:
         analysis.notes.append("INCOMPLETE: " + "; ".join(problems) + " (no step time)")
     if launches.attrs.get("counters") is False:
-        analysis.notes.append("launch times from the nsys timeline, no hardware counters: no bound or cause "
-                              "(profile with --tool ncu or both for them)")
-    return Run(source=source, launches=launches, analysis=analysis, spec=spec, workload=workload,
-               manifest=manifest, complete=not problems, problems=problems, timeline=timeline,
-               pc_samples=pc_samples)
+        analysis.notes.append(
+            "launch times from the nsys timeline, no hardware counters: no bound or cause "
+            "(profile with --tool ncu or both for them)"
+        )
+    return Run(
+        source=source,
+        launches=launches,
+        analysis=analysis,
+        spec=spec,
+        workload=workload,
+        manifest=manifest,
+        complete=not problems,
+        problems=problems,
+        timeline=timeline,
+        pc_samples=pc_samples,
+    )
 
 
 def pc_samples_of(report: Path | PcRead) -> tuple[pd.DataFrame | None, str | None]:
@@ -270,8 +319,9 @@ DEFAULT_TIMEOUT_S = 900.0  # the whole capture; a 128k run under both tools fits
 DEFAULT_TIMING_SAMPLES = 30  # the timing pass after the captures (what `compare` tests and gates on)
 
 
-def choose_tools(tool: str | None = None, ncu: str | None = None, nsys: str | None = None,
-                 notes: list[str] | None = None) -> dict[str, str]:
+def choose_tools(
+    tool: str | None = None, ncu: str | None = None, nsys: str | None = None, notes: list[str] | None = None
+) -> dict[str, str]:
     """{"ncu": path, "nsys": path} for the tools to run: `tool` "ncu", "nsys" or "both" needs them
     found; None takes both when both are found and nsys's importer can run, else the one that works
     (ToolNotFound when neither). Why a found tool was left out is appended to `notes`."""
@@ -295,17 +345,33 @@ def choose_tools(tool: str | None = None, ncu: str | None = None, nsys: str | No
         if missing:
             found.pop("nsys")
             if notes is not None:
-                notes.append(f"no timeline: nsys's importer cannot load {', '.join(missing)} here, so nsys would "
-                             "leave no report (`roofline doctor` says how to fix it; --tool both insists)")
+                notes.append(
+                    f"no timeline: nsys's importer cannot load {', '.join(missing)} here, so nsys would "
+                    "leave no report (`roofline doctor` says how to fix it; --tool both insists)"
+                )
     return found
 
 
-def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: int = 3,
-            out: str | Path | None = None, force: bool = False, ncu: str | None = None,
-            nsys: str | None = None, tool: str | None = None, timeout: float | None = DEFAULT_TIMEOUT_S,
-            progress: Callable[[str], None] | None = None, env: dict[str, str] | None = None,
-            command: list[str] | None = None, preset: str | None = None, chip: str | None = None,
-            timing_samples: int = DEFAULT_TIMING_SAMPLES, source: bool = False, **workload_fields) -> Run:
+def profile(
+    kernel: str,
+    workload: VerifyWorkload | None = None,
+    *,
+    iterations: int = 3,
+    out: str | Path | None = None,
+    force: bool = False,
+    ncu: str | None = None,
+    nsys: str | None = None,
+    tool: str | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT_S,
+    progress: Callable[[str], None] | None = None,
+    env: dict[str, str] | None = None,
+    command: list[str] | None = None,
+    preset: str | None = None,
+    chip: str | None = None,
+    timing_samples: int = DEFAULT_TIMING_SAMPLES,
+    source: bool = False,
+    **workload_fields,
+) -> Run:
     """Run `kernel` on `workload` under Nsight Compute and/or Nsight Systems in a child process and
     return the new run.
 
@@ -339,18 +405,35 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
         raise ValueError("timing_samples must be 0 (no timing pass) or more")
     if tool is not None and tool not in TOOLS:
         raise ValueError(f"tool must be one of {', '.join(TOOLS)}, got {tool!r}")
-    writer = RunWriter(out if out is not None else Path("runs") / default_run_name(name, workload),
-                       force=force, unique=out is None)
+    writer = RunWriter(
+        out if out is not None else Path("runs") / default_run_name(name, workload), force=force, unique=out is None
+    )
     if timeout is not None:
         say(f"capture timeout {timeout:g} s (--timeout)")
     started = time.time()
     running = "setup"
     try:
-        spec = RunSpec(kernel=name, workload=json.loads(workload.to_json()), iterations=iterations,
-                       created=writer.manifest.created, command=tuple(command or sys.argv))
+        spec = RunSpec(
+            kernel=name,
+            workload=json.loads(workload.to_json()),
+            iterations=iterations,
+            created=writer.manifest.created,
+            command=tuple(command or sys.argv),
+        )
         spec_file = writer.write_spec(spec)
-        app = [sys.executable, "-m", "profiler.harness", "--spec", str(spec_file), "--kernel", name,
-               "--iters", str(iterations), "--info", str(writer.path / HARNESS)]
+        app = [
+            sys.executable,
+            "-m",
+            "profiler.harness",
+            "--spec",
+            str(spec_file),
+            "--kernel",
+            name,
+            "--iters",
+            str(iterations),
+            "--info",
+            str(writer.path / HARNESS),
+        ]
         left_out: list[str] = []
         tools = choose_tools(tool, ncu, nsys, notes=left_out)
         for note in left_out:
@@ -368,8 +451,21 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
             running = "ncu"
             if chip_note:
                 say(chip_note)
-            launches = _capture_ncu(writer, app, tools["ncu"], iterations, workload, say, left(), limit, result,
-                                    env, preset=preset, resolved=resolved, chip=chip)
+            launches = _capture_ncu(
+                writer,
+                app,
+                tools["ncu"],
+                iterations,
+                workload,
+                say,
+                left(),
+                limit,
+                result,
+                env,
+                preset=preset,
+                resolved=resolved,
+                chip=chip,
+            )
         if "nsys" in tools:
             running = "nsys"
             try:
@@ -390,9 +486,13 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
             _timing_pass(writer, app, timing_samples, say, left(), limit, result, env)
         running = "analysis"
         harness = RunDir(writer.path).harness()
-        writer.manifest.host = {"gpu": harness.get("device"), "torch": harness.get("torch"),
-                                "triton": harness.get("triton"), "cuda": harness.get("cuda"),
-                                "python": sys.version.split()[0]}
+        writer.manifest.host = {
+            "gpu": harness.get("device"),
+            "torch": harness.get("torch"),
+            "triton": harness.get("triton"),
+            "cuda": harness.get("cuda"),
+            "python": sys.version.split()[0],
+        }
         launches.to_csv(writer.path / LAUNCHES, index=False)
         ncu_preset = preset if "ncu" in tools else None
         report = result.pop("ncu_report", None)
@@ -409,8 +509,11 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP as Interrupted: the run is kept
         signum = exc.exit_code - 128 if isinstance(exc, Interrupted) else signal.SIGINT
         how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
-        reason = (f"interrupted ({how}) while {running} was running; its process group was ended"
-                  if running in ("ncu", "nsys") else f"interrupted ({how})")
+        reason = (
+            f"interrupted ({how}) while {running} was running; its process group was ended"
+            if running in ("ncu", "nsys")
+            else f"interrupted ({how})"
+        )
         raise Interrupted(signum, kept_at=writer.fail(reason), reason=reason) from exc
     except Exception as exc:
         if running == "setup":  # refused before anything ran: no folder is left
@@ -424,23 +527,40 @@ def profile(kernel: str, workload: VerifyWorkload | None = None, *, iterations: 
     return load(final)
 
 
-def _capture_ncu(writer: RunWriter, app: list[str], exe: str, iterations: int, workload: VerifyWorkload,
-                 say: Callable[[str], None], timeout: float | None, limit: str | None, result: dict,
-                 env: dict[str, str] | None = None, *, preset: str, resolved, chip: str) -> pd.DataFrame:
+def _capture_ncu(
+    writer: RunWriter,
+    app: list[str],
+    exe: str,
+    iterations: int,
+    workload: VerifyWorkload,
+    say: Callable[[str], None],
+    timeout: float | None,
+    limit: str | None,
+    result: dict,
+    env: dict[str, str] | None = None,
+    *,
+    preset: str,
+    resolved,
+    chip: str,
+) -> pd.DataFrame:
     """ncu into the run: report, log, version, the launch table (checked for missing metrics)."""
     from profiler.readers import read_launches  # lazy
 
     say(f"[ncu] profiling {spec_name(app)} ({workload.describe()}), preset {preset} ({chip}) -> {writer.final}")
     t0 = time.time()
-    ncu_run = run_ncu(app, writer.path, ncu=exe, progress=say, timeout=timeout, limit_name=limit, env=env,
-                      preset=resolved)
+    ncu_run = run_ncu(
+        app, writer.path, ncu=exe, progress=say, timeout=timeout, limit_name=limit, env=env, preset=resolved
+    )
     writer.log_command(ncu_run.command)
     writer.add_log(ncu_run.log)
     writer.manifest.tools["ncu"] = {"path": exe, "version": ncu_version(exe)}
-    writer.add_report(ncu_run.report, "ncu", launches=len(ncu_run.passes), passes=max(ncu_run.passes, default=None),
-                      preset=preset)
-    say(f"[ncu] done in {time.time() - t0:.1f} s: {len(ncu_run.passes)} launches profiled, "
-        f"{max(ncu_run.passes, default=0)} replay passes each")
+    writer.add_report(
+        ncu_run.report, "ncu", launches=len(ncu_run.passes), passes=max(ncu_run.passes, default=None), preset=preset
+    )
+    say(
+        f"[ncu] done in {time.time() - t0:.1f} s: {len(ncu_run.passes)} launches profiled, "
+        f"{max(ncu_run.passes, default=0)} replay passes each"
+    )
     absent = check_collected(read_ncu_report(ncu_run.report), requested_metrics(ncu_run.command), ncu_run.report)
     if absent:
         result.setdefault("notes", []).append(f"this GPU has no value for {', '.join(absent)} (chip-specific)")
@@ -453,9 +573,16 @@ def _capture_ncu(writer: RunWriter, app: list[str], exe: str, iterations: int, w
     return launches
 
 
-def _capture_nsys(writer: RunWriter, app: list[str], exe: str, say: Callable[[str], None],
-                  timeout: float | None, limit: str | None, result: dict,
-                  env: dict[str, str] | None = None) -> Timeline:
+def _capture_nsys(
+    writer: RunWriter,
+    app: list[str],
+    exe: str,
+    say: Callable[[str], None],
+    timeout: float | None,
+    limit: str | None,
+    result: dict,
+    env: dict[str, str] | None = None,
+) -> Timeline:
     """nsys into the run: timeline report, sqlite export, log, version; the timeline read back."""
     from profiler.nsys_reader import read_nsys_sqlite  # lazy
 
@@ -483,31 +610,44 @@ def _nsys_left_out(writer: RunWriter, exc: ProfilerError) -> str:
     for kept in sorted(writer.path.glob("profile.nsys*.log")) + sorted(writer.path.glob("profile*.qdstrm")):
         writer.add_log(kept)
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return (f"[nsys] no timeline: {first} (the ncu capture is complete; --tool both would have failed the run; "
-            f"nsys's log: {', '.join(n for n in writer.manifest.logs if n.startswith('profile.nsys')) or 'none'})")
+    return (
+        f"[nsys] no timeline: {first} (the ncu capture is complete; --tool both would have failed the run; "
+        f"nsys's log: {', '.join(n for n in writer.manifest.logs if n.startswith('profile.nsys')) or 'none'})"
+    )
 
 
-def _timing_pass(writer: RunWriter, app: list[str], samples: int, say: Callable[[str], None],
-                 timeout: float | None, limit: str | None, result: dict, env: dict[str, str] | None = None) -> None:
+def _timing_pass(
+    writer: RunWriter,
+    app: list[str],
+    samples: int,
+    say: Callable[[str], None],
+    timeout: float | None,
+    limit: str | None,
+    result: dict,
+    env: dict[str, str] | None = None,
+) -> None:
     """The harness again, with no profiler attached: `samples` timings of the step into timing.json
     (a report of tool "timing" in the manifest). Skipped, with a note, when the captured child
     recorded no device in harness.json (a stand-in tool that never ran it)."""
     from profiler.proc import run_tool  # lazy, like the capture modules
 
     if not RunDir(writer.path).harness().get("device"):
-        result.setdefault("notes", []).append("no timing pass: the profiled child recorded no device in "
-                                              f"{HARNESS}; compare will gate on the profiler's times")
+        result.setdefault("notes", []).append(
+            "no timing pass: the profiled child recorded no device in "
+            f"{HARNESS}; compare will gate on the profiler's times"
+        )
         return
     out, log = writer.path / TIMING, writer.path / "timing.log"
-    cmd = app[:app.index("--iters")] + ["--timing-samples", str(samples), "--timing-out", str(out)]
+    cmd = app[: app.index("--iters")] + ["--timing-samples", str(samples), "--timing-out", str(out)]
     say(f"[timing] {samples} samples of {spec_name(app)}'s step, no profiler attached (rotated inputs, CUDA graph)")
     t0 = time.time()
     done = run_tool(cmd, log, "the timing pass", timeout=timeout, env=env, limit_name=limit)
     writer.log_command(cmd)
     writer.add_log(log)
     if done.returncode != 0 or not out.is_file():
-        raise ApplicationFailed(f"the timing pass failed (exit code {done.returncode}); --timing-samples 0 skips it",
-                                done.lines, str(log))
+        raise ApplicationFailed(
+            f"the timing pass failed (exit code {done.returncode}); --timing-samples 0 skips it", done.lines, str(log)
+        )
     writer.add_report(out, "timing")
     result["profile"]["timing_wall_s"] = round(time.time() - t0, 1)
     say(f"[timing] done in {time.time() - t0:.1f} s: {(done.lines or [''])[-1].removeprefix('harness: ')}")
@@ -518,8 +658,12 @@ def spec_name(app: list[str]) -> str:
     return app[app.index("--kernel") + 1] if "--kernel" in app else "the program"
 
 
-def report(run: "Run | str | Path | None" = None, out: str | Path | None = None, force: bool = False,
-           source: str | Path | None = None) -> list[Path]:
+def report(
+    run: Run | str | Path | None = None,
+    out: str | Path | None = None,
+    force: bool = False,
+    source: str | Path | None = None,
+) -> list[Path]:
     """A GitHub-flavoured markdown report of a run (or of what `load(path)` reads) with roofline and
     stall charts beside it; never replaces an existing report unless `force`. See roofline/reporting.py."""
     if not isinstance(run, Run):
@@ -528,11 +672,17 @@ def report(run: "Run | str | Path | None" = None, out: str | Path | None = None,
     return write_report(run, out, force=force, source=source)
 
 
-def compare(base: "Run | str | Path", head: "Run | str | Path", fail_if_slower_pct: float | None = None,
-            allow_different_workload: bool = False, allow_incomplete: bool = False,
-            p_value: float = DEFAULT_P_VALUE) -> Comparison:
+def compare(
+    base: Run | str | Path,
+    head: Run | str | Path,
+    fail_if_slower_pct: float | None = None,
+    allow_different_workload: bool = False,
+    allow_incomplete: bool = False,
+    p_value: float = DEFAULT_P_VALUE,
+) -> Comparison:
     """Compare two runs (Run objects or paths `load` reads): step, kernels, timing samples and the gate
     (roofline/comparison.py)."""
     runs = [r if isinstance(r, Run) else load(r, allow_incomplete=allow_incomplete) for r in (base, head)]
-    return compare_runs(*runs, fail_if_slower_pct=fail_if_slower_pct,
-                        allow_different_workload=allow_different_workload, p_value=p_value)
+    return compare_runs(
+        *runs, fail_if_slower_pct=fail_if_slower_pct, allow_different_workload=allow_different_workload, p_value=p_value
+    )

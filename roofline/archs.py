@@ -74,8 +74,10 @@ def occupancy(limits: ArchLimits, threads: int, registers: int, shared_bytes: in
     if regs_per_warp * warps > limits.max_registers_per_block:
         problems.append(f"{regs_per_warp * warps} registers per block > {limits.max_registers_per_block}")
     if shared_bytes > limits.shared_per_block_bytes:
-        problems.append(f"{shared_bytes} B shared memory per block > {limits.shared_per_block_bytes} B "
-                        f"({limits.shared_per_block_bytes // 1024} KB) on {limits.arch}")
+        problems.append(
+            f"{shared_bytes} B shared memory per block > {limits.shared_per_block_bytes} B "
+            f"({limits.shared_per_block_bytes // 1024} KB) on {limits.arch}"
+        )
     per_sm = {
         "registers": (limits.registers_per_sm // regs_per_warp) // warps if regs_per_warp else limits.max_blocks_per_sm,
         "shared memory": limits.shared_per_sm_bytes // shared_alloc,

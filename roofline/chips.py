@@ -30,24 +30,29 @@ def local_device_name() -> str | None:
     if not smi:
         return None
     try:
-        out = subprocess.run([smi, "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
-                             text=True, timeout=30).stdout
+        out = subprocess.run(
+            [smi, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True, timeout=30
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return None
     lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
     return lines[0] if lines else None
 
 
-def preset_for_device(preset: str, chip: str | None = None,
-                      device_name: str | None = None) -> tuple[Preset, str, str | None]:
+def preset_for_device(
+    preset: str, chip: str | None = None, device_name: str | None = None
+) -> tuple[Preset, str, str | None]:
     """(resolved preset, chip, note): `chip` if given, else the device's chip; an unknown device gets
     the gh100 names and a note saying so (absent metrics come back n/a, never as wrong numbers)."""
     note = None
     if chip is None:
         chip = chip_of(device_name)
         if chip is None:
-            note = (f"device {device_name!r} is not in roofline/data/chips.json: using {BASE_CHIP} metric names"
-                    if device_name else f"no GPU name from nvidia-smi: using {BASE_CHIP} metric names")
+            note = (
+                f"device {device_name!r} is not in roofline/data/chips.json: using {BASE_CHIP} metric names"
+                if device_name
+                else f"no GPU name from nvidia-smi: using {BASE_CHIP} metric names"
+            )
             chip = BASE_CHIP
     check_chip(chip)
     return resolve(preset, chip), chip, note

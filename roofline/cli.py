@@ -79,14 +79,19 @@ class CtxLen(click.ParamType):
 def workload_options(f):
     """The options every command that builds a workload shares."""
     opts = [
-        click.option("--ctx", "ctx_len", type=CtxLen(), default="128k", show_default=True,
-                     help="prefix tokens already in the cache (128k, 131072, 1m)"),
+        click.option(
+            "--ctx",
+            "ctx_len",
+            type=CtxLen(),
+            default="128k",
+            show_default=True,
+            help="prefix tokens already in the cache (128k, 131072, 1m)",
+        ),
         click.option("--batch", type=int, default=1, show_default=True),
         click.option("--heads", type=int, default=8, show_default=True, help="attention heads per GPU"),
         click.option("--q-len", type=int, default=9, show_default=True, help="draft tokens per request"),
         click.option("--page-size", type=int, default=1, show_default=True),
-        click.option("--mask", "tree_mask", type=click.Choice(["tree", "chain"]), default="tree",
-                     show_default=True),
+        click.option("--mask", "tree_mask", type=click.Choice(["tree", "chain"]), default="tree", show_default=True),
         click.option("--seed", type=int, default=0, show_default=True),
     ]
     for opt in reversed(opts):
@@ -122,8 +127,10 @@ def need_kernels(command: str) -> None:
 
     missing = [m for m in ("torch", "triton") if importlib.util.find_spec(m) is None]
     if missing:
-        raise click.ClickException(f"roofline {command} needs {' and '.join(missing)}: "
-                                   "pip install 'roofline[kernels]' (on a CPU machine: pip install torch==2.13.0 first)")
+        raise click.ClickException(
+            f"roofline {command} needs {' and '.join(missing)}: "
+            "pip install 'roofline[kernels]' (on a CPU machine: pip install torch==2.13.0 first)"
+        )
 
 
 @click.group()
@@ -138,22 +145,43 @@ def kernels_cmd(fmt: str) -> None:
     """List the kernels in the registry."""
     missing = {k.name: k.unavailable() for k in KERNELS.values()}
     if fmt == "json":
-        click.echo(json.dumps([{"name": k.name, "description": k.description, "available": missing[k.name] is None,
-                                **({"unavailable": missing[k.name]} if missing[k.name] else {})}
-                               for k in KERNELS.values()], indent=2))
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "name": k.name,
+                        "description": k.description,
+                        "available": missing[k.name] is None,
+                        **({"unavailable": missing[k.name]} if missing[k.name] else {}),
+                    }
+                    for k in KERNELS.values()
+                ],
+                indent=2,
+            )
+        )
     else:
         for k in KERNELS.values():
-            click.echo(f"{k.name:12s} {k.description}"
-                       + (f"\n{'':12s} unavailable: {missing[k.name]}" if missing[k.name] else ""))
+            click.echo(
+                f"{k.name:12s} {k.description}"
+                + (f"\n{'':12s} unavailable: {missing[k.name]}" if missing[k.name] else "")
+            )
 
 
 @main.command("check")
 @click.option("--kernel", default="triton_mla", show_default=True)
 @workload_options
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default=None,
-              help="default: cuda when torch sees a GPU; cpu runs Triton's interpreter (TRITON_INTERPRET=1, slow)")
-@click.option("--dtype", type=click.Choice(["bf16", "fp16", "fp32"]), default=None,
-              help="default: bf16 on cuda, fp16 on cpu (bf16 refused there: the interpreter gets bf16 dots wrong)")
+@click.option(
+    "--device",
+    type=click.Choice(["cpu", "cuda"]),
+    default=None,
+    help="default: cuda when torch sees a GPU; cpu runs Triton's interpreter (TRITON_INTERPRET=1, slow)",
+)
+@click.option(
+    "--dtype",
+    type=click.Choice(["bf16", "fp16", "fp32"]),
+    default=None,
+    help="default: bf16 on cuda, fp16 on cpu (bf16 refused there: the interpreter gets bf16 dots wrong)",
+)
 @click.option("--allow-slow", is_flag=True, help="run the interpreter above its size limit (minutes)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def check_cmd(kernel, device, dtype, allow_slow, fmt, **wkw) -> None:
@@ -182,11 +210,14 @@ def check_cmd(kernel, device, dtype, allow_slow, fmt, **wkw) -> None:
             raise click.UsageError(f"{too_slow}: use {smaller}, or --allow-slow to run it anyway")
         os.environ["TRITON_INTERPRET"] = "1"  # before the kernel module imports triton
         if fmt == "text":
-            progress(f"note: on cpu the kernel runs in Triton's interpreter with {dtype} inputs "
-                     "(its bf16 dots are wrong, triton-lang/triton#11584); bf16 is checked on the GPU")
+            progress(
+                f"note: on cpu the kernel runs in Triton's interpreter with {dtype} inputs "
+                "(its bf16 dots are wrong, triton-lang/triton#11584); bf16 is checked on the GPU"
+            )
             if too_slow:
                 progress(f"note: --allow-slow: {too_slow}")
     from kernels.check import check_kernel  # lazy
+
     try:
         result = check_kernel(name, workload, device=device, dtype=dtype)
     except (ValueError, RuntimeError) as exc:
@@ -194,10 +225,12 @@ def check_cmd(kernel, device, dtype, allow_slow, fmt, **wkw) -> None:
     if fmt == "json":
         click.echo(json.dumps(result.__dict__, indent=2))
     else:
-        click.echo(f"{result.kernel} on {result.device} ({result.dtype}, {result.workload})\n"
-                   f"  max_abs_err {result.max_abs_err:.3e}  rel_err {result.rel_err:.3e} "
-                   f"(tolerance {result.rel_tol:.0e})  unwritten {result.unwritten}  "
-                   f"{'ok' if result.ok else 'FAILED'}")
+        click.echo(
+            f"{result.kernel} on {result.device} ({result.dtype}, {result.workload})\n"
+            f"  max_abs_err {result.max_abs_err:.3e}  rel_err {result.rel_err:.3e} "
+            f"(tolerance {result.rel_tol:.0e})  unwritten {result.unwritten}  "
+            f"{'ok' if result.ok else 'FAILED'}"
+        )
     sys.exit(0 if result.ok else 1)
 
 
@@ -211,8 +244,9 @@ def _print_run(run, fmt: str, project_to: str | None = None) -> dict:
         target = _gpu(project_to)
         source = match_gpu(run.analysis.gpu.get("name"))
         if source is None:
-            raise click.ClickException(f"cannot project: profiled device {run.analysis.gpu.get('name')!r} "
-                                       "is not in the GPU catalogue")
+            raise click.ClickException(
+                f"cannot project: profiled device {run.analysis.gpu.get('name')!r} is not in the GPU catalogue"
+            )
         projection = project(run.analysis.kernels, source, target, run.workload)
         result["projection"] = run.analysis.clean(projection)
     if fmt == "json":
@@ -221,8 +255,14 @@ def _print_run(run, fmt: str, project_to: str | None = None) -> dict:
         click.echo(render_text(run.analysis))
         if run.timeline is not None:
             counters = run.launches.attrs.get("counters", True)  # False: the table is the timeline's own
-            click.echo("\n" + render_timeline(run.timeline, run.analysis if counters else None,
-                                               run.manifest.tools if run.manifest is not None else None))
+            click.echo(
+                "\n"
+                + render_timeline(
+                    run.timeline,
+                    run.analysis if counters else None,
+                    run.manifest.tools if run.manifest is not None else None,
+                )
+            )
         if projection:
             click.echo("\n" + render_projection(projection))
     return result
@@ -232,27 +272,56 @@ def _print_run(run, fmt: str, project_to: str | None = None) -> dict:
 @click.option("--kernel", default="triton_mla", show_default=True)
 @workload_options
 @click.option("--iters", type=int, default=3, show_default=True, help="launches inside the profiled range")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
-              help="run directory (default runs/<kernel>-<ctx>-h<heads>-q<q_len>-p<page>-<time>)")
-@click.option("--force", is_flag=True, help="replace an existing run directory at --out (only once the new run is complete)")
-@click.option("--tool", type=click.Choice(["ncu", "nsys", "both"]), default=None,
-              help="counters (ncu), timeline (nsys) or both [default: both when both are found, else the one found]")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="run directory (default runs/<kernel>-<ctx>-h<heads>-q<q_len>-p<page>-<time>)",
+)
+@click.option(
+    "--force", is_flag=True, help="replace an existing run directory at --out (only once the new run is complete)"
+)
+@click.option(
+    "--tool",
+    type=click.Choice(["ncu", "nsys", "both"]),
+    default=None,
+    help="counters (ncu), timeline (nsys) or both [default: both when both are found, else the one found]",
+)
 @click.option("--ncu", "ncu_path", default=None, help="path to ncu (else $NCU, PATH, usual folders)")
 @click.option("--nsys", "nsys_path", default=None, help="path to nsys (else $NSYS, PATH, usual folders)")
-@click.option("--preset", default=None, help="ncu metric preset: roofline (default, 6 passes on the H200), "
-              "verdict (4), full (--set full, 38); see `roofline metrics`")
+@click.option(
+    "--preset",
+    default=None,
+    help="ncu metric preset: roofline (default, 6 passes on the H200), "
+    "verdict (4), full (--set full, 38); see `roofline metrics`",
+)
 @click.option("--chip", default=None, help="resolve the preset for this ncu chip (default: the local GPU's)")
-@click.option("--source", is_flag=True, help="add the source counters and embed the kernel's source: where the warps "
-              "wait with each line's text (about one more replay pass)")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=900, show_default=True,
-              help="seconds for the whole capture; past it the running tool's process group is ended")
-@click.option("--timing-samples", type=click.IntRange(min=0), default=30, show_default=True,
-              help="after the captures, time the step this many times with no profiler attached (timing.json, "
-                   "what `roofline compare` tests); 0 skips it")
+@click.option(
+    "--source",
+    is_flag=True,
+    help="add the source counters and embed the kernel's source: where the warps "
+    "wait with each line's text (about one more replay pass)",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=900,
+    show_default=True,
+    help="seconds for the whole capture; past it the running tool's process group is ended",
+)
+@click.option(
+    "--timing-samples",
+    type=click.IntRange(min=0),
+    default=30,
+    show_default=True,
+    help="after the captures, time the step this many times with no profiler attached (timing.json, "
+    "what `roofline compare` tests); 0 skips it",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset, chip, source, timeout,
-                timing_samples, fmt,
-                **wkw) -> None:
+def profile_cmd(
+    kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset, chip, source, timeout, timing_samples, fmt, **wkw
+) -> None:
     """Run a kernel under Nsight Compute and/or Nsight Systems, parse the reports, print verdicts (needs a GPU)."""
 
     name = kernel_name(kernel)
@@ -263,9 +332,22 @@ def profile_cmd(kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset
 
     try:
         with stop_signals_interrupt():  # SIGTERM / SIGHUP: as Ctrl-C, the run kept marked failed
-            run = api().profile(name, workload, iterations=iters, out=out_dir, force=force, ncu=ncu_path,
-                              nsys=nsys_path, tool=tool, timeout=timeout, progress=progress, preset=preset,
-                              chip=chip, timing_samples=timing_samples, source=source)
+            run = api().profile(
+                name,
+                workload,
+                iterations=iters,
+                out=out_dir,
+                force=force,
+                ncu=ncu_path,
+                nsys=nsys_path,
+                tool=tool,
+                timeout=timeout,
+                progress=progress,
+                preset=preset,
+                chip=chip,
+                timing_samples=timing_samples,
+                source=source,
+            )
     except (RooflineError, ValueError) as exc:  # CaptureFailed names where the run was kept
         raise _fail(exc) from None
     except KeyboardInterrupt as exc:
@@ -290,8 +372,9 @@ def _gpu_option(ctx, param, value):
     try:
         get_gpu(value)
     except UnknownGpu as exc:
-        raise click.BadParameter(str(exc) if value.strip() else f"needs a GPU name; {str(exc).split('; ')[-1]}",
-                                 ctx, param) from None
+        raise click.BadParameter(
+            str(exc) if value.strip() else f"needs a GPU name; {str(exc).split('; ')[-1]}", ctx, param
+        ) from None
     except MeasuredFileError as exc:
         raise click.ClickException(str(exc)) from None
     return value
@@ -299,14 +382,21 @@ def _gpu_option(ctx, param, value):
 
 @main.command("analyze")
 @click.argument("path", type=click.Path(), required=False)
-@click.option("--project-to", default=None, callback=_gpu_option, help="also project the kernels onto this GPU (e.g. rtx-pro-6000)")
-@click.option("--allow-incomplete", is_flag=True,
-              help="analyze a report holding fewer launches than its run asked for (marked complete: false)")
+@click.option(
+    "--project-to",
+    default=None,
+    callback=_gpu_option,
+    help="also project the kernels onto this GPU (e.g. rtx-pro-6000)",
+)
+@click.option(
+    "--allow-incomplete",
+    is_flag=True,
+    help="analyze a report holding fewer launches than its run asked for (marked complete: false)",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def analyze_cmd(path, project_to, allow_incomplete, fmt) -> None:
     """Re-read a run directory, a report or a folder of reports (no GPU needed). Default: the bundled H200 sample."""
     if path:  # start reading the report in a child now, while pandas and the analysis load here
-
         prefetch_capture(path)
 
     if not path and fmt == "text":
@@ -328,21 +418,42 @@ def _int_list(text: str, parse=int) -> list[int]:
 
 
 @main.command("bench")
-@click.option("--kernel", "--kernels", "kernel_list", default="triton_mla,triton_mla_decode,triton_mla_fast",
-              show_default=True, help="comma list; `read` times a bare read of each point's KV bytes")
+@click.option(
+    "--kernel",
+    "--kernels",
+    "kernel_list",
+    default="triton_mla,triton_mla_decode,triton_mla_fast",
+    show_default=True,
+    help="comma list; `read` times a bare read of each point's KV bytes",
+)
 @click.option("--ctx", "ctx_list", default="8k,32k,128k,256k", show_default=True)
 @click.option("--page-size", "--page-sizes", "page_sizes", default="1,64", show_default=True)
 @click.option("--heads", "heads_list", default="8,64", show_default=True)
-@click.option("--mask", "mask_list", default="tree", show_default=True,
-              help="comma list of tree, chain; a kernel that cannot run a point (FlashMLA: chain mask, page 64) "
-                   "is left out of it, and the table says so")
+@click.option(
+    "--mask",
+    "mask_list",
+    default="tree",
+    show_default=True,
+    help="comma list of tree, chain; a kernel that cannot run a point (FlashMLA: chain mask, page 64) "
+    "is left out of it, and the table says so",
+)
 @click.option("--q-len", type=int, default=9, show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/bench", show_default=True)
-@click.option("--from", "from_json", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="re-read a saved bench.json instead (no GPU; the other options are not used)")
-@click.option("--method", type=click.Choice(["rotated", "flush"]), default="rotated", show_default=True,
-              help="rotated: CUDA-graph replays over rotated input sets, no L2 flush (as a model's layers read "
-                   "their own KV caches); flush: triton's do_bench, L2 flushed before each call")
+@click.option(
+    "--from",
+    "from_json",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="re-read a saved bench.json instead (no GPU; the other options are not used)",
+)
+@click.option(
+    "--method",
+    type=click.Choice(["rotated", "flush"]),
+    default="rotated",
+    show_default=True,
+    help="rotated: CUDA-graph replays over rotated input sets, no L2 flush (as a model's layers read "
+    "their own KV caches); flush: triton's do_bench, L2 flushed before each call",
+)
 def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, mask_list, q_len, out_dir, from_json, method) -> None:
     """Time every kernel x ctx x page size x heads on this GPU against the floor (needs a GPU), and fit
     each kernel's time to fixed + KV bytes / rate over the context lengths."""
@@ -368,8 +479,12 @@ def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, mask_list, q_len, o
     masks = tuple(m.strip() for m in mask_list.split(","))
     if bad := [m for m in masks if m not in ("tree", "chain")]:
         raise click.BadParameter(f"{', '.join(bad)}: a mask is tree or chain", param_hint="--mask")
-    grid = dict(ctx_lens=_int_list(ctx_list, parse_ctx_len), page_sizes=_int_list(page_sizes),
-                heads=_int_list(heads_list), masks=masks)
+    grid = dict(
+        ctx_lens=_int_list(ctx_list, parse_ctx_len),
+        page_sizes=_int_list(page_sizes),
+        heads=_int_list(heads_list),
+        masks=masks,
+    )
     if not torch.cuda.is_available():
         raise click.ClickException("roofline bench needs a CUDA GPU (torch sees none)")
     progress("measuring ceilings: 4 GiB copy and read, 8192^3 bf16 matmul")
@@ -378,22 +493,40 @@ def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, mask_list, q_len, o
     if gpu is None:
         raise click.ClickException(f"{ceil.device!r} is not in the GPU catalogue (roofline/data/gpus.json)")
     try:
-        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                capture_output=True, text=True, timeout=30).stdout.strip()
+        driver = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         driver = "unknown"
-    meta = {**ceil.__dict__, "driver": driver, "torch": torch.__version__, "triton": triton.__version__,
-            "method": method}
+    meta = {
+        **ceil.__dict__,
+        "driver": driver,
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "method": method,
+    }
     times = bench_grid(names, q_len=q_len, progress=progress, method=method, **grid)
-    table = bench_table(times, gpu, ceil.read_gbps, ceil.matmul_tflops,
-                        source=f"measured by roofline bench on this {ceil.device}")
+    table = bench_table(
+        times, gpu, ceil.read_gbps, ceil.matmul_tflops, source=f"measured by roofline bench on this {ceil.device}"
+    )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fits = scaling_fits(table, ceil.read_gbps, ceil.matmul_tflops)
     table.to_csv(out / "bench.csv", index=False)
-    (out / "bench.json").write_text(json.dumps({"meta": meta, "rows": json.loads(table.to_json(orient="records")),
-                                                "scaling": [dataclasses.asdict(f) for f in fits]},
-                                               indent=2) + "\n")
+    (out / "bench.json").write_text(
+        json.dumps(
+            {
+                "meta": meta,
+                "rows": json.loads(table.to_json(orient="records")),
+                "scaling": [dataclasses.asdict(f) for f in fits],
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     click.echo(render_bench(table, meta, fits))
     progress(f"wrote {out / 'bench.csv'} and {out / 'bench.json'}")
 
@@ -410,8 +543,21 @@ def _saved_bench(path: Path):
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise click.ClickException(f"{path}: not a bench.json from `roofline bench` ({exc})") from None
     need_meta = {"device", "read_gbps", "copy_gbps", "matmul_tflops"}
-    need_cols = {"kernel", "ctx_len", "page_size", "heads", "q_len", "batch", "median_ms", "kv_bytes", "tflops",
-                 "eff_gbps", "floor_ms", "gap", "speedup_vs_triton_mla"}
+    need_cols = {
+        "kernel",
+        "ctx_len",
+        "page_size",
+        "heads",
+        "q_len",
+        "batch",
+        "median_ms",
+        "kv_bytes",
+        "tflops",
+        "eff_gbps",
+        "floor_ms",
+        "gap",
+        "speedup_vs_triton_mla",
+    }
     if not isinstance(data, dict) or not isinstance(data.get("meta"), dict) or not isinstance(data.get("rows"), list):
         raise click.ClickException(f"{path}: not a bench.json from `roofline bench` (no 'meta' and 'rows')")
     missing = sorted(need_meta - set(data["meta"]))
@@ -437,8 +583,9 @@ def _saved_bench(path: Path):
         bad = table[col].notna() & numbers.isna()
         if bad.any():
             row = int(bad.idxmax())
-            raise click.ClickException(f"{path}: rows[{row}].{col} must be a number or null, "
-                                       f"got {json.dumps(table[col][row])}")
+            raise click.ClickException(
+                f"{path}: rows[{row}].{col} must be a number or null, got {json.dumps(table[col][row])}"
+            )
         table[col] = numbers
     return data["meta"], table
 
@@ -448,8 +595,12 @@ def _saved_bench(path: Path):
 @workload_options
 @click.option("--layers", type=int, default=1, show_default=True)
 @click.option("--gpu", "gpu_name", default="h200", show_default=True, help="short name; see `roofline gpus`")
-@click.option("--compile", "compile_", is_flag=True,
-              help="compile the kernel for the GPU's architecture (needs triton) for blocks per SM")
+@click.option(
+    "--compile",
+    "compile_",
+    is_flag=True,
+    help="compile the kernel for the GPU's architecture (needs triton) for blocks per SM",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     """The floor the hardware allows for a verify workload, and a kernel's own model (no GPU needed)."""
@@ -467,12 +618,16 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
             raise click.UsageError("torch_ref is the reference, not modelled; pick a Triton kernel")
         kernel_workload(kernel, workload)
         if kernel not in SPECS and kernel.removesuffix("_graph") in SPECS:
-            notes.append(f"{kernel} replays {kernel.removesuffix('_graph')}'s launches as one CUDA graph: "
-                         f"modelled as {kernel.removesuffix('_graph')}")
+            notes.append(
+                f"{kernel} replays {kernel.removesuffix('_graph')}'s launches as one CUDA graph: "
+                f"modelled as {kernel.removesuffix('_graph')}"
+            )
             kernel = kernel.removesuffix("_graph")
     if compile_ and kernel is not None and gpu.arch not in ARCHS:
-        notes.append(f"no launch configuration for {gpu.arch} ({gpu.name}; roofline compiles for "
-                     f"{', '.join(ARCHS)}): modelled without --compile, blocks per SM assumed 1")
+        notes.append(
+            f"no launch configuration for {gpu.arch} ({gpu.name}; roofline compiles for "
+            f"{', '.join(ARCHS)}): modelled without --compile, blocks per SM assumed 1"
+        )
         compile_ = False
     floor = workload_floor(workload, gpu, layers)
     out = dataclasses.asdict(floor)
@@ -484,41 +639,52 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     if kernel is not None:
         compiled = None
         if compile_:
-
             need_kernels("model --compile")
             compiled = kernel_resources(kernel, workload, gpu.arch, gpu)
         model = kernel_model(kernel, workload, gpu, compiled)
-        out["kernel_model"] = {**dataclasses.asdict(model), "time_ms_all_layers": model.time_ms * layers,
-                               "gap_to_floor": model.time_ms * layers / floor.floor_ms,
-                               "assumption": assumption_note(model, gpu)}
+        out["kernel_model"] = {
+            **dataclasses.asdict(model),
+            "time_ms_all_layers": model.time_ms * layers,
+            "gap_to_floor": model.time_ms * layers / floor.floor_ms,
+            "assumption": assumption_note(model, gpu),
+        }
     if fmt == "json":
         click.echo(json.dumps(out, indent=2))
         return
     for note in notes:
         progress(f"note: {note}")
-    click.echo(f"{gpu.name}, {workload.describe()}, {layers} layer(s)\n"
-               f"  KV bytes     {floor.kv_bytes / 1e9:.3f} GB\n"
-               f"  FLOPs        {floor.flops / 1e12:.3f} TFLOP  (intensity {floor.arithmetic_intensity:.0f} FLOP/B)\n"
-               f"  memory time  {floor.memory_ms:.3f} ms at {floor.bandwidth_gbps:.0f} GB/s ({floor.bandwidth_kind})\n"
-               f"  compute time {floor.compute_ms:.3f} ms at {floor.peak_tflops:.0f} TFLOP/s ({floor.peak_kind})\n"
-               f"  floor        {floor.floor_ms:.3f} ms, {floor.bound}-bound")
+    click.echo(
+        f"{gpu.name}, {workload.describe()}, {layers} layer(s)\n"
+        f"  KV bytes     {floor.kv_bytes / 1e9:.3f} GB\n"
+        f"  FLOPs        {floor.flops / 1e12:.3f} TFLOP  (intensity {floor.arithmetic_intensity:.0f} FLOP/B)\n"
+        f"  memory time  {floor.memory_ms:.3f} ms at {floor.bandwidth_gbps:.0f} GB/s ({floor.bandwidth_kind})\n"
+        f"  compute time {floor.compute_ms:.3f} ms at {floor.peak_tflops:.0f} TFLOP/s ({floor.peak_kind})\n"
+        f"  floor        {floor.floor_ms:.3f} ms, {floor.bound}-bound"
+    )
     fit = at_size_line(dataclasses.asdict(floor))
-    click.echo(f"  at size      {fit[len('at-size floor: '):]}" if fit else
-               "  at size      no measured read fit for this GPU (`roofline calibrate` measures one)")
+    click.echo(
+        f"  at size      {fit[len('at-size floor: ') :]}"
+        if fit
+        else "  at size      no measured read fit for this GPU (`roofline calibrate` measures one)"
+    )
     if floor.balance >= BALANCED:
         other = "compute" if floor.bound == "bandwidth" else "memory"
-        click.echo(f"  balance      {other} time is {floor.balance:.0%} of the floor: reaching it needs DRAM and "
-                   f"the tensor cores near their ceilings at once; with no overlap the step takes "
-                   f"{floor.serial_ms:.3f} ms")
+        click.echo(
+            f"  balance      {other} time is {floor.balance:.0%} of the floor: reaching it needs DRAM and "
+            f"the tensor cores near their ceilings at once; with no overlap the step takes "
+            f"{floor.serial_ms:.3f} ms"
+        )
     if model:
-        click.echo(f"{kernel} model (an estimate): {model.programs} programs on {model.sm_count} SMs "
-                   f"({model.waves:.2f} waves), moves {model.moved_bytes * layers / 1e9:.2f} GB "
-                   f"({model.unique_bytes * layers / 1e9:.2f} GB unique)\n"
-                   f"  time ~ {model.time_ms * layers:.3f} ms at one SM's fair share of bandwidth, "
-                   f"limited by {model.limited_by}: "
-                   f"{model.time_ms * layers / floor.floor_ms:.1f}x the floor\n  {model.notes}\n"
-                   f"  this {assumption_note(model, gpu)}\n"
-                   f"  {model.arch} grid {'x'.join(map(str, model.grid))}, {model.blocks_per_sm} block(s) per SM; inputs:")
+        click.echo(
+            f"{kernel} model (an estimate): {model.programs} programs on {model.sm_count} SMs "
+            f"({model.waves:.2f} waves), moves {model.moved_bytes * layers / 1e9:.2f} GB "
+            f"({model.unique_bytes * layers / 1e9:.2f} GB unique)\n"
+            f"  time ~ {model.time_ms * layers:.3f} ms at one SM's fair share of bandwidth, "
+            f"limited by {model.limited_by}: "
+            f"{model.time_ms * layers / floor.floor_ms:.1f}x the floor\n  {model.notes}\n"
+            f"  this {assumption_note(model, gpu)}\n"
+            f"  {model.arch} grid {'x'.join(map(str, model.grid))}, {model.blocks_per_sm} block(s) per SM; inputs:"
+        )
         for name, value, kind, source in model.inputs:
             click.echo(f"    {name} = {value} ({kind}): {source}")
 
@@ -547,8 +713,12 @@ def compile_cmd(kernel, arch, gpu_name, fmt, **wkw) -> None:
 
 
 @main.command("calibrate")
-@click.option("--save/--no-save", default=True, show_default=True,
-              help="write $XDG_CONFIG_HOME/roofline/measured/<gpu>.json (~/.config/...), this GPU's ceilings from then on")
+@click.option(
+    "--save/--no-save",
+    default=True,
+    show_default=True,
+    help="write $XDG_CONFIG_HOME/roofline/measured/<gpu>.json (~/.config/...), this GPU's ceilings from then on",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def calibrate_cmd(save, fmt) -> None:
     """Measure this GPU's ceilings: DRAM copy and read, L2-resident read, bf16 matmul, and the read at five
@@ -566,11 +736,15 @@ def calibrate_cmd(save, fmt) -> None:
     progress("measuring: 4 GiB copy and read, 16 MiB L2-resident re-read, 8192^3 bf16 matmul")
     c = measure_ceilings()
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")
-    data = {**c.__dict__, "source": f"roofline calibrate on this {c.device}, {stamp} (do_bench medians; "
-            "copy counts bytes read + written; L2 read timed back to back without a flush)"}
+    data = {
+        **c.__dict__,
+        "source": f"roofline calibrate on this {c.device}, {stamp} (do_bench medians; "
+        "copy counts bytes read + written; L2 read timed back to back without a flush)",
+    }
     progress("measuring: stream_read at 75 MB to 1.2 GB for the at-size floor (time = fixed + bytes / rate)")
-    fit = read_fit(read_times(), f"stream_read at 5 sizes on this {c.device}, {stamp} (CUDA-graph replays, "
-                   "do_bench medians)")
+    fit = read_fit(
+        read_times(), f"stream_read at 5 sizes on this {c.device}, {stamp} (CUDA-graph replays, do_bench medians)"
+    )
     data["read_fit"] = dataclasses.asdict(fit)
     gpu = match_gpu(c.device)
     if save:
@@ -584,10 +758,14 @@ def calibrate_cmd(save, fmt) -> None:
     if fmt == "json":
         click.echo(json.dumps(data, indent=2))
     else:
-        click.echo(f"{c.device}: read {c.read_gbps:.0f} GB/s, copy {c.copy_gbps:.0f} GB/s (read+write), "
-                   f"L2 read {c.l2_read_gbps:.0f} GB/s, bf16 matmul {c.matmul_tflops:.0f} TFLOP/s")
-        click.echo(f"read at size: {fit.fixed_us:.1f} us fixed + bytes at {fit.gbps:.0f} GB/s "
-                   f"({fit.min_bytes / 1e6:.0f} MB to {fit.max_bytes / 1e9:.1f} GB)")
+        click.echo(
+            f"{c.device}: read {c.read_gbps:.0f} GB/s, copy {c.copy_gbps:.0f} GB/s (read+write), "
+            f"L2 read {c.l2_read_gbps:.0f} GB/s, bf16 matmul {c.matmul_tflops:.0f} TFLOP/s"
+        )
+        click.echo(
+            f"read at size: {fit.fixed_us:.1f} us fixed + bytes at {fit.gbps:.0f} GB/s "
+            f"({fit.min_bytes / 1e6:.0f} MB to {fit.max_bytes / 1e9:.1f} GB)"
+        )
 
 
 @main.command("validate")
@@ -611,8 +789,14 @@ def validate_cmd(out_dir, ncu_path, only, preset) -> None:
     for name in names:
         progress(f"profiling probe {name} (preset {resolved.name}, {chip})" + (f": {note}" if note else ""))
         try:
-            run = run_ncu([sys.executable, "-m", "profiler.probes", name], Path(out_dir), name=name,
-                          ncu=ncu_path, progress=progress, preset=resolved)
+            run = run_ncu(
+                [sys.executable, "-m", "profiler.probes", name],
+                Path(out_dir),
+                name=name,
+                ncu=ncu_path,
+                progress=progress,
+                preset=resolved,
+            )
         except ProfilerError as exc:
             raise click.ClickException(str(exc)) from None
         progress(f"{name}: {max(run.passes, default=0)} replay passes per launch")
@@ -635,21 +819,48 @@ def gpus_cmd(fmt) -> None:
     if fmt == "json":
         click.echo(json.dumps([dataclasses.asdict(g) for g in gpus], indent=2))
         return
-    rows = [["short name", "name", "arch", "SMs", "boost MHz", "DRAM GB/s", "L2 MB", "FP32 TF", "BF16 TF",
-             "FP8 TF", "measured"]]
+    rows = [
+        [
+            "short name",
+            "name",
+            "arch",
+            "SMs",
+            "boost MHz",
+            "DRAM GB/s",
+            "L2 MB",
+            "FP32 TF",
+            "BF16 TF",
+            "FP8 TF",
+            "measured",
+        ]
+    ]
     for g in gpus:
         m = g.measured
-        meas = (f"read {m['read_gbps']:.0f} GB/s, bf16 {m['matmul_tflops']:.0f} TF" if m else "-")
-        rows.append([g.short_name, g.name, g.arch, str(g.sm_count), str(g.boost_clock_mhz or "-"),
-                     f"{g.dram_gbps:.0f}", f"{g.l2_mb:.0f}", f"{g.fp32_tflops:g}", f"{g.bf16_dense_tflops:g}",
-                     f"{g.fp8_dense_tflops:g}" if g.fp8_dense_tflops else "-", meas])
+        meas = f"read {m['read_gbps']:.0f} GB/s, bf16 {m['matmul_tflops']:.0f} TF" if m else "-"
+        rows.append(
+            [
+                g.short_name,
+                g.name,
+                g.arch,
+                str(g.sm_count),
+                str(g.boost_clock_mhz or "-"),
+                f"{g.dram_gbps:.0f}",
+                f"{g.l2_mb:.0f}",
+                f"{g.fp32_tflops:g}",
+                f"{g.bf16_dense_tflops:g}",
+                f"{g.fp8_dense_tflops:g}" if g.fp8_dense_tflops else "-",
+                meas,
+            ]
+        )
     click.echo(align(rows))
     click.echo("\ntensor rates dense (no sparsity), clocks boost; sources: roofline gpus --format json")
     for g in gpus:
         if g.measured_from:
             mine = Path(g.measured_from).parent == user_measured_dir()
-            click.echo(f"{g.short_name} measured: {g.measured_from} "
-                       + ("(yours, from roofline calibrate --save)" if mine else "(packaged defaults)"))
+            click.echo(
+                f"{g.short_name} measured: {g.measured_from} "
+                + ("(yours, from roofline calibrate --save)" if mine else "(packaged defaults)")
+            )
     click.echo(f"roofline calibrate --save writes to {user_measured_dir()}, read before the packaged numbers")
 
 

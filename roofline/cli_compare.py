@@ -21,14 +21,29 @@ class BadInput(click.ClickException):
 @click.command("compare")
 @click.argument("base", type=click.Path())
 @click.argument("head", type=click.Path())
-@click.option("--fail-if-slower", "fail_if_slower", type=float, default=None, metavar="PCT",
-              help="exit 1 when the head's step is slower than the base's by more than PCT percent, with the "
-                   "timing samples' Mann-Whitney p-value below --p-value (runs with fewer than 10 samples a side: "
-                   "on the profiler's step times, no test)")
-@click.option("--p-value", "p_value", type=click.FloatRange(0, 1, min_open=True), default=0.002, show_default=True,
-              help="the gate fails only when the U test's two-sided p-value is below this (asv's default)")
-@click.option("--allow-different-workload", is_flag=True,
-              help="compare runs of different workloads (said in the output; the step is not the same work)")
+@click.option(
+    "--fail-if-slower",
+    "fail_if_slower",
+    type=float,
+    default=None,
+    metavar="PCT",
+    help="exit 1 when the head's step is slower than the base's by more than PCT percent, with the "
+    "timing samples' Mann-Whitney p-value below --p-value (runs with fewer than 10 samples a side: "
+    "on the profiler's step times, no test)",
+)
+@click.option(
+    "--p-value",
+    "p_value",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=0.002,
+    show_default=True,
+    help="the gate fails only when the U test's two-sided p-value is below this (asv's default)",
+)
+@click.option(
+    "--allow-different-workload",
+    is_flag=True,
+    help="compare runs of different workloads (said in the output; the step is not the same work)",
+)
 @click.option("--allow-incomplete", is_flag=True, help="compare runs whose reports hold fewer launches than asked")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
 def compare_cmd(base, head, fail_if_slower, p_value, allow_different_workload, allow_incomplete, fmt) -> None:
@@ -39,9 +54,14 @@ def compare_cmd(base, head, fail_if_slower, p_value, allow_different_workload, a
     if fail_if_slower is not None and not (math.isfinite(fail_if_slower) and fail_if_slower >= 0):
         raise BadInput(f"--fail-if-slower must be a finite percentage >= 0, got {fail_if_slower:g}")
     try:
-        cmp = compare(base, head, fail_if_slower_pct=fail_if_slower,
-                      allow_different_workload=allow_different_workload, allow_incomplete=allow_incomplete,
-                      p_value=p_value)
+        cmp = compare(
+            base,
+            head,
+            fail_if_slower_pct=fail_if_slower,
+            allow_different_workload=allow_different_workload,
+            allow_incomplete=allow_incomplete,
+            p_value=p_value,
+        )
     except (ProfilerError, WorkloadError, ValueError) as exc:
         raise BadInput(str(exc).splitlines()[0]) from None
     if fmt == "json":

@@ -15,12 +15,20 @@ from roofline.cli_common import fail as _fail
 
 @click.command("report")
 @click.argument("path", type=click.Path(), required=False)
-@click.option("-o", "--out", "out", type=click.Path(), default=None,
-              help="report file (DIR/report.md; a folder gets report.md inside). "
-                   "Default: ./<run name>-report/report.md")
+@click.option(
+    "-o",
+    "--out",
+    "out",
+    type=click.Path(),
+    default=None,
+    help="report file (DIR/report.md; a folder gets report.md inside). Default: ./<run name>-report/report.md",
+)
 @click.option("--force", is_flag=True, help="overwrite an existing report and its charts")
-@click.option("--allow-incomplete", is_flag=True,
-              help="report on a capture holding fewer launches than its run asked for (said in the report)")
+@click.option(
+    "--allow-incomplete",
+    is_flag=True,
+    help="report on a capture holding fewer launches than its run asked for (said in the report)",
+)
 def report_cmd(path, out, force, allow_incomplete) -> None:
     """Write a GitHub-flavoured markdown report with roofline and stall charts (PNG + SVG)."""
     from reports.markdown import ReportExists  # lazy

@@ -66,8 +66,11 @@ def _summary(sweep_dir: Path, fmt: str, write: bool = True) -> None:
     if not write:
         click.echo(f"nothing written (pass --write to save {sweep_dir / SUMMARY} and the chart)", err=True)
         return
-    click.echo(f"wrote {sweep_dir / SUMMARY}" + (f", {', '.join(map(str, charts))}" if charts else
-                                                  " (no finished point: no chart)"), err=True)
+    click.echo(
+        f"wrote {sweep_dir / SUMMARY}"
+        + (f", {', '.join(map(str, charts))}" if charts else " (no finished point: no chart)"),
+        err=True,
+    )
 
 
 def _chart_title(sweep_dir: Path, table) -> str:
@@ -88,18 +91,33 @@ def _chart_title(sweep_dir: Path, table) -> str:
 @click.option("--heads", "heads", default="8", show_default=True)
 @click.option("--q-len", "q_lens", default="9", show_default=True)
 @click.option("--iters", type=int, default=3, show_default=True, help="launches inside each profiled range")
-@click.option("--out", "out", type=click.Path(file_okay=False), default="runs/sweep", show_default=True,
-              help="the sweep folder: one run directory per point, sweep.json, summary.csv, sweep.png/.svg")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(file_okay=False),
+    default="runs/sweep",
+    show_default=True,
+    help="the sweep folder: one run directory per point, sweep.json, summary.csv, sweep.png/.svg",
+)
 @click.option("--gpus", default=None, help="GPU indices of this host (0,1): one worker process per GPU")
 @click.option("--ncu", "ncu_path", default=None, help="path to ncu (else $NCU, PATH, usual folders)")
-@click.option("--summarize", "summarize_dir", type=click.Path(file_okay=False), default=None,
-              help="only print the table of an existing sweep folder (no GPU); writes nothing unless --write")
+@click.option(
+    "--summarize",
+    "summarize_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="only print the table of an existing sweep folder (no GPU); writes nothing unless --write",
+)
 @click.option("--write", is_flag=True, help="with --summarize: also save summary.csv and sweep.png/.svg in the folder")
-@click.option("--print-commands", is_flag=True,
-              help="print one `roofline profile` command per point (for a scheduler's job array) and exit")
+@click.option(
+    "--print-commands",
+    is_flag=True,
+    help="print one `roofline profile` command per point (for a scheduler's job array) and exit",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
-def sweep_cmd(kernels, ctx, pages, heads, q_lens, iters, out, gpus, ncu_path, summarize_dir, write, print_commands,
-              fmt) -> None:
+def sweep_cmd(
+    kernels, ctx, pages, heads, q_lens, iters, out, gpus, ncu_path, summarize_dir, write, print_commands, fmt
+) -> None:
     """Profile every kernel x ctx x page size x heads x q_len point; skip finished ones; table and chart."""
     from roofline.sweeps import SweepError, plan, run_sweep, sweep_command  # lazy
 
@@ -115,9 +133,13 @@ def sweep_cmd(kernels, ctx, pages, heads, q_lens, iters, out, gpus, ncu_path, su
         raise BadInput("--kernel is required (e.g. --kernel triton_mla,triton_mla_fast), or --summarize DIR")
     if iters < 1:
         raise BadInput("--iters must be at least 1")
-    grid = dict(kernels=_list(kernels, _kernel, "kernel"), ctx=_list(ctx, parse_ctx_len, "ctx"),
-                page_sizes=_list(pages, int, "page-size"), heads=_list(heads, int, "heads"),
-                q_lens=_list(q_lens, int, "q-len"))
+    grid = dict(
+        kernels=_list(kernels, _kernel, "kernel"),
+        ctx=_list(ctx, parse_ctx_len, "ctx"),
+        page_sizes=_list(pages, int, "page-size"),
+        heads=_list(heads, int, "heads"),
+        q_lens=_list(q_lens, int, "q-len"),
+    )
     gpu_list = _list(gpus, _gpu_index, "gpus") if gpus else None
     try:
         points = plan(grid["kernels"], grid["ctx"], grid["page_sizes"], grid["heads"], grid["q_lens"])
@@ -128,14 +150,17 @@ def sweep_cmd(kernels, ctx, pages, heads, q_lens, iters, out, gpus, ncu_path, su
         for p in points:
             click.echo(shlex.join(p.command(sweep_dir, iters, ncu_path)))
         return
-    resume = sweep_command(grid["kernels"], grid["ctx"], grid["page_sizes"], grid["heads"], grid["q_lens"], out,
-                           iters, ncu_path, gpu_list)
+    resume = sweep_command(
+        grid["kernels"], grid["ctx"], grid["page_sizes"], grid["heads"], grid["q_lens"], out, iters, ncu_path, gpu_list
+    )
     outcome = _run_with_progress(points, sweep_dir, iters, ncu_path, gpu_list, resume, run_sweep)
     failed = [r for r in outcome.results if r.status == "failed"]
     _summary(sweep_dir, fmt)
     say = lambda m: click.echo(m, err=True)  # noqa: E731
-    say(f"{outcome.count('done')} profiled, {outcome.count('kept')} kept from before, {len(failed)} failed, "
-        f"{outcome.count('interrupted')} interrupted, of {len(points)} points")
+    say(
+        f"{outcome.count('done')} profiled, {outcome.count('kept')} kept from before, {len(failed)} failed, "
+        f"{outcome.count('interrupted')} interrupted, of {len(points)} points"
+    )
     for r in failed:
         say(f"failed: {r.name}: {r.error}" + (f" (kept at {r.kept_at})" if r.kept_at else ""))
     if outcome.interrupted:
@@ -151,8 +176,13 @@ def _run_with_progress(points, sweep_dir, iters, ncu_path, gpus, resume, run_swe
 
     from roofline.sweeps import SweepError  # lazy
 
-    bar = tqdm(total=len(points), unit="point", file=sys.stderr, dynamic_ncols=True,
-               bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} points [{elapsed}<{remaining}]{postfix}")
+    bar = tqdm(
+        total=len(points),
+        unit="point",
+        file=sys.stderr,
+        dynamic_ncols=True,
+        bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} points [{elapsed}<{remaining}]{postfix}",
+    )
     running: dict[str, str | None] = {}
     kept: list[str] = []
 
@@ -178,8 +208,16 @@ def _run_with_progress(points, sweep_dir, iters, ncu_path, gpus, resume, run_swe
         show()
 
     try:
-        return run_sweep(points, sweep_dir, iterations=iters, ncu=ncu_path, gpus=gpus, command=resume,
-                         on_start=on_start, on_done=on_done)
+        return run_sweep(
+            points,
+            sweep_dir,
+            iterations=iters,
+            ncu=ncu_path,
+            gpus=gpus,
+            command=resume,
+            on_start=on_start,
+            on_done=on_done,
+        )
     except SweepError as exc:
         raise BadInput(str(exc)) from None
     finally:

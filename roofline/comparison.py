@@ -34,10 +34,20 @@ from roofline.verdict import num
 
 # Every metric a kernel summary carries, with its unit (for the renderers) - in display order.
 METRICS: tuple[tuple[str, str], ...] = (
-    ("duration_ms", "ms"), ("ms_per_step", "ms"), ("launches", ""), ("grid_size", ""), ("block_size", ""),
-    ("registers_per_thread", ""), ("dram_gbps", "GB/s"), ("dram_throughput_pct", "%"),
-    ("sm_throughput_pct", "%"), ("memory_throughput_pct", "%"), ("l2_hit_rate_pct", "%"),
-    ("waves_per_sm", ""), ("achieved_occupancy_pct", "%"), ("theoretical_occupancy_pct", "%"),
+    ("duration_ms", "ms"),
+    ("ms_per_step", "ms"),
+    ("launches", ""),
+    ("grid_size", ""),
+    ("block_size", ""),
+    ("registers_per_thread", ""),
+    ("dram_gbps", "GB/s"),
+    ("dram_throughput_pct", "%"),
+    ("sm_throughput_pct", "%"),
+    ("memory_throughput_pct", "%"),
+    ("l2_hit_rate_pct", "%"),
+    ("waves_per_sm", ""),
+    ("achieved_occupancy_pct", "%"),
+    ("theoretical_occupancy_pct", "%"),
     ("gap_to_floor", "x"),
 )
 IGNORED_WORKLOAD_FIELDS = ("seed",)  # random inputs, same shapes: the same work
@@ -87,8 +97,7 @@ class SampleTest:
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["delta_pct"] = self.delta_pct
-        d["ci_delta_pct"] = (None if self.ci_low is None else
-                             [(self.ci_low - 1.0) * 100.0, (self.ci_high - 1.0) * 100.0])
+        d["ci_delta_pct"] = None if self.ci_low is None else [(self.ci_low - 1.0) * 100.0, (self.ci_high - 1.0) * 100.0]
         return d
 
 
@@ -97,10 +106,29 @@ def sample_test(base, head, method: str | None = None, min_samples: int = MIN_SA
     base, head = [float(v) for v in base], [float(v) for v in head]
     ci = median_ratio_ci(base, head)
     if min(len(base), len(head)) < min_samples:
-        return SampleTest(float(pd.Series(base).median()), float(pd.Series(head).median()), ci.ratio, None, None,
-                          None, len(base), len(head), method)
-    return SampleTest(float(pd.Series(base).median()), float(pd.Series(head).median()), ci.ratio, ci.low, ci.high,
-                      mann_whitney_u(head, base).p_value, len(base), len(head), method, ci.level)
+        return SampleTest(
+            float(pd.Series(base).median()),
+            float(pd.Series(head).median()),
+            ci.ratio,
+            None,
+            None,
+            None,
+            len(base),
+            len(head),
+            method,
+        )
+    return SampleTest(
+        float(pd.Series(base).median()),
+        float(pd.Series(head).median()),
+        ci.ratio,
+        ci.low,
+        ci.high,
+        mann_whitney_u(head, base).p_value,
+        len(base),
+        len(head),
+        method,
+        ci.level,
+    )
 
 
 @dataclass
@@ -155,15 +183,32 @@ class Comparison:
     def to_dict(self) -> dict:
         step = None
         if self.step is not None:
-            step = {"base_ms": self.step.base, "head_ms": self.step.head, "speedup": self.speedup,
-                    "delta_pct": self.step.delta_pct, "noise_pct": self.step.noise_pct,
-                    "verdict": self.step.verdict}
-        return _clean({
-            "base": self.base, "head": self.head,
-            "workload": {"same": self.same_workload, "base": self.base_workload, "head": self.head_workload,
-                         "differences": {k: list(v) for k, v in self.workload_differences.items()}},
-            "step": step, "timing": self.timing.to_dict() if self.timing else None, "same_run": self.same_run,
-            "kernels": [k.to_dict() for k in self.kernels], "gate": self.gate, "notes": self.notes})
+            step = {
+                "base_ms": self.step.base,
+                "head_ms": self.step.head,
+                "speedup": self.speedup,
+                "delta_pct": self.step.delta_pct,
+                "noise_pct": self.step.noise_pct,
+                "verdict": self.step.verdict,
+            }
+        return _clean(
+            {
+                "base": self.base,
+                "head": self.head,
+                "workload": {
+                    "same": self.same_workload,
+                    "base": self.base_workload,
+                    "head": self.head_workload,
+                    "differences": {k: list(v) for k, v in self.workload_differences.items()},
+                },
+                "step": step,
+                "timing": self.timing.to_dict() if self.timing else None,
+                "same_run": self.same_run,
+                "kernels": [k.to_dict() for k in self.kernels],
+                "gate": self.gate,
+                "notes": self.notes,
+            }
+        )
 
 
 def delta_pct(base: float | None, head: float | None) -> float | None:
@@ -181,8 +226,9 @@ def spread_pct(values) -> float | None:
     return (max(values) - min(values)) / med * 100.0 if med else None
 
 
-def timing_change(base: float | None, head: float | None, base_spread: float | None,
-                  head_spread: float | None) -> Change:
+def timing_change(
+    base: float | None, head: float | None, base_spread: float | None, head_spread: float | None
+) -> Change:
     """A duration base vs head, called faster / slower / within noise against the larger spread."""
     d = delta_pct(base, head)
     spreads = [s for s in (base_spread, head_spread) if s is not None]
@@ -192,8 +238,9 @@ def timing_change(base: float | None, head: float | None, base_spread: float | N
     elif noise is not None and abs(d) <= noise:
         verdict = "within noise"
     else:
-        verdict = ("slower" if d > 0 else "faster" if d < 0 else "same") + ("" if noise is not None else
-                                                                          " (noise unknown: one launch)")
+        verdict = ("slower" if d > 0 else "faster" if d < 0 else "same") + (
+            "" if noise is not None else " (noise unknown: one launch)"
+        )
     return Change(base, head, d, noise, verdict)
 
 
@@ -207,7 +254,7 @@ def step_spread_pct(run) -> float | None:
         return None
     durations = run.launches.sort_values("launch")["duration_ms"].to_numpy()
     per = n // it
-    return spread_pct([durations[i * per:(i + 1) * per].sum() for i in range(it)])
+    return spread_pct([durations[i * per : (i + 1) * per].sum() for i in range(it)])
 
 
 def _config(k: KernelSummary) -> str:
@@ -251,8 +298,13 @@ def _per_step(run, k: KernelSummary | None) -> float | None:
     return float(sum(_launch_durations(run, k))) / run.spec.iterations
 
 
-def compare_kernel(base_run, head_run, kb: KernelSummary | None, kh: KernelSummary | None,
-                   timings: tuple[TimingSamples | None, TimingSamples | None] = (None, None)) -> KernelComparison:
+def compare_kernel(
+    base_run,
+    head_run,
+    kb: KernelSummary | None,
+    kh: KernelSummary | None,
+    timings: tuple[TimingSamples | None, TimingSamples | None] = (None, None),
+) -> KernelComparison:
     metrics = {}
     for name, _unit in METRICS:
         if name == "ms_per_step":
@@ -261,17 +313,23 @@ def compare_kernel(base_run, head_run, kb: KernelSummary | None, kh: KernelSumma
             b = num(getattr(kb, name)) if kb else None
             h = num(getattr(kh, name)) if kh else None
         if name == "duration_ms" and kb and kh:
-            metrics[name] = timing_change(b, h, spread_pct(_launch_durations(base_run, kb)),
-                                          spread_pct(_launch_durations(head_run, kh)))
+            metrics[name] = timing_change(
+                b, h, spread_pct(_launch_durations(base_run, kb)), spread_pct(_launch_durations(head_run, kh))
+            )
         else:
             metrics[name] = Change(b, h, delta_pct(b, h))
     stalls = tuple(", ".join(s["reason"] for s in k.top_stalls) if k else None for k in (kb, kh))
     return KernelComparison(
-        kernel=(kb or kh).kernel, side="both" if kb and kh else "base only" if kb else "head only",
-        base_config=_config(kb) if kb else None, head_config=_config(kh) if kh else None, metrics=metrics,
+        kernel=(kb or kh).kernel,
+        side="both" if kb and kh else "base only" if kb else "head only",
+        base_config=_config(kb) if kb else None,
+        head_config=_config(kh) if kh else None,
+        metrics=metrics,
         bound=(kb.bound if kb else None, kh.bound if kh else None),
-        cause=(kb.cause if kb else None, kh.cause if kh else None), top_stalls=stalls,
-        timing=_kernel_test(timings, kb.kernel) if kb and kh else None)
+        cause=(kb.cause if kb else None, kh.cause if kh else None),
+        top_stalls=stalls,
+        timing=_kernel_test(timings, kb.kernel) if kb and kh else None,
+    )
 
 
 def _kernel_test(timings, kernel: str) -> SampleTest | None:
@@ -296,16 +354,24 @@ def same_run(base_run, head_run) -> bool:
     return bool(b) and b == h
 
 
-def decide_gate(fail_if_slower_pct: float | None, p_value: float, test: SampleTest | None,
-                step: Change | None) -> dict:
+def decide_gate(fail_if_slower_pct: float | None, p_value: float, test: SampleTest | None, step: Change | None) -> dict:
     """The gate: on the timing samples when both sides have MIN_SAMPLES (slower by more than the
     threshold with p below `p_value` fails), else on the profiler's step times (slower by more than
     the threshold fails). Raises CompareError when asked to gate with neither."""
-    gate = {"fail_if_slower_pct": fail_if_slower_pct, "p_value": p_value, "passed": True, "slower_pct": None,
-            "on": "step"}
+    gate = {
+        "fail_if_slower_pct": fail_if_slower_pct,
+        "p_value": p_value,
+        "passed": True,
+        "slower_pct": None,
+        "on": "step",
+    }
     if test is not None and test.enough:
-        gate.update(on="timing samples", slower_pct=test.delta_pct, p=test.p_value,
-                    ci_pct=[(test.ci_low - 1) * 100, (test.ci_high - 1) * 100])
+        gate.update(
+            on="timing samples",
+            slower_pct=test.delta_pct,
+            p=test.p_value,
+            ci_pct=[(test.ci_low - 1) * 100, (test.ci_high - 1) * 100],
+        )
     elif step is not None:
         gate["slower_pct"] = step.delta_pct
     if fail_if_slower_pct is None:
@@ -314,15 +380,21 @@ def decide_gate(fail_if_slower_pct: float | None, p_value: float, test: SampleTe
         slower = test.delta_pct > fail_if_slower_pct
         gate["passed"] = not (slower and test.p_value < p_value)
         if slower and gate["passed"]:
-            gate["note"] = (f"slower by more than the threshold but not significant "
-                            f"(p = {test.p_value:.2g} >= {p_value:g})")
+            gate["note"] = (
+                f"slower by more than the threshold but not significant (p = {test.p_value:.2g} >= {p_value:g})"
+            )
         return gate
     if step is None or step.delta_pct is None:
-        raise CompareError("cannot gate: no step time on both sides (a step needs a run directory "
-                           "with its workload and iterations; bare reports have none)")
+        raise CompareError(
+            "cannot gate: no step time on both sides (a step needs a run directory "
+            "with its workload and iterations; bare reports have none)"
+        )
     gate["passed"] = step.delta_pct <= fail_if_slower_pct
-    why = ("no timing samples on both sides" if test is None else
-           f"too few timing samples ({test.n_base} and {test.n_head}; the test needs {MIN_SAMPLES} a side)")
+    why = (
+        "no timing samples on both sides"
+        if test is None
+        else f"too few timing samples ({test.n_base} and {test.n_head}; the test needs {MIN_SAMPLES} a side)"
+    )
     gate["note"] = f"{why}: gated on the profiler's step times, with no test"
     if step.verdict == "within noise":
         gate["note"] += f"; the change is within the runs' noise ({step.noise_pct:.2f}%)"
@@ -336,8 +408,13 @@ def workload_differences(base: dict | None, head: dict | None) -> dict[str, tupl
     return {k: (base.get(k), head.get(k)) for k in keys if base.get(k) != head.get(k)}
 
 
-def compare(base_run, head_run, fail_if_slower_pct: float | None = None, allow_different_workload: bool = False,
-            p_value: float = DEFAULT_P_VALUE) -> Comparison:
+def compare(
+    base_run,
+    head_run,
+    fail_if_slower_pct: float | None = None,
+    allow_different_workload: bool = False,
+    p_value: float = DEFAULT_P_VALUE,
+) -> Comparison:
     """Compare two loaded runs (roofline.api.Run; `roofline.compare` also takes paths). Raises
     CompareError when the workloads differ (unless allowed) or when a gate is asked for and there is
     no step time."""
@@ -353,8 +430,10 @@ def compare(base_run, head_run, fail_if_slower_pct: float | None = None, allow_d
     if same is False:
         listed = ", ".join(f"{k} {b} -> {h}" for k, (b, h) in diffs.items())
         if not allow_different_workload:
-            raise CompareError(f"{base_run.source} and {head_run.source} ran different workloads ({listed}); "
-                               "pass --allow-different-workload to compare them anyway")
+            raise CompareError(
+                f"{base_run.source} and {head_run.source} ran different workloads ({listed}); "
+                "pass --allow-different-workload to compare them anyway"
+            )
         notes.append(f"DIFFERENT WORKLOADS ({listed}): the step times are not the same work")
     if same is None:
         bare = [str(r.source) for r in (base_run, head_run) if r.spec is None]
@@ -368,8 +447,12 @@ def compare(base_run, head_run, fail_if_slower_pct: float | None = None, allow_d
 
     step = None
     if base_run.step and head_run.step:
-        step = timing_change(base_run.step["kernel_ms_per_step"], head_run.step["kernel_ms_per_step"],
-                             step_spread_pct(base_run), step_spread_pct(head_run))
+        step = timing_change(
+            base_run.step["kernel_ms_per_step"],
+            head_run.step["kernel_ms_per_step"],
+            step_spread_pct(base_run),
+            step_spread_pct(head_run),
+        )
 
     timings = (run_timing(base_run), run_timing(head_run))
     test = None
@@ -380,16 +463,37 @@ def compare(base_run, head_run, fail_if_slower_pct: float | None = None, allow_d
             notes.append(f"the timing samples were taken by different methods ({' vs '.join(sorted(methods))})")
     elif any(timings):
         notes.append("timing samples on one side only: the step is compared by the profiler's times")
-    kernels = [compare_kernel(base_run, head_run, kb, kh, timings)
-               for kb, kh in match_kernels(base_run.analysis.kernels, head_run.analysis.kernels)]
+    kernels = [
+        compare_kernel(base_run, head_run, kb, kh, timings)
+        for kb, kh in match_kernels(base_run.analysis.kernels, head_run.analysis.kernels)
+    ]
     gate = decide_gate(fail_if_slower_pct, p_value, test, step)
     one = same_run(base_run, head_run)
     if one:
         gate["same_run"] = True  # the renderers say so first
-    return Comparison(base=str(base_run.source), head=str(head_run.source), same_workload=same,
-                      workload_differences=diffs, base_workload=bw, head_workload=hw, step=step,
-                      kernels=kernels, gate=gate, notes=notes, timing=test, same_run=one)
+    return Comparison(
+        base=str(base_run.source),
+        head=str(head_run.source),
+        same_workload=same,
+        workload_differences=diffs,
+        base_workload=bw,
+        head_workload=hw,
+        step=step,
+        kernels=kernels,
+        gate=gate,
+        notes=notes,
+        timing=test,
+        same_run=one,
+    )
 
 
-__all__ = ["Change", "Comparison", "CompareError", "KernelComparison", "SampleTest", "compare", "decide_gate",
-           "sample_test"]
+__all__ = [
+    "Change",
+    "Comparison",
+    "CompareError",
+    "KernelComparison",
+    "SampleTest",
+    "compare",
+    "decide_gate",
+    "sample_test",
+]

@@ -47,8 +47,16 @@ def check_packages() -> list[Check]:
     found = shadowed_packages()
     if not found:
         return [Check("packages", "ok", "kernels, profiler, reports are roofline's own")]
-    return [Check(f"package {s.package}", "FAIL", s.message().split(". Fix: ")[0],
-                  fix=s.message().split(". Fix: ")[1], blocks=True) for s in found]
+    return [
+        Check(
+            f"package {s.package}",
+            "FAIL",
+            s.message().split(". Fix: ")[0],
+            fix=s.message().split(". Fix: ")[1],
+            blocks=True,
+        )
+        for s in found
+    ]
 
 
 def check_tools(own_profiler: bool) -> tuple[list[Check], dict]:
@@ -60,43 +68,77 @@ def check_tools(own_profiler: bool) -> tuple[list[Check], dict]:
     from profiler.nsys import IMPORTER_LIBS, find_nsys, importer_missing, nsys_version  # lazy, as above
 
     checks, found = [], {}
-    for name, find, tool_version, what in (("ncu", find_ncu, ncu_version, "hardware counters"),
-                                       ("nsys", find_nsys, nsys_version, "timeline")):
+    for name, find, tool_version, what in (
+        ("ncu", find_ncu, ncu_version, "hardware counters"),
+        ("nsys", find_nsys, nsys_version, "timeline"),
+    ):
         try:
             path = find()
         except ToolNotFound as exc:
-            checks.append(Check(name, "warn", str(exc).split(":")[0] + f" (no {what})",
-                                fix=f"install Nsight {'Compute' if name == 'ncu' else 'Systems'}, or point "
-                                    f"{name.upper()}=/path/to/{name} or --{name} at it"))
+            checks.append(
+                Check(
+                    name,
+                    "warn",
+                    str(exc).split(":")[0] + f" (no {what})",
+                    fix=f"install Nsight {'Compute' if name == 'ncu' else 'Systems'}, or point "
+                    f"{name.upper()}=/path/to/{name} or --{name} at it",
+                )
+            )
             continue
         found[name] = path
         checks.append(Check(name, "ok", f"{path} ({tool_version(path) or 'version unknown'})"))
     if "nsys" in found:
         missing = importer_missing(found["nsys"])
         if missing:
-            checks.append(Check("nsys importer", "FAIL", f"cannot load {', '.join(missing)}: nsys would leave a "
-                                ".qdstrm and no report", blocks=False,
-                                fix="install them (e.g. `apt-get install libdw1 libelf1`) or put a folder "
-                                    "holding them on LD_LIBRARY_PATH"))
+            checks.append(
+                Check(
+                    "nsys importer",
+                    "FAIL",
+                    f"cannot load {', '.join(missing)}: nsys would leave a .qdstrm and no report",
+                    blocks=False,
+                    fix="install them (e.g. `apt-get install libdw1 libelf1`) or put a folder "
+                    "holding them on LD_LIBRARY_PATH",
+                )
+            )
             found.pop("nsys")
         else:
             checks.append(Check("nsys importer", "ok", f"{', '.join(IMPORTER_LIBS)} load"))
     if not found:
-        checks.append(Check("profilers", "FAIL", "neither ncu nor a working nsys: nothing to profile with",
-                            fix="install Nsight Compute (ncu) and/or Nsight Systems (nsys)", blocks=True))
+        checks.append(
+            Check(
+                "profilers",
+                "FAIL",
+                "neither ncu nor a working nsys: nothing to profile with",
+                fix="install Nsight Compute (ncu) and/or Nsight Systems (nsys)",
+                blocks=True,
+            )
+        )
     return checks, found
 
 
 def check_gpu() -> list[Check]:
     code, out = _run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
     if code == -1:
-        return [Check("GPU", "FAIL", "no NVIDIA driver here: nvidia-smi not found, so no GPU to profile",
-                      fix="run `roofline profile` on a machine with an NVIDIA GPU and driver (analyze, "
-                          "report and model work without one)", blocks=True)]
+        return [
+            Check(
+                "GPU",
+                "FAIL",
+                "no NVIDIA driver here: nvidia-smi not found, so no GPU to profile",
+                fix="run `roofline profile` on a machine with an NVIDIA GPU and driver (analyze, "
+                "report and model work without one)",
+                blocks=True,
+            )
+        ]
     if code != 0 or not out:
-        return [Check("GPU", "FAIL", f"nvidia-smi failed: {out.splitlines()[-1] if out else f'exit {code}'}",
-                      fix="check the driver (`nvidia-smi`); in a container, run it with the GPU passed in "
-                          "(e.g. --gpus all)", blocks=True)]
+        return [
+            Check(
+                "GPU",
+                "FAIL",
+                f"nvidia-smi failed: {out.splitlines()[-1] if out else f'exit {code}'}",
+                fix="check the driver (`nvidia-smi`); in a container, run it with the GPU passed in (e.g. --gpus all)",
+                blocks=True,
+            )
+        ]
     return [Check("GPU", "ok", "; ".join(line.strip() for line in out.splitlines()))]
 
 
@@ -107,39 +149,64 @@ def check_counters(params: Path = PARAMS, euid: int | None = None) -> list[Check
         text = params.read_text()
     except OSError:
         return [Check("counters", "info", f"{params} not readable (no NVIDIA kernel driver loaded here)")]
-    value = next((ln.split(":", 1)[1].strip() for ln in text.splitlines()
-                  if ln.split(":", 1)[0].strip() == "RmProfilingAdminOnly"), None)
+    value = next(
+        (
+            ln.split(":", 1)[1].strip()
+            for ln in text.splitlines()
+            if ln.split(":", 1)[0].strip() == "RmProfilingAdminOnly"
+        ),
+        None,
+    )
     if value is None:
         return [Check("counters", "info", f"{params} has no RmProfilingAdminOnly line")]
     if value == "0":
         return [Check("counters", "ok", "readable by every user (RmProfilingAdminOnly: 0)")]
     if euid == 0:
         return [Check("counters", "ok", "admin-only (RmProfilingAdminOnly: 1), and this user is root")]
-    return [Check("counters", "FAIL", "admin-only (RmProfilingAdminOnly: 1) and this user is not root: ncu "
-                  "would fail with ERR_NVGPUCTRPERM", blocks=False,
-                  fix="run as root (sudo), or allow all users: `options nvidia "
-                      "NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/, then reload the driver "
-                      "or reboot (https://developer.nvidia.com/ERR_NVGPUCTRPERM)")]
+    return [
+        Check(
+            "counters",
+            "FAIL",
+            "admin-only (RmProfilingAdminOnly: 1) and this user is not root: ncu would fail with ERR_NVGPUCTRPERM",
+            blocks=False,
+            fix="run as root (sudo), or allow all users: `options nvidia "
+            "NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/, then reload the driver "
+            "or reboot (https://developer.nvidia.com/ERR_NVGPUCTRPERM)",
+        )
+    ]
 
 
 def check_ncu_report() -> list[Check]:
     spec = importlib.util.find_spec("ncu_report")
     if spec is None or not spec.origin:
-        return [Check("ncu_report", "FAIL", "not installed: .ncu-rep files cannot be read",
-                      fix="pip install ncu-report")]
+        return [
+            Check("ncu_report", "FAIL", "not installed: .ncu-rep files cannot be read", fix="pip install ncu-report")
+        ]
     origin = spec.origin
     try:
         wheel = version("ncu-report")
     except Exception:  # noqa: BLE001
         wheel = None
     if "extras/python" in origin.replace("\\", "/") or wheel is None:
-        return [Check("ncu_report", "warn", f"imports from {origin}, an Nsight Compute install's copy, not the "
-                      "PyPI wheel (that copy crashed reading reports on the H200)",
-                      fix="pip install ncu-report")]
+        return [
+            Check(
+                "ncu_report",
+                "warn",
+                f"imports from {origin}, an Nsight Compute install's copy, not the "
+                "PyPI wheel (that copy crashed reading reports on the H200)",
+                fix="pip install ncu-report",
+            )
+        ]
     code, out = _run([sys.executable, "-c", "import ncu_report"], timeout=120)
     if code != 0:
-        return [Check("ncu_report", "FAIL", f"the PyPI wheel {wheel} does not import: "
-                      f"{out.splitlines()[-1] if out else code}", fix="pip install --force-reinstall ncu-report")]
+        return [
+            Check(
+                "ncu_report",
+                "FAIL",
+                f"the PyPI wheel {wheel} does not import: {out.splitlines()[-1] if out else code}",
+                fix="pip install --force-reinstall ncu-report",
+            )
+        ]
     return [Check("ncu_report", "ok", f"PyPI ncu-report {wheel} ({origin})")]
 
 
@@ -165,26 +232,53 @@ def check_python() -> list[Check]:
     try:
         info = json.loads(out.splitlines()[-1])
     except (ValueError, IndexError):
-        return [Check("torch", "FAIL", f"{sys.executable} could not report torch/triton: {out[-200:]}",
-                      fix="pip install 'roofline[kernels]'", blocks=True)]
+        return [
+            Check(
+                "torch",
+                "FAIL",
+                f"{sys.executable} could not report torch/triton: {out[-200:]}",
+                fix="pip install 'roofline[kernels]'",
+                blocks=True,
+            )
+        ]
     checks = [Check("python", "info", f"{sys.executable} ({sys.version.split()[0]})")]
     missing = [d for d in ("torch", "triton") if not info.get(d)]
     if missing:
-        checks.append(Check(" and ".join(missing), "FAIL", "not installed: the profiled harness needs them",
-                            fix="pip install 'roofline[kernels]' (a GPU build of torch on a GPU machine)",
-                            blocks=True))
+        checks.append(
+            Check(
+                " and ".join(missing),
+                "FAIL",
+                "not installed: the profiled harness needs them",
+                fix="pip install 'roofline[kernels]' (a GPU build of torch on a GPU machine)",
+                blocks=True,
+            )
+        )
     versions = ", ".join(f"{d} {info[d]}" for d in ("torch", "triton") if info.get(d))
     if info.get("error"):
-        checks.append(Check("torch", "FAIL", f"{versions}; import torch failed: {info['error']}",
-                            fix="reinstall torch for this machine", blocks=True))
+        checks.append(
+            Check(
+                "torch",
+                "FAIL",
+                f"{versions}; import torch failed: {info['error']}",
+                fix="reinstall torch for this machine",
+                blocks=True,
+            )
+        )
     elif info.get("torch") and not info.get("cuda"):
         why = "a CPU-only build" if not info.get("cuda_build") else f"built for CUDA {info['cuda_build']}"
-        checks.append(Check("CUDA", "FAIL", f"{versions}; torch sees no CUDA device ({why})",
-                            fix="install a CUDA build of torch, and check CUDA_VISIBLE_DEVICES and the driver",
-                            blocks=True))
+        checks.append(
+            Check(
+                "CUDA",
+                "FAIL",
+                f"{versions}; torch sees no CUDA device ({why})",
+                fix="install a CUDA build of torch, and check CUDA_VISIBLE_DEVICES and the driver",
+                blocks=True,
+            )
+        )
     elif info.get("torch"):
-        checks.append(Check("CUDA", "ok", f"{versions}; CUDA {info.get('cuda_build')}: "
-                            f"{', '.join(info.get('devices', []))}"))
+        checks.append(
+            Check("CUDA", "ok", f"{versions}; CUDA {info.get('cuda_build')}: {', '.join(info.get('devices', []))}")
+        )
     return checks
 
 
@@ -201,12 +295,17 @@ def verdict(checks: list[Check]) -> tuple[bool, str]:
     """(can profile, one line saying so)."""
     blocking = [c for c in checks if c.blocks]
     ncu_ok = any(c.name == "ncu" and c.status == "ok" for c in checks) and not any(
-        c.name == "counters" and c.status == "FAIL" for c in checks)
+        c.name == "counters" and c.status == "FAIL" for c in checks
+    )
     nsys_ok = any(c.name == "nsys" and c.status == "ok" for c in checks) and not any(
-        c.name == "nsys importer" and c.status == "FAIL" for c in checks)
+        c.name == "nsys importer" and c.status == "FAIL" for c in checks
+    )
     if not (ncu_ok or nsys_ok) and not any(c.name == "profilers" for c in blocking):
-        blocking.append(Check("profilers", "FAIL", "no usable profiler (ncu needs readable counters, nsys its "
-                              "importer)", blocks=True))
+        blocking.append(
+            Check(
+                "profilers", "FAIL", "no usable profiler (ncu needs readable counters, nsys its importer)", blocks=True
+            )
+        )
     if blocking:
         return False, f"profiling cannot work here ({', '.join(c.name for c in blocking)}: see FAIL above)"
     usable = " and ".join(n for n, ok in (("ncu", ncu_ok), ("nsys", nsys_ok)) if ok)

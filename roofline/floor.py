@@ -40,8 +40,14 @@ class WorkloadFloor:
 BALANCED = 0.5
 
 
-def workload_floor(w: VerifyWorkload, gpu: GpuSpec, layers: int = 1, bandwidth: Ceiling | None = None,
-                   peak: Ceiling | None = None, read_fit: ReadFit | None = None) -> WorkloadFloor:
+def workload_floor(
+    w: VerifyWorkload,
+    gpu: GpuSpec,
+    layers: int = 1,
+    bandwidth: Ceiling | None = None,
+    peak: Ceiling | None = None,
+    read_fit: ReadFit | None = None,
+) -> WorkloadFloor:
     """Bytes: KV read once + Q in + O out. FLOPs: 2 * heads * visible tokens * (Lk + Lv) per query.
 
     `bandwidth` and `peak` override the catalogue's ceilings (e.g. ones measured in the same run);
@@ -60,12 +66,22 @@ def workload_floor(w: VerifyWorkload, gpu: GpuSpec, layers: int = 1, bandwidth: 
     compute_ms = flops / (peak.value * 1e12) * 1e3
     at_size = at_size_floor(kv_bytes + io_bytes, layers, compute_ms, read_fit or gpu.read_fit())
     return WorkloadFloor(
-        gpu=gpu.short_name, layers=layers, kv_bytes=kv_bytes, io_bytes=io_bytes, flops=flops,
+        gpu=gpu.short_name,
+        layers=layers,
+        kv_bytes=kv_bytes,
+        io_bytes=io_bytes,
+        flops=flops,
         arithmetic_intensity=flops / (kv_bytes + io_bytes),
-        bandwidth_gbps=bw.value, bandwidth_kind=bw.kind, peak_tflops=peak.value, peak_kind=peak.kind,
-        memory_ms=memory_ms, compute_ms=compute_ms, floor_ms=max(memory_ms, compute_ms),
+        bandwidth_gbps=bw.value,
+        bandwidth_kind=bw.kind,
+        peak_tflops=peak.value,
+        peak_kind=peak.kind,
+        memory_ms=memory_ms,
+        compute_ms=compute_ms,
+        floor_ms=max(memory_ms, compute_ms),
         bound="bandwidth" if memory_ms >= compute_ms else "compute",
-        balance=min(memory_ms, compute_ms) / max(memory_ms, compute_ms), serial_ms=memory_ms + compute_ms,
+        balance=min(memory_ms, compute_ms) / max(memory_ms, compute_ms),
+        serial_ms=memory_ms + compute_ms,
         **at_size,
     )
 
@@ -76,12 +92,19 @@ def at_size_floor(nbytes: int, layers: int, compute_ms: float, fit: ReadFit | No
         return {}
     per_layer = nbytes / layers
     memory = layers * fit.time_ms(per_layer)
-    where = ("" if fit.min_bytes <= per_layer <= fit.max_bytes else
-             f"; {per_layer / 1e6:.1f} MB per layer is outside the {fit.min_bytes / 1e6:.0f} MB to "
-             f"{fit.max_bytes / 1e9:.1f} GB it was fitted over (extrapolated)")
-    return {"at_size_ms": max(memory, compute_ms), "fixed_us": fit.fixed_us, "fit_gbps": fit.gbps,
-            "fixed_share": layers * fit.fixed_us * 1e-3 / memory,
-            "at_size_note": f"measured read fit: {fit.source}{where}"}
+    where = (
+        ""
+        if fit.min_bytes <= per_layer <= fit.max_bytes
+        else f"; {per_layer / 1e6:.1f} MB per layer is outside the {fit.min_bytes / 1e6:.0f} MB to "
+        f"{fit.max_bytes / 1e9:.1f} GB it was fitted over (extrapolated)"
+    )
+    return {
+        "at_size_ms": max(memory, compute_ms),
+        "fixed_us": fit.fixed_us,
+        "fit_gbps": fit.gbps,
+        "fixed_share": layers * fit.fixed_us * 1e-3 / memory,
+        "at_size_note": f"measured read fit: {fit.source}{where}",
+    }
 
 
 def at_size_line(f: dict) -> str | None:
@@ -89,6 +112,8 @@ def at_size_line(f: dict) -> str | None:
     if f.get("at_size_ms") is None:
         return None
     most = ": the fixed part is most of the time" if f["fixed_share"] > 0.5 else ""
-    return (f"at-size floor: {f['at_size_ms'] * 1e3:.4g} us per layer: a read of these bytes takes "
-            f"{f['fixed_us']:.1f} us fixed ({100 * f['fixed_share']:.0f}% of it{most}) + the bytes at "
-            f"{f['fit_gbps']:.0f} GB/s ({f['at_size_note']})")
+    return (
+        f"at-size floor: {f['at_size_ms'] * 1e3:.4g} us per layer: a read of these bytes takes "
+        f"{f['fixed_us']:.1f} us fixed ({100 * f['fixed_share']:.0f}% of it{most}) + the bytes at "
+        f"{f['fit_gbps']:.0f} GB/s ({f['at_size_note']})"
+    )

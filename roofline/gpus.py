@@ -78,20 +78,34 @@ class GpuSpec:
         if not isinstance(f, dict):
             return None
         try:
-            return ReadFit(float(f["fixed_us"]), float(f["gbps"]), int(f["min_bytes"]), int(f["max_bytes"]),
-                           str(f.get("source", self.measured.get("source", ""))))
+            return ReadFit(
+                float(f["fixed_us"]),
+                float(f["gbps"]),
+                int(f["min_bytes"]),
+                int(f["max_bytes"]),
+                str(f.get("source", self.measured.get("source", ""))),
+            )
         except (KeyError, TypeError, ValueError):
-            raise MeasuredFileError(f"{self.measured_from}: read_fit needs fixed_us, gbps, min_bytes and "
-                                    f"max_bytes as numbers, got {f!r}") from None
+            raise MeasuredFileError(
+                f"{self.measured_from}: read_fit needs fixed_us, gbps, min_bytes and max_bytes as numbers, got {f!r}"
+            ) from None
 
     def ceilings(self) -> list[Ceiling]:
         """Every roof this GPU has, datasheet and measured, each labelled."""
-        out = [Ceiling(self.dram_gbps, "GB/s DRAM", "datasheet", self.sources.get("dram_gbps", "")),
-               Ceiling(self.bf16_dense_tflops, "TFLOP/s bf16 dense", "datasheet", self.sources.get("bf16_dense_tflops", "")),
-               Ceiling(self.fp32_tflops, "TFLOP/s fp32", "datasheet", self.sources.get("fp32_tflops", ""))]
+        out = [
+            Ceiling(self.dram_gbps, "GB/s DRAM", "datasheet", self.sources.get("dram_gbps", "")),
+            Ceiling(
+                self.bf16_dense_tflops, "TFLOP/s bf16 dense", "datasheet", self.sources.get("bf16_dense_tflops", "")
+            ),
+            Ceiling(self.fp32_tflops, "TFLOP/s fp32", "datasheet", self.sources.get("fp32_tflops", "")),
+        ]
         m, src = self.measured, self.measured.get("source", "")
-        for key, unit in (("read_gbps", "GB/s DRAM read"), ("copy_gbps", "GB/s DRAM copy (read+write)"),
-                          ("l2_read_gbps", "GB/s L2-resident read"), ("matmul_tflops", "TFLOP/s bf16 matmul")):
+        for key, unit in (
+            ("read_gbps", "GB/s DRAM read"),
+            ("copy_gbps", "GB/s DRAM copy (read+write)"),
+            ("l2_read_gbps", "GB/s L2-resident read"),
+            ("matmul_tflops", "TFLOP/s bf16 matmul"),
+        ):
             if key in m:
                 out.append(Ceiling(m[key], unit, "measured", src))
         return out
@@ -120,16 +134,20 @@ def _read_measured(path: str) -> dict:
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
-        raise MeasuredFileError(f"{path}: cannot read measured ceilings ({exc}); "
-                                "rerun `roofline calibrate --save` or delete the file") from None
+        raise MeasuredFileError(
+            f"{path}: cannot read measured ceilings ({exc}); rerun `roofline calibrate --save` or delete the file"
+        ) from None
     if not isinstance(data, dict):
         raise MeasuredFileError(f"{path}: measured ceilings must be a JSON object")
     for key in MEASURED_RATES:
         value = data.get(key)
-        if key in data and not (isinstance(value, (int, float)) and not isinstance(value, bool)
-                                and math.isfinite(value) and value > 0):
-            raise MeasuredFileError(f"{path}: {key} must be a positive number, got {json.dumps(value)}; "
-                                    "rerun `roofline calibrate --save` or fix the file")
+        if key in data and not (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+        ):
+            raise MeasuredFileError(
+                f"{path}: {key} must be a positive number, got {json.dumps(value)}; "
+                "rerun `roofline calibrate --save` or fix the file"
+            )
     if "source" in data and not isinstance(data["source"], str):
         raise MeasuredFileError(f"{path}: source must be a string, got {json.dumps(data['source'])}")
     return data
@@ -159,12 +177,14 @@ def load_catalogue() -> list[GpuSpec]:
     for g in data["gpus"]:
         measured, source = _measured(g["short_name"])
         device = measured.get("device")
-        if device is not None and not (isinstance(device, str)
-                                       and any(m.lower() in device.lower() for m in g.get("match", ()))):
-            raise MeasuredFileError(f"{source}: measured on {json.dumps(device)}, not a {g['name']}: its ceilings "
-                                    f"would be taken as the {g['short_name']}'s; move it to the right GPU's file")
-        out.append(GpuSpec(**{**g, "match": tuple(g.get("match", ())), "measured": measured,
-                              "measured_from": source}))
+        if device is not None and not (
+            isinstance(device, str) and any(m.lower() in device.lower() for m in g.get("match", ()))
+        ):
+            raise MeasuredFileError(
+                f"{source}: measured on {json.dumps(device)}, not a {g['name']}: its ceilings "
+                f"would be taken as the {g['short_name']}'s; move it to the right GPU's file"
+            )
+        out.append(GpuSpec(**{**g, "match": tuple(g.get("match", ())), "measured": measured, "measured_from": source}))
     return out
 
 

@@ -8,12 +8,15 @@ its own peak (the report's per-cycle peak x SM clock).
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from roofline.verdict import num
 
-LEVELS = (("L1", "l1_bytes", "l1_peak_gbps"), ("L2", "l2_bytes", "l2_peak_gbps"),
-          ("DRAM", "dram_bytes", "dram_peak_gbps"))
+LEVELS = (
+    ("L1", "l1_bytes", "l1_peak_gbps"),
+    ("L2", "l2_bytes", "l2_peak_gbps"),
+    ("DRAM", "dram_bytes", "dram_peak_gbps"),
+)
 
 
 def hierarchical_roofline(m: Mapping) -> dict | None:
@@ -25,9 +28,16 @@ def hierarchical_roofline(m: Mapping) -> dict | None:
     kind = "tensor" if tensor >= fp32 else "fp32"
     peak = num(m.get("tensor_peak_tflops") if kind == "tensor" else m.get("fp32_peak_tflops"))
     flops = tensor + fp32
-    out = {"flops": flops, "tensor_flops": tensor, "fp32_flops": fp32, "tflops": flops / sec / 1e12,
-           "compute_kind": kind, "compute_peak_tflops": peak,
-           "compute_pct": 100 * flops / sec / 1e12 / peak if peak else None, "levels": []}
+    out = {
+        "flops": flops,
+        "tensor_flops": tensor,
+        "fp32_flops": fp32,
+        "tflops": flops / sec / 1e12,
+        "compute_kind": kind,
+        "compute_peak_tflops": peak,
+        "compute_pct": 100 * flops / sec / 1e12 / peak if peak else None,
+        "levels": [],
+    }
     for level, bytes_key, peak_key in LEVELS:
         b, bw_peak = num(m.get(bytes_key)), num(m.get(peak_key))
         if not b:
@@ -35,11 +45,18 @@ def hierarchical_roofline(m: Mapping) -> dict | None:
         ai = flops / b
         achieved = b / sec / 1e9
         attainable = min(peak, ai * bw_peak / 1e3) if (peak and bw_peak) else None
-        out["levels"].append({"level": level, "bytes": b, "arithmetic_intensity": ai, "gbps": achieved,
-                              "peak_gbps": bw_peak, "pct_of_peak": 100 * achieved / bw_peak if bw_peak else None,
-                              "attainable_tflops": attainable,
-                              "roof": (None if attainable is None else
-                                       ("compute" if attainable >= (peak or 0) else "memory"))})
+        out["levels"].append(
+            {
+                "level": level,
+                "bytes": b,
+                "arithmetic_intensity": ai,
+                "gbps": achieved,
+                "peak_gbps": bw_peak,
+                "pct_of_peak": 100 * achieved / bw_peak if bw_peak else None,
+                "attainable_tflops": attainable,
+                "roof": (None if attainable is None else ("compute" if attainable >= (peak or 0) else "memory")),
+            }
+        )
     return out
 
 
@@ -51,20 +68,32 @@ def with_useful_work(h: dict | None, useful_flops: float, duration_ms: float | N
     if not h or not useful_flops or not duration_ms:
         return h
     peak = h.get("compute_peak_tflops")
-    out = {**h, "useful_flops": useful_flops, "useful_tflops": useful_flops / (duration_ms * 1e-3) / 1e12,
-           "executed_over_useful": h["flops"] / useful_flops, "levels": []}
+    out = {
+        **h,
+        "useful_flops": useful_flops,
+        "useful_tflops": useful_flops / (duration_ms * 1e-3) / 1e12,
+        "executed_over_useful": h["flops"] / useful_flops,
+        "levels": [],
+    }
     for lv in h["levels"]:
         ai = useful_flops / lv["bytes"]
         bw = lv.get("peak_gbps")
         attainable = min(peak, ai * bw / 1e3) if (peak and bw) else None
-        out["levels"].append({**lv, "useful_arithmetic_intensity": ai, "executed_roof": lv.get("roof"),
-                              "attainable_tflops": attainable,
-                              "roof": None if attainable is None else ("compute" if attainable >= peak else "memory")})
+        out["levels"].append(
+            {
+                **lv,
+                "useful_arithmetic_intensity": ai,
+                "executed_roof": lv.get("roof"),
+                "attainable_tflops": attainable,
+                "roof": None if attainable is None else ("compute" if attainable >= peak else "memory"),
+            }
+        )
     return out
 
 
-def useful_flops_per_launch(tensor_flops: list[float | None], launches: list[int], useful_per_step: float,
-                            steps: int) -> list[float | None]:
+def useful_flops_per_launch(
+    tensor_flops: list[float | None], launches: list[int], useful_per_step: float, steps: int
+) -> list[float | None]:
     """The workload's FLOPs per launch of each kernel of a step: the steps' useful FLOPs split in
     proportion to the tensor FLOPs ncu counted for each kernel (all its launches); a kernel without
     MMA work gets None (its FLOPs stay ncu's)."""

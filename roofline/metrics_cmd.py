@@ -12,8 +12,14 @@ from profiler.metrics import BASE_CHIP, CHIPS, DEFAULT_PRESET, PRESETS, UnknownC
 def resolved_list(chip: str, preset: str) -> dict:
     """{"chip", "preset", "metrics", "sections", "sets", "passes_h200"}; one-line errors for unknown names."""
     p = resolve(preset, chip)
-    return {"chip": chip, "preset": p.name, "metrics": list(p.metrics), "sections": list(p.sections),
-            "sets": list(p.sets), "passes_h200": p.passes_h200}
+    return {
+        "chip": chip,
+        "preset": p.name,
+        "metrics": list(p.metrics),
+        "sections": list(p.sections),
+        "sets": list(p.sets),
+        "passes_h200": p.passes_h200,
+    }
 
 
 @click.command("metrics")

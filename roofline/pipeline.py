@@ -48,8 +48,11 @@ def memory_facts(gpu: GpuSpec | None) -> MemoryFacts:
     latency, marked assumed."""
     measured = gpu.measured if gpu else {}
     if "load_latency_ns" in measured:
-        lat, src, ok = (float(measured["load_latency_ns"]),
-                        measured.get("load_latency_source", measured.get("source", "")), True)
+        lat, src, ok = (
+            float(measured["load_latency_ns"]),
+            measured.get("load_latency_source", measured.get("source", "")),
+            True,
+        )
     else:
         lat, src, ok = H200_LOAD_LATENCY_NS, "the H200's, " + H200_LATENCY_SOURCE, False
     if gpu is None:
@@ -72,17 +75,26 @@ def pipelined(m: Mapping, traits: Mapping[str, bool] | None) -> str | None:
     One block per SM: the block holds the SM's registers or shared memory (ncu's launch limits). By
     design: its SASS issues asynchronous copies and warpgroup/tcgen05 MMAs, or, without SASS, the
     tensor pipe is busy (MIN_TENSOR_PCT)."""
-    limits = [v for v in (_num(m.get("occupancy_limit_registers")), _num(m.get("occupancy_limit_shared_mem")))
-              if v is not None]
+    limits = [
+        v
+        for v in (_num(m.get("occupancy_limit_registers")), _num(m.get("occupancy_limit_shared_mem")))
+        if v is not None
+    ]
     if not limits or min(limits) > 1:
         return None
-    holds = [n for n, k in (("registers", "occupancy_limit_registers"), ("shared memory", "occupancy_limit_shared_mem"))
-             if _num(m.get(k)) == 1]
+    holds = [
+        n
+        for n, k in (("registers", "occupancy_limit_registers"), ("shared memory", "occupancy_limit_shared_mem"))
+        if _num(m.get(k)) == 1
+    ]
     smem = _num(m.get("shared_mem_per_block"))
     regs = _num(m.get("registers_per_thread"))
-    what = (f"one block per SM by design: the block holds the SM's {' and '.join(holds)}"
-            + (f" ({regs:.0f} registers per thread" if regs else "")
-            + (f", {smem / 1024:.0f} KB of shared memory" if smem else "") + (")" if regs else ""))
+    what = (
+        f"one block per SM by design: the block holds the SM's {' and '.join(holds)}"
+        + (f" ({regs:.0f} registers per thread" if regs else "")
+        + (f", {smem / 1024:.0f} KB of shared memory" if smem else "")
+        + (")" if regs else "")
+    )
     if traits:
         if traits.get("mma") and traits.get("async_copies"):
             return what + "; its SASS issues asynchronous copies (TMA / cp.async) and warpgroup MMAs"
@@ -102,12 +114,18 @@ class PipelineCause:
 
 ADVICE = {
     "DRAM": "at the DRAM roof for its bytes: only moving fewer bytes helps",
-    "loads": ("keep more bytes in flight per SM: a deeper ring (more stages) or larger tiles, and issue each "
-              "load as soon as its buffer is free"),
-    "math": ("overlap the softmax with the next tile's MMA (two consumer warpgroups in ping-pong), wait on the "
-             "previous tile's MMA rather than the current one, fewer padded rows"),
-    "handoff": ("shorten the handoff between roles: split it (a barrier per slice, not per tile), let the producer "
-                "run further ahead (a deeper ring), overlap the softmax with the next tile's MMA"),
+    "loads": (
+        "keep more bytes in flight per SM: a deeper ring (more stages) or larger tiles, and issue each "
+        "load as soon as its buffer is free"
+    ),
+    "math": (
+        "overlap the softmax with the next tile's MMA (two consumer warpgroups in ping-pong), wait on the "
+        "previous tile's MMA rather than the current one, fewer padded rows"
+    ),
+    "handoff": (
+        "shorten the handoff between roles: split it (a barrier per slice, not per tile), let the producer "
+        "run further ahead (a deeper ring), overlap the softmax with the next tile's MMA"
+    ),
 }
 
 
@@ -120,44 +138,66 @@ def pipeline_cause(m: Mapping, waits: WarpWaits | None, facts: MemoryFacts, sm_c
     achieved = _num(m.get("dram_gbps"))
     how = "measured bytes"
     if achieved is None and _num(m.get("dram_throughput_pct")) is not None and facts.dram_peak_gbps:
-        achieved, how = _num(m["dram_throughput_pct"]) / 100 * facts.dram_peak_gbps, (
-            f"DRAM {_num(m['dram_throughput_pct']):.1f}% of the datasheet's {facts.dram_peak_gbps:.0f} GB/s")
+        achieved, how = (
+            _num(m["dram_throughput_pct"]) / 100 * facts.dram_peak_gbps,
+            (f"DRAM {_num(m['dram_throughput_pct']):.1f}% of the datasheet's {facts.dram_peak_gbps:.0f} GB/s"),
+        )
     lat = facts.latency_ns
-    lat_note = f"load latency {lat:.0f} ns, {'measured' if facts.latency_measured else 'assumed'}: {facts.latency_source}"
+    lat_note = (
+        f"load latency {lat:.0f} ns, {'measured' if facts.latency_measured else 'assumed'}: {facts.latency_source}"
+    )
     at_roof = False
     if facts.read_gbps and sms:
         need = facts.read_gbps * lat / sms  # GB/s x ns = bytes
-        line = (f"memory side: Little's law needs {facts.read_gbps:.0f} GB/s ({facts.read_kind}) x {lat:.0f} ns / "
-                f"{sms:.0f} SMs = {need / 1024:.1f} KB in flight per SM")
+        line = (
+            f"memory side: Little's law needs {facts.read_gbps:.0f} GB/s ({facts.read_kind}) x {lat:.0f} ns / "
+            f"{sms:.0f} SMs = {need / 1024:.1f} KB in flight per SM"
+        )
         if achieved is not None and active:
             have = achieved * lat / active
             at_roof = achieved >= NEAR_ROOF * facts.read_gbps
-            line += (f"; this kernel keeps {have / 1024:.1f} KB in flight per SM on average ({achieved:.0f} GB/s "
-                     f"on {active:.0f} SMs: {how})")
+            line += (
+                f"; this kernel keeps {have / 1024:.1f} KB in flight per SM on average ({achieved:.0f} GB/s "
+                f"on {active:.0f} SMs: {how})"
+            )
         ev.append(line + f" ({lat_note})")
     tensor = _num(m.get("tensor_pipe_pct"))
     if tensor is not None:
-        ev.append(f"math side: tensor pipe {tensor:.1f}% of peak"
-                  + (" (near its roof)" if tensor >= 100 * NEAR_ROOF else " (far from its roof)"))
+        ev.append(
+            f"math side: tensor pipe {tensor:.1f}% of peak"
+            + (" (near its roof)" if tensor >= 100 * NEAR_ROOF else " (far from its roof)")
+        )
     if waits is not None:
-        shares = {"loads": waits.share("load barrier"), "math": waits.share("MMA wait"),
-                  "handoff": waits.share("role barrier")}
-        ev.append(f"the chain: of {waits.samples:.0f} warp samples, {100 * shares['loads']:.1f}% wait at load "
-                  f"barriers, {100 * shares['math']:.1f}% at MMA waits, {100 * shares['handoff']:.1f}% at role "
-                  "barriers (handoffs)")
+        shares = {
+            "loads": waits.share("load barrier"),
+            "math": waits.share("MMA wait"),
+            "handoff": waits.share("role barrier"),
+        }
+        ev.append(
+            f"the chain: of {waits.samples:.0f} warp samples, {100 * shares['loads']:.1f}% wait at load "
+            f"barriers, {100 * shares['math']:.1f}% at MMA waits, {100 * shares['handoff']:.1f}% at role "
+            "barriers (handoffs)"
+        )
     else:
         b, g, ls = (_num(m.get(f"stall_{r}")) or 0.0 for r in ("barrier", "gmma", "long_scoreboard"))
         shares = {"handoff": b, "math": g, "loads": ls}
-        ev.append(f"the chain (stall reasons only, no per-PC samples: long_scoreboard also counts mbarrier "
-                  f"handoffs): barrier {b:.1f}, gmma {g:.1f}, long_scoreboard {ls:.1f} warps per issue")
+        ev.append(
+            f"the chain (stall reasons only, no per-PC samples: long_scoreboard also counts mbarrier "
+            f"handoffs): barrier {b:.1f}, gmma {g:.1f}, long_scoreboard {ls:.1f} warps per issue"
+        )
     if at_roof:
         return PipelineCause("pipelined: at the DRAM roof", ADVICE["DRAM"], ev)
     if tensor is not None and tensor >= 100 * NEAR_ROOF:
         return PipelineCause("pipelined: the math is late (tensor pipe near its roof)", ADVICE["math"], ev)
     side, second = sorted(shares, key=shares.get, reverse=True)[:2]
     if shares[side] > 0 and shares[second] >= TIE * shares[side]:
-        ev[-1] += (f"; {NAMES[side]} and {NAMES[second]} within {100 * (1 - TIE):.0f}% of each other: no single "
-                   "critical path, the larger named")
-    cause = {"loads": "pipelined: the loads are late", "math": "pipelined: the math is late",
-             "handoff": "pipelined: the handoff between warp roles is the critical path"}[side]
+        ev[-1] += (
+            f"; {NAMES[side]} and {NAMES[second]} within {100 * (1 - TIE):.0f}% of each other: no single "
+            "critical path, the larger named"
+        )
+    cause = {
+        "loads": "pipelined: the loads are late",
+        "math": "pipelined: the math is late",
+        "handoff": "pipelined: the handoff between warp roles is the critical path",
+    }[side]
     return PipelineCause(cause, ADVICE[side], ev)

@@ -24,17 +24,32 @@ def _scaling(k, source: GpuSpec, target: GpuSpec, dram, flops) -> tuple[float, s
     sec = k.duration_ms * 1e-3
     if k.bound in ("bandwidth", "compute") and (dram if k.bound == "bandwidth" else flops):
         if k.bound == "bandwidth":
-            src, tgt, amount, what, unit = source.dram_ceiling(), target.dram_ceiling(), dram / 1e9, "DRAM bytes", "GB/s"
+            src, tgt, amount, what, unit = (
+                source.dram_ceiling(),
+                target.dram_ceiling(),
+                dram / 1e9,
+                "DRAM bytes",
+                "GB/s",
+            )
         else:
-            src, tgt, amount, what, unit = source.bf16_ceiling(), target.bf16_ceiling(), flops / 1e12, "FLOPs", "TFLOP/s"
+            src, tgt, amount, what, unit = (
+                source.bf16_ceiling(),
+                target.bf16_ceiling(),
+                flops / 1e12,
+                "FLOPs",
+                "TFLOP/s",
+            )
         frac = amount / src.value / sec
-        return src.value / tgt.value, (f"modelled: measured {what} at the measured {100 * frac:.0f}% of the roof, "
-                                       f"{src.value:.0f} -> {tgt.value:.0f} {unit} ({tgt.kind})")
+        return src.value / tgt.value, (
+            f"modelled: measured {what} at the measured {100 * frac:.0f}% of the roof, "
+            f"{src.value:.0f} -> {tgt.value:.0f} {unit} ({tgt.kind})"
+        )
     if k.bound == "latency" and source.boost_clock_mhz and target.boost_clock_mhz:
         return source.boost_clock_mhz / target.boost_clock_mhz, (
             "modelled: latency-bound, so scaled by SM clock only "
             f"({source.boost_clock_mhz:.0f} -> {target.boost_clock_mhz:.0f} MHz); "
-            "bandwidth and SM count do not help a too-small grid")
+            "bandwidth and SM count do not help a too-small grid"
+        )
     return None
 
 
@@ -44,8 +59,13 @@ def project(kernels: list, source: GpuSpec, target: GpuSpec, workload: VerifyWor
     for k in kernels:
         h = k.hierarchy or {}
         dram = next((lv["bytes"] for lv in h.get("levels", []) if lv["level"] == "DRAM"), None)
-        row = {"kernel": k.kernel, "bound_measured": k.bound, "measured_ms": k.duration_ms,
-               "projected_ms": None, "method": "no duration measured: nothing to project"}
+        row = {
+            "kernel": k.kernel,
+            "bound_measured": k.bound,
+            "measured_ms": k.duration_ms,
+            "projected_ms": None,
+            "method": "no duration measured: nothing to project",
+        }
         if k.duration_ms is not None:
             scaled = _scaling(k, source, target, dram, h.get("flops"))
             if scaled is None:
@@ -54,11 +74,16 @@ def project(kernels: list, source: GpuSpec, target: GpuSpec, workload: VerifyWor
                 row["projected_ms"] = k.duration_ms * scaled[0]
                 row["method"] = scaled[1]
         rows.append(row)
-    out = {"source": source.short_name, "target": target.short_name, "target_name": target.name,
-           "kernels": rows,
-           "measured": "durations, bytes, FLOPs and bounds come from the report on " + source.name,
-           "modelled": "projected times and the target floor are arithmetic on the target's "
-                       + ("measured" if target.measured else "datasheet") + " ceilings, not measurements"}
+    out = {
+        "source": source.short_name,
+        "target": target.short_name,
+        "target_name": target.name,
+        "kernels": rows,
+        "measured": "durations, bytes, FLOPs and bounds come from the report on " + source.name,
+        "modelled": "projected times and the target floor are arithmetic on the target's "
+        + ("measured" if target.measured else "datasheet")
+        + " ceilings, not measurements",
+    }
     if workload is not None:
         f = workload_floor(workload, target)
         out["floor"] = dataclasses.asdict(f)
@@ -68,10 +93,15 @@ def project(kernels: list, source: GpuSpec, target: GpuSpec, workload: VerifyWor
         out["projected_step_ms"] = sum(total)
     registered = {getattr(k, "project_kernel", None) for k in kernels}
     measured = [k.duration_ms for k in kernels]
-    if (workload is not None and len(registered) == 1 and None not in registered
-            and all(m is not None for m in measured)):
+    if (
+        workload is not None
+        and len(registered) == 1
+        and None not in registered
+        and all(m is not None for m in measured)
+    ):
         # one registered kernel's launches: put its own model beside the projection, and say why they differ
 
-        out["kernel_model"] = compare_with_measurement(registered.pop(), workload, source, target,
-                                                       sum(measured), out.get("projected_step_ms"))
+        out["kernel_model"] = compare_with_measurement(
+            registered.pop(), workload, source, target, sum(measured), out.get("projected_step_ms")
+        )
     return out

@@ -17,9 +17,11 @@ REPORT_NAME = "report.md"
 def catalogue_roofs(gpu: GpuSpec) -> list[Roof]:
     """The roofs the catalogue knows for this GPU: datasheet DRAM/bf16/FP32, measured read/L2/matmul."""
     s, m, src = gpu.sources, gpu.measured, gpu.measured.get("source", "")
-    roofs = [Roof("DRAM", gpu.dram_gbps, "datasheet", s.get("dram_gbps", "")),
-             Roof("tensor", gpu.bf16_dense_tflops, "datasheet", s.get("bf16_dense_tflops", "")),
-             Roof("fp32", gpu.fp32_tflops, "datasheet", s.get("fp32_tflops", ""))]
+    roofs = [
+        Roof("DRAM", gpu.dram_gbps, "datasheet", s.get("dram_gbps", "")),
+        Roof("tensor", gpu.bf16_dense_tflops, "datasheet", s.get("bf16_dense_tflops", "")),
+        Roof("fp32", gpu.fp32_tflops, "datasheet", s.get("fp32_tflops", "")),
+    ]
     for key, level in (("read_gbps", "DRAM"), ("l2_read_gbps", "L2"), ("matmul_tflops", "tensor")):
         if m.get(key):
             roofs.append(Roof(level, m[key], "measured", src))
@@ -66,8 +68,13 @@ def build_meta(run, out_md: Path | None = None, source: str | Path | None = None
         first = _command_line(run.spec.command) if run.spec is not None else None
         commands = ([first] if first else []) + [c for c in m.commands if c.strip()]
         versions.update({k: str(v) for k, v in (m.host or {}).items() if v is not None})
-        versions.update({name: str(t.get("version")) for name, t in (m.tools or {}).items()
-                         if isinstance(t, dict) and t.get("version")})
+        versions.update(
+            {
+                name: str(t.get("version"))
+                for name, t in (m.tools or {}).items()
+                if isinstance(t, dict) and t.get("version")
+            }
+        )
         if versions.get("nsys"):
             versions["nsys"] = nsys_version(versions)
         kind = "run directory"
@@ -76,23 +83,30 @@ def build_meta(run, out_md: Path | None = None, source: str | Path | None = None
             why = f"the run directory {src} has no workload in its spec.json"
     else:
         kind = "folder of reports" if src.is_dir() else "report"
-        why = (f"{src.name} is a bare {kind}: ncu does not record the workload that launched the kernels")
+        why = f"{src.name} is a bare {kind}: ncu does not record the workload that launched the kernels"
     for dist in ("roofline", "ncu-report", "matplotlib"):
-        if (v := _version(dist)):
+        if v := _version(dist):
             versions["roofline" if dist == "roofline" else f"{dist} (this report)"] = v
     gpu = match_gpu(run.analysis.gpu.get("name"))
     report_cmd = f"roofline report {shlex.quote(str(src))}" + (f" -o {shlex.quote(str(out_md))}" if out_md else "")
-    return ReportMeta(source=str(src), source_kind=kind,
-                      kernel=run.spec.kernel if run.spec is not None else None,
-                      iterations=run.spec.iterations if run.spec is not None else None,
-                      commands=commands, report_command=report_cmd, versions=versions,
-                      ceilings=[{"value": c.value, "unit": c.unit, "kind": c.kind, "source": c.source}
-                                for c in gpu.ceilings()] if gpu else [],
-                      roofs=catalogue_roofs(gpu) if gpu else [], why_no_floor=why, preset=preset)
+    return ReportMeta(
+        source=str(src),
+        source_kind=kind,
+        kernel=run.spec.kernel if run.spec is not None else None,
+        iterations=run.spec.iterations if run.spec is not None else None,
+        commands=commands,
+        report_command=report_cmd,
+        versions=versions,
+        ceilings=[{"value": c.value, "unit": c.unit, "kind": c.kind, "source": c.source} for c in gpu.ceilings()]
+        if gpu
+        else [],
+        roofs=catalogue_roofs(gpu) if gpu else [],
+        why_no_floor=why,
+        preset=preset,
+    )
 
 
-def report(run, out_md: str | Path | None = None, force: bool = False,
-           source: str | Path | None = None) -> list[Path]:
+def report(run, out_md: str | Path | None = None, force: bool = False, source: str | Path | None = None) -> list[Path]:
     """Write a markdown report of a loaded `run` (roofline.api.Run; `roofline.report` also takes a
     path) with its charts. Default place: ./<run name>-report/report.md. Returns the files written;
     refuses to replace an existing report unless `force` (reports.markdown.ReportExists)."""

@@ -49,12 +49,34 @@ def kernel_resources(kernel: str, workload: VerifyWorkload, arch: str, gpu: GpuS
         version = c.triton_version
         occ = occupancy(limits, spec.threads, c.registers, c.shared_bytes)
         waves = spec.programs / (occ.blocks_per_sm * gpu.sm_count) if occ.blocks_per_sm else None
-        launches.append(LaunchResources(
-            name=spec.name, grid=spec.grid, programs=spec.programs, threads=spec.threads, num_stages=spec.num_stages,
-            constexprs=spec.constexprs, registers=c.registers, spill_bytes=c.spill_stores, spill_loads=c.spill_loads,
-            shared_bytes=c.shared_bytes, mma=c.mma, blocks_per_sm=occ.blocks_per_sm, limited_by=occ.limited_by,
-            waves=waves, fits=occ.fits, problems=occ.problems))
-    return {"kernel": kernel, "arch": arch, "gpu": gpu.short_name, "sm_count": gpu.sm_count, "triton": version,
-            "workload": asdict(workload), "fits": all(r.fits for r in launches),
-            "launches": [asdict(r) for r in launches],
-            "limits_source": limits.sources.get("shared_per_sm_bytes", "")}
+        launches.append(
+            LaunchResources(
+                name=spec.name,
+                grid=spec.grid,
+                programs=spec.programs,
+                threads=spec.threads,
+                num_stages=spec.num_stages,
+                constexprs=spec.constexprs,
+                registers=c.registers,
+                spill_bytes=c.spill_stores,
+                spill_loads=c.spill_loads,
+                shared_bytes=c.shared_bytes,
+                mma=c.mma,
+                blocks_per_sm=occ.blocks_per_sm,
+                limited_by=occ.limited_by,
+                waves=waves,
+                fits=occ.fits,
+                problems=occ.problems,
+            )
+        )
+    return {
+        "kernel": kernel,
+        "arch": arch,
+        "gpu": gpu.short_name,
+        "sm_count": gpu.sm_count,
+        "triton": version,
+        "workload": asdict(workload),
+        "fits": all(r.fits for r in launches),
+        "launches": [asdict(r) for r in launches],
+        "limits_source": limits.sources.get("shared_per_sm_bytes", ""),
+    }

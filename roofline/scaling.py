@@ -67,19 +67,30 @@ def scaling_fits(table: pd.DataFrame, read_gbps: float, matmul_tflops: float) ->
         if rate is None:
             note = "the time does not grow with the bytes here: launch- or host-bound"
         elif rate > read_gbps or rate * flop_per_byte / 1e3 > matmul_tflops:
-            note = ("the time grows by less than the ceilings allow for the bytes and FLOPs added: the shorter "
-                    "contexts are launch- or host-bound (or L2-resident)")
+            note = (
+                "the time grows by less than the ceilings allow for the bytes and FLOPs added: the shorter "
+                "contexts are launch- or host-bound (or L2-resident)"
+            )
         elif intercept < 0:
             note = "the line's fixed part is negative: the time grows faster than the bytes (the rate falls at longer contexts)"
         else:
             note = ""
-        fits.append(ScalingFit(
-            *key, points=len(g), min_ctx_len=int(g["ctx_len"].iloc[0]), max_ctx_len=int(g["ctx_len"].iloc[-1]),
-            fixed_us=intercept * 1e6,
-            rate_gbps=rate, pct_of_read_bw=100 * rate / read_gbps if rate else None,
-            rate_tflops=rate * flop_per_byte / 1e3 if rate else None,
-            pct_of_matmul=100 * rate * flop_per_byte / 1e3 / matmul_tflops if rate else None,
-            fixed_share=intercept * 1e3 / float(g["median_ms"].iloc[-1]), max_residual_pct=100 * worst, note=note))
+        fits.append(
+            ScalingFit(
+                *key,
+                points=len(g),
+                min_ctx_len=int(g["ctx_len"].iloc[0]),
+                max_ctx_len=int(g["ctx_len"].iloc[-1]),
+                fixed_us=intercept * 1e6,
+                rate_gbps=rate,
+                pct_of_read_bw=100 * rate / read_gbps if rate else None,
+                rate_tflops=rate * flop_per_byte / 1e3 if rate else None,
+                pct_of_matmul=100 * rate * flop_per_byte / 1e3 / matmul_tflops if rate else None,
+                fixed_share=intercept * 1e3 / float(g["median_ms"].iloc[-1]),
+                max_residual_pct=100 * worst,
+                note=note,
+            )
+        )
     return fits
 
 
@@ -93,5 +104,10 @@ def read_fit(points: list[tuple[int, float]], source: str) -> ReadFit:
     slope, intercept, worst = line_fit(x, y)
     if slope <= 0:
         raise ValueError("the read time does not grow with the bytes: no rate to fit")
-    return ReadFit(fixed_us=float(intercept * 1e6), gbps=float(1 / slope / 1e9), min_bytes=int(x.min()),
-                   max_bytes=int(x.max()), source=f"{source}; worst point {100 * worst:.1f}% off the line")
+    return ReadFit(
+        fixed_us=float(intercept * 1e6),
+        gbps=float(1 / slope / 1e9),
+        min_bytes=int(x.min()),
+        max_bytes=int(x.max()),
+        source=f"{source}; worst point {100 * worst:.1f}% off the line",
+    )

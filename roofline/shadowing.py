@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import packages_distributions
 from pathlib import Path
-from typing import Callable
 
 # each package of this distribution, with a module only ours has
 OWN_PACKAGES = {"kernels": "registry.py", "profiler": "rundir.py", "reports": "text.py"}
@@ -33,12 +33,15 @@ class Shadowed:
                 who += f" ({KNOWN_FOREIGN[self.package]})"
             fix = f"pip uninstall {self.distribution}"
         else:
-            who = "another package of that name" + (f" (e.g. {KNOWN_FOREIGN[self.package]})"
-                                                    if self.package in KNOWN_FOREIGN else "")
+            who = "another package of that name" + (
+                f" (e.g. {KNOWN_FOREIGN[self.package]})" if self.package in KNOWN_FOREIGN else ""
+            )
             fix = f"remove {self.found} from the import path (PYTHONPATH, the current folder)"
-        return (f"`import {self.package}` finds {self.found}, not roofline's own {self.package} package "
-                f"({self.expected}): {who} shadows it. Fix: {fix}, or install roofline in a virtual "
-                "environment of its own")
+        return (
+            f"`import {self.package}` finds {self.found}, not roofline's own {self.package} package "
+            f"({self.expected}): {who} shadows it. Fix: {fix}, or install roofline in a virtual "
+            "environment of its own"
+        )
 
 
 def _location(name: str) -> Path | None:
@@ -77,10 +80,17 @@ def roofline_as_namespace() -> Shadowed | None:
     if not folders:
         return None
     folder = folders[0]
-    return Shadowed("roofline", str(folder), str(own), None, text=(
-        f"`import roofline` finds the folder {folder} (a checkout named `roofline` in the current folder?) "
-        f"as a namespace package instead of the roofline package ({own}), so its API and bundled data "
-        f"are not found. Fix: run roofline from another folder, or from inside the checkout (cd {folder})"))
+    return Shadowed(
+        "roofline",
+        str(folder),
+        str(own),
+        None,
+        text=(
+            f"`import roofline` finds the folder {folder} (a checkout named `roofline` in the current folder?) "
+            f"as a namespace package instead of the roofline package ({own}), so its API and bundled data "
+            f"are not found. Fix: run roofline from another folder, or from inside the checkout (cd {folder})"
+        ),
+    )
 
 
 def shadowed_packages() -> list[Shadowed]:

@@ -61,7 +61,7 @@ def mann_whitney_u(x, y) -> UTest:
     u1 = float(ranks[:n1].sum() - n1 * (n1 + 1) / 2.0)
     n = n1 + n2
     mu = n1 * n2 / 2.0
-    tie_term = float((ties ** 3 - ties).sum()) / (n * (n - 1)) if n > 1 else 0.0
+    tie_term = float((ties**3 - ties).sum()) / (n * (n - 1)) if n > 1 else 0.0
     var = n1 * n2 / 12.0 * ((n + 1) - tie_term)
     if var <= 0:
         return UTest(u1, 0.0, 1.0)
@@ -71,8 +71,9 @@ def mann_whitney_u(x, y) -> UTest:
     return UTest(u1, z, max(p, 0.0))
 
 
-def median_ratio_ci(base, head, level: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES,
-                    seed: int = BOOTSTRAP_SEED) -> RatioCI:
+def median_ratio_ci(
+    base, head, level: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> RatioCI:
     """median(head) / median(base), and the `level` percentile interval of that ratio over
     `resamples` bootstrap resamples of each side (drawn independently, with replacement)."""
     base, head = _array(base, "base"), _array(head, "head")

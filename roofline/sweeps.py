@@ -27,10 +27,10 @@ import re
 import shlex
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 
@@ -45,8 +45,20 @@ SUMMARY = "summary.csv"
 POINT_TOOL = "ncu"  # each point's counters; the timeline is not taken in a sweep
 DEFAULT_TIMEOUT_S = 900.0  # roofline.api.DEFAULT_TIMEOUT_S: each point's whole capture
 RESULT_FIELDS = ("step_ms", "floor_ms", "gap", "bound")  # what sweep.json keeps of a done point
-SUMMARY_COLUMNS = ["kernel", "ctx_len", "page_size", "heads", "q_len", "status", "step_ms", "floor_ms", "gap",
-                   "bound", "error", "run"]
+SUMMARY_COLUMNS = [
+    "kernel",
+    "ctx_len",
+    "page_size",
+    "heads",
+    "q_len",
+    "status",
+    "step_ms",
+    "floor_ms",
+    "gap",
+    "bound",
+    "error",
+    "run",
+]
 
 
 class SweepError(BadInput):
@@ -70,19 +82,52 @@ class SweepPoint:
         """The `roofline profile` command that makes this point's run on its own (a job array's task):
         the same tool, preset and timeout as the sweep's own run of it (run_point)."""
         w = self.workload
-        cmd = ["roofline", "profile", "--kernel", self.kernel, "--ctx", _ctx_text(w.ctx_len), "--batch", str(w.batch),
-               "--heads", str(w.heads), "--q-len", str(w.q_len), "--page-size", str(w.page_size),
-               "--mask", w.tree_mask, "--seed", str(w.seed), "--iters", str(iterations),
-               "--tool", POINT_TOOL, "--preset", DEFAULT_PRESET, "--timeout", f"{DEFAULT_TIMEOUT_S:g}",
-               "--out", str(Path(sweep_dir) / self.name)]
+        cmd = [
+            "roofline",
+            "profile",
+            "--kernel",
+            self.kernel,
+            "--ctx",
+            _ctx_text(w.ctx_len),
+            "--batch",
+            str(w.batch),
+            "--heads",
+            str(w.heads),
+            "--q-len",
+            str(w.q_len),
+            "--page-size",
+            str(w.page_size),
+            "--mask",
+            w.tree_mask,
+            "--seed",
+            str(w.seed),
+            "--iters",
+            str(iterations),
+            "--tool",
+            POINT_TOOL,
+            "--preset",
+            DEFAULT_PRESET,
+            "--timeout",
+            f"{DEFAULT_TIMEOUT_S:g}",
+            "--out",
+            str(Path(sweep_dir) / self.name),
+        ]
         return cmd + (["--ncu", ncu] if ncu else [])
 
 
-def plan(kernels: list[str], ctx_lens: list[int], page_sizes: list[int], heads: list[int] = (8,),
-         q_lens: list[int] = (9,), batch: int = 1) -> list[SweepPoint]:
+def plan(
+    kernels: list[str],
+    ctx_lens: list[int],
+    page_sizes: list[int],
+    heads: list[int] = (8,),
+    q_lens: list[int] = (9,),
+    batch: int = 1,
+) -> list[SweepPoint]:
     """Every point of the grid, kernel-major then heads, q_len, page size, context length."""
-    points = [SweepPoint(k, VerifyWorkload(ctx_len=c, page_size=p, heads=h, q_len=q, batch=batch))
-              for k, h, q, p, c in itertools.product(kernels, heads, q_lens, page_sizes, ctx_lens)]
+    points = [
+        SweepPoint(k, VerifyWorkload(ctx_len=c, page_size=p, heads=h, q_len=q, batch=batch))
+        for k, h, q, p, c in itertools.product(kernels, heads, q_lens, page_sizes, ctx_lens)
+    ]
     names = [p.name for p in points]
     if len(set(names)) != len(names):
         raise SweepError("the grid repeats a point (a value given twice?)")
@@ -144,8 +189,7 @@ def record(state: dict, result: PointResult) -> None:
     entry.pop("name")
     if result.status == "kept":  # keep what the run that made it said (GPU, wall time)
         old = state["points"].get(result.name, {})
-        entry.update({k: old.get(k) for k in ("gpu", "wall_s", "finished", *RESULT_FIELDS)
-                      if old.get(k) is not None})
+        entry.update({k: old.get(k) for k in ("gpu", "wall_s", "finished", *RESULT_FIELDS) if old.get(k) is not None})
         entry["status"] = "done"
     state["points"][result.name] = entry
 
@@ -183,8 +227,9 @@ def _program_error(lines: list[str]) -> str | None:
     return hits[-1][:200] if hits else None
 
 
-def run_point(point: SweepPoint, sweep_dir: Path, iterations: int = 3, ncu: str | None = None,
-              gpu: str | None = None) -> PointResult:
+def run_point(
+    point: SweepPoint, sweep_dir: Path, iterations: int = 3, ncu: str | None = None, gpu: str | None = None
+) -> PointResult:
     """Profile one point into SWEEP/<point>; never raises for the point's own failure or Ctrl-C."""
     from roofline.api import profile  # lazy
 
@@ -192,30 +237,54 @@ def run_point(point: SweepPoint, sweep_dir: Path, iterations: int = 3, ncu: str 
     base = dict(name=point.name, kernel=point.kernel, workload=json.loads(point.workload.to_json()), gpu=gpu)
     env = {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else None
     try:
-        run = profile(point.kernel, point.workload, iterations=iterations, out=Path(sweep_dir) / point.name, ncu=ncu,
-                      tool=POINT_TOOL, preset=DEFAULT_PRESET, timeout=DEFAULT_TIMEOUT_S, env=env,
-                      command=point.command(sweep_dir, iterations, ncu))
+        run = profile(
+            point.kernel,
+            point.workload,
+            iterations=iterations,
+            out=Path(sweep_dir) / point.name,
+            ncu=ncu,
+            tool=POINT_TOOL,
+            preset=DEFAULT_PRESET,
+            timeout=DEFAULT_TIMEOUT_S,
+            env=env,
+            command=point.command(sweep_dir, iterations, ncu),
+        )
     except KeyboardInterrupt as exc:
         kept = getattr(exc, "kept_at", None)
-        return PointResult(**base, status="interrupted", error=f"interrupted ({getattr(exc, 'how', 'Ctrl-C')})",
-                           kept_at=str(kept) if kept else None, wall_s=round(time.time() - started, 1), finished=_now())
+        return PointResult(
+            **base,
+            status="interrupted",
+            error=f"interrupted ({getattr(exc, 'how', 'Ctrl-C')})",
+            kept_at=str(kept) if kept else None,
+            wall_s=round(time.time() - started, 1),
+            finished=_now(),
+        )
     except Exception as exc:  # noqa: BLE001 - a point's failure is recorded, the sweep goes on
         kept = getattr(exc, "kept_at", None)
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         cause = _program_error(getattr(exc.__cause__ or exc, "log_lines", []))
         if cause and cause not in first:
             first += f": {cause}"
-        return PointResult(**base, status="failed", error=first, kept_at=str(kept) if kept else None,
-                           wall_s=round(time.time() - started, 1), finished=_now())
-    return PointResult(**base, status="done", wall_s=round(time.time() - started, 1), finished=_now(),
-                       **_numbers(run))
+        return PointResult(
+            **base,
+            status="failed",
+            error=first,
+            kept_at=str(kept) if kept else None,
+            wall_s=round(time.time() - started, 1),
+            finished=_now(),
+        )
+    return PointResult(**base, status="done", wall_s=round(time.time() - started, 1), finished=_now(), **_numbers(run))
 
 
 def _numbers(run) -> dict:
     """A run's step, floor, gap and dominant bound (what a summary row shows)."""
     step = run.step or {}
-    return dict(step_ms=step.get("kernel_ms_per_step"), floor_ms=step.get("floor_ms"), gap=step.get("gap"),
-                bound=_dominant_bound(run))
+    return dict(
+        step_ms=step.get("kernel_ms_per_step"),
+        floor_ms=step.get("floor_ms"),
+        gap=step.get("gap"),
+        bound=_dominant_bound(run),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,10 +324,16 @@ def _worker(gpu: str, tasks, results, sweep_dir: str, iterations: int, ncu: str 
         return
 
 
-def run_sweep(points: list[SweepPoint], sweep_dir: str | Path, iterations: int = 3, ncu: str | None = None,
-              gpus: list[str] | None = None, command: str | None = None,
-              on_start: Callable[[SweepPoint, str | None], None] | None = None,
-              on_done: Callable[[PointResult], None] | None = None) -> SweepOutcome:
+def run_sweep(
+    points: list[SweepPoint],
+    sweep_dir: str | Path,
+    iterations: int = 3,
+    ncu: str | None = None,
+    gpus: list[str] | None = None,
+    command: str | None = None,
+    on_start: Callable[[SweepPoint, str | None], None] | None = None,
+    on_done: Callable[[PointResult], None] | None = None,
+) -> SweepOutcome:
     """Run every point not already finished; record each in sweep.json as it ends.
 
     gpus: None runs the points one after another on whatever GPU the child sees; one GPU pins
@@ -288,8 +363,9 @@ def run_sweep(points: list[SweepPoint], sweep_dir: str | Path, iterations: int =
             done(PointResult(p.name, p.kernel, json.loads(p.workload.to_json()), "failed", error=str(exc)))
             continue
         todo.append(p)
-        state["points"].setdefault(p.name, {"kernel": p.kernel, "workload": json.loads(p.workload.to_json()),
-                                            "status": "pending"})
+        state["points"].setdefault(
+            p.name, {"kernel": p.kernel, "workload": json.loads(p.workload.to_json()), "status": "pending"}
+        )
     write_state(sweep_dir, state)
     if not todo:
         return outcome
@@ -321,8 +397,15 @@ def _run_parallel(todo, by_name, sweep_dir, iterations, ncu, gpus, outcome, done
         tasks.put(None)
     # not daemonic: a worker reads each report in a child process of its own (profiler/ncu_reader.py),
     # which a daemonic process may not start; the workers are joined (or ended) below in every case
-    workers = [ctx.Process(target=_worker, args=(g, tasks, results, str(sweep_dir), iterations, ncu),
-                           name=f"roofline-sweep-gpu{g}", daemon=False) for g in gpus]
+    workers = [
+        ctx.Process(
+            target=_worker,
+            args=(g, tasks, results, str(sweep_dir), iterations, ncu),
+            name=f"roofline-sweep-gpu{g}",
+            daemon=False,
+        )
+        for g in gpus
+    ]
     for w in workers:
         w.start()
     try:
@@ -358,15 +441,25 @@ def _run_parallel(todo, by_name, sweep_dir, iterations, ncu, gpus, outcome, done
         if outcome.interrupted:
             try:  # let the points in flight keep what they captured and say so
                 deadline = time.time() + 60
-                while in_flight and time.time() < deadline and (any(w.is_alive() for w in workers) or not results.empty()):
+                while (
+                    in_flight and time.time() < deadline and (any(w.is_alive() for w in workers) or not results.empty())
+                ):
                     drain(0.5)
             except KeyboardInterrupt:
                 pass
         for name, gpu in list(in_flight.items()):  # a worker that died without a word
             p = by_name[name]
             status = "interrupted" if outcome.interrupted else "failed"
-            done(PointResult(name, p.kernel, json.loads(p.workload.to_json()), status, gpu=gpu,
-                             error="interrupted (Ctrl-C)" if outcome.interrupted else "the worker process died"))
+            done(
+                PointResult(
+                    name,
+                    p.kernel,
+                    json.loads(p.workload.to_json()),
+                    status,
+                    gpu=gpu,
+                    error="interrupted (Ctrl-C)" if outcome.interrupted else "the worker process died",
+                )
+            )
     finally:  # whatever happened, no worker outlives the sweep
         for w in workers:
             w.join(timeout=5)
@@ -389,8 +482,11 @@ def _dominant_bound(run) -> str | None:
 def _point_dirs(sweep_dir: Path) -> list[Path]:
     """Run directories directly under the sweep folder (made by the sweep or by a job array),
     leaving out the kept attempts of failed points and hidden temporary folders."""
-    return sorted(p for p in sweep_dir.iterdir()
-                  if p.is_dir() and not p.name.startswith(".") and ".failed-" not in p.name and RunDir.is_run(p))
+    return sorted(
+        p
+        for p in sweep_dir.iterdir()
+        if p.is_dir() and not p.name.startswith(".") and ".failed-" not in p.name and RunDir.is_run(p)
+    )
 
 
 def summarize(sweep_dir: str | Path) -> pd.DataFrame:
@@ -409,17 +505,31 @@ def summarize(sweep_dir: str | Path) -> pd.DataFrame:
     for d in _point_dirs(sweep_dir):
         if d.name not in entries:
             spec = RunDir(d).spec()
-            entries[d.name] = {"kernel": spec.kernel if spec else None,
-                               "workload": spec.workload if spec else {}, "status": "done"}
+            entries[d.name] = {
+                "kernel": spec.kernel if spec else None,
+                "workload": spec.workload if spec else {},
+                "status": "done",
+            }
     if not entries:
         raise SweepError(f"{sweep_dir}: no {SWEEP_FILE} and no run directories: nothing to summarize")
     saved = _saved_summary(sweep_dir)
     rows = []
     for name, e in entries.items():
         w = e.get("workload") or {}
-        row = {"kernel": e.get("kernel"), "ctx_len": w.get("ctx_len"), "page_size": w.get("page_size"),
-               "heads": w.get("heads"), "q_len": w.get("q_len"), "status": e.get("status"),
-               "step_ms": None, "floor_ms": None, "gap": None, "bound": None, "error": e.get("error"), "run": name}
+        row = {
+            "kernel": e.get("kernel"),
+            "ctx_len": w.get("ctx_len"),
+            "page_size": w.get("page_size"),
+            "heads": w.get("heads"),
+            "q_len": w.get("q_len"),
+            "status": e.get("status"),
+            "step_ms": None,
+            "floor_ms": None,
+            "gap": None,
+            "bound": None,
+            "error": e.get("error"),
+            "run": name,
+        }
         if e.get("status") == "done" and not (sweep_dir / name).exists():
             row.update(_recorded(name, e, saved, sweep_dir))
         elif e.get("status") == "done":
@@ -431,8 +541,9 @@ def summarize(sweep_dir: str | Path) -> pd.DataFrame:
                 row.update(_numbers(run))
         rows.append(row)
     table = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
-    return table.sort_values(["kernel", "heads", "q_len", "page_size", "ctx_len"], kind="stable",
-                             na_position="last").reset_index(drop=True)
+    return table.sort_values(
+        ["kernel", "heads", "q_len", "page_size", "ctx_len"], kind="stable", na_position="last"
+    ).reset_index(drop=True)
 
 
 def _saved_summary(sweep_dir: Path) -> dict[str, dict]:
@@ -454,18 +565,38 @@ def _recorded(name: str, entry: dict, saved: dict[str, dict], sweep_dir: Path) -
     if entry.get("step_ms") is not None:
         return {**{k: entry.get(k) for k in RESULT_FIELDS}, "error": f"{gone}: numbers as {SWEEP_FILE} recorded them"}
     if name in saved:
-        return {**{k: saved[name][k] for k in RESULT_FIELDS},
-                "error": f"{gone}: numbers from {SUMMARY}, written when the runs were there"}
+        return {
+            **{k: saved[name][k] for k in RESULT_FIELDS},
+            "error": f"{gone}: numbers from {SUMMARY}, written when the runs were there",
+        }
     when = f" on {entry['finished']}" if entry.get("finished") else ""
-    return {"status": "missing", "error": f"{SWEEP_FILE} records it done{when}, but {gone} and neither "
-                                          f"{SWEEP_FILE} nor {SUMMARY} holds its numbers"}
+    return {
+        "status": "missing",
+        "error": f"{SWEEP_FILE} records it done{when}, but {gone} and neither "
+        f"{SWEEP_FILE} nor {SUMMARY} holds its numbers",
+    }
 
 
 def sweep_command(kernels, ctx, page_sizes, heads, q_lens, out, iterations, ncu=None, gpus=None) -> str:
     """The `roofline sweep` command line for a grid (what to rerun to resume)."""
-    cmd = ["roofline", "sweep", "--kernel", ",".join(kernels), "--ctx", ",".join(_ctx_text(c) for c in ctx),
-           "--page-size", ",".join(map(str, page_sizes)), "--heads", ",".join(map(str, heads)),
-           "--q-len", ",".join(map(str, q_lens)), "--iters", str(iterations), "--out", str(out)]
+    cmd = [
+        "roofline",
+        "sweep",
+        "--kernel",
+        ",".join(kernels),
+        "--ctx",
+        ",".join(_ctx_text(c) for c in ctx),
+        "--page-size",
+        ",".join(map(str, page_sizes)),
+        "--heads",
+        ",".join(map(str, heads)),
+        "--q-len",
+        ",".join(map(str, q_lens)),
+        "--iters",
+        str(iterations),
+        "--out",
+        str(out),
+    ]
     if gpus:
         cmd += ["--gpus", ",".join(gpus)]
     if ncu:

@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from profiler.ncu_tidy import MEMORY_UNITS, SM_UNITS
 from roofline.pipeline import MemoryFacts, memory_facts, pipeline_cause, pipelined
@@ -103,7 +103,7 @@ def advice_for(key: str | None, attention: bool = False) -> str | None:
     """Advice for a roof, unit label or latency cause (matched by prefix); attention-specific if asked."""
     if not key:
         return None
-    for table in ((ATTENTION_ADVICE, ADVICE) if attention else (ADVICE,)):
+    for table in (ATTENTION_ADVICE, ADVICE) if attention else (ADVICE,):
         for prefix in sorted(table, key=len, reverse=True):
             if key.startswith(prefix):
                 return table[prefix]
@@ -203,8 +203,11 @@ def memory_levels(m: Mapping, duration_ms: float | None) -> dict[str, float]:
 
 
 def top_stalls(m: Mapping, n: int = 3) -> list[tuple[str, float]]:
-    stalls = [(k[len("stall_"):], num(v)) for k, v in m.items()
-              if k.startswith("stall_") and k != "stall_selected" and num(v)]
+    stalls = [
+        (k[len("stall_") :], num(v))
+        for k, v in m.items()
+        if k.startswith("stall_") and k != "stall_selected" and num(v)
+    ]
     return sorted(stalls, key=lambda kv: -kv[1])[:n]
 
 
@@ -218,8 +221,13 @@ def occupancy_limiter(m: Mapping) -> str | None:
     return {"shared_mem": "shared memory"}.get(name, name)
 
 
-def classify(m: Mapping, attention: bool = False, waits: WarpWaits | None = None,
-             traits: Mapping[str, bool] | None = None, memory: MemoryFacts | None = None) -> Verdict:
+def classify(
+    m: Mapping,
+    attention: bool = False,
+    waits: WarpWaits | None = None,
+    traits: Mapping[str, bool] | None = None,
+    memory: MemoryFacts | None = None,
+) -> Verdict:
     """Verdict from one kernel's metrics (tidy column names; any may be missing or NaN).
 
     `attention`: the kernel is one of the project's attention kernels (attention-specific advice).
@@ -232,20 +240,35 @@ def classify(m: Mapping, attention: bool = False, waits: WarpWaits | None = None
         return Verdict("unknown", None, None, [f"missing metric: {', '.join(missing)}"])
     dram, waves = num(m.get("dram_throughput_pct")), num(m.get("waves_per_sm"))
     duration = num(m.get("duration_ms"))
-    evidence = [f"SM throughput {sm:.1f}% and memory throughput {mem:.1f}% of peak"
-                + (f" (DRAM {dram:.1f}%)" if dram is not None else "")]
+    evidence = [
+        f"SM throughput {sm:.1f}% and memory throughput {mem:.1f}% of peak"
+        + (f" (DRAM {dram:.1f}%)" if dram is not None else "")
+    ]
     if num(m.get("memory_from_dram")):
-        evidence.append("memory throughput here is DRAM throughput (dram__throughput): the capture has neither "
-                        "ncu's gpu__compute_memory_throughput nor its breakdown units, so L1 and L2 are not counted")
+        evidence.append(
+            "memory throughput here is DRAM throughput (dram__throughput): the capture has neither "
+            "ncu's gpu__compute_memory_throughput nor its breakdown units, so L1 and L2 are not counted"
+        )
     units_used = num(m.get("sol_units"))
     if units_used:
-        evidence.append(f"SM% and memory% here are the largest of the {units_used:.0f} throughput breakdown units "
-                        "the report holds (ncu's own take the largest of 25 and 26 on the H200)")
+        evidence.append(
+            f"SM% and memory% here are the largest of the {units_used:.0f} throughput breakdown units "
+            "the report holds (ncu's own take the largest of 25 and 26 on the H200)"
+        )
     stalls = top_stalls(m)
-    per = ("warps stalled per issued instruction, PC-sampled" if num(m.get("stalls_sampled"))
-           else "warps stalled per issued instruction, from the stall counters")
-    stall_line = (f"top warp stall: {stalls[0][0]} ({stalls[0][1]:.1f} {per}: "
-                  f"{STALL_MEANING.get(stalls[0][0], 'see ncu docs')})") if stalls else None
+    per = (
+        "warps stalled per issued instruction, PC-sampled"
+        if num(m.get("stalls_sampled"))
+        else "warps stalled per issued instruction, from the stall counters"
+    )
+    stall_line = (
+        (
+            f"top warp stall: {stalls[0][0]} ({stalls[0][1]:.1f} {per}: "
+            f"{STALL_MEANING.get(stalls[0][0], 'see ncu docs')})"
+        )
+        if stalls
+        else None
+    )
 
     unit = busiest_unit(m)
     if sm < LATENCY_PCT and mem < LATENCY_PCT:
@@ -330,8 +353,10 @@ def _latency_cause(m, waves, duration, stalls, evidence) -> tuple[str, str]:
         limiter = occupancy_limiter(m)
         if limiter:
             regs = num(m.get("registers_per_thread"))
-            evidence.append(f"occupancy limited by {limiter}"
-                            + (f" ({regs:.0f} registers per thread)" if limiter == "registers" and regs else ""))
+            evidence.append(
+                f"occupancy limited by {limiter}"
+                + (f" ({regs:.0f} registers per thread)" if limiter == "registers" and regs else "")
+            )
 
     if small and (grid is None or sms is None or grid < sms / 2):
         evidence.append(grid_line())
@@ -357,9 +382,14 @@ def _latency_cause(m, waves, duration, stalls, evidence) -> tuple[str, str]:
     return "low throughput: too little work in flight", "default"
 
 
-NCU_TITLES = {"Small Grid": {"latency"}, "Latency Issue": {"latency"}, "High Compute Throughput": {"compute"},
-              "High Memory Throughput": {"bandwidth"}, "High Throughput": {"compute", "bandwidth"},
-              "Balanced Throughput": {"compute", "bandwidth"}}
+NCU_TITLES = {
+    "Small Grid": {"latency"},
+    "Latency Issue": {"latency"},
+    "High Compute Throughput": {"compute"},
+    "High Memory Throughput": {"bandwidth"},
+    "High Throughput": {"compute", "bandwidth"},
+    "Balanced Throughput": {"compute", "bandwidth"},
+}
 
 
 def agrees_with_ncu(bound: str, ncu_rule: str | None) -> bool | None:

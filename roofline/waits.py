@@ -41,8 +41,12 @@ def stalls_by_class(pc: pd.DataFrame) -> pd.DataFrame:
     g = pc.groupby(["kernel", "wait_class"], sort=False)["samples"].sum().reset_index()
     g["share"] = g["samples"] / g.groupby("kernel")["samples"].transform("sum")
     order = {k: i for i, k in enumerate(pc["kernel"].drop_duplicates())}
-    return (g.assign(_k=g["kernel"].map(order)).sort_values(["_k", "samples"], ascending=[True, False])
-            .drop(columns="_k").reset_index(drop=True))
+    return (
+        g.assign(_k=g["kernel"].map(order))
+        .sort_values(["_k", "samples"], ascending=[True, False])
+        .drop(columns="_k")
+        .reset_index(drop=True)
+    )
 
 
 def stalls_by_line(pc: pd.DataFrame, top: int | None = None) -> pd.DataFrame:
@@ -58,10 +62,19 @@ def stalls_by_line(pc: pd.DataFrame, top: int | None = None) -> pd.DataFrame:
         for _, g in k.groupby("where", sort=False):
             by_class = g.groupby("wait_class")["samples"].sum()
             by_pc = g.groupby("sass")["samples"].sum()
-            rows.append({"kernel": kernel, "file": g["file"].iloc[0], "line": int(g["line"].iloc[0]),
-                         "line_text": g["line_text"].iloc[0], "samples": float(g["samples"].sum()),
-                         "share": float(g["samples"].sum()) / total if total else 0.0,
-                         "wait_class": by_class.idxmax(), "sass": by_pc.idxmax(), "pc": int(g["pc"].min())})
+            rows.append(
+                {
+                    "kernel": kernel,
+                    "file": g["file"].iloc[0],
+                    "line": int(g["line"].iloc[0]),
+                    "line_text": g["line_text"].iloc[0],
+                    "samples": float(g["samples"].sum()),
+                    "share": float(g["samples"].sum()) / total if total else 0.0,
+                    "wait_class": by_class.idxmax(),
+                    "sass": by_pc.idxmax(),
+                    "pc": int(g["pc"].min()),
+                }
+            )
     out = pd.DataFrame(rows).sort_values(["kernel", "samples"], ascending=[True, False], kind="stable")
     order = {k: i for i, k in enumerate(pc["kernel"].drop_duplicates())}
     out = out.assign(_k=out["kernel"].map(order)).sort_values(["_k", "samples"], ascending=[True, False])
@@ -80,10 +93,12 @@ def warp_waits(pc: pd.DataFrame, top: int = TOP_LINES) -> WarpWaits | None:
     lines = []
     for _, r in stalls_by_line(pc, top).iterrows():
         where = f"{_short(r['file'])}:{r['line']}" if r["file"] else f"pc {r['pc']:#x}"
-        lines.append(WaitLine(where, r["line_text"] or r["sass"], float(r["samples"]), float(r["share"]),
-                              r["wait_class"]))
-    return WarpWaits(float(pc["samples"].sum()), by_class, lines, bool((pc["file"] != "").any()),
-                     bool((pc["line_text"] != "").any()))
+        lines.append(
+            WaitLine(where, r["line_text"] or r["sass"], float(r["samples"]), float(r["share"]), r["wait_class"])
+        )
+    return WarpWaits(
+        float(pc["samples"].sum()), by_class, lines, bool((pc["file"] != "").any()), bool((pc["line_text"] != "").any())
+    )
 
 
 def _short(path: str) -> str:

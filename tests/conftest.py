@@ -23,8 +23,16 @@ def _cuda() -> bool:
 KINDS = {
     "interpreter": ("test_kernels_cpu.py",),  # kernels through Triton's interpreter
     "compile": ("test_compile.py", "test_plan.py"),  # Triton's compiler, cross-compiling for sm_90/100/120
-    "subprocess": ("test_bad_input.py", "test_cli.py", "test_doctor.py", "test_failures.py", "test_newcomer.py",
-                   "test_quickstart.py", "test_report.py", "test_sweep.py"),  # the CLI and tools as child processes
+    "subprocess": (
+        "test_bad_input.py",
+        "test_cli.py",
+        "test_doctor.py",
+        "test_failures.py",
+        "test_newcomer.py",
+        "test_quickstart.py",
+        "test_report.py",
+        "test_sweep.py",
+    ),  # the CLI and tools as child processes
 }
 
 

@@ -10,4 +10,6 @@ RUNS = FIXTURES / "runs"
 APP_FAILED_LOG = FIXTURES / "ncu_app_failed.log"
 BAD_OPTION_LOG = FIXTURES / "ncu_bad_option.log"
 BENCH_CSV = Path(__file__).parent.parent / "docs" / "results" / "h200-bench.csv"
-SAMPLE_V1 = FIXTURES / "runs" / "h200-triton_mla-128k"  # the first bundled sample: old metric list, SOLBottleneck rule, 17 passes
+SAMPLE_V1 = (
+    FIXTURES / "runs" / "h200-triton_mla-128k"
+)  # the first bundled sample: old metric list, SOLBottleneck rule, 17 passes

@@ -72,8 +72,11 @@ def compile_ptx(spec, arch: str = "sm_90") -> str:
     # back the PTX compiled before the edit.
     with triton.knobs.compilation.scope():
         triton.knobs.compilation.always_compile = True
-        compiled = triton.compile(src, target=GPUTarget("cuda", int(arch[3:]), 32),
-                                  options={"num_warps": num_warps, "num_stages": spec.num_stages})
+        compiled = triton.compile(
+            src,
+            target=GPUTarget("cuda", int(arch[3:]), 32),
+            options={"num_warps": num_warps, "num_stages": spec.num_stages},
+        )
     return compiled.asm["ptx"]
 
 

@@ -124,12 +124,23 @@ def deadlocks(n_tiles: int, n_full: int, paged: bool, variant: str = "shipped") 
 
 def search(variant: str = "shipped", max_tiles: int = 8) -> list[tuple[int, int, bool]]:
     """Every (n_tiles, n_full, paged) up to max_tiles that deadlocks."""
-    return [(n, f, paged) for n in range(max_tiles + 1) for f in range(n + 1) for paged in (True, False)
-            if deadlocks(n, f, paged, variant)]
+    return [
+        (n, f, paged)
+        for n in range(max_tiles + 1)
+        for f in range(n + 1)
+        for paged in (True, False)
+        if deadlocks(n, f, paged, variant)
+    ]
 
 
 if __name__ == "__main__":
     variant = sys.argv[1] if len(sys.argv) > 1 else "shipped"
     bad = search(variant)
-    print(f"{variant}: " + (f"deadlocks at (n_tiles, n_full, paged) {bad[:6]} ... ({len(bad)} cases)" if bad
-                            else "no deadlock up to 8 tiles"))
+    print(
+        f"{variant}: "
+        + (
+            f"deadlocks at (n_tiles, n_full, paged) {bad[:6]} ... ({len(bad)} cases)"
+            if bad
+            else "no deadlock up to 8 tiles"
+        )
+    )

@@ -33,6 +33,7 @@ def one_line_error(result, code=None):
 
 # -- a report cut inside a record -----------------------------------------------------------------
 
+
 def _records(path: Path) -> list[tuple[int, int]]:
     """(offset, declared length) of each length-prefixed record after the 4-byte magic."""
     data, pos, out = path.read_bytes(), 4, []
@@ -83,6 +84,7 @@ def test_every_committed_report_walks_whole():
 
 # -- spec.json and every other file of a run are checksummed ---------------------------------------
 
+
 def _rewritten_run(tmp_path) -> Path:
     """The committed triton_mla run written again by RunWriter (the current manifest format)."""
     from profiler.rundir import RunWriter
@@ -121,13 +123,16 @@ def test_an_older_run_without_a_spec_checksum_warns(tmp_path):
     assert r.exit_code == 0 and "spec.json is not checksummed in this older run" in r.output
 
 
-@pytest.mark.parametrize("field,value,message", [
-    ("reports.0.launches", "3", "reports[0].launches must be an integer or null"),
-    ("reports.0.bytes", 1.5, "reports[0].bytes must be an integer"),
-    ("commands", "ncu", "commands must be a list of strings"),
-    ("wall_s", "fast", "wall_s must be a number or null"),
-    ("host", [], "host must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    "field,value,message",
+    [
+        ("reports.0.launches", "3", "reports[0].launches must be an integer or null"),
+        ("reports.0.bytes", 1.5, "reports[0].bytes must be an integer"),
+        ("commands", "ncu", "commands must be a list of strings"),
+        ("wall_s", "fast", "wall_s must be a number or null"),
+        ("host", [], "host must be a JSON object"),
+    ],
+)
 def test_manifest_fields_are_type_checked(tmp_path, field, value, message):
     run = tmp_path / "old"
     shutil.copytree(TRITON_MLA_RUN, run)
@@ -157,8 +162,9 @@ def test_summarize_writes_nothing_and_reads_every_point_of_the_committed_sweep(t
     committed = pd.read_csv(COMMITTED_SWEEP / "summary.csv")
     assert [row["status"] for row in rows] == list(committed["status"])  # 15 done, 3 failed (page 48)
     assert sum(row["status"] == "done" for row in rows) == 15
-    assert [row["step_ms"] for row in rows if row["status"] == "done"] == \
-        pytest.approx(list(committed.loc[committed["status"] == "done", "step_ms"]), rel=1e-9)
+    assert [row["step_ms"] for row in rows if row["status"] == "done"] == pytest.approx(
+        list(committed.loc[committed["status"] == "done", "step_ms"]), rel=1e-9
+    )
     assert all("numbers from summary.csv" in row["error"] for row in rows if row["status"] == "done")
     assert "nothing written (pass --write" in r.stderr
 
@@ -177,8 +183,7 @@ def test_summarize_says_why_a_point_has_no_numbers_and_writes_with_write(tmp_pat
 
 
 def test_point_commands_carry_tool_preset_and_timeout(tmp_path):
-    r = _sweep("--kernel", "triton_mla", "--ctx", "8k", "--page-size", "1", "--out", tmp_path / "S",
-               "--print-commands")
+    r = _sweep("--kernel", "triton_mla", "--ctx", "8k", "--page-size", "1", "--out", tmp_path / "S", "--print-commands")
     assert r.exit_code == 0 and "--tool ncu --preset roofline --timeout 900 " in r.output
 
 
@@ -199,14 +204,26 @@ def test_a_sweep_records_each_points_numbers_in_sweep_json(tmp_path):
 
 # -- options and files that set a number ------------------------------------------------------------
 
-@pytest.mark.parametrize("args,message", [
-    (["model", "--ctx", "100000m"], "above the 16m (16,777,216) tokens roofline models"),
-    (["model", "--kernel", "triton_mla_fast", "--page-size", "3"], "needs a power-of-two page_size"),
-    (["check", "--kernel", "triton_mla_fast", "--page-size", "3", "--ctx", "300", "--device", "cpu"],
-     "needs a power-of-two page_size"),
-    (["compare", SAMPLE_RUN, SAMPLE_RUN, "--fail-if-slower", "nan"], "--fail-if-slower must be a finite percentage"),
-    (["compare", SAMPLE_RUN, SAMPLE_RUN, "--fail-if-slower", "inf"], "--fail-if-slower must be a finite percentage"),
-])
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["model", "--ctx", "100000m"], "above the 16m (16,777,216) tokens roofline models"),
+        (["model", "--kernel", "triton_mla_fast", "--page-size", "3"], "needs a power-of-two page_size"),
+        (
+            ["check", "--kernel", "triton_mla_fast", "--page-size", "3", "--ctx", "300", "--device", "cpu"],
+            "needs a power-of-two page_size",
+        ),
+        (
+            ["compare", SAMPLE_RUN, SAMPLE_RUN, "--fail-if-slower", "nan"],
+            "--fail-if-slower must be a finite percentage",
+        ),
+        (
+            ["compare", SAMPLE_RUN, SAMPLE_RUN, "--fail-if-slower", "inf"],
+            "--fail-if-slower must be a finite percentage",
+        ),
+    ],
+)
 def test_bad_numbers_are_refused_in_one_line(args, message):
     out = one_line_error(cli(*args), 2)
     assert message in out
@@ -215,11 +232,11 @@ def test_bad_numbers_are_refused_in_one_line(args, message):
 def test_spec_bounds_the_context_length():
     from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
 
-    assert parse_ctx_len("16m") == 16 * 1024 ** 2
+    assert parse_ctx_len("16m") == 16 * 1024**2
     with pytest.raises(WorkloadError, match="above the 16m"):
-        VerifyWorkload(ctx_len=16 * 1024 ** 2 + 1)
+        VerifyWorkload(ctx_len=16 * 1024**2 + 1)
     with pytest.raises(WorkloadError, match="above the 16m"):
-        VerifyWorkload(batch=2, ctx_lens=(8, 10 ** 12))
+        VerifyWorkload(batch=2, ctx_lens=(8, 10**12))
 
 
 def test_model_of_a_graph_kernel_and_a_gpu_without_launch_config():
@@ -254,14 +271,21 @@ def test_measured_ceilings_are_validated_on_load(tmp_path, monkeypatch, value, s
 
 # -- special files are refused before they are opened -----------------------------------------------
 
+
 def _roofline(*args, timeout=120):
     import os
     import subprocess
     import sys
 
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
-    return subprocess.run([sys.executable, "-m", "roofline", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, env=env, cwd=Path(__file__).parent.parent)
+    return subprocess.run(
+        [sys.executable, "-m", "roofline", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=Path(__file__).parent.parent,
+    )
 
 
 @pytest.mark.parametrize("where", ["report", "run report", "run spec", "bench"])
@@ -286,6 +310,7 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path, where):
 
 # -- profile: where it writes, how it stops, what it says ---------------------------------------------
 
+
 def test_profile_out_in_an_impossible_place_is_one_line(tmp_path):
     out = one_line_error(cli("profile", "--ctx", "1k", "--tool", "ncu", "--out", "/proc/x"), 1)
     assert "/proc/x: cannot create a run directory there" in out
@@ -309,9 +334,26 @@ def test_sigterm_and_sighup_end_the_tools_group_like_ctrl_c(tmp_path, sig):
     from tests.test_failures import ROOT, alive, hanging_tool, kept_run
 
     ncu = hanging_tool(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "roofline", "profile", "--ctx", "1k", "--tool", "ncu",
-                             "--ncu", ncu, "--out", str(tmp_path / "run")], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "roofline",
+            "profile",
+            "--ctx",
+            "1k",
+            "--tool",
+            "ncu",
+            "--ncu",
+            ncu,
+            "--out",
+            str(tmp_path / "run"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while not (tmp_path / "child.pid").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -327,6 +369,7 @@ def test_sigterm_and_sighup_end_the_tools_group_like_ctrl_c(tmp_path, sig):
 
 
 # -- a folder read counts each launch once ------------------------------------------------------------
+
 
 def test_a_folder_with_ncu_and_nsys_of_the_same_launches_counts_them_once(tmp_path):
     for name in ("profile.ncu-rep", "profile.sqlite"):
@@ -351,6 +394,7 @@ def test_a_folder_with_an_nsys_report_and_its_sqlite_reads_the_sqlite_once(tmp_p
 
 # -- the API's error types ---------------------------------------------------------------------------
 
+
 def test_roofline_re_exports_its_error_types():
     import roofline
     from profiler.errors import ProfilerError, ReportError
@@ -366,7 +410,7 @@ def test_roofline_re_exports_its_error_types():
 
 # -- run from the folder that holds a checkout named `roofline` ---------------------------------------
 
-EDITABLE_RUN = '''
+EDITABLE_RUN = """
 import importlib.util, runpy, sys
 from importlib.machinery import PathFinder
 ROOT, CWD = sys.argv[1], sys.argv[2]
@@ -384,7 +428,7 @@ sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in getattr(f, "__
 sys.path = [CWD] + [p for p in sys.path if p not in ("", ".", ROOT)]  # python -m puts the current folder first
 sys.argv = ["roofline", "analyze"]
 runpy.run_module("roofline", run_name="__main__", alter_sys=True)
-'''
+"""
 
 
 def test_python_m_roofline_beside_a_clone_named_roofline_says_why(tmp_path):
@@ -395,14 +439,20 @@ def test_python_m_roofline_beside_a_clone_named_roofline_says_why(tmp_path):
     (tmp_path / "roofline").symlink_to(root, target_is_directory=True)  # cwd/roofline: the clone
     script = tmp_path / "editable_run.py"
     script.write_text(EDITABLE_RUN)
-    r = subprocess.run([sys.executable, str(script), str(root), str(tmp_path)], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, str(script), str(root), str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.startswith(f"Error: `import roofline` finds the folder {tmp_path / 'roofline'}")
     assert "as a namespace package" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 # -- beyond the list: files that could set a number silently wrong --------------------------------------
+
 
 def test_a_measured_file_of_another_gpu_is_refused(tmp_path, monkeypatch):
     measured = tmp_path / "config" / "roofline" / "measured"

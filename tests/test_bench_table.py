@@ -13,15 +13,30 @@ META = {"device": "NVIDIA H200", "read_gbps": 4489.0, "copy_gbps": 4282.0, "matm
 
 
 def row(kernel, ms, mask="chain", page=64, error=""):
-    return {"kernel": kernel, "ctx_len": 131072, "page_size": page, "heads": 8, "q_len": 9, "batch": 1,
-            "mask": mask, "median_ms": ms, "error": error}
+    return {
+        "kernel": kernel,
+        "ctx_len": 131072,
+        "page_size": page,
+        "heads": 8,
+        "q_len": 9,
+        "batch": 1,
+        "mask": mask,
+        "median_ms": ms,
+        "error": error,
+    }
 
 
 def test_read_row_gives_each_kernel_its_ratio_to_a_bare_read_of_the_same_bytes():
-    times = pd.DataFrame([row("read", 0.0467), row("flashmla", 0.0763), row("triton_mla_fast", 0.0657),
-                          row("read", 0.0470, mask="tree", page=1), row("triton_mla_fast", 0.0690, mask="tree", page=1),
-                          row("flashmla", float("nan"), mask="tree", page=1,
-                              error="skipped: flashmla supports only the chain mask")])
+    times = pd.DataFrame(
+        [
+            row("read", 0.0467),
+            row("flashmla", 0.0763),
+            row("triton_mla_fast", 0.0657),
+            row("read", 0.0470, mask="tree", page=1),
+            row("triton_mla_fast", 0.0690, mask="tree", page=1),
+            row("flashmla", float("nan"), mask="tree", page=1, error="skipped: flashmla supports only the chain mask"),
+        ]
+    )
     table = bench_table(times, get_gpu("h200"), 4489.0, 686.0, source="test")
     x = table.set_index(["kernel", "mask"])["x_read"]
     assert round(x[("flashmla", "chain")], 2) == 1.63 and round(x[("triton_mla_fast", "chain")], 2) == 1.41

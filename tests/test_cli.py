@@ -8,8 +8,18 @@ from click.testing import CliRunner
 from roofline.cli import main
 from tests.paths import SAMPLE_RUN, TORCH_DEFAULT
 
-KEYS = {"kernel", "launches", "duration_ms", "dram_throughput_pct", "sm_throughput_pct", "l2_hit_rate_pct",
-        "dram_gbps", "waves_per_sm", "bound", "evidence"}
+KEYS = {
+    "kernel",
+    "launches",
+    "duration_ms",
+    "dram_throughput_pct",
+    "sm_throughput_pct",
+    "l2_hit_rate_pct",
+    "dram_gbps",
+    "waves_per_sm",
+    "bound",
+    "evidence",
+}
 
 
 def run(*args):
@@ -51,20 +61,39 @@ def test_bad_ctx_is_one_line_usage_error(ctx):
 
 
 def test_model_reproduces_the_seed_arithmetic():
-    d = json.loads(run("model", "--ctx", "128k", "--gpu", "rtx-pro-6000", "--heads", "8", "--q-len", "9",
-                       "--layers", "61", "--format", "json").output)
+    d = json.loads(
+        run(
+            "model",
+            "--ctx",
+            "128k",
+            "--gpu",
+            "rtx-pro-6000",
+            "--heads",
+            "8",
+            "--q-len",
+            "9",
+            "--layers",
+            "61",
+            "--format",
+            "json",
+        ).output
+    )
     assert d["kv_bytes"] / 1e9 == pytest.approx(9.2, abs=0.05)
     assert d["floor_ms"] == pytest.approx(5.1, abs=0.2) and d["bound"] == "bandwidth"
-    d64 = json.loads(run("model", "--ctx", "128k", "--gpu", "rtx-pro-6000", "--heads", "64",
-                         "--layers", "61", "--format", "json").output)
+    d64 = json.loads(
+        run(
+            "model", "--ctx", "128k", "--gpu", "rtx-pro-6000", "--heads", "64", "--layers", "61", "--format", "json"
+        ).output
+    )
     assert d64["bound"] == "compute" and d64["arithmetic_intensity"] > 1000
     r = run("model", "--gpu", "rtx-9999")
     assert r.exit_code == 2 and "known: rtx-pro-6000" in r.output and "h200" in r.output
 
 
 def test_check_cpu_json():
-    r = run("check", "--kernel", "triton_mla", "--ctx", "77", "--page-size", "16", "--device", "cpu",
-            "--format", "json")
+    r = run(
+        "check", "--kernel", "triton_mla", "--ctx", "77", "--page-size", "16", "--device", "cpu", "--format", "json"
+    )
     d = json.loads(r.output)
     assert r.exit_code == 0 and d["ok"] and d["kernel"] == "triton_mla" and d["rel_err"] < 2e-3
     r = run("check", "--kernel", "nope", "--device", "cpu")
@@ -81,10 +110,12 @@ def test_profile_without_ncu_leaves_no_folder(tmp_path, monkeypatch):
 
 
 def test_reading_commands_do_not_import_torch():
-    code = ("import sys; from click.testing import CliRunner; from roofline.cli import main; "
-            "r = CliRunner().invoke(main, ['analyze', '--format', 'json']); assert r.exit_code == 0, r.output; "
-            "CliRunner().invoke(main, ['model']); CliRunner().invoke(main, ['kernels']); "
-            "assert 'torch' not in sys.modules and 'triton' not in sys.modules, 'torch imported'")
+    code = (
+        "import sys; from click.testing import CliRunner; from roofline.cli import main; "
+        "r = CliRunner().invoke(main, ['analyze', '--format', 'json']); assert r.exit_code == 0, r.output; "
+        "CliRunner().invoke(main, ['model']); CliRunner().invoke(main, ['kernels']); "
+        "assert 'torch' not in sys.modules and 'triton' not in sys.modules, 'torch imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -92,18 +123,30 @@ def test_profile_end_to_end_with_a_replaying_ncu(tmp_path):
     """`roofline profile` with an ncu stand-in that replays the real H200 sample's log and report:
     the run directory gets everything later stages need, and the verdict is printed."""
     stub = tmp_path / "ncu"
-    stub.write_text("#!/bin/sh\n"
-                    f"cat '{SAMPLE_RUN / 'profile.ncu.log'}'\n"
-                    'while [ "$1" != "--export" ]; do shift; done\n'
-                    f"cp '{SAMPLE_RUN / 'profile.ncu-rep'}' \"$2.ncu-rep\"\n")
+    stub.write_text(
+        "#!/bin/sh\n"
+        f"cat '{SAMPLE_RUN / 'profile.ncu.log'}'\n"
+        'while [ "$1" != "--export" ]; do shift; done\n'
+        f"cp '{SAMPLE_RUN / 'profile.ncu-rep'}' \"$2.ncu-rep\"\n"
+    )
     stub.chmod(0o755)
     out = tmp_path / "run"
-    r = CliRunner().invoke(main, ["profile", "--kernel", "triton_mla", "--ctx", "128k", "--out", str(out),
-                                  "--ncu", str(stub)], catch_exceptions=False)
+    r = CliRunner().invoke(
+        main,
+        ["profile", "--kernel", "triton_mla", "--ctx", "128k", "--out", str(out), "--ncu", str(stub)],
+        catch_exceptions=False,
+    )
     assert r.exit_code == 0, r.output
     assert "small grid" in r.output and "x from the floor" in r.output
-    for name in ("manifest.json", "spec.json", "commands.txt", "profile.ncu-rep", "profile.ncu.log", "launches.csv",
-                 "analysis.json"):
+    for name in (
+        "manifest.json",
+        "spec.json",
+        "commands.txt",
+        "profile.ncu-rep",
+        "profile.ncu.log",
+        "launches.csv",
+        "analysis.json",
+    ):
         assert (out / name).exists(), name
     analysis = json.loads((out / "analysis.json").read_text())
     assert analysis["kernels"][0]["bound"] == "latency" and analysis["profile"]["passes"] == [6, 6, 6]

@@ -40,9 +40,14 @@ def test_json_has_step_kernels_gate():
     assert d["step"]["base_ms"] == pytest.approx(1.45591, rel=1e-4)
     assert d["step"]["head_ms"] == pytest.approx(0.204533, rel=1e-4)
     assert d["step"]["speedup"] == pytest.approx(7.118, rel=1e-3)
-    assert d["gate"] == {"fail_if_slower_pct": 5.0, "p_value": 0.002, "passed": True,
-                         "slower_pct": pytest.approx(-85.95, abs=0.01), "on": "step",
-                         "note": "no timing samples on both sides: gated on the profiler's step times, with no test"}
+    assert d["gate"] == {
+        "fail_if_slower_pct": 5.0,
+        "p_value": 0.002,
+        "passed": True,
+        "slower_pct": pytest.approx(-85.95, abs=0.01),
+        "on": "step",
+        "note": "no timing samples on both sides: gated on the profiler's step times, with no test",
+    }
     assert d["timing"] is None and d["same_run"] is False
     sides = {k["kernel"]: k["side"] for k in d["kernels"]}
     assert sides == {"_decode_stage1": "base only", "_combine_kernel": "both", "_fast_split_kernel": "head only"}
@@ -149,8 +154,9 @@ def test_repeated_kernel_names_match_by_launch_configuration():
     from roofline.comparison import match_kernels
 
     def k(grid):
-        return KernelSummary("k", 1, grid, 128.0, 1.0, *[None] * 10, top_stalls=[], bound="latency",
-                             cause=None, evidence=[])
+        return KernelSummary(
+            "k", 1, grid, 128.0, 1.0, *[None] * 10, top_stalls=[], bound="latency", cause=None, evidence=[]
+        )
 
     pairs = match_kernels([k(8.0), k(16.0)], [k(16.0), k(32.0)])
     got = [(b.grid_size if b else None, h.grid_size if h else None) for b, h in pairs]
@@ -168,8 +174,12 @@ def with_timing(src, dst, samples, method="rotated", kernels_ms=None):
     from profiler.timing import TimingSamples, write_timing
 
     shutil.copytree(src, dst)
-    path = write_timing(dst / TIMING, TimingSamples(samples_ms=tuple(samples), method=method, input_sets=4,
-                                                    replays_per_sample=8, kernels_ms=kernels_ms))
+    path = write_timing(
+        dst / TIMING,
+        TimingSamples(
+            samples_ms=tuple(samples), method=method, input_sets=4, replays_per_sample=8, kernels_ms=kernels_ms
+        ),
+    )
     m = json.loads((dst / MANIFEST).read_text())
     m["reports"].append({"path": TIMING, "tool": "timing", "sha256": sha256(path), "bytes": path.stat().st_size})
     (dst / MANIFEST).write_text(json.dumps(m))
@@ -187,8 +197,14 @@ def test_timing_json_is_checksummed_and_read_back(tmp_path):
 
     w = RunWriter(tmp_path / "run")
     w.write_spec(RunSpec(kernel="triton_mla_fast", workload={"ctx_len": 131072}, iterations=3))
-    t = TimingSamples(samples_ms=(0.0712, 0.0714), method="rotated", input_sets=8, replays_per_sample=4,
-                      kernel="triton_mla_fast", host={"gpu": "NVIDIA H200"})
+    t = TimingSamples(
+        samples_ms=(0.0712, 0.0714),
+        method="rotated",
+        input_sets=8,
+        replays_per_sample=4,
+        kernel="triton_mla_fast",
+        host={"gpu": "NVIDIA H200"},
+    )
     w.add_report(write_timing(w.path / TIMING, t), "timing")
     run = w.commit()
     assert read_timing(run) == t
@@ -285,10 +301,15 @@ def test_gate_logic():
 
 
 def test_per_kernel_samples_are_tested_when_a_run_has_them(tmp_path):
-    base = with_timing(FAST, tmp_path / "base", noisy(0.0712, 30, 1),
-                       kernels_ms={"_fast_split_kernel": noisy(0.060, 30, 2), "_combine_kernel": noisy(0.011, 30, 3)})
-    head = with_timing(FAST, tmp_path / "head", noisy(0.0740, 30, 4),
-                       kernels_ms={"_fast_split_kernel": noisy(0.063, 30, 5)})
+    base = with_timing(
+        FAST,
+        tmp_path / "base",
+        noisy(0.0712, 30, 1),
+        kernels_ms={"_fast_split_kernel": noisy(0.060, 30, 2), "_combine_kernel": noisy(0.011, 30, 3)},
+    )
+    head = with_timing(
+        FAST, tmp_path / "head", noisy(0.0740, 30, 4), kernels_ms={"_fast_split_kernel": noisy(0.063, 30, 5)}
+    )
     d = json.loads(cli(base, head, "--format", "json").output)
     by_name = {k["kernel"]: k["timing"] for k in d["kernels"]}
     assert by_name["_combine_kernel"] is None  # samples on one side only

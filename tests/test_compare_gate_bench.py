@@ -29,10 +29,26 @@ def test_pairs_rates_and_table():
     # nothing changed: the medians alone call about half the pairs slower at 0%, the test almost none
     assert aa_rates["0.0"]["no_test"] >= 5 and aa_rates["0.0"]["gate"] <= 2
     assert slow_rates["1.0"]["gate"] == 20 and slow_rates["5.0"]["gate"] == 0  # +3% against 1% and 5%
-    cfg = {"kernel": "triton_mla_fast", "ctx_len": 131072, "slow_ctx_len": 135040, "kv_bytes_pct": 3.02,
-           "page_size": 64, "heads": 8, "samples": 30, "p_value": 0.002}
-    text = gate.table({"config": cfg, "gpu": "test", "aa_pairs": aa, "slow_pairs": slow,
-                       "aa_rates": aa_rates, "slow_rates": slow_rates})
+    cfg = {
+        "kernel": "triton_mla_fast",
+        "ctx_len": 131072,
+        "slow_ctx_len": 135040,
+        "kv_bytes_pct": 3.02,
+        "page_size": 64,
+        "heads": 8,
+        "samples": 30,
+        "p_value": 0.002,
+    }
+    text = gate.table(
+        {
+            "config": cfg,
+            "gpu": "test",
+            "aa_pairs": aa,
+            "slow_pairs": slow,
+            "aa_rates": aa_rates,
+            "slow_rates": slow_rates,
+        }
+    )
     last = text.splitlines()
     assert last[-4].split()[:2] == ["PCT", "A/A"] and last[-2].startswith("1.0 ") and "20/20 (100%)" in last[-2]
     assert "measured +3.0" in text and "A/A pairs: 20" in text

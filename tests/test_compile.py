@@ -79,8 +79,11 @@ def test_sm90_resources_match_ncu_on_the_h200():
     p1 = pd.read_csv(RUNS / "h200-triton_mla_fast-ring-128k-p1" / "launches.csv").drop_duplicates("kernel").iloc[0]
     gathered = kernel_resources("triton_mla_fast", dataclasses.replace(W, page_size=1), "sm_90")["launches"][0]
     assert gathered["name"] == p1.kernel == "_gluon_ring_kernel"  # at page 1 too, with async_gather
-    assert (gathered["programs"], gathered["threads"], gathered["registers"]) == (p1.grid_size, p1.block_size,
-                                                                                   p1.registers_per_thread)
+    assert (gathered["programs"], gathered["threads"], gathered["registers"]) == (
+        p1.grid_size,
+        p1.block_size,
+        p1.registers_per_thread,
+    )
     old = pd.read_csv(RUNS / "h200-triton_mla_fast-gluon-128k-p64" / "launches.csv").drop_duplicates("kernel")
     old = old[old.kernel == "_gluon_seesaw_kernel"].iloc[0]  # the pairs-of-tiles schedule, ring=False
     seesaw = xcompile.compile_launch(fast_specs(W, arch="sm_90", ring=False)[0], "sm_90")
@@ -97,8 +100,7 @@ def test_sm90_resources_match_ncu_on_the_h200():
 
 def test_ring_cuts_compile_out_what_they_name():
     """The ring's removal experiments are compile-time switches: with no_mma the kernel has no MMA at all."""
-    cut = fast_specs(dataclasses.replace(W, page_size=1), arch="sm_90", no_mma=True, no_softmax=True,
-                     no_gather=True)[0]
+    cut = fast_specs(dataclasses.replace(W, page_size=1), arch="sm_90", no_mma=True, no_softmax=True, no_gather=True)[0]
     assert cut.name == "_gluon_ring_kernel" and xcompile.compile_launch(cut, "sm_90").mma == "none"
 
 
@@ -110,35 +112,53 @@ def test_fast_kernel_ptx_as_stored_under_triton_36():
         pytest.skip(f"the digests are triton 3.6.0's; this is {triton.__version__}")
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     expect = FIXTURES / "ptx_sm90_triton36.txt"
-    proc = subprocess.run([sys.executable, "-m", "tests.ptx_check", "--expect", str(expect)], capture_output=True,
-                          text=True, env=env, cwd=Path(__file__).parents[1])
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.ptx_check", "--expect", str(expect)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).parents[1],
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
 
 
 def test_ptx_code_leaves_out_debug_scope_labels():
     """$L__tmpN labels mark inlined functions' scopes for the debug sections (moving code into a helper
     moves them); branch targets ($L__BB) and instructions stay. Lines from Triton 3.6.0's sm_90 PTX."""
-    ptx = ("\t@%p2 ld.global.v4.b32 { %r112, %r113, %r114, %r115 }, [ %rd24 + 0 ];\n"
-           "\t// end inline asm\n"
-           "$L__tmp3:\n"
-           "\t.loc\t1 128 8\n"
-           "\tshl.b32 \t%r136, %r2, 4;\n"
-           "$L__BB0_7:                              // %__nv_exp2f.exit\n")
-    assert ptx_code(ptx) == ("\t@%p2 ld.global.v4.b32 { %r112, %r113, %r114, %r115 }, [ %rd24 + 0 ];\n"
-                             "\t// end inline asm\n"
-                             "\tshl.b32 \t%r136, %r2, 4;\n"
-                             "$L__BB0_7:                              // %__nv_exp2f.exit\n")
+    ptx = (
+        "\t@%p2 ld.global.v4.b32 { %r112, %r113, %r114, %r115 }, [ %rd24 + 0 ];\n"
+        "\t// end inline asm\n"
+        "$L__tmp3:\n"
+        "\t.loc\t1 128 8\n"
+        "\tshl.b32 \t%r136, %r2, 4;\n"
+        "$L__BB0_7:                              // %__nv_exp2f.exit\n"
+    )
+    assert ptx_code(ptx) == (
+        "\t@%p2 ld.global.v4.b32 { %r112, %r113, %r114, %r115 }, [ %rd24 + 0 ];\n"
+        "\t// end inline asm\n"
+        "\tshl.b32 \t%r136, %r2, 4;\n"
+        "$L__BB0_7:                              // %__nv_exp2f.exit\n"
+    )
 
 
-@pytest.mark.parametrize("run_dir", ["h200-triton_mla_fast-128k-p64", "h200-triton_mla_decode-128k-p64",
-                                     "h200-triton_mla_fast-128k-h64", "h200-triton_mla_fast-gluon-128k-p64",
-                                     "h200-triton_mla_fast-ring-128k-p64", "h200-triton_mla_fast-ring-128k-p1"])
+@pytest.mark.parametrize(
+    "run_dir",
+    [
+        "h200-triton_mla_fast-128k-p64",
+        "h200-triton_mla_decode-128k-p64",
+        "h200-triton_mla_fast-128k-h64",
+        "h200-triton_mla_fast-gluon-128k-p64",
+        "h200-triton_mla_fast-ring-128k-p64",
+        "h200-triton_mla_fast-ring-128k-p1",
+    ],
+)
 def test_occupancy_rules_agree_with_ncu(run_dir):
     """The same registers, threads and shared memory give ncu's own occupancy limits on the H200."""
     df = pd.read_csv(RUNS / run_dir / "launches.csv").drop_duplicates("kernel")
     for row in df.itertuples():
-        occ = occupancy(get_arch("sm_90"), int(row.block_size), int(row.registers_per_thread),
-                        int(row.shared_mem_per_block) - 1024)  # ncu's figure includes the driver's 1 KB
+        occ = occupancy(
+            get_arch("sm_90"), int(row.block_size), int(row.registers_per_thread), int(row.shared_mem_per_block) - 1024
+        )  # ncu's figure includes the driver's 1 KB
         assert occ.limits["registers"] == row.occupancy_limit_registers
         assert occ.limits["warps"] == row.occupancy_limit_warps
         if row.shared_mem_per_block > 48 * 1024:  # small blocks: ncu divides the carveout the driver chose
@@ -156,10 +176,25 @@ def test_occupancy_says_what_does_not_fit():
 def test_graph_kernels_compile_the_launches_they_replay():
     assert set(COMPILED) == set(SPECS) | {"triton_mla_fast_graph"}
     assert launch_specs("triton_mla_fast_graph", W, "sm_120", 188) == launch_specs("triton_mla_fast", W, "sm_120", 188)
-    d = json.loads(run("compile", "--kernel", "triton_mla_fast_graph", "--arch", "sm_90", "--ctx", "128k",
-                       "--page-size", "64", "--format", "json").output)
-    assert (d["kernel"], [x["name"] for x in d["launches"]]) == ("triton_mla_fast_graph",
-                                                                 ["_gluon_ring_kernel", "_combine_kernel"])
+    d = json.loads(
+        run(
+            "compile",
+            "--kernel",
+            "triton_mla_fast_graph",
+            "--arch",
+            "sm_90",
+            "--ctx",
+            "128k",
+            "--page-size",
+            "64",
+            "--format",
+            "json",
+        ).output
+    )
+    assert (d["kernel"], [x["name"] for x in d["launches"]]) == (
+        "triton_mla_fast_graph",
+        ["_gluon_ring_kernel", "_combine_kernel"],
+    )
     r = run("compile", "--kernel", "flashmla", "--arch", "sm_90")
     assert r.exit_code == 2 and "Error: flashmla launches no Triton kernel; Triton kernels: triton_mla," in r.output
 
@@ -181,8 +216,10 @@ def test_sm120_never_gets_hopper_configs():
             for arch in ("sm_120", "sm_100"):
                 assert fast_launch_config(arch, heads, page) == arch_config(arch, heads, page)
                 assert code_path("triton_mla_fast", arch, page, 131081) == "portable"
-                assert all(s.name != "_hopper_split_kernel"
-                           for s in launch_specs("triton_mla_fast", VerifyWorkload(heads=heads, page_size=page), arch))
+                assert all(
+                    s.name != "_hopper_split_kernel"
+                    for s in launch_specs("triton_mla_fast", VerifyWorkload(heads=heads, page_size=page), arch)
+                )
             assert fast_launch_config("sm_120", heads, page)["block_n"] == 32
     assert FAST_ARCH_CONFIGS["sm_120"] == fast_launch_config("sm_120", 8, 1)
     assert fast_launch_config("sm_90", 8, 1)["block_m"] == 32  # the H200's tuned entry
@@ -200,12 +237,27 @@ def test_ptxas_log_parser_on_real_logs():
 
 
 def test_compile_cli_json_and_errors(monkeypatch):
-    d = json.loads(run("compile", "--kernel", "triton_mla_fast", "--arch", "sm_120", "--ctx", "128k",
-                       "--page-size", "64", "--format", "json").output)
+    d = json.loads(
+        run(
+            "compile",
+            "--kernel",
+            "triton_mla_fast",
+            "--arch",
+            "sm_120",
+            "--ctx",
+            "128k",
+            "--page-size",
+            "64",
+            "--format",
+            "json",
+        ).output
+    )
     assert (d["kernel"], d["arch"], d["gpu"], d["sm_count"]) == ("triton_mla_fast", "sm_120", "rtx-pro-6000", 188)
     assert [x["name"] for x in d["launches"]] == ["_fast_split_kernel", "_combine_kernel"]
     assert {"name", "registers", "spill_bytes", "shared_bytes", "mma", "fits"} <= set(d["launches"][0])
-    text = run("compile", "--kernel", "triton_mla_fast", "--arch", "sm_120", "--ctx", "128k", "--page-size", "64").output
+    text = run(
+        "compile", "--kernel", "triton_mla_fast", "--arch", "sm_120", "--ctx", "128k", "--page-size", "64"
+    ).output
     assert "_fast_split_kernel" in text and "mma.sync" in text
     r = run("compile", "--kernel", "torch_ref", "--arch", "sm_90")
     assert r.exit_code == 2 and "launches no Triton kernel" in r.output
@@ -214,11 +266,13 @@ def test_compile_cli_json_and_errors(monkeypatch):
     r = run("compile", "--kernel", "triton_mla", "--arch", "sm_90", "--gpu", "rtx-pro-6000")
     assert r.exit_code == 2 and "rtx-pro-6000 is sm_120, not sm_90" in r.output
     import importlib.util
+
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "triton" else real(name, *a))
     r = run("compile", "--kernel", "triton_mla", "--arch", "sm_90")
-    assert r.exit_code == 1 and r.output.strip().splitlines() == ["Error: roofline compile needs triton: "
-                                                                  "pip install 'roofline[kernels]'"]
+    assert r.exit_code == 1 and r.output.strip().splitlines() == [
+        "Error: roofline compile needs triton: pip install 'roofline[kernels]'"
+    ]
 
 
 def test_model_on_blackwell_uses_that_architecture():
@@ -226,8 +280,12 @@ def test_model_on_blackwell_uses_that_architecture():
     m = kernel_model("triton_mla_fast", W, rtx)
     assert m.arch == "sm_120" and m.grid[0] == 3  # 72 rows in blocks of 32 (sm_120's config), not 64
     kinds = {name: kind for name, _, kind, _ in m.inputs}
-    assert kinds == {"sm_count": "datasheet", "dram_gbps": "datasheet", "launch configuration": "unconfirmed",
-                     "blocks_per_sm": "unconfirmed"}
+    assert kinds == {
+        "sm_count": "datasheet",
+        "dram_gbps": "datasheet",
+        "launch configuration": "unconfirmed",
+        "blocks_per_sm": "unconfirmed",
+    }
     compiled = kernel_resources("triton_mla_fast", W, "sm_120", rtx)
     mc = kernel_model("triton_mla_fast", W, rtx, compiled)
     assert mc.blocks_per_sm == compiled["launches"][0]["blocks_per_sm"]

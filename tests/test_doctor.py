@@ -81,7 +81,9 @@ def test_verdict_needs_one_usable_profiler_and_no_blocking_problem():
     no_libs = no_counters + [Check("nsys importer", "FAIL", "libdw")]
     assert verdict(no_libs)[0] is False
     assert verdict(ok + [Check("CUDA", "FAIL", "cpu torch", blocks=True)]) == (
-        False, "profiling cannot work here (CUDA: see FAIL above)")
+        False,
+        "profiling cannot work here (CUDA: see FAIL above)",
+    )
 
 
 def _foreign(tmp_path, name):
@@ -96,22 +98,36 @@ def _foreign(tmp_path, name):
 
 def test_foreign_kernels_package_is_one_line(tmp_path):
     env = _foreign(tmp_path, "kernels")
-    r = subprocess.run([sys.executable, "-m", "roofline", "kernels"], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "roofline", "kernels"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr
     (line,) = r.stderr.strip().splitlines()
     assert f"`import kernels` finds {tmp_path / 'site' / 'kernels'}, not roofline's own kernels package" in line
     assert "Hugging Face" in line and "Fix: " in line
-    r = subprocess.run([sys.executable, "-m", "roofline", "doctor"], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "roofline", "doctor"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 1 and "FAIL  package kernels" in r.stdout and "Traceback" not in r.stderr
 
 
 def test_foreign_profiler_package_is_one_line(tmp_path):
     env = _foreign(tmp_path, "profiler")
-    r = subprocess.run([sys.executable, "-m", "roofline", "analyze"], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "roofline", "analyze"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and "`import profiler` finds" in r.stderr and "PyPI's `profiler`" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "roofline", "doctor"], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "roofline", "doctor"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 1 and "FAIL  package profiler" in r.stdout and "not checked" in r.stdout

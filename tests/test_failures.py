@@ -31,9 +31,11 @@ from tests.paths import FIXTURES, NO_KERNELS_LOG, SAMPLE_RUN
 LOGS = FIXTURES / "logs"
 NSYS_DIR = FIXTURES / "nsys"
 ROOT = Path(__file__).parent.parent
-ERR_NVGPUCTRPERM = ("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance "
-                    "Counters on the target device 0. For instructions on enabling permissions and to get more "
-                    "information see https://developer.nvidia.com/ERR_NVGPUCTRPERM")
+ERR_NVGPUCTRPERM = (
+    "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance "
+    "Counters on the target device 0. For instructions on enabling permissions and to get more "
+    "information see https://developer.nvidia.com/ERR_NVGPUCTRPERM"
+)
 
 
 def stub(tmp_path, name, body):
@@ -47,20 +49,29 @@ def ncu_stub(tmp_path, log=None, text=None, report=None, code=0, name="ncu"):
     """Prints a real ncu log (or `text`), writes `report` where ncu writes its report, exits `code`."""
     out = f"cat '{log}'\n" if log else f"cat <<'EOF'\n{text}\nEOF\n"
     if report:
-        out += 'while [ "$1" != "--export" ]; do shift; done\n' f"cp '{report}' \"$2.ncu-rep\"\n"
+        out += f'while [ "$1" != "--export" ]; do shift; done\ncp \'{report}\' "$2.ncu-rep"\n'
     return stub(tmp_path, name, out + f"exit {code}\n")
 
 
-def nsys_stub(tmp_path, log=NSYS_DIR / "triton_mla_8k.log", report=NSYS_DIR / "triton_mla_8k.nsys-rep",
-              sqlite=NSYS_DIR / "triton_mla_8k.sqlite", code=0, qdstrm=False):
+def nsys_stub(
+    tmp_path,
+    log=NSYS_DIR / "triton_mla_8k.log",
+    report=NSYS_DIR / "triton_mla_8k.nsys-rep",
+    sqlite=NSYS_DIR / "triton_mla_8k.sqlite",
+    code=0,
+    qdstrm=False,
+):
     """`nsys profile` prints a real nsys log and writes the real report; `nsys export` writes the
     sqlite the real nsys exported from it. `-o` names the output in both."""
-    write = (f"cp '{report}' \"$out.nsys-rep\"\n" if report else "") + (": > \"$out.qdstrm\"\n" if qdstrm else "")
-    return stub(tmp_path, "nsys",
-                'if [ "$1" = "--version" ]; then echo "NVIDIA Nsight Systems version 2025.3.1.90-253135822234v0"; exit 0; fi\n'
-                'cmd=$1; while [ "$1" != "-o" ]; do shift; done; out=$2\n'
-                f'if [ "$cmd" = "export" ]; then cp \'{sqlite}\' "$out"; exit 0; fi\n'
-                f"cat '{log}'\n{write}exit {code}\n")
+    write = (f"cp '{report}' \"$out.nsys-rep\"\n" if report else "") + (': > "$out.qdstrm"\n' if qdstrm else "")
+    return stub(
+        tmp_path,
+        "nsys",
+        'if [ "$1" = "--version" ]; then echo "NVIDIA Nsight Systems version 2025.3.1.90-253135822234v0"; exit 0; fi\n'
+        'cmd=$1; while [ "$1" != "-o" ]; do shift; done; out=$2\n'
+        f'if [ "$cmd" = "export" ]; then cp \'{sqlite}\' "$out"; exit 0; fi\n'
+        f"cat '{log}'\n{write}exit {code}\n",
+    )
 
 
 def cli(*args):
@@ -95,7 +106,10 @@ def no_tools(tmp_path, monkeypatch):
 def test_neither_tool_found(tmp_path, no_tools):
     r = cli("profile", "--ctx", "1k", "--out", str(tmp_path / "run"))
     assert r.exit_code == 1 and "Traceback" not in r.output
-    assert "no profiler found: ncu (Nsight Compute) not found" in r.output and "nsys (Nsight Systems) not found" in r.output
+    assert (
+        "no profiler found: ncu (Nsight Compute) not found" in r.output
+        and "nsys (Nsight Systems) not found" in r.output
+    )
     assert not list(tmp_path.glob("*run*")) and "nothing captured was lost" not in r.output  # nothing ran: no folder
 
 
@@ -167,10 +181,13 @@ def test_a_launch_with_no_metric_values(tmp_path):
         check_collected(raw, ["no_such__metric.sum"], "profile.ncu-rep")
 
 
-@pytest.mark.parametrize("log, code, message", [
-    (FIXTURES / "ncu_app_failed.log", 1, "the profiled program failed with exit code 1"),
-    (LOGS / "ncu_app_killed.log", 9, "the profiled program failed with exit code 9 (likely killed by SIGKILL"),
-])
+@pytest.mark.parametrize(
+    "log, code, message",
+    [
+        (FIXTURES / "ncu_app_failed.log", 1, "the profiled program failed with exit code 1"),
+        (LOGS / "ncu_app_killed.log", 9, "the profiled program failed with exit code 9 (likely killed by SIGKILL"),
+    ],
+)
 def test_application_fails_or_is_killed_under_ncu(tmp_path, log, code, message):
     ncu = ncu_stub(tmp_path, log=log, code=code)
     r = cli("profile", "--ctx", "128k", "--tool", "ncu", "--ncu", ncu, "--out", str(tmp_path / "run"))
@@ -185,7 +202,9 @@ def test_nsys_application_failed(tmp_path):
     nsys = nsys_stub(tmp_path, log=LOGS / "nsys_app_failed.log", code=3)
     r = cli("profile", "--ctx", "8k", "--tool", "nsys", "--nsys", nsys, "--out", str(tmp_path / "run"))
     assert r.exit_code == 1
-    assert "the profiled program (or nsys) exited with code 3; nsys still wrote profile.nsys-rep" in first_line(r.output)
+    assert "the profiled program (or nsys) exited with code 3; nsys still wrote profile.nsys-rep" in first_line(
+        r.output
+    )
     kept, _ = kept_run(tmp_path)
     assert (kept / "profile.nsys-rep").exists() and (kept / "profile.nsys.log").exists()
 
@@ -201,10 +220,16 @@ def test_nsys_importer_missing_libraries(tmp_path):
 
 
 def test_nsys_export_without_kernel_table(tmp_path):
-    nsys = nsys_stub(tmp_path, log=LOGS / "nsys_no_cuda.log", report=LOGS / "nsys_no_cuda.nsys-rep",
-                     sqlite=LOGS / "nsys_no_cuda.sqlite")
+    nsys = nsys_stub(
+        tmp_path,
+        log=LOGS / "nsys_no_cuda.log",
+        report=LOGS / "nsys_no_cuda.nsys-rep",
+        sqlite=LOGS / "nsys_no_cuda.sqlite",
+    )
     r = cli("profile", "--ctx", "8k", "--tool", "nsys", "--nsys", nsys, "--out", str(tmp_path / "run"))
-    assert r.exit_code == 1 and "no CUPTI_ACTIVITY_KIND_KERNEL table: nsys recorded no CUDA kernel" in first_line(r.output)
+    assert r.exit_code == 1 and "no CUPTI_ACTIVITY_KIND_KERNEL table: nsys recorded no CUDA kernel" in first_line(
+        r.output
+    )
     kept, _ = kept_run(tmp_path)
     assert (kept / "profile.sqlite").exists()
 
@@ -222,8 +247,12 @@ def alive(pid: int) -> bool:
 
 def hanging_tool(tmp_path, name="ncu"):
     """Prints the first lines real ncu printed, starts a child of its own, then hangs."""
-    return stub(tmp_path, name, f"head -3 '{SAMPLE_RUN / 'profile.ncu.log'}'\n"
-                f"sleep 300 & echo $! > '{tmp_path}/child.pid'\necho $$ > '{tmp_path}/tool.pid'\nsleep 300\n")
+    return stub(
+        tmp_path,
+        name,
+        f"head -3 '{SAMPLE_RUN / 'profile.ncu.log'}'\n"
+        f"sleep 300 & echo $! > '{tmp_path}/child.pid'\necho $$ > '{tmp_path}/tool.pid'\nsleep 300\n",
+    )
 
 
 def test_timeout_ends_the_whole_process_group(tmp_path):
@@ -259,9 +288,13 @@ def test_ctrl_c_on_roofline_profile(tmp_path):
     """SIGINT to the roofline process (a terminal's Ctrl-C reaches only its group, not the tool's)."""
     ncu = hanging_tool(tmp_path)
     out = tmp_path / "run"
-    proc = subprocess.Popen([sys.executable, "-m", "roofline", "profile", "--ctx", "1k", "--tool", "ncu",
-                             "--ncu", ncu, "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "roofline", "profile", "--ctx", "1k", "--tool", "ncu", "--ncu", ncu, "--out", str(out)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while not (tmp_path / "child.pid").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -278,12 +311,15 @@ def test_ctrl_c_on_roofline_profile(tmp_path):
 # -- files ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda p: p.write_bytes(b""), "the file is empty"),
-    (lambda p: p.write_bytes((NSYS_DIR / "triton_mla_8k.sqlite").read_bytes()[:40_000]), "damaged or cut short"),
-    (lambda p: p.write_text("hello\n"), "a text file starting 'hello'"),
-    (lambda p: p.write_bytes((LOGS / "nsys_no_cuda.sqlite").read_bytes()), "no CUPTI_ACTIVITY_KIND_KERNEL table"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda p: p.write_bytes(b""), "the file is empty"),
+        (lambda p: p.write_bytes((NSYS_DIR / "triton_mla_8k.sqlite").read_bytes()[:40_000]), "damaged or cut short"),
+        (lambda p: p.write_text("hello\n"), "a text file starting 'hello'"),
+        (lambda p: p.write_bytes((LOGS / "nsys_no_cuda.sqlite").read_bytes()), "no CUPTI_ACTIVITY_KIND_KERNEL table"),
+    ],
+)
 def test_bad_files_are_one_line_errors(tmp_path, make, message):
     path = tmp_path / "capture.sqlite"
     make(path)
@@ -305,7 +341,10 @@ def test_profile_both_tools_one_run(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
     m = json.loads((out / "manifest.json").read_text())
     assert [(e["tool"], e["path"]) for e in m["reports"]] == [
-        ("ncu", "profile.ncu-rep"), ("nsys", "profile.nsys-rep"), ("nsys-sqlite", "profile.sqlite")]
+        ("ncu", "profile.ncu-rep"),
+        ("nsys", "profile.nsys-rep"),
+        ("nsys-sqlite", "profile.sqlite"),
+    ]
     assert m["tools"]["nsys"]["version"].startswith("NVIDIA Nsight Systems version 2025.3.1")
     assert any(c.startswith(nsys + " profile -t cuda,nvtx -s none --cpuctxsw=none") for c in m["commands"])
     assert "profile.nsys.log" in m["logs"]
@@ -376,8 +415,12 @@ def test_default_tools_skip_an_nsys_whose_importer_cannot_load(tmp_path, monkeyp
     """`roofline doctor`'s importer check decides before `both` is chosen: nsys is not even run."""
     monkeypatch.setattr("roofline.api.importer_missing", lambda nsys: ["libdw.so.1"])
     ncu = ncu_stub(tmp_path, log=SAMPLE_RUN / "profile.ncu.log", report=SAMPLE_RUN / "profile.ncu-rep")
-    nsys = stub(tmp_path, "nsys", 'if [ "$1" = "--version" ]; then echo "NVIDIA Nsight Systems version 2025.3.1"; '
-                "exit 0; fi\ntouch \"$0.ran\"; exit 1\n")
+    nsys = stub(
+        tmp_path,
+        "nsys",
+        'if [ "$1" = "--version" ]; then echo "NVIDIA Nsight Systems version 2025.3.1"; '
+        'exit 0; fi\ntouch "$0.ran"; exit 1\n',
+    )
     out = tmp_path / "run"
     r = CliRunner().invoke(main, ["profile", "--ctx", "128k", "--ncu", ncu, "--nsys", nsys, "--out", str(out)])
     assert r.exit_code == 0, r.output

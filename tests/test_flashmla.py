@@ -62,8 +62,10 @@ def test_what_it_does_not_support(built):
     assert "bf16 only" in info.unsupported(VerifyWorkload(page_size=64, tree_mask="chain", dtype="fp16"))
     with pytest.raises(KernelUnsupported, match="needs page_size 64 .FlashMLA's block size., got 16"):
         info.require(VerifyWorkload(page_size=16, tree_mask="chain"))
-    for args, says in ((("--page-size", "64"), "supports only the chain mask (--mask chain"),
-                       (("--page-size", "1", "--mask", "chain"), "flashmla needs page_size 64")):
+    for args, says in (
+        (("--page-size", "64"), "supports only the chain mask (--mask chain"),
+        (("--page-size", "1", "--mask", "chain"), "flashmla needs page_size 64"),
+    ):
         r = run("check", "--kernel", "flashmla", "--ctx", "8k", *args)
         assert r.exit_code == 1 and r.output.strip().splitlines() == [r.output.strip()] and says in r.output
     r = run("profile", "--kernel", "flashmla", "--ctx", "8k", "--page-size", "64", "--tool", "ncu")
@@ -91,8 +93,12 @@ def test_build_script_checks_its_inputs(tmp_path):
         build_flashmla.cutlass_includes(not_zip, tmp_path)
     whl = tmp_path / "nvidia_cutlass-4.2.0.0-py3-none-any.whl"  # the wheel's layout (cutlass_library/source/...)
     with zipfile.ZipFile(whl, "w") as z:
-        for name in ("include/cutlass/cutlass.h", "include/cute/tensor.hpp", "tools/util/include/cutlass/util/debug.h",
-                     "examples/x.cu"):
+        for name in (
+            "include/cutlass/cutlass.h",
+            "include/cute/tensor.hpp",
+            "tools/util/include/cutlass/util/debug.h",
+            "examples/x.cu",
+        ):
             z.writestr(build_flashmla.WHEEL_ROOT + name, "//")
     inc, util = build_flashmla.cutlass_includes(whl, tmp_path / "out")
     assert (inc / "cutlass" / "cutlass.h").exists() and (util / "cutlass" / "util" / "debug.h").exists()
@@ -143,5 +149,3 @@ def test_the_flashmla_capture_analyzes_on_cpu():
     assert cmp.same_workload and abs(cmp.speedup - 1.41) < 0.01
     r = run("analyze", str(RUNS / "h200-flashmla-chain-128k-p64"))
     assert r.exit_code == 0 and "flash_fwd_splitkv_mla_kernel" in r.output and "mask=chain" in r.output
-
-

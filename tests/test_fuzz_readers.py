@@ -25,10 +25,32 @@ BINARY_SOURCES = {  # name -> the bytes as a user would hand them over
     "sdpa.ncu-rep.gz": (FIXTURES / "corpus" / "sdpa.ncu-rep.gz").read_bytes(),
     "triton_mla_8k.sqlite": (FIXTURES / "nsys" / "triton_mla_8k.sqlite").read_bytes(),
 }
-GARBAGE = st.sampled_from(["", "n/a", "nan", "-", "1,2", "abc", "1e999", "-5", "0", '"', '""', "1.2.3", "\x00",
-                           "9" * 40, "(256, 1, 1)", "==PROF== x"])
-FUZZ = settings(max_examples=100, deadline=10_000, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+GARBAGE = st.sampled_from(
+    [
+        "",
+        "n/a",
+        "nan",
+        "-",
+        "1,2",
+        "abc",
+        "1e999",
+        "-5",
+        "0",
+        '"',
+        '""',
+        "1.2.3",
+        "\x00",
+        "9" * 40,
+        "(256, 1, 1)",
+        "==PROF== x",
+    ]
+)
+FUZZ = settings(
+    max_examples=100,
+    deadline=10_000,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 def check_clean(path: Path, load=read_launches) -> None:

@@ -33,8 +33,7 @@ FAST_PATH_CASES = [  # (path, workload fields, launch overrides); on sm_90 the d
     ("gluon", dict(ctx_len=128 * 1024, page_size=1, tree_mask="chain", heads=64), {}),
     ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="chain", heads=64), {}),  # ctx not a tile multiple
     ("gluon", dict(ctx_len=1000, ctx_lens=(4093, 70001, 128 * 1024), batch=3, page_size=64, tree_mask="tree"), {}),
-    ("gluon", dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=16, tree_mask="chain",
-                   heads=64), {}),
+    ("gluon", dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=16, tree_mask="chain", heads=64), {}),
     ("gluon", dict(ctx_len=40, page_size=1, tree_mask="tree"), {}),  # splits with no whole tile
     ("gluon", dict(ctx_len=20_000, page_size=32, heads=16, tree_mask="tree"), {}),
     # the tail warpgroup (72 = 64 + 8 rows) asked for, also where the default plan pads (ctx 40,
@@ -44,40 +43,64 @@ FAST_PATH_CASES = [  # (path, workload fields, launch overrides); on sm_90 the d
     # async_gather=False the ring's earlier gathers (the tail waits for them and announces them).
     ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree"), dict(tail_m=8)),
     ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="chain"), dict(tail_m=8)),
-    ("gluon", dict(ctx_len=1000, ctx_lens=(4093, 70001, 517), batch=3, page_size=16, tree_mask="tree"),
-     dict(tail_m=8)),
+    ("gluon", dict(ctx_len=1000, ctx_lens=(4093, 70001, 517), batch=3, page_size=16, tree_mask="tree"), dict(tail_m=8)),
     ("gluon", dict(ctx_len=30_011, q_len=17, page_size=64, tree_mask="tree"), dict(tail_m=8)),  # 136 = 2 x 64 + 8
     ("gluon", dict(ctx_len=40, page_size=64, tree_mask="tree"), dict(tail_m=8)),
     ("gluon", dict(ctx_len=128 * 1024, page_size=64, tree_mask="chain"), dict(tail_m=0)),
     ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree"), dict(tail_m=8, ring=False)),
-    ("gluon", dict(ctx_len=1000, ctx_lens=(4093, 70001, 517), batch=3, page_size=16, tree_mask="chain"),
-     dict(tail_m=8, ring=False)),
+    (
+        "gluon",
+        dict(ctx_len=1000, ctx_lens=(4093, 70001, 517), batch=3, page_size=16, tree_mask="chain"),
+        dict(tail_m=8, ring=False),
+    ),
     ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="tree"), dict(tail_m=8, ring=True)),
     ("gluon", dict(ctx_len=40, page_size=1, tree_mask="chain"), dict(tail_m=8, ring=True)),
     ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="tree"), dict(tail_m=8, ring=False)),
     ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="chain"), dict(tail_m=8, async_gather=False)),
-    ("gluon", dict(ctx_len=1000, ctx_lens=(4093, 70001, 517), batch=3, page_size=16, tree_mask="tree"),
-     dict(tail_m=8, async_gather=False)),
+    (
+        "gluon",
+        dict(ctx_len=1000, ctx_lens=(4093, 70001, 517), batch=3, page_size=16, tree_mask="tree"),
+        dict(tail_m=8, async_gather=False),
+    ),
     # the single-schedule Gluon kernel (seesaw=False): TMA ring, gathers, 32-token tiles
     ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree"), dict(seesaw=False)),
-    ("gluon", dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=1, tree_mask="chain", heads=64),
-     dict(seesaw=False)),
-    ("gluon", dict(ctx_len=20_000, page_size=32, heads=16, tree_mask="tree"),
-     dict(seesaw=False, block_n=32, num_stages=4)),
+    (
+        "gluon",
+        dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=1, tree_mask="chain", heads=64),
+        dict(seesaw=False),
+    ),
+    (
+        "gluon",
+        dict(ctx_len=20_000, page_size=32, heads=16, tree_mask="tree"),
+        dict(seesaw=False, block_n=32, num_stages=4),
+    ),
     ("portable", dict(ctx_len=128 * 1024, page_size=64, tree_mask="tree"), {}),
     ("hopper", dict(ctx_len=128 * 1024, page_size=64, tree_mask="tree"), {}),
     ("hopper", dict(ctx_len=128 * 1024, page_size=64, tree_mask="chain", heads=64), {}),
-    ("hopper", dict(ctx_len=100_003, page_size=16, tree_mask="tree"), dict(block_n=16)),  # ctx not a tile multiple (forced: p16)
+    (
+        "hopper",
+        dict(ctx_len=100_003, page_size=16, tree_mask="tree"),
+        dict(block_n=16),
+    ),  # ctx not a tile multiple (forced: p16)
     ("hopper", dict(ctx_len=1000, ctx_lens=(4093, 70001, 128 * 1024), batch=3, page_size=64, tree_mask="tree"), {}),
-    ("hopper", dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=128, tree_mask="chain",
-                    heads=64), {}),
-    ("portable", dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=64, tree_mask="chain"),
-     dict(block_m=64, block_n=32, num_warps=8, num_stages=3, tail_m=16, partials="input", evict_first=True)),
+    (
+        "hopper",
+        dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=128, tree_mask="chain", heads=64),
+        {},
+    ),
+    (
+        "portable",
+        dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=64, tree_mask="chain"),
+        dict(block_m=64, block_n=32, num_warps=8, num_stages=3, tail_m=16, partials="input", evict_first=True),
+    ),
 ]
 
 
-@pytest.mark.parametrize("path,case,launch", FAST_PATH_CASES,
-                         ids=lambda v: v if isinstance(v, str) else "-".join(f"{k}{x}" for k, x in v.items())[:60])
+@pytest.mark.parametrize(
+    "path,case,launch",
+    FAST_PATH_CASES,
+    ids=lambda v: v if isinstance(v, str) else "-".join(f"{k}{x}" for k, x in v.items())[:60],
+)
 def test_fast_kernel_paths_on_gpu(path, case, launch):
     """Every code path of triton_mla_fast (Gluon and the Triton TMA kernel forced where the GPU is sm_90)."""
     import torch

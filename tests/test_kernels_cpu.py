@@ -31,10 +31,13 @@ def test_kernel_matches_reference(kernel, case):
     assert result.ok, result
 
 
-@pytest.mark.parametrize("kw", [
-    dict(split_len=16, block_n=16, block_m=16),  # draft tokens straddle splits
-    dict(split_len=32, block_n=16, block_m=32, num_warps=4),
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(split_len=16, block_n=16, block_m=16),  # draft tokens straddle splits
+        dict(split_len=32, block_n=16, block_m=32, num_warps=4),
+    ],
+)
 def test_fast_kernel_many_splits(kw):
     # q_len 20, ctx 64, splits of 16: the last split holds only draft tokens 16..19, which
     # most rows cannot see (an empty split: lse = -inf must not poison the merge)
@@ -46,23 +49,41 @@ def test_fast_kernel_many_splits(kw):
 # Each path of the fast kernel on its own options and cases: (seed, options, {id: case}).
 FAST_PATHS = {
     # a tail row tile (no padded M block), bf16 partials, evict-first
-    "portable": (4, [dict(block_m=16, tail_m=16),  # 18 rows = 16 + a 16-row tail tile in the same program
-                     dict(block_m=16, tail_m=16, partials="input", evict_first=True, split_len=32, block_n=16),
-                     dict(block_m=32, tail_m=0, partials="input")],
-                 {"p1": dict(ctx_len=70, page_size=1),
-                  "p16-chain-b2": dict(ctx_len=100, page_size=16, batch=2, tree_mask="chain"),
-                  "p64-ragged": dict(ctx_len=50, batch=3, ctx_lens=(33, 150, 64), page_size=64)}),
+    "portable": (
+        4,
+        [
+            dict(block_m=16, tail_m=16),  # 18 rows = 16 + a 16-row tail tile in the same program
+            dict(block_m=16, tail_m=16, partials="input", evict_first=True, split_len=32, block_n=16),
+            dict(block_m=32, tail_m=0, partials="input"),
+        ],
+        {
+            "p1": dict(ctx_len=70, page_size=1),
+            "p16-chain-b2": dict(ctx_len=100, page_size=16, batch=2, tree_mask="chain"),
+            "p64-ragged": dict(ctx_len=50, batch=3, ctx_lens=(33, 150, 64), page_size=64),
+        },
+    ),
     # the Hopper path's kernel (TMA tensor descriptors) runs in the interpreter too
-    "hopper": (2, [dict(block_m=16, block_n=32), dict(block_m=16, block_n=16, tail_m=16, split_len=32)],
-               {"p64": dict(ctx_len=200, page_size=64),
-                "p64-chain-b2": dict(ctx_len=70, page_size=64, batch=2, tree_mask="chain"),
-                "p32-ragged": dict(ctx_len=50, batch=3, ctx_lens=(33, 150, 64), page_size=32)}),
+    "hopper": (
+        2,
+        [dict(block_m=16, block_n=32), dict(block_m=16, block_n=16, tail_m=16, split_len=32)],
+        {
+            "p64": dict(ctx_len=200, page_size=64),
+            "p64-chain-b2": dict(ctx_len=70, page_size=64, batch=2, tree_mask="chain"),
+            "p32-ragged": dict(ctx_len=50, batch=3, ctx_lens=(33, 150, 64), page_size=32),
+        },
+    ),
 }
 
 
-@pytest.mark.parametrize("path, seed, kw, case", [
-    pytest.param(path, seed, kw, case, id=f"{path}-{name}-kw{i}")
-    for path, (seed, kws, cases) in FAST_PATHS.items() for name, case in cases.items() for i, kw in enumerate(kws)])
+@pytest.mark.parametrize(
+    "path, seed, kw, case",
+    [
+        pytest.param(path, seed, kw, case, id=f"{path}-{name}-kw{i}")
+        for path, (seed, kws, cases) in FAST_PATHS.items()
+        for name, case in cases.items()
+        for i, kw in enumerate(kws)
+    ],
+)
 def test_fast_kernel_paths(path, seed, kw, case):
     """The portable and Hopper paths, each with its own options (FAST_PATHS), against the reference."""
     w = VerifyWorkload(q_len=9, heads=2, seed=seed, **case)
@@ -72,8 +93,14 @@ def test_fast_kernel_paths(path, seed, kw, case):
 
 def test_fast_kernel_hopper_path_needs_whole_pages_per_tile():
     with pytest.raises(ValueError, match="multiple of block_n"):
-        check_kernel("triton_mla_fast", VerifyWorkload(ctx_len=40, page_size=16), device="cpu", dtype="fp16",
-                     path="hopper", block_n=32)
+        check_kernel(
+            "triton_mla_fast",
+            VerifyWorkload(ctx_len=40, page_size=16),
+            device="cpu",
+            dtype="fp16",
+            path="hopper",
+            block_n=32,
+        )
 
 
 def test_decode_kernel_more_splits_than_tokens():
@@ -82,10 +109,13 @@ def test_decode_kernel_more_splits_than_tokens():
     assert result.ok, result
 
 
-@pytest.mark.parametrize("kernel,kw,match", [
-    ("triton_mla_fast", dict(page_size=3), "power-of-two page_size"),
-    ("triton_mla_decode", dict(), "kv_splits must be >= 1"),
-])
+@pytest.mark.parametrize(
+    "kernel,kw,match",
+    [
+        ("triton_mla_fast", dict(page_size=3), "power-of-two page_size"),
+        ("triton_mla_decode", dict(), "kv_splits must be >= 1"),
+    ],
+)
 def test_bad_arguments_are_clear_errors(kernel, kw, match):
     extra = {"kv_splits": 0} if kernel == "triton_mla_decode" else {}
     with pytest.raises(ValueError, match=match):
@@ -135,7 +165,10 @@ def test_check_catches_a_wrong_kernel(monkeypatch):
         return ref.torch_ref(dataclasses.replace(inp, tree_mask=diagonal.contiguous()))
 
     from kernels import registry
-    monkeypatch.setitem(registry.KERNELS, "broken", registry.KernelInfo("broken", "x", "tests.test_kernels_cpu:_unused"))
+
+    monkeypatch.setitem(
+        registry.KERNELS, "broken", registry.KernelInfo("broken", "x", "tests.test_kernels_cpu:_unused")
+    )
     monkeypatch.setattr(registry.KernelInfo, "load", lambda self: prefix_only)
     result = check_kernel("broken", VerifyWorkload(ctx_len=10, q_len=6, seed=2), device="cpu", dtype="fp32")
     assert not result.ok

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import lzma
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -38,14 +38,16 @@ PASSES = FIXTURES / "passes"
 ROOT = Path(__file__).parent.parent
 
 
-@lru_cache(maxsize=None)
+@cache
 def chip_names(chip: str) -> frozenset[str]:
     """Every metric name of `ncu --query-metrics --chip C --query-metrics-mode all` (first column)."""
     with lzma.open(FIXTURES / "chips" / f"{chip}.all.txt.xz", "rt") as f:
-        return frozenset(line.split()[0] for line in f if line[:1].strip() and not line.startswith(("-", "Metric", "Chip")))
+        return frozenset(
+            line.split()[0] for line in f if line[:1].strip() and not line.startswith(("-", "Metric", "Chip"))
+        )
 
 
-@lru_cache(maxsize=None)
+@cache
 def h200_verdict_report() -> frozenset[str]:
     """Metric names in the real report of the verdict preset's list (H200)."""
     with plain_file(PASSES / "nosol_k_small_pc.ncu-rep.gz") as p:
@@ -101,10 +103,13 @@ def test_presets_are_the_measured_lists_and_verdict_fits_five_passes():
 
 
 def _reports():
-    files = (sorted(FIXTURES.glob("full/*.ncu-rep.gz")) + sorted(FIXTURES.glob("corpus/*.ncu-rep.gz"))
-             + sorted(FIXTURES.glob("probes/*.ncu-rep")) + sorted(FIXTURES.glob("runs/*/profile.ncu-rep"))
-             + [FIXTURES / "triton_mla_8k_full.ncu-rep",
-                ROOT / "roofline/data/samples/h200-triton_mla-128k/profile.ncu-rep"])
+    files = (
+        sorted(FIXTURES.glob("full/*.ncu-rep.gz"))
+        + sorted(FIXTURES.glob("corpus/*.ncu-rep.gz"))
+        + sorted(FIXTURES.glob("probes/*.ncu-rep"))
+        + sorted(FIXTURES.glob("runs/*/profile.ncu-rep"))
+        + [FIXTURES / "triton_mla_8k_full.ncu-rep", ROOT / "roofline/data/samples/h200-triton_mla-128k/profile.ncu-rep"]
+    )
     return [pytest.param(f, id=f"{f.parent.name}/{f.name}") for f in files]
 
 
@@ -159,8 +164,9 @@ def test_gb202_names_are_read(tmp_path):
     """A report using gb202's DRAM names gets DRAM bytes (stand-in: the H200 report with the columns
     renamed as gb202 names them, profiler/metrics.py CHIP_NAMES)."""
     raw = read_ncu_report(FIXTURES / "triton_mla_8k_full.ncu-rep")
-    renamed = raw.rename(columns={"dram__bytes_read.sum": "dram__bytes_op_read.sum",
-                                  "dram__bytes_write.sum": "dram__bytes_op_write.sum"})
+    renamed = raw.rename(
+        columns={"dram__bytes_read.sum": "dram__bytes_op_read.sum", "dram__bytes_write.sum": "dram__bytes_op_write.sum"}
+    )
     renamed.attrs = {**raw.attrs, "units": {CHIP_NAMES["gb202"].get(k, k): v for k, v in raw.attrs["units"].items()}}
     a, b = tidy_launches(raw), tidy_launches(renamed)
     assert b["dram_bytes_read"].iloc[0] == a["dram_bytes_read"].iloc[0] > 0

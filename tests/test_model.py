@@ -16,8 +16,20 @@ def run(*args):
 
 def test_catalogue_covers_the_field_with_sources():
     names = {g.short_name for g in load_catalogue()}
-    assert {"rtx-pro-6000", "rtx-pro-6000-server", "rtx-pro-6000-maxq", "rtx-5090", "b200", "gb200", "h100",
-            "h100-pcie", "h200", "h800", "a100", "l40s"} <= names
+    assert {
+        "rtx-pro-6000",
+        "rtx-pro-6000-server",
+        "rtx-pro-6000-maxq",
+        "rtx-5090",
+        "b200",
+        "gb200",
+        "h100",
+        "h100-pcie",
+        "h200",
+        "h800",
+        "a100",
+        "l40s",
+    } <= names
     for g in load_catalogue():
         for key in ("dram_gbps", "bf16_dense_tflops", "fp32_tflops", "sm_count"):
             assert g.sources.get(key), f"{g.short_name}.{key} has no source"
@@ -40,9 +52,14 @@ def test_gpus_command():
     assert any(g["short_name"] == "h200" and g["measured"] for g in data)
 
 
-@pytest.mark.parametrize("kernel,programs,limited", [("triton_mla", 8, "serial program"),
-                                                     ("triton_mla_decode", 72, "serial program"),
-                                                     ("triton_mla_fast", 129, "bandwidth")])
+@pytest.mark.parametrize(
+    "kernel,programs,limited",
+    [
+        ("triton_mla", 8, "serial program"),
+        ("triton_mla_decode", 72, "serial program"),
+        ("triton_mla_fast", 129, "bandwidth"),
+    ],
+)
 def test_kernel_models_h200_128k(kernel, programs, limited):
     # grids as ncu saw them on the H200 at page size 64 (tests/fixtures/h200/runs: 72 and 129 blocks)
     m = kernel_model(kernel, VerifyWorkload(ctx_len=131072, page_size=64), get_gpu("h200"))
@@ -93,8 +110,13 @@ def test_bench_table_recomputes_from_times():
     from roofline.bench_table import bench_table
 
     saved = pd.read_csv(BENCH_CSV, keep_default_na=False)
-    again = bench_table(saved[["kernel", "ctx_len", "page_size", "heads", "q_len", "batch", "median_ms", "error"]],
-                        get_gpu("h200"), read_gbps=4489.0, matmul_tflops=686.6, source="test")
+    again = bench_table(
+        saved[["kernel", "ctx_len", "page_size", "heads", "q_len", "batch", "median_ms", "error"]],
+        get_gpu("h200"),
+        read_gbps=4489.0,
+        matmul_tflops=686.6,
+        source="test",
+    )
     assert again["eff_gbps"].tolist() == pytest.approx(saved["eff_gbps"].astype(float).tolist(), rel=1e-3)
     base = again[(again.kernel == "triton_mla")]
     assert (base["speedup_vs_triton_mla"] == 1.0).all()
@@ -103,8 +125,9 @@ def test_bench_table_recomputes_from_times():
 def test_projection_of_a_bandwidth_bound_kernel_scales_by_bandwidth():
     from tests.paths import PROBES
 
-    d = json.loads(run("analyze", str(PROBES / "stream_copy.ncu-rep"), "--project-to", "rtx-pro-6000",
-                       "--format", "json").output)
+    d = json.loads(
+        run("analyze", str(PROBES / "stream_copy.ncu-rep"), "--project-to", "rtx-pro-6000", "--format", "json").output
+    )
     (k,) = d["projection"]["kernels"]
     ratio = get_gpu("h200").dram_ceiling().value / get_gpu("rtx-pro-6000").dram_ceiling().value
     assert k["projected_ms"] == pytest.approx(k["measured_ms"] * ratio)
@@ -118,8 +141,9 @@ def test_bench_rendering_without_the_baseline_prints_no_nan():
     from roofline.bench_table import bench_table
 
     saved = pd.read_csv(BENCH_CSV, keep_default_na=False)
-    fast = saved[saved.kernel == "triton_mla_fast"][["kernel", "ctx_len", "page_size", "heads", "q_len", "batch",
-                                                      "median_ms", "error"]]
+    fast = saved[saved.kernel == "triton_mla_fast"][
+        ["kernel", "ctx_len", "page_size", "heads", "q_len", "batch", "median_ms", "error"]
+    ]
     table = bench_table(fast, get_gpu("h200"), read_gbps=4489.0, matmul_tflops=686.6, source="test")
     meta = {"device": "NVIDIA H200", "read_gbps": 4489.0, "copy_gbps": 4282.0, "matmul_tflops": 686.6}
     text = render_bench(table, meta)

@@ -1,6 +1,5 @@
 """The ncu report parser on real H200 captures (tests/fixtures/README.md says how each was made)."""
 
-
 import pytest
 
 from profiler.errors import ReportError

@@ -24,8 +24,10 @@ def run(*args):
 
 # --- closed-form model: memory and time do not grow with batch ---------------------------------
 
+
 def test_floor_and_models_never_list_every_request(monkeypatch):
     """A uniform batch is batch x one request: nothing may build kv_lens (one entry per request)."""
+
     def per_request_list(self):
         raise AssertionError("kv_lens built for a uniform batch")
 
@@ -52,6 +54,7 @@ def test_closed_form_matches_the_ragged_sum():
 
 
 # --- check: device, dtype, interpreter size ------------------------------------------------------
+
 
 def _no_run(*a, **k):
     raise AssertionError("the kernel ran")
@@ -96,6 +99,7 @@ def test_check_cpu_refuses_a_large_interpreter_run_unless_allowed(monkeypatch):
 
 # --- analyze --project-to ------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("value", ["", "  "])
 def test_empty_project_to_is_a_usage_error_naming_the_option(value):
     r = run("analyze", "--project-to", value)
@@ -103,6 +107,7 @@ def test_empty_project_to_is_a_usage_error_naming_the_option(value):
 
 
 # --- calibrate --save: per user, never inside the package -----------------------------------------
+
 
 def test_calibrate_saves_per_user_and_gpus_reads_it_first(monkeypatch, tmp_path):
     import torch
@@ -114,8 +119,9 @@ def test_calibrate_saves_per_user_and_gpus_reads_it_first(monkeypatch, tmp_path)
     before = packaged.read_bytes()
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr("profiler.bench.measure_ceilings",
-                        lambda: MeasuredCeilings("NVIDIA H200", 4100.0, 4300.0, 650.0, 8000.0))
+    monkeypatch.setattr(
+        "profiler.bench.measure_ceilings", lambda: MeasuredCeilings("NVIDIA H200", 4100.0, 4300.0, 650.0, 8000.0)
+    )
     sizes = (75_497_472, 150_994_944, 301_989_888, 603_979_776)  # a reader of 10 us + 4,000 GB/s
     monkeypatch.setattr("profiler.read_sizes.read_times", lambda: [(b, 0.010 + b / 4000e9 * 1e3) for b in sizes])
     r = CliRunner().invoke(main, ["calibrate"])
@@ -141,11 +147,14 @@ def test_calibrate_saves_per_user_and_gpus_reads_it_first(monkeypatch, tmp_path)
 
 # --- light start-up -----------------------------------------------------------------------------
 
+
 def test_light_commands_do_not_import_pandas():
-    code = ("import sys; from click.testing import CliRunner; from roofline.cli import main\n"
-            "for args in (['gpus'], ['gpus', '--format', 'json'], ['model', '--kernel', 'triton_mla'], "
-            "['kernels'], ['--help']):\n"
-            "    r = CliRunner().invoke(main, args); assert r.exit_code == 0, (args, r.output)\n"
-            "heavy = [m for m in ('pandas', 'numpy', 'torch') if m in sys.modules]\n"
-            "assert not heavy, heavy")
+    code = (
+        "import sys; from click.testing import CliRunner; from roofline.cli import main\n"
+        "for args in (['gpus'], ['gpus', '--format', 'json'], ['model', '--kernel', 'triton_mla'], "
+        "['kernels'], ['--help']):\n"
+        "    r = CliRunner().invoke(main, args); assert r.exit_code == 0, (args, r.output)\n"
+        "heavy = [m for m in ('pandas', 'numpy', 'torch') if m in sys.modules]\n"
+        "assert not heavy, heavy"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -27,7 +27,7 @@ def kern_sum(name: str) -> pd.DataFrame:
     """The committed `nsys stats --report cuda_gpu_kern_sum --format csv` output (its first line
     says which script nsys ran, then a blank line, then the CSV)."""
     text = (NSYS / f"{name}.kern_sum.csv").read_text()
-    return pd.read_csv(io.StringIO(text[text.index("Time (%)"):]))
+    return pd.read_csv(io.StringIO(text[text.index("Time (%)") :]))
 
 
 @pytest.mark.parametrize("name", ["triton_mla_fast_8k", "triton_mla_8k"])
@@ -106,7 +106,9 @@ def test_gzip_compressed_export_reads_the_same(tmp_path):
 
 
 def test_export_without_kernel_table_says_why():
-    with pytest.raises(ReportError, match=r"nsys_no_cuda.sqlite: .*no CUPTI_ACTIVITY_KIND_KERNEL table: nsys recorded no CUDA kernel"):
+    with pytest.raises(
+        ReportError, match=r"nsys_no_cuda.sqlite: .*no CUPTI_ACTIVITY_KIND_KERNEL table: nsys recorded no CUDA kernel"
+    ):
         read_nsys_sqlite(NO_CUDA)
 
 
@@ -119,17 +121,22 @@ def _altered(tmp_path, *sql):
     return path
 
 
-@pytest.mark.parametrize("sql, message", [
-    ("UPDATE META_DATA_EXPORT SET value = '4' WHERE name = 'EXPORT_SCHEMA_VERSION_MAJOR'",
-     "schema 3.20.3 .*is not one roofline reads"),
-    ("DROP TABLE META_DATA_EXPORT", "without META_DATA_EXPORT: not an Nsight Systems export"),
-    ("DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME", "no CUPTI_ACTIVITY_KIND_RUNTIME table"),
-    ("DROP TABLE StringIds", "no StringIds table"),
-    ("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN correlationId", "KERNEL lacks column.*correlationId"),
-    ("DROP TABLE ENUM_NSYS_EVENT_TYPE", "no ENUM_NSYS_EVENT_TYPE"),
-    ("UPDATE ENUM_NSYS_EVENT_TYPE SET name = 'X' || name WHERE name LIKE 'Nvtx%'", "names no NVTX range type"),
-    ("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL", "kernel table is empty"),
-])
+@pytest.mark.parametrize(
+    "sql, message",
+    [
+        (
+            "UPDATE META_DATA_EXPORT SET value = '4' WHERE name = 'EXPORT_SCHEMA_VERSION_MAJOR'",
+            "schema 3.20.3 .*is not one roofline reads",
+        ),
+        ("DROP TABLE META_DATA_EXPORT", "without META_DATA_EXPORT: not an Nsight Systems export"),
+        ("DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME", "no CUPTI_ACTIVITY_KIND_RUNTIME table"),
+        ("DROP TABLE StringIds", "no StringIds table"),
+        ("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN correlationId", "KERNEL lacks column.*correlationId"),
+        ("DROP TABLE ENUM_NSYS_EVENT_TYPE", "no ENUM_NSYS_EVENT_TYPE"),
+        ("UPDATE ENUM_NSYS_EVENT_TYPE SET name = 'X' || name WHERE name LIKE 'Nvtx%'", "names no NVTX range type"),
+        ("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL", "kernel table is empty"),
+    ],
+)
 def test_schema_it_does_not_understand_is_a_clear_error(tmp_path, sql, message):
     with pytest.raises(ReportError, match=message):
         read_nsys_sqlite(_altered(tmp_path, sql))
@@ -137,8 +144,11 @@ def test_schema_it_does_not_understand_is_a_clear_error(tmp_path, sql, message):
 
 def test_event_types_come_from_the_enum_not_fixed_numbers(tmp_path):
     """Renumber the NVTX push/pop range type: the reader follows ENUM_NSYS_EVENT_TYPE."""
-    path = _altered(tmp_path, "UPDATE ENUM_NSYS_EVENT_TYPE SET id = 1059 WHERE name = 'NvtxPushPopRange'",
-                    "UPDATE NVTX_EVENTS SET eventType = 1059 WHERE eventType = 59")
+    path = _altered(
+        tmp_path,
+        "UPDATE ENUM_NSYS_EVENT_TYPE SET id = 1059 WHERE name = 'NvtxPushPopRange'",
+        "UPDATE NVTX_EVENTS SET eventType = 1059 WHERE eventType = 59",
+    )
     assert read_nsys_sqlite(path).summary["steps"] == 20
 
 
@@ -165,8 +175,14 @@ def test_damaged_or_foreign_files(tmp_path, damage):
         read_nsys_sqlite(path)
     text = str(info.value)
     assert str(path) in text and "\n" not in text
-    expected = {"empty": "empty", "truncated": "damaged or cut short", "text": "a text file starting",
-                "ncu-report": "binary data, not an Nsight Systems", "folder": "is a folder", "missing": "no such file"}
+    expected = {
+        "empty": "empty",
+        "truncated": "damaged or cut short",
+        "text": "a text file starting",
+        "ncu-report": "binary data, not an Nsight Systems",
+        "folder": "is a folder",
+        "missing": "no such file",
+    }
     assert expected[damage] in text
 
 
@@ -174,17 +190,18 @@ def test_nsys_rep_without_nsys_says_how_to_export(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("NSYS", raising=False)
     monkeypatch.setattr("profiler.nsys.INSTALL_GLOBS", ())
-    with pytest.raises(ReportError, match=r"triton_mla_8k.nsys-rep: an Nsight Systems report.*needs nsys.*"
-                                          r"nsys export --type sqlite -o triton_mla_8k.sqlite"):
+    with pytest.raises(
+        ReportError,
+        match=r"triton_mla_8k.nsys-rep: an Nsight Systems report.*needs nsys.*"
+        r"nsys export --type sqlite -o triton_mla_8k.sqlite",
+    ):
         read_nsys_sqlite(NSYS / "triton_mla_8k.nsys-rep")
 
 
 def test_nsys_rep_is_exported_through_nsys(tmp_path):
     """A stand-in nsys whose `export` writes the sqlite the real nsys exported from this report."""
     stub = tmp_path / "nsys"
-    stub.write_text("#!/bin/sh\n"
-                    'while [ "$1" != "-o" ]; do shift; done\n'
-                    f"cp '{MLA8K}' \"$2\"\n")
+    stub.write_text(f'#!/bin/sh\nwhile [ "$1" != "-o" ]; do shift; done\ncp \'{MLA8K}\' "$2"\n')
     stub.chmod(0o755)
     t = read_nsys_sqlite(NSYS / "triton_mla_8k.nsys-rep", nsys=str(stub))
     assert t.summary["steps"] == 20 and t.source.endswith("triton_mla_8k.nsys-rep")
@@ -194,8 +211,10 @@ REAL = FAST8K.read_bytes()
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(cut=st.one_of(st.just(len(REAL)), st.integers(0, len(REAL))), flips=st.lists(st.tuples(st.integers(0, len(REAL) - 1), st.integers(0, 7)),
-                                                     max_size=40))
+@given(
+    cut=st.one_of(st.just(len(REAL)), st.integers(0, len(REAL))),
+    flips=st.lists(st.tuples(st.integers(0, len(REAL) - 1), st.integers(0, 7)), max_size=40),
+)
 def test_fuzz_truncated_and_bit_flipped_exports_only_give_clean_errors(tmp_path, cut, flips):
     data = bytearray(REAL)
     for pos, bit in flips:

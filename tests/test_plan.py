@@ -42,14 +42,17 @@ def test_short_context_keeps_min_split_len():
     assert (split_len, splits) == (256, 1)
 
 
-@pytest.mark.parametrize("m,block_m,tail_m,expected", [
-    (72, 64, 16, (64, 16)),  # 9 x 8 heads: 64 + 16 rows, not 128
-    (72, 64, 0, (64, 0)),
-    (100, 64, 16, (64, 0)),  # 36 left over: no 16-row tail fits, plain M blocks
-    (576, 64, 16, (64, 0)),
-    (18, 16, 16, (16, 16)),
-    (40, 64, 16, (64, 0)),  # one block holds all rows
-])
+@pytest.mark.parametrize(
+    "m,block_m,tail_m,expected",
+    [
+        (72, 64, 16, (64, 16)),  # 9 x 8 heads: 64 + 16 rows, not 128
+        (72, 64, 0, (64, 0)),
+        (100, 64, 16, (64, 0)),  # 36 left over: no 16-row tail fits, plain M blocks
+        (576, 64, 16, (64, 0)),
+        (18, 16, 16, (16, 16)),
+        (40, 64, 16, (64, 0)),  # one block holds all rows
+    ],
+)
 def test_split_rows(m, block_m, tail_m, expected):
     assert split_rows(m, block_m, tail_m) == expected
 
@@ -93,8 +96,9 @@ def test_gluon_path_has_its_own_config_and_rejects_what_it_cannot_run():
     assert announce.name == "_gluon_ring_kernel" and announce.constexprs["ASYNC_GATHER"] is False
     with pytest.raises(ValueError, match="async_gather is an option of the ring"):
         fast_specs(w, arch="sm_90", ring=False, async_gather=True)
-    assert {k: split.constexprs[k] for k in ("BLOCK_M", "BLOCK_N", "num_warps")} == dict(BLOCK_M=64, BLOCK_N=64,
-                                                                                          num_warps=4)
+    assert {k: split.constexprs[k] for k in ("BLOCK_M", "BLOCK_N", "num_warps")} == dict(
+        BLOCK_M=64, BLOCK_N=64, num_warps=4
+    )
     assert split.signature["KLat"] == "tensordesc<bf16[64,128]>"  # tiles arrive in 128-dim slices
     simple, _ = fast_specs(w, arch="sm_90", path="gluon", seesaw=False)
     assert simple.name == "_gluon_split_kernel" and simple.constexprs["num_warps"] == 8
@@ -104,8 +108,14 @@ def test_gluon_path_has_its_own_config_and_rejects_what_it_cannot_run():
     assert simple.constexprs.get("TAIL_M") is None and simple.grid[0] == 2  # the tail is the seesaw's alone
     portable, _ = fast_specs(w, arch="sm_90", device_name="NVIDIA H200", path="portable")
     assert portable.constexprs["BLOCK_M"] == 32  # the Triton kernels keep their tuned configs
-    for bad in (dict(block_m=32), dict(tail_m=16), dict(num_warps=6), dict(block_n=32),
-                dict(num_warps=16), dict(seesaw=False, tail_m=8)):
+    for bad in (
+        dict(block_m=32),
+        dict(tail_m=16),
+        dict(num_warps=6),
+        dict(block_n=32),
+        dict(num_warps=16),
+        dict(seesaw=False, tail_m=8),
+    ):
         with pytest.raises(ValueError, match="gluon path"):
             fast_specs(w, arch="sm_90", path="gluon", **bad)
     with pytest.raises(ValueError, match="q_len <= 64"):
@@ -115,8 +125,10 @@ def test_gluon_path_has_its_own_config_and_rejects_what_it_cannot_run():
 
 
 def test_plan_imports_without_torch():
-    code = ("import sys, kernels.fast.common, kernels.registry; kernels.fast.common.arch_fast_config('sm_120', 8, 1); "
-            "kernels.registry.code_path('triton_mla_fast', 'sm_90', 64); assert 'torch' not in sys.modules")
+    code = (
+        "import sys, kernels.fast.common, kernels.registry; kernels.fast.common.arch_fast_config('sm_120', 8, 1); "
+        "kernels.registry.code_path('triton_mla_fast', 'sm_90', 64); assert 'torch' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -127,8 +139,11 @@ def test_gluon_tail_only_where_it_was_measured_to_pay():
     assert gluon_tail_rows(72, 64, 0) == 0
 
     def plan(ctx_len, **kw):
-        split = fast_specs(VerifyWorkload(ctx_len=ctx_len, **{k: v for k, v in kw.items() if k in ("q_len", "heads")}),
-                           arch="sm_90", **{k: v for k, v in kw.items() if k not in ("q_len", "heads")})[0]
+        split = fast_specs(
+            VerifyWorkload(ctx_len=ctx_len, **{k: v for k, v in kw.items() if k in ("q_len", "heads")}),
+            arch="sm_90",
+            **{k: v for k, v in kw.items() if k not in ("q_len", "heads")},
+        )[0]
         return split.grid[0], split.constexprs["TAIL_M"], split.int_args["split_len"]
 
     assert plan(131072) == (1, 8, 1024) and GLUON_TAIL_MIN_SPLIT_LEN == 512

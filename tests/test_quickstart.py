@@ -23,8 +23,9 @@ def test_a_venv_or_conda_env_with_torch_is_used_as_it_is():
     where, why = qs.choose_env("/opt/torch/.venv", "/usr", None, "2.11.0+cu130", "/repo/.venv")
     assert where == "active" and "/opt/torch/.venv" in why and "torch 2.11.0+cu130" in why
     # a conda env: not a venv (prefix == base_prefix) but the active CONDA_PREFIX
-    where, why = qs.choose_env("/opt/conda/envs/gpu", "/opt/conda/envs/gpu", "/opt/conda/envs/gpu", "2.5.1",
-                               "/repo/.venv")
+    where, why = qs.choose_env(
+        "/opt/conda/envs/gpu", "/opt/conda/envs/gpu", "/opt/conda/envs/gpu", "2.5.1", "/repo/.venv"
+    )
     assert where == "active" and "conda env" in why
 
 
@@ -78,14 +79,24 @@ def test_quickstart_installs_into_a_gpu_box_venv_and_says_why_it_analyzes_the_sa
     # offline with a wheel folder that lacks what is missing: a clear error, nothing built
     empty = tmp_path / "wheels"
     empty.mkdir()
-    r = subprocess.run(["bash", str(QUICKSTART)], env={**env, "ROOFLINE_WHEELS": str(empty)},
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        ["bash", str(QUICKSTART)],
+        env={**env, "ROOFLINE_WHEELS": str(empty)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 1 and "could not install click>=8.1 ncu-report>=2025.1" in r.stderr
     assert f"from {empty}: put their wheels there" in r.stderr
     assert not own_venv.exists()
 
-    r = subprocess.run(["bash", str(QUICKSTART)], env={**env, "ROOFLINE_WHEELS": "-"},  # online, whatever .whl/ holds
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        ["bash", str(QUICKSTART)],
+        env={**env, "ROOFLINE_WHEELS": "-"},  # online, whatever .whl/ holds
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert f"{box} is a virtual environment with torch" in r.stderr
     assert "adding what this environment lacks: click>=8.1 ncu-report>=2025.1" in r.stderr  # (+ wheel on 3.11)
@@ -93,14 +104,23 @@ def test_quickstart_installs_into_a_gpu_box_venv_and_says_why_it_analyzes_the_sa
     assert "GPU: NVIDIA H200" in r.stdout and "_verify_extend_kernel" in r.stdout
     assert not own_venv.exists()  # no nested venv
     box_python = str(box / "bin" / "python")
-    check = subprocess.run([box_python, "-c", "import roofline.cli, click, ncu_report, torch, sys; "
-                            "print(roofline.cli.__file__, sys.prefix)"], capture_output=True, text=True, env=env)
+    check = subprocess.run(
+        [
+            box_python,
+            "-c",
+            "import roofline.cli, click, ncu_report, torch, sys; print(roofline.cli.__file__, sys.prefix)",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert check.returncode == 0 and check.stdout.startswith(str(ROOT)), check.stderr
     assert f"{box / 'bin'}/roofline" in r.stderr.splitlines()[-1]  # its last line: how to reach `roofline`
 
     # run again in the same environment: nothing is missing, nothing to add, still exit 0
-    again = subprocess.run(["bash", str(QUICKSTART)], env={**env, "ROOFLINE_WHEELS": "-"},
-                           capture_output=True, text=True, timeout=600)
+    again = subprocess.run(
+        ["bash", str(QUICKSTART)], env={**env, "ROOFLINE_WHEELS": "-"}, capture_output=True, text=True, timeout=600
+    )
     assert again.returncode == 0, again.stderr[-3000:]
     assert "adding what this environment lacks" not in again.stderr and "Invalid requirement" not in again.stderr
     assert "_verify_extend_kernel" in again.stdout
@@ -120,8 +140,9 @@ def test_quickstart_without_torch_builds_its_own_venv_with_system_site_packages(
     """The other branch, up to the venv: python3 is a venv without torch, so quickstart builds its own
     (a stand-in `python3 -m venv` records the call; the install after it is the same pip -e)."""
     box = tmp_path / "plain"
-    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(box)],
-                   check=True)
+    subprocess.run(
+        [getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(box)], check=True
+    )
     calls = tmp_path / "calls"
     fake_bin = tmp_path / "bin"
     fake_bin.mkdir()
@@ -129,7 +150,8 @@ def test_quickstart_without_torch_builds_its_own_venv_with_system_site_packages(
     (fake_bin / "python3").write_text(
         "#!/bin/sh\n"
         f'if [ "$1" = -m ] && [ "$2" = venv ]; then echo "$@" >> {calls}; exit 7; fi\n'
-        f'exec {box}/bin/python "$@"\n')
+        f'exec {box}/bin/python "$@"\n'
+    )
     (fake_bin / "python3").chmod(0o755)
     env = {**os.environ, "PATH": f"{fake_bin}:/usr/bin:/bin", "ROOFLINE_VENV": str(tmp_path / "own")}
     for key in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "ROOFLINE_WHEELS"):

@@ -95,25 +95,32 @@ def test_csv_cells():
     assert base_unit("ms") == ("ns", 1e6) and base_unit("Gbyte/s") == ("byte/s", 1e9)
     assert base_unit("sector/us")[0] == "sector/s" and base_unit("Kbyte/block") == ("byte/block", 1e3)
     assert base_unit("Ghz") == ("hz", 1e9) and base_unit("%") == ("%", 1.0)
-    assert nvtx_text('3920  "<default domain>:roofline:none:none"  "<default domain>:step:none:none" ') \
-        == "roofline/step"
+    assert (
+        nvtx_text('3920  "<default domain>:roofline:none:none"  "<default domain>:step:none:none" ') == "roofline/step"
+    )
 
 
 def _csv_lines():
     return (CSV / "h200-triton_mla-128k.raw.csv").read_text().splitlines(keepends=True)
 
 
-@pytest.mark.parametrize("damage,message", [
-    (lambda L: L[:1], "ends after its header"),
-    (lambda L: L[:2], "no launch rows"),
-    (lambda L: [L[0]] + L[2:], "units row"),
-    (lambda L: L[:3] + [L[3][: len(L[3]) // 2] + "\n"] + L[4:], "line 4 (has|is not a valid)"),
-    (lambda L: L[:3] + [",".join(L[3].split(",")[:100]) + "\n"] + L[4:], "line 4 has \\d+ fields, the header has 612"),
-    (lambda L: L + [L[-1]], "appears twice"),
-    (lambda L: L[:2] + L[3:], "missing \\[0\\]"),
-    (lambda L: L[:3] + [L[3].replace('"15.230368"', '"fast"')] + L[4:], "is not a number"),
-    (lambda L: ["harness: done\n"] + L[2:], "no ncu CSV header"),
-])
+@pytest.mark.parametrize(
+    "damage,message",
+    [
+        (lambda L: L[:1], "ends after its header"),
+        (lambda L: L[:2], "no launch rows"),
+        (lambda L: [L[0]] + L[2:], "units row"),
+        (lambda L: L[:3] + [L[3][: len(L[3]) // 2] + "\n"] + L[4:], "line 4 (has|is not a valid)"),
+        (
+            lambda L: L[:3] + [",".join(L[3].split(",")[:100]) + "\n"] + L[4:],
+            "line 4 has \\d+ fields, the header has 612",
+        ),
+        (lambda L: L + [L[-1]], "appears twice"),
+        (lambda L: L[:2] + L[3:], "missing \\[0\\]"),
+        (lambda L: L[:3] + [L[3].replace('"15.230368"', '"fast"')] + L[4:], "is not a number"),
+        (lambda L: ["harness: done\n"] + L[2:], "no ncu CSV header"),
+    ],
+)
 def test_damaged_csv_is_one_clear_error(tmp_path, damage, message):
     bad = tmp_path / "bad.csv"
     bad.write_text("".join(damage(_csv_lines())))
@@ -213,9 +220,17 @@ def test_folder_with_a_csv_and_a_report_reads_both(tmp_path):
     assert {k["source"] for k in json.loads(r.output)["kernels"]} == {"baseline.csv", "fast.ncu-rep"}
 
 
-@pytest.mark.parametrize("report", [FULL_SET, SAMPLE_RUN / "profile.ncu-rep", FIXTURES / "bench" / "tiny10_full.ncu-rep.gz",
-                                    FIXTURES / "passes" / "nosol_k_small_pc.ncu-rep.gz",
-                                    FIXTURES / "corpus" / "gemm.ncu-rep.gz"], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "report",
+    [
+        FULL_SET,
+        SAMPLE_RUN / "profile.ncu-rep",
+        FIXTURES / "bench" / "tiny10_full.ncu-rep.gz",
+        FIXTURES / "passes" / "nosol_k_small_pc.ncu-rep.gz",
+        FIXTURES / "corpus" / "gemm.ncu-rep.gz",
+    ],
+    ids=lambda p: p.name,
+)
 def test_reading_only_the_metrics_the_analysis_uses_changes_nothing(report):
     """read_launches reads ncu_tidy.raw_metrics() only (issue 10 item 6): same table as reading all."""
     import pandas as pd

@@ -63,7 +63,9 @@ def test_bundled_run_report(tmp_path):
         assert kind in svg
 
 
-@pytest.mark.parametrize("run", sorted(p.name for p in RUNS.iterdir() if p.name != "h200-triton_mla-128k"))  # two-kernel runs
+@pytest.mark.parametrize(
+    "run", sorted(p.name for p in RUNS.iterdir() if p.name != "h200-triton_mla-128k")
+)  # two-kernel runs
 def test_fixture_runs(tmp_path, run):
     out = tmp_path / "report.md"
     assert report(RUNS / run, "-o", out).exit_code == 0
@@ -74,8 +76,9 @@ def test_fixture_runs(tmp_path, run):
     verdict_preset = any(r.get("preset") == "verdict" for r in manifest["reports"])
     # no DRAM bytes or FLOP in the verdict preset: a stall chart and no roofline chart
     waits = ["waits.png"] if "## Where the warps wait" in md else []  # captures with PC samples
-    assert [c.split("_")[-1] for c in check_charts(out)] == waits + (["stalls.png"] if verdict_preset else
-                                                                     ["roofline.png", "stalls.png"])
+    assert [c.split("_")[-1] for c in check_charts(out)] == waits + (
+        ["stalls.png"] if verdict_preset else ["roofline.png", "stalls.png"]
+    )
     assert bool(waits) != ("no PC samples in this capture" in md)  # older metric lists had none: one line says so
 
 
@@ -157,9 +160,11 @@ def test_missing_matplotlib_is_a_one_line_error(tmp_path, monkeypatch):
 
 
 def test_reading_commands_do_not_import_matplotlib():
-    code = ("import sys; from click.testing import CliRunner; from roofline.cli import main; "
-            "r = CliRunner().invoke(main, ['analyze', '--format', 'json']); assert r.exit_code == 0; "
-            "print('matplotlib' in sys.modules)")
+    code = (
+        "import sys; from click.testing import CliRunner; from roofline.cli import main; "
+        "r = CliRunner().invoke(main, ['analyze', '--format', 'json']); assert r.exit_code == 0; "
+        "print('matplotlib' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -195,7 +200,9 @@ def test_useful_and_executed_flops_and_the_roof_agrees_with_the_floor(sample_rep
     # DRAM row: useful 129.9 FLOP/B -> memory roof (as the floor says); executed 464.7 -> compute
     assert re.search(r"\| DRAM \| 158\.1 MB \| 129\.9 \| 464\.7 \| 10 \| 0\.21 \| [\d,.]+ \| memory \| compute \|", md)
     k = load(SAMPLE).analysis.kernels[0]
-    assert k.hierarchy["levels"][-1]["roof"] == "memory" and k.hierarchy["executed_over_useful"] == pytest.approx(3.58, abs=0.01)
+    assert k.hierarchy["levels"][-1]["roof"] == "memory" and k.hierarchy["executed_over_useful"] == pytest.approx(
+        3.58, abs=0.01
+    )
 
 
 def test_roofline_chart_draws_the_floor_the_gap_and_the_executed_work(sample_report):
@@ -210,8 +217,12 @@ def test_timeline_section_and_chart(sample_report):
     md = sample_report.read_text()
     assert "## Timeline" in md and "From nsys 2025.3.1.0: 3 launches in the NVTX range 'roofline', 3 steps." in md
     assert "| host time (the NVTX step range) | 0.09026 |" in md and "not launch-bound" in md
-    assert sorted(check_charts(sample_report)) == ["report_roofline.png", "report_stalls.png", "report_timeline.png",
-                                                   "report_waits.png"]
+    assert sorted(check_charts(sample_report)) == [
+        "report_roofline.png",
+        "report_stalls.png",
+        "report_timeline.png",
+        "report_waits.png",
+    ]
 
 
 def test_timeline_of_an_nsys_export_and_launch_bound(tmp_path):
@@ -317,10 +328,16 @@ def test_readme_example_report_and_quoted_output_do_not_drift(tmp_path):
     fresh = (tmp_path / "report.md").read_text()
     drop = lambda md: [l for l in md.splitlines() if "(this report)" not in l]  # noqa: E731,E741
     assert drop(mine) == drop(fresh), "docs/examples/report/ drifted: run python tools/make_examples.py"
-    assert sorted(linked_images(mine)) == ["report_roofline.png", "report_stalls.png", "report_timeline.png",
-                                          "report_waits.png"]
+    assert sorted(linked_images(mine)) == [
+        "report_roofline.png",
+        "report_stalls.png",
+        "report_timeline.png",
+        "report_waits.png",
+    ]
     for link in linked_images(mine):
-        assert (root / make.EXAMPLE.parent / link).exists() and (root / make.EXAMPLE.parent / link).with_suffix(".svg").exists()
+        assert (root / make.EXAMPLE.parent / link).exists() and (root / make.EXAMPLE.parent / link).with_suffix(
+            ".svg"
+        ).exists()
     assert make.readme_text() == (root / "README.md").read_text(), "README drifted: run python tools/make_examples.py"
     assert make.analyze_text() == (root / make.ANALYZE).read_text(), "docs/examples/analyze.txt drifted"
     assert "462x from the floor" in make.readme_block() and "x read" in make.bench_block()

@@ -22,10 +22,7 @@ def replaying_ncu(tmp_path, log=SAMPLE_RUN / "profile.ncu.log", report=SAMPLE_RU
     """An ncu stand-in that prints a real H200 log and writes the real report it came with."""
     stub = tmp_path / f"ncu-{exit_code}"
     copy = f"cp '{report}' \"$2.ncu-rep\"\n" if report else ""
-    stub.write_text("#!/bin/sh\n"
-                    f"cat '{log}'\n"
-                    'while [ "$1" != "--export" ]; do shift; done\n'
-                    f"{copy}exit {exit_code}\n")
+    stub.write_text(f'#!/bin/sh\ncat \'{log}\'\nwhile [ "$1" != "--export" ]; do shift; done\n{copy}exit {exit_code}\n')
     stub.chmod(0o755)
     return str(stub)
 
@@ -78,13 +75,16 @@ def test_a_report_cut_short_is_incomplete_unless_allowed(sample_copy):
     assert d["kernels"][0]["launches"] == 2
 
 
-@pytest.mark.parametrize("field,value,message", [
-    ("heads", "8", 'heads must be an integer, got "8"'),
-    ("iterations", "3", 'iterations must be an integer >= 1, got "3"'),
-    ("iterations", -1, "iterations must be an integer >= 1, got -1"),
-    ("workload", [1, 2], "workload must be a JSON object"),
-    ("page_size", [64], "page_size must be an integer, got [64]"),
-])
+@pytest.mark.parametrize(
+    "field,value,message",
+    [
+        ("heads", "8", 'heads must be an integer, got "8"'),
+        ("iterations", "3", 'iterations must be an integer >= 1, got "3"'),
+        ("iterations", -1, "iterations must be an integer >= 1, got -1"),
+        ("workload", [1, 2], "workload must be a JSON object"),
+        ("page_size", [64], "page_size must be an integer, got [64]"),
+    ],
+)
 def test_bad_spec_fields_are_one_line_errors(sample_copy, field, value, message):
     spec = json.loads((sample_copy / "spec.json").read_text())
     if field in spec:
@@ -131,8 +131,12 @@ def test_a_failed_forced_reprofile_leaves_the_old_run_intact(profiled, tmp_path)
 
 def test_force_replaces_only_when_the_new_run_is_complete(profiled, tmp_path):
     out, ok = profiled
-    assert cli("profile", "--ctx", "128k", "--iters", "3", "--seed", "7", "--out", str(out), "--force",
-               "--ncu", ok).exit_code == 0
+    assert (
+        cli(
+            "profile", "--ctx", "128k", "--iters", "3", "--seed", "7", "--out", str(out), "--force", "--ncu", ok
+        ).exit_code
+        == 0
+    )
     assert json.loads((out / "spec.json").read_text())["workload"]["seed"] == 7
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp folders left
 

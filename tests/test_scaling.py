@@ -44,9 +44,13 @@ def test_fits_of_the_h200_bench():
 def test_a_straight_line_is_recovered_and_short_or_failed_groups_are_left_out():
     ctxs = [8192, 32768, 131072, 262144]
     kv = [(c + 9) * 1152 for c in ctxs]  # KV bytes: 576 bf16 per token, the prefix and the 9 drafts
-    rows = [dict(kernel=k, ctx_len=c, page_size=64, heads=8, q_len=9, batch=1, error="",
-                 median_ms=0.010 + b / 2000e9 * 1e3)  # 10 us + the bytes at 2,000 GB/s
-            for k in ("line", "two_points", "one_failed") for c, b in zip(ctxs, kv)]
+    rows = [
+        dict(
+            kernel=k, ctx_len=c, page_size=64, heads=8, q_len=9, batch=1, error="", median_ms=0.010 + b / 2000e9 * 1e3
+        )  # 10 us + the bytes at 2,000 GB/s
+        for k in ("line", "two_points", "one_failed")
+        for c, b in zip(ctxs, kv)
+    ]
     table = bench_table(pd.DataFrame(rows), get_gpu("h200"), read_gbps=4500.0, matmul_tflops=700.0, source="test")
     assert list(table["kv_bytes"][:4]) == kv
     table = table[~((table.kernel == "two_points") & (table.ctx_len > 32768))]

@@ -3,8 +3,10 @@ import pytest
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
 
 
-@pytest.mark.parametrize("text,tokens", [("128k", 131072), ("128K", 131072), ("131072", 131072),
-                                         ("1m", 1048576), (" 8k ", 8192), (4096, 4096)])
+@pytest.mark.parametrize(
+    "text,tokens",
+    [("128k", 131072), ("128K", 131072), ("131072", 131072), ("1m", 1048576), (" 8k ", 8192), (4096, 4096)],
+)
 def test_ctx_len_forms(text, tokens):
     assert parse_ctx_len(text) == tokens
 
@@ -15,10 +17,18 @@ def test_ctx_len_rejects(text):
         parse_ctx_len(text)
 
 
-@pytest.mark.parametrize("kw,match", [(dict(q_len=0), "q_len"), (dict(heads=0), "heads"),
-                                      (dict(page_size=0), "page_size"), (dict(dtype="int8"), "dtype"),
-                                      (dict(tree_mask="dag"), "tree_mask"), (dict(batch=2, ctx_lens=(5,)), "ctx_lens"),
-                                      (dict(ctx_len=0), "context length")])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(q_len=0), "q_len"),
+        (dict(heads=0), "heads"),
+        (dict(page_size=0), "page_size"),
+        (dict(dtype="int8"), "dtype"),
+        (dict(tree_mask="dag"), "tree_mask"),
+        (dict(batch=2, ctx_lens=(5,)), "ctx_lens"),
+        (dict(ctx_len=0), "context length"),
+    ],
+)
 def test_workload_rejects(kw, match):
     with pytest.raises(WorkloadError, match=match):
         VerifyWorkload(**kw)
@@ -29,6 +39,7 @@ def test_workload_derived_sizes_and_roundtrip():
     assert w.head_dim == 576 and w.v_dim == 512 and w.token_bytes == 1152
     assert w.kv_lens == (1009, 46)
     import json
+
     assert VerifyWorkload.from_dict(json.loads(w.to_json())) == w
     with pytest.raises(WorkloadError, match="unknown workload fields: bogus"):
         VerifyWorkload.from_dict({"bogus": 1})

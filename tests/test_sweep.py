@@ -29,9 +29,11 @@ def stand_in(tmp_path: Path, fail: str = "-p48.tmp-", interrupt: str | None = No
         lines.append(f'case "$*" in *{interrupt}*) kill -INT $PPID; sleep 5; exit 130;; esac')
     if fail:
         lines.append(f"case \"$*\" in *{fail}*) cat '{APP_FAILED_LOG}'; exit 1;; esac")
-    lines += [f"cat '{SAMPLE_RUN / 'profile.ncu.log'}'",
-              'while [ "$1" != "--export" ]; do shift; done',
-              f"cp '{SAMPLE_RUN / 'profile.ncu-rep'}' \"$2.ncu-rep\""]
+    lines += [
+        f"cat '{SAMPLE_RUN / 'profile.ncu.log'}'",
+        'while [ "$1" != "--export" ]; do shift; done',
+        f"cp '{SAMPLE_RUN / 'profile.ncu-rep'}' \"$2.ncu-rep\"",
+    ]
     stub.write_text("\n".join(lines) + "\n")
     stub.chmod(0o755)
     return str(stub)
@@ -56,10 +58,20 @@ def state(out: Path) -> dict:
 def test_point_names_are_deterministic_and_each_point_is_one_command(tmp_path):
     points = plan(["triton_mla", "triton_mla_fast"], [8192, 32768, 131072], [1, 64])
     assert len(points) == 12 and points[0].name == "triton_mla-8k-h8-q9-p1"
-    assert [p.name for p in points] == [p.name for p in plan(["triton_mla", "triton_mla_fast"],
-                                                             [8192, 32768, 131072], [1, 64])]
-    r = sweep("--kernel", "triton_mla,triton_mla_fast", "--ctx", "8k,32k,128k", "--page-size", "1,64",
-              "--out", tmp_path / "S", "--print-commands")
+    assert [p.name for p in points] == [
+        p.name for p in plan(["triton_mla", "triton_mla_fast"], [8192, 32768, 131072], [1, 64])
+    ]
+    r = sweep(
+        "--kernel",
+        "triton_mla,triton_mla_fast",
+        "--ctx",
+        "8k,32k,128k",
+        "--page-size",
+        "1,64",
+        "--out",
+        tmp_path / "S",
+        "--print-commands",
+    )
     lines = r.output.splitlines()
     assert r.exit_code == 0 and len(lines) == 12
     assert lines[0].startswith("roofline profile --kernel triton_mla --ctx 8k ")
@@ -75,12 +87,18 @@ def test_a_failed_point_is_recorded_and_the_sweep_goes_on_then_a_rerun_resumes(t
     s = state(out)
     assert len(s) == 8
     failed = {n for n, e in s.items() if e["status"] == "failed"}
-    assert failed == {"triton_mla-8k-h8-q9-p48", "triton_mla-32k-h8-q9-p48",
-                      "triton_mla_fast-8k-h8-q9-p48", "triton_mla_fast-32k-h8-q9-p48"}
+    assert failed == {
+        "triton_mla-8k-h8-q9-p48",
+        "triton_mla-32k-h8-q9-p48",
+        "triton_mla_fast-8k-h8-q9-p48",
+        "triton_mla_fast-32k-h8-q9-p48",
+    }
     e = s["triton_mla_fast-8k-h8-q9-p48"]
     # the program's own exception line from the tool's log, and where the attempt was kept
-    assert e["error"] == ("the profiled program failed with exit code 1: FileNotFoundError: [Errno 2] "
-                          "No such file or directory: '/nonexistent.json'")
+    assert e["error"] == (
+        "the profiled program failed with exit code 1: FileNotFoundError: [Errno 2] "
+        "No such file or directory: '/nonexistent.json'"
+    )
     assert Path(e["kept_at"]).is_dir() and ".failed-" in e["kept_at"]
     assert all(s[n]["status"] == "done" for n in s if n not in failed)
     assert "FAILED" in r.stdout and "triton_mla_fast  32k  1" in r.stdout
@@ -107,8 +125,9 @@ def test_a_folder_in_a_points_place_is_never_overwritten(tmp_path):
     squatter = out / "triton_mla-8k-h8-q9-p1"
     squatter.mkdir(parents=True)
     (squatter / "notes.txt").write_text("mine")
-    r = sweep("--kernel", "triton_mla", "--ctx", "8k,32k", "--page-size", "1", "--out", out,
-              "--ncu", stand_in(tmp_path))
+    r = sweep(
+        "--kernel", "triton_mla", "--ctx", "8k,32k", "--page-size", "1", "--out", out, "--ncu", stand_in(tmp_path)
+    )
     assert r.exit_code == 1 and (squatter / "notes.txt").read_text() == "mine"
     e = state(out)["triton_mla-8k-h8-q9-p1"]
     assert e["status"] == "failed" and "is not a run directory" in e["error"]
@@ -121,8 +140,14 @@ def test_ctrl_c_keeps_finished_points_and_says_how_to_resume(tmp_path):
     args = ["--kernel", "triton_mla", "--ctx", "8k,32k,128k,256k", "--page-size", "1", "--out", str(out)]
     ncu = stand_in(tmp_path, fail=None, interrupt="-128k-h8-q9-p1.tmp-")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    p = subprocess.run([sys.executable, "-m", "roofline", "sweep", *args, "--ncu", ncu], capture_output=True,
-                       text=True, env=env, cwd=tmp_path, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "roofline", "sweep", *args, "--ncu", ncu],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert p.returncode == 130, p.stderr
     assert "Traceback" not in p.stderr
     assert "resume with:\n  roofline sweep --kernel triton_mla --ctx 8k,32k,128k,256k" in p.stderr
@@ -133,11 +158,19 @@ def test_ctrl_c_keeps_finished_points_and_says_how_to_resume(tmp_path):
     assert (out / "summary.csv").exists() and "PENDING" in p.stdout
 
     ncu = stand_in(tmp_path, fail=None)
-    p = subprocess.run([sys.executable, "-m", "roofline", "sweep", *args, "--ncu", ncu], capture_output=True,
-                       text=True, env=env, cwd=tmp_path, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "roofline", "sweep", *args, "--ncu", ncu],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
-    assert [c.split("--spec ")[1].split("/")[-2].split(".tmp-")[0] for c in calls(tmp_path)[3:]] == \
-        [".triton_mla-128k-h8-q9-p1", ".triton_mla-256k-h8-q9-p1"]
+    assert [c.split("--spec ")[1].split("/")[-2].split(".tmp-")[0] for c in calls(tmp_path)[3:]] == [
+        ".triton_mla-128k-h8-q9-p1",
+        ".triton_mla-256k-h8-q9-p1",
+    ]
     assert all(e["status"] == "done" for e in state(out).values())
 
 
@@ -161,8 +194,9 @@ def test_summarize_a_job_array_folder_without_sweep_json(tmp_path):
     """Each point run as its own `roofline profile ... --out SWEEP/POINT` (a job array's tasks)."""
     out = tmp_path / "S"
     ncu = stand_in(tmp_path, fail=None)
-    r = sweep("--kernel", "triton_mla", "--ctx", "8k,128k", "--page-size", "1", "--out", out, "--ncu", ncu,
-              "--print-commands")
+    r = sweep(
+        "--kernel", "triton_mla", "--ctx", "8k,128k", "--page-size", "1", "--out", out, "--ncu", ncu, "--print-commands"
+    )
     runner = CliRunner()
     for line in r.output.splitlines():
         argv = line.split()[1:]
@@ -172,8 +206,10 @@ def test_summarize_a_job_array_folder_without_sweep_json(tmp_path):
     assert r.exit_code == 0
     rows = [ln.split() for ln in r.stdout.splitlines()[2:]]
     # the replayed capture is the bundled sample's (15.569 ms per step); the floor is each point's own
-    assert rows == [["triton_mla", "8k", "1", "8", "9", "15.5687", "0.0021", "7276.2x", "latency", "(small", "grid)"],
-                    ["triton_mla", "128k", "1", "8", "9", "15.5687", "0.0337", "462.3x", "latency", "(small", "grid)"]]
+    assert rows == [
+        ["triton_mla", "8k", "1", "8", "9", "15.5687", "0.0021", "7276.2x", "latency", "(small", "grid)"],
+        ["triton_mla", "128k", "1", "8", "9", "15.5687", "0.0337", "462.3x", "latency", "(small", "grid)"],
+    ]
     assert (out / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     svg = (out / "sweep.svg").read_text()
     assert svg.lstrip().startswith("<?xml") and "</svg>" in svg and "floor (heads 8, q_len 9)" in svg
@@ -189,13 +225,16 @@ def test_summarize_the_bundled_run_as_a_point(tmp_path):
     assert row["step_ms"] == pytest.approx(15.239, abs=1e-3) and row["bound"] == "latency (small grid)"
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--summarize", "/nonexistent/sweep"], "no such sweep folder"),
-    (["--kernel", "triton_mla", "--ctx", "8q"], "--ctx '8q'"),
-    (["--kernel", "nope"], "unknown kernel 'nope'"),
-    (["--kernel", "triton_mla", "--gpus", "a"], "not a GPU index"),
-    (["--ctx", "8k"], "--kernel is required"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--summarize", "/nonexistent/sweep"], "no such sweep folder"),
+        (["--kernel", "triton_mla", "--ctx", "8q"], "--ctx '8q'"),
+        (["--kernel", "nope"], "unknown kernel 'nope'"),
+        (["--kernel", "triton_mla", "--gpus", "a"], "not a GPU index"),
+        (["--ctx", "8k"], "--kernel is required"),
+    ],
+)
 def test_bad_input_exits_2(args, message):
     r = sweep(*args)
     assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output

@@ -21,16 +21,18 @@ def device_ncu(tmp_path):
     """An ncu stand-in that replays the sample's real log and report and, as the profiled child
     does on a GPU, writes harness.json with the device (so the timing pass then runs)."""
     stub = tmp_path / "ncu-device"
-    stub.write_text("#!/bin/sh\n"
-                    f"cat '{SAMPLE_RUN / 'profile.ncu.log'}'\n"
-                    'while [ $# -gt 0 ]; do\n'
-                    '  case "$1" in\n'
-                    '    --export) rep="$2" ;;\n'
-                    '    --info) echo \'{"device": "NVIDIA H200", "torch": "2.11", "triton": "3.6"}\' > "$2" ;;\n'
-                    '  esac\n'
-                    '  shift\n'
-                    'done\n'
-                    f"[ -z \"$rep\" ] || cp '{SAMPLE_RUN / 'profile.ncu-rep'}' \"$rep.ncu-rep\"\n")  # not for --version
+    stub.write_text(
+        "#!/bin/sh\n"
+        f"cat '{SAMPLE_RUN / 'profile.ncu.log'}'\n"
+        "while [ $# -gt 0 ]; do\n"
+        '  case "$1" in\n'
+        '    --export) rep="$2" ;;\n'
+        '    --info) echo \'{"device": "NVIDIA H200", "torch": "2.11", "triton": "3.6"}\' > "$2" ;;\n'
+        "  esac\n"
+        "  shift\n"
+        "done\n"
+        f'[ -z "$rep" ] || cp \'{SAMPLE_RUN / "profile.ncu-rep"}\' "$rep.ncu-rep"\n'
+    )  # not for --version
     stub.chmod(0o755)
     return str(stub)
 

@@ -8,20 +8,29 @@ from roofline.verdict import agrees_with_ncu, classify
 from tests.paths import FULL_SET, SAMPLE_V1, TORCH_DEFAULT
 
 
-@pytest.mark.parametrize("sm,mem,dram,waves,bound,cause", [
-    (20, 30, 25, 0.5, "latency", "small grid"),
-    (20, 30, 25, 4.0, "latency", "low throughput: too little work in flight"),
-    (20, 30, 25, None, "latency", "low throughput: too little work in flight"),
-    (90, 40, 30, 4.0, "compute", "compute pipes lead memory by 10+ points"),
-    (30, 92, 91, 4.0, "bandwidth", "memory leads compute by 10+ points"),
-    (70, 75, 74, 4.0, "bandwidth", "balanced: compute and memory within 10 points"),
-    (93, 94, 19, 1.0, "compute", "balanced, with memory traffic on-chip: SM pipes near the roof, DRAM lightly used"),
-    (59.9, 59.9, None, None, "latency", "low throughput: too little work in flight"),
-    (60, 45, None, None, "compute", "compute pipes lead memory by 10+ points"),
-])
+@pytest.mark.parametrize(
+    "sm,mem,dram,waves,bound,cause",
+    [
+        (20, 30, 25, 0.5, "latency", "small grid"),
+        (20, 30, 25, 4.0, "latency", "low throughput: too little work in flight"),
+        (20, 30, 25, None, "latency", "low throughput: too little work in flight"),
+        (90, 40, 30, 4.0, "compute", "compute pipes lead memory by 10+ points"),
+        (30, 92, 91, 4.0, "bandwidth", "memory leads compute by 10+ points"),
+        (70, 75, 74, 4.0, "bandwidth", "balanced: compute and memory within 10 points"),
+        (
+            93,
+            94,
+            19,
+            1.0,
+            "compute",
+            "balanced, with memory traffic on-chip: SM pipes near the roof, DRAM lightly used",
+        ),
+        (59.9, 59.9, None, None, "latency", "low throughput: too little work in flight"),
+        (60, 45, None, None, "compute", "compute pipes lead memory by 10+ points"),
+    ],
+)
 def test_rule_thresholds(sm, mem, dram, waves, bound, cause):
-    v = classify(dict(sm_throughput_pct=sm, memory_throughput_pct=mem, dram_throughput_pct=dram,
-                      waves_per_sm=waves))
+    v = classify(dict(sm_throughput_pct=sm, memory_throughput_pct=mem, dram_throughput_pct=dram, waves_per_sm=waves))
     assert (v.bound, v.cause) == (bound, cause)
     assert v.evidence and f"{sm:.1f}%" in v.evidence[0]
 
@@ -69,16 +78,34 @@ def test_launch_with_missing_values_is_unknown_not_a_crash():
 def test_latency_causes_in_order():
     base = dict(sm_throughput_pct=10, memory_throughput_pct=20, waves_per_sm=3.0, duration_ms=1.0)
     assert classify({**base, "duration_ms": 0.002}).cause == "short launches"
-    v = classify({**base, "achieved_occupancy_pct": 12.5, "theoretical_occupancy_pct": 12.5,
-                  "occupancy_limit_registers": 1, "occupancy_limit_shared_mem": 3, "registers_per_thread": 255})
+    v = classify(
+        {
+            **base,
+            "achieved_occupancy_pct": 12.5,
+            "theoretical_occupancy_pct": 12.5,
+            "occupancy_limit_registers": 1,
+            "occupancy_limit_shared_mem": 3,
+            "registers_per_thread": 255,
+        }
+    )
     assert v.cause == "low occupancy (registers)" and any("255 registers" in e for e in v.evidence)
     v = classify({**base, "stall_long_scoreboard": 9.0, "stall_wait": 1.0})
     assert v.cause.startswith("waiting on global memory") and "num_stages" in v.advice
 
 
 def test_roofs_for_bound_kernels():
-    v = classify(dict(sm_throughput_pct=20, memory_throughput_pct=90, dram_throughput_pct=20, duration_ms=1.0,
-                      l2_bytes=4.5e9, l2_peak_gbps=5000, l1_bytes=1e9, l1_peak_gbps=30000))
+    v = classify(
+        dict(
+            sm_throughput_pct=20,
+            memory_throughput_pct=90,
+            dram_throughput_pct=20,
+            duration_ms=1.0,
+            l2_bytes=4.5e9,
+            l2_peak_gbps=5000,
+            l1_bytes=1e9,
+            l1_peak_gbps=30000,
+        )
+    )
     assert (v.bound, v.roof) == ("bandwidth", "L2")
     v = classify(dict(sm_throughput_pct=20, memory_throughput_pct=90, dram_throughput_pct=89, duration_ms=1.0))
     assert (v.bound, v.roof) == ("bandwidth", "DRAM") and "fewer bytes" in v.advice
@@ -86,8 +113,15 @@ def test_roofs_for_bound_kernels():
     assert (v.bound, v.roof) == ("compute", "tensor pipe")
 
 
-@pytest.mark.parametrize("bound,rule,agree", [("latency", "Small Grid: x", True), ("compute", "Small Grid: x", False),
-                                              ("bandwidth", "High Throughput: x", True), ("latency", None, None),
-                                              ("compute", "Something New: x", None)])
+@pytest.mark.parametrize(
+    "bound,rule,agree",
+    [
+        ("latency", "Small Grid: x", True),
+        ("compute", "Small Grid: x", False),
+        ("bandwidth", "High Throughput: x", True),
+        ("latency", None, None),
+        ("compute", "Something New: x", None),
+    ],
+)
 def test_agreement_with_ncu(bound, rule, agree):
     assert agrees_with_ncu(bound, rule) is agree

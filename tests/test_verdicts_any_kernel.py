@@ -18,8 +18,13 @@ from roofline.cli import main
 from roofline.verdict import memory_units, sm_units
 from tests.paths import FULL_SET, PROBES, RUNS, SAMPLE_V1, TORCH_DEFAULT
 
-ALL_REPORTS = [TORCH_DEFAULT, FULL_SET, SAMPLE_V1 / "profile.ncu-rep", *sorted(PROBES.glob("*.ncu-rep")),
-               *sorted(RUNS.glob("*/profile.ncu-rep"))]
+ALL_REPORTS = [
+    TORCH_DEFAULT,
+    FULL_SET,
+    SAMPLE_V1 / "profile.ncu-rep",
+    *sorted(PROBES.glob("*.ncu-rep")),
+    *sorted(RUNS.glob("*/profile.ncu-rep")),
+]
 
 
 def _kernel(analysis, prefix):
@@ -27,6 +32,7 @@ def _kernel(analysis, prefix):
 
 
 # 1. The busiest unit, from ncu's own throughput breakdown
+
 
 @pytest.mark.parametrize("report", ALL_REPORTS, ids=lambda p: p.parent.name + "/" + p.name)
 def test_breakdown_units_reproduce_ncus_sm_and_memory_throughput(report):
@@ -62,6 +68,7 @@ def test_latency_kernels_still_name_their_busiest_unit():
 
 # 2. Advice that fits the kernel
 
+
 def test_attention_advice_only_for_the_projects_kernels():
     small = summarize(tidy_launches(read_ncu_report(PROBES / "small_grid.ncu-rep"))).kernels[0]
     assert small.cause == "small grid" and small.project_kernel is None
@@ -86,6 +93,7 @@ def test_registry_names_the_gpu_kernels_its_kernels_launch():
 
 # 3. The hierarchical roofline from a --set full report
 
+
 def test_full_set_report_has_all_three_levels_from_sector_counts():
     raw = read_ncu_report(FULL_SET)
     assert "lts__t_bytes.sum" not in raw and "l1tex__t_bytes.sum" not in raw  # why it needs sectors
@@ -100,9 +108,11 @@ def test_full_set_report_has_all_three_levels_from_sector_counts():
 
 # 4. Numbers from what is there
 
+
 def test_dram_gbps_from_bytes_when_the_rate_is_absent():
-    raw = read_ncu_report(FULL_SET).drop(columns=["dram__bytes.sum.per_second", "dram__bytes_read.sum",
-                                                  "dram__bytes_write.sum"])
+    raw = read_ncu_report(FULL_SET).drop(
+        columns=["dram__bytes.sum.per_second", "dram__bytes_read.sum", "dram__bytes_write.sum"]
+    )
     t = tidy_launches(raw)  # only dram__sectors_read/write.sum left
     assert t["dram_gbps"].iloc[0] == pytest.approx(9.66, rel=0.01)
     decode = read_ncu_report(RUNS / "h200-triton_mla_decode-128k-p64" / "profile.ncu-rep")
@@ -112,8 +122,11 @@ def test_dram_gbps_from_bytes_when_the_rate_is_absent():
 
 def test_gap_only_where_one_kernel_is_the_step_and_share_otherwise():
     run = RUNS / "h200-triton_mla_decode-128k-p64"
-    a = summarize(tidy_launches(read_ncu_report(run / "profile.ncu-rep")), VerifyWorkload(ctx_len=131072, page_size=64),
-                  iterations=3)
+    a = summarize(
+        tidy_launches(read_ncu_report(run / "profile.ncu-rep")),
+        VerifyWorkload(ctx_len=131072, page_size=64),
+        iterations=3,
+    )
     combine = _kernel(a, "_combine")
     assert combine.gap_to_floor is None and 0 < combine.share_of_step < 0.01
     assert sum(k.share_of_step for k in a.kernels) == pytest.approx(1.0)
@@ -133,8 +146,10 @@ def test_rule_text_whole_in_json_and_wrapped_in_text():
 
 
 def test_two_kernels_of_one_name_are_told_apart():
-    both = pd.concat([tidy_launches(read_ncu_report(PROBES / f"{p}.ncu-rep")) for p in ("l2_reread", "small_grid")],
-                     ignore_index=True)
+    both = pd.concat(
+        [tidy_launches(read_ncu_report(PROBES / f"{p}.ncu-rep")) for p in ("l2_reread", "small_grid")],
+        ignore_index=True,
+    )
     a = summarize(both)
     labels = [k.label for k in a.kernels]
     assert [k.kernel for k in a.kernels] == ["_read_chunks_kernel"] * 2
@@ -152,10 +167,12 @@ def test_short_names_never_collide():
 
 # 5. One story for the kernel model and the projection
 
+
 def test_model_and_projection_say_why_they_differ():
     runner = CliRunner()
-    model = runner.invoke(main, ["model", "--kernel", "triton_mla", "--gpu", "rtx-pro-6000", "--layers", "61",
-                                 "--ctx", "128k"])
+    model = runner.invoke(
+        main, ["model", "--kernel", "triton_mla", "--gpu", "rtx-pro-6000", "--layers", "61", "--ctx", "128k"]
+    )
     assert model.exit_code == 0, model.output
     assert "966." in model.output and "one SM's share of DRAM bandwidth (9.5 GB/s" in model.output
     assert "--project-to" in model.output

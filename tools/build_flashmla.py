@@ -41,11 +41,25 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 """
 # FlashMLA's setup.py flags for its sm90 sources; fp16 left out (FLASH_MLA_DISABLE_FP16).
 CXX_FLAGS = ["-O3", "-std=c++20", "-DNDEBUG", "-Wno-deprecated-declarations", "-DFLASH_MLA_DISABLE_FP16"]
-NVCC_FLAGS = ["-O3", "-std=c++20", "-DNDEBUG", "-D_USE_MATH_DEFINES", "-Wno-deprecated-declarations",
-              "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__",
-              "-U__CUDA_NO_BFLOAT16_CONVERSIONS__", "--expt-relaxed-constexpr", "--expt-extended-lambda",
-              "--use_fast_math", "--ptxas-options=-v,--register-usage-level=10", "-lineinfo",
-              "-DFLASH_MLA_DISABLE_FP16", "-gencode", "arch=compute_90a,code=sm_90a"]
+NVCC_FLAGS = [
+    "-O3",
+    "-std=c++20",
+    "-DNDEBUG",
+    "-D_USE_MATH_DEFINES",
+    "-Wno-deprecated-declarations",
+    "-U__CUDA_NO_HALF_OPERATORS__",
+    "-U__CUDA_NO_HALF_CONVERSIONS__",
+    "-U__CUDA_NO_HALF2_OPERATORS__",
+    "-U__CUDA_NO_BFLOAT16_CONVERSIONS__",
+    "--expt-relaxed-constexpr",
+    "--expt-extended-lambda",
+    "--use_fast_math",
+    "--ptxas-options=-v,--register-usage-level=10",
+    "-lineinfo",
+    "-DFLASH_MLA_DISABLE_FP16",
+    "-gencode",
+    "arch=compute_90a,code=sm_90a",
+]
 WHEEL_ROOT = "cutlass_library/source/"
 WHEEL_PARTS = (WHEEL_ROOT + "include/", WHEEL_ROOT + "tools/util/include/")
 
@@ -60,7 +74,9 @@ def check_source(src: Path) -> list[Path]:
         raise BuildError(f"--src {src}: no such folder (a deepseek-ai/FlashMLA checkout)")
     missing = [p for p in SOURCES + HEADERS if not (src / p).exists()]
     if missing:
-        raise BuildError(f"--src {src}: not a FlashMLA checkout with the sm90 dense decode: missing {', '.join(missing)}")
+        raise BuildError(
+            f"--src {src}: not a FlashMLA checkout with the sm90 dense decode: missing {', '.join(missing)}"
+        )
     return [src / p for p in SOURCES]
 
 
@@ -74,7 +90,9 @@ def cutlass_includes(cutlass: Path, work: Path) -> list[Path]:
         with zipfile.ZipFile(cutlass) as whl:
             names = [n for n in whl.namelist() if n.startswith(WHEEL_PARTS)]
             if not names:
-                raise BuildError(f"--cutlass {cutlass}: the wheel has no {WHEEL_ROOT}include (nvidia-cutlass 4.2.0.0 has)")
+                raise BuildError(
+                    f"--cutlass {cutlass}: the wheel has no {WHEEL_ROOT}include (nvidia-cutlass 4.2.0.0 has)"
+                )
             shutil.rmtree(dest, ignore_errors=True)
             for n in names:
                 whl.extract(n, dest)
@@ -91,8 +109,9 @@ def source_commit(src: Path) -> str | None:
     if (src / "COMMIT").exists():
         return (src / "COMMIT").read_text().strip()
     try:
-        out = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], check=False, capture_output=True, text=True,
-                             timeout=10)
+        out = subprocess.run(
+            ["git", "-C", str(src), "rev-parse", "HEAD"], check=False, capture_output=True, text=True, timeout=10
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.stdout.strip() or None
@@ -121,10 +140,16 @@ def build(src: Path, cutlass: Path, out: Path, jobs: int | None = None, verbose:
 
     started = time.time()
     try:
-        cpp_extension.load(name=EXTENSION, sources=[str(binding)] + [str(s) for s in sources],
-                           extra_include_paths=[str(p) for p in includes + cuda_include_dirs()],
-                           extra_cflags=CXX_FLAGS, extra_cuda_cflags=NVCC_FLAGS + ["--threads", str(max(1, jobs // 4))],
-                           build_directory=str(build_dir), verbose=verbose, with_cuda=True)
+        cpp_extension.load(
+            name=EXTENSION,
+            sources=[str(binding)] + [str(s) for s in sources],
+            extra_include_paths=[str(p) for p in includes + cuda_include_dirs()],
+            extra_cflags=CXX_FLAGS,
+            extra_cuda_cflags=NVCC_FLAGS + ["--threads", str(max(1, jobs // 4))],
+            build_directory=str(build_dir),
+            verbose=verbose,
+            with_cuda=True,
+        )
     except (RuntimeError, OSError, subprocess.CalledProcessError) as exc:
         lines = [ln for ln in str(exc).splitlines() if ln.strip()]
         raise BuildError(f"the build failed in {build_dir}: {lines[-1] if lines else type(exc).__name__}") from None
@@ -133,10 +158,17 @@ def build(src: Path, cutlass: Path, out: Path, jobs: int | None = None, verbose:
     shutil.copy2(built, target)
     import torch  # lazy
 
-    info = {"extension": target.name, "flashmla_commit": source_commit(src), "cutlass": str(cutlass),
-            "sources": list(SOURCES), "nvcc_flags": NVCC_FLAGS, "torch": torch.__version__,
-            "cuda": torch.version.cuda, "build_s": round(time.time() - started, 1),
-            "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    info = {
+        "extension": target.name,
+        "flashmla_commit": source_commit(src),
+        "cutlass": str(cutlass),
+        "sources": list(SOURCES),
+        "nvcc_flags": NVCC_FLAGS,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "build_s": round(time.time() - started, 1),
+        "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
     (out / "build.json").write_text(json.dumps(info, indent=2))
     return target
 
@@ -146,7 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="compile the sm90 dense bf16 decode into --out")
     b.add_argument("--src", required=True, type=Path, help="a deepseek-ai/FlashMLA checkout")
-    b.add_argument("--cutlass", required=True, type=Path, help="nvidia-cutlass wheel, unpacked wheel or CUTLASS checkout")
+    b.add_argument(
+        "--cutlass", required=True, type=Path, help="nvidia-cutlass wheel, unpacked wheel or CUTLASS checkout"
+    )
     b.add_argument("--out", type=Path, default=Path(".flashmla"), help="where the extension goes (default .flashmla)")
     b.add_argument("--jobs", type=int, default=None, help="parallel compile jobs (default: the CPU count)")
     b.add_argument("--verbose", action="store_true", help="print the compiler commands")

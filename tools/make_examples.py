@@ -100,25 +100,40 @@ def bench_block(root: Path = ROOT) -> str:
         raise SystemExit(f"roofline bench --from {PEERS} failed: {r.output}")
     lines = r.stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("kernel "))
-    rows = [line for line in lines[header + 2:] if line.split()[:2] and line.split()[0] in BENCH_ROWS
-            and line.split()[1] == "128k"]
-    return (f"One `roofline bench` run on the H200 (`roofline bench --from {PEERS.as_posix()}` prints it all,\n"
-            "8k to 1m; page 64, chain mask: the shape FlashMLA runs; CUDA-graph replays over rotated inputs):\n\n"
-            "```\n" + "\n".join(lines[:3] + [lines[header]] + rows) + "\n```\n")
+    rows = [
+        line
+        for line in lines[header + 2 :]
+        if line.split()[:2] and line.split()[0] in BENCH_ROWS and line.split()[1] == "128k"
+    ]
+    return (
+        f"One `roofline bench` run on the H200 (`roofline bench --from {PEERS.as_posix()}` prints it all,\n"
+        "8k to 1m; page 64, chain mask: the shape FlashMLA runs; CUDA-graph replays over rotated inputs):\n\n"
+        "```\n" + "\n".join(lines[:3] + [lines[header]] + rows) + "\n```\n"
+    )
 
 
 def readme_block(root: Path = ROOT) -> str:
     run = load(root / SAMPLE)
     k = run.analysis.kernels[0]
     ncu = next(r for r in run.manifest.reports if r.tool == "ncu")
-    projected = project(run.analysis.kernels, match_gpu(run.analysis.gpu["name"]), get_gpu(TARGET),
-                        run.workload)["projected_step_ms"]
+    projected = project(run.analysis.kernels, match_gpu(run.analysis.gpu["name"]), get_gpu(TARGET), run.workload)[
+        "projected_step_ms"
+    ]
     return README_BLOCK.format(
-        passes=ncu.passes, wall_s=run.manifest.wall_s, sample=SAMPLE.as_posix(),
-        analyze=analyze_excerpt(analyze_text(root)), analyze_file=ANALYZE.as_posix(),
-        grid=f"{k.grid_size:.0f}", sms=f"{run.analysis.gpu['sm_count']:.0f}",
-        per_program=run.analysis.floor["kv_bytes"] / (k.duration_ms * 1e-3) / 1e9, target=TARGET,
-        projected=ms(projected), layers=LAYERS, per_step=ms(projected * LAYERS), example=EXAMPLE.as_posix())
+        passes=ncu.passes,
+        wall_s=run.manifest.wall_s,
+        sample=SAMPLE.as_posix(),
+        analyze=analyze_excerpt(analyze_text(root)),
+        analyze_file=ANALYZE.as_posix(),
+        grid=f"{k.grid_size:.0f}",
+        sms=f"{run.analysis.gpu['sm_count']:.0f}",
+        per_program=run.analysis.floor["kv_bytes"] / (k.duration_ms * 1e-3) / 1e9,
+        target=TARGET,
+        projected=ms(projected),
+        layers=LAYERS,
+        per_step=ms(projected * LAYERS),
+        example=EXAMPLE.as_posix(),
+    )
 
 
 def readme_text(root: Path = ROOT) -> str:
@@ -154,7 +169,9 @@ def main_(argv: list[str] | None = None) -> int:
 
         with tempfile.TemporaryDirectory() as tmp:
             build(Path(tmp) / "report.md")
-            drift = [EXAMPLE.as_posix()] if (Path(tmp) / "report.md").read_text() != (ROOT / EXAMPLE).read_text() else []
+            drift = (
+                [EXAMPLE.as_posix()] if (Path(tmp) / "report.md").read_text() != (ROOT / EXAMPLE).read_text() else []
+            )
         drift += [README.as_posix()] if readme != (ROOT / README).read_text() else []
         drift += [ANALYZE.as_posix()] if analyze_text() != (ROOT / ANALYZE).read_text() else []
         print(f"drifted: {', '.join(drift)} (run python tools/make_examples.py)" if drift else "up to date")

@@ -29,8 +29,9 @@ def in_environment(prefix: str, base_prefix: str, conda_prefix: str | None) -> b
     return bool(conda_prefix) and os.path.realpath(conda_prefix) == os.path.realpath(prefix)
 
 
-def choose_env(prefix: str, base_prefix: str, conda_prefix: str | None, torch_version: str | None,
-               own_venv: str) -> tuple[str, str]:
+def choose_env(
+    prefix: str, base_prefix: str, conda_prefix: str | None, torch_version: str | None, own_venv: str
+) -> tuple[str, str]:
     """("active" | "venv", why): install into this interpreter's environment, or build `own_venv`."""
     kind = "conda env" if conda_prefix and prefix == base_prefix else "virtual environment"
     if in_environment(prefix, base_prefix, conda_prefix):
@@ -38,10 +39,11 @@ def choose_env(prefix: str, base_prefix: str, conda_prefix: str | None, torch_ve
             return "active", f"{prefix} is a {kind} with torch {torch_version}: installing roofline into it"
         if os.path.realpath(prefix) == os.path.realpath(own_venv):
             return "active", f"{prefix} is quickstart's own venv: reusing it"
-        return "venv", (f"{prefix} is a {kind} without torch: building {own_venv} "
-                        "(it sees the system's site-packages)")
-    return "venv", (f"{prefix} is not a virtual environment: building {own_venv} with --system-site-packages "
-                    "(a system-wide torch/triton stays visible)")
+        return "venv", (f"{prefix} is a {kind} without torch: building {own_venv} (it sees the system's site-packages)")
+    return "venv", (
+        f"{prefix} is not a virtual environment: building {own_venv} with --system-site-packages "
+        "(a system-wide torch/triton stays visible)"
+    )
 
 
 def torch_version() -> str | None:

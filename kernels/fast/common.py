@@ -17,8 +17,19 @@ from kernels.tuned import tuned_config
 # (kernels/fast/seesaw.py); ring: its per-tile variant where there is a tail warpgroup
 # (kernels/fast/ring.py); async_gather (ring only): gathered tiles complete their barriers as their
 # copies land (cp.async.mbarrier.arrive).
-FAST_DEFAULTS = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0,
-                     tail_m=0, partials="fp32", evict_first=False, seesaw=False, ring=False, async_gather=False)
+FAST_DEFAULTS = dict(
+    block_m=64,
+    block_n=64,
+    num_warps=8,
+    num_stages=2,
+    programs_per_sm=1.0,
+    tail_m=0,
+    partials="fp32",
+    evict_first=False,
+    seesaw=False,
+    ring=False,
+    async_gather=False,
+)
 FAST_MIN_SPLIT_LEN = 256
 
 # Per architecture: the fast kernel's launch configs, one per (heads, paged) case; the entry with
@@ -27,31 +38,53 @@ FAST_MIN_SPLIT_LEN = 256
 # to fit the chip's limits (checked by cross-compiling: `roofline compile`).
 ARCH_FAST_CONFIGS: dict[str, dict] = {
     # The Triton kernels' configs (path="portable" or "hopper"); the default sm_90 path, Gluon, has GLUON_CONFIG.
-    "sm_90": dict(status="measured on the H200 (docs/results/fast-kernel.md)", entries=[
-        # portable kernel, 3 M blocks of 32 rows (mma.sync), 2 programs per SM (110 KB smem each)
-        dict(heads=8, paged=False, config=dict(block_m=64 // 2, block_n=64, num_warps=4, num_stages=2,
-                                               programs_per_sm=2.0)),
-        # path="hopper" (Triton, TMA), 2 M blocks of 64 rows, 229 KB smem: one program per SM
-        dict(heads=8, paged=True, config=dict(block_m=64, block_n=64, num_warps=8, num_stages=2,
-                                              programs_per_sm=1.0)),
-        dict(heads=64, paged=False, config=dict(block_m=64, block_n=64, num_warps=8, num_stages=2,
-                                                programs_per_sm=2.0)),
-        dict(heads=64, paged=True, config=dict(block_m=64, block_n=64, num_warps=8, num_stages=2,
-                                               programs_per_sm=2.0)),
-    ]),
+    "sm_90": dict(
+        status="measured on the H200 (docs/results/fast-kernel.md)",
+        entries=[
+            # portable kernel, 3 M blocks of 32 rows (mma.sync), 2 programs per SM (110 KB smem each)
+            dict(
+                heads=8,
+                paged=False,
+                config=dict(block_m=64 // 2, block_n=64, num_warps=4, num_stages=2, programs_per_sm=2.0),
+            ),
+            # path="hopper" (Triton, TMA), 2 M blocks of 64 rows, 229 KB smem: one program per SM
+            dict(
+                heads=8, paged=True, config=dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0)
+            ),
+            dict(
+                heads=64,
+                paged=False,
+                config=dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=2.0),
+            ),
+            dict(
+                heads=64,
+                paged=True,
+                config=dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=2.0),
+            ),
+        ],
+    ),
     # B200: 228 KB shared memory per block, 148 SMs; tcgen05 code from the portable kernel. The
     # defaults (64-token tiles) ask for 356 KB there: 32-token tiles take 215 KB, no spills.
-    "sm_100": dict(status="untuned: chosen to fit sm_100 limits (228 KB smem per block), never run", entries=[
-        dict(heads=8, paged=False, config=dict(FAST_DEFAULTS, block_n=32)),
-        dict(heads=64, paged=False, config=dict(FAST_DEFAULTS, block_n=32, programs_per_sm=2.0)),
-    ]),
+    "sm_100": dict(
+        status="untuned: chosen to fit sm_100 limits (228 KB smem per block), never run",
+        entries=[
+            dict(heads=8, paged=False, config=dict(FAST_DEFAULTS, block_n=32)),
+            dict(heads=64, paged=False, config=dict(FAST_DEFAULTS, block_n=32, programs_per_sm=2.0)),
+        ],
+    ),
     # RTX PRO 6000 (consumer Blackwell): 99 KB shared memory per block, mma.sync only: 32-row M
     # blocks and 32-token KV tiles so that two pipeline stages fit.
-    "sm_120": dict(status="untuned: chosen to fit sm_120 limits (99 KB smem per block), never run", entries=[
-        dict(heads=8, paged=False, config=dict(FAST_DEFAULTS, block_m=32, block_n=32, num_warps=4)),
-        dict(heads=64, paged=False, config=dict(FAST_DEFAULTS, block_m=32, block_n=32, num_warps=4,
-                                                programs_per_sm=2.0)),
-    ]),
+    "sm_120": dict(
+        status="untuned: chosen to fit sm_120 limits (99 KB smem per block), never run",
+        entries=[
+            dict(heads=8, paged=False, config=dict(FAST_DEFAULTS, block_m=32, block_n=32, num_warps=4)),
+            dict(
+                heads=64,
+                paged=False,
+                config=dict(FAST_DEFAULTS, block_m=32, block_n=32, num_warps=4, programs_per_sm=2.0),
+            ),
+        ],
+    ),
 }
 # The Gluon kernel's launch parameters: 64-row M blocks, two warpgroups, 64-token tiles, one
 # program per SM (222 KB of shared memory; 227 KB with the tail). seesaw=True: the warp-specialised
@@ -71,8 +104,17 @@ GLUON_TAIL_MIN_SPLIT_LEN = 512
 # tile's page-table entries two tiles ahead; before it the ring lost at page 1 (0.095 vs the seesaw's
 # 0.085 ms). With it, 128k page 1 0.0737 vs the seesaw's 0.0853, page 16 0.0743 vs 0.0825, page 64
 # 0.0708 vs 0.0717; 64k page 1 0.0521 vs 0.0593 (docs/results/fast-kernel.md, step 12).
-GLUON_CONFIG = dict(block_m=64, block_n=64, num_warps=8, num_stages=2, programs_per_sm=1.0, seesaw=True, tail_m=8,
-                    ring=True, async_gather=True)
+GLUON_CONFIG = dict(
+    block_m=64,
+    block_n=64,
+    num_warps=8,
+    num_stages=2,
+    programs_per_sm=1.0,
+    seesaw=True,
+    tail_m=8,
+    ring=True,
+    async_gather=True,
+)
 # The seesaw schedule's tiles arrive in slices of this many latent dims, a barrier each, so that the
 # score MMAs start on the first slice while the rest land (H200, 128k: 128 beat 256 and 512).
 SEESAW_SLICE = 128
@@ -151,8 +193,9 @@ def fast_config_status(arch: str) -> str:
 FAST_ARCH_CONFIGS = {arch: fast_launch_config(arch, 8, 1) for arch in ARCHS}
 
 
-def resolve_config(path: str, arch: str, heads: int, page_size: int, device_name: str | None,
-                   launch: dict) -> FastConfig:
+def resolve_config(
+    path: str, arch: str, heads: int, page_size: int, device_name: str | None, launch: dict
+) -> FastConfig:
     """The config `path` runs with: `launch` over the path's base (the Triton paths: the
     architecture's and the GPU's tuned config; Gluon: GLUON_CONFIG) over FAST_DEFAULTS. Flags that
     belong to a schedule the caller turned off are turned off with it, unless asked for."""
@@ -186,8 +229,10 @@ def check_flags(path: str, cfg: FastConfig) -> None:
 
 # --- the split plan ------------------------------------------------------------------------------
 
-def plan_splits(max_kv_len: int, batch: int, m_blocks: int, sm_count: int, block_n: int,
-                programs_per_sm: float, min_split_len: int) -> tuple[int, int]:
+
+def plan_splits(
+    max_kv_len: int, batch: int, m_blocks: int, sm_count: int, block_n: int, programs_per_sm: float, min_split_len: int
+) -> tuple[int, int]:
     """(split_len, splits) for triton_mla_fast: at most programs_per_sm x SMs programs in all (never
     a few over: 9 M blocks x 15 splits = 135 programs on 132 SMs is a second, nearly empty wave
     that cost the H200 1.8x at 64 heads), split_len a multiple of block_n, >= min_split_len."""

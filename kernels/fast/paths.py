@@ -73,20 +73,35 @@ class SplitPath:
         return {"Q": p, "KV": p}
 
     def constexprs(self, w: VerifyWorkload, cfg: FastConfig, rows: Rows) -> dict:
-        return dict(HEADS=w.heads, Q_LEN=w.q_len, PAGE_SIZE=w.page_size, D_LATENT=w.v_dim, D_ROPE=w.rope_dim,
-                    BLOCK_M=rows.block_m, BLOCK_N=cfg.block_n, TAIL_M=rows.tail_m)
+        return dict(
+            HEADS=w.heads,
+            Q_LEN=w.q_len,
+            PAGE_SIZE=w.page_size,
+            D_LATENT=w.v_dim,
+            D_ROPE=w.rope_dim,
+            BLOCK_M=rows.block_m,
+            BLOCK_N=cfg.block_n,
+            TAIL_M=rows.tail_m,
+        )
 
     def num_warps(self, cfg: FastConfig, rows: Rows) -> int:
         return cfg.num_warps
 
     def spec(self, w: VerifyWorkload, cfg: FastConfig, rows: Rows, split_len: int, splits: int) -> LaunchSpec:
         return LaunchSpec(
-            name=self.kernel, target=self.target, grid=(rows.m_blocks, splits, w.batch),
+            name=self.kernel,
+            target=self.target,
+            grid=(rows.m_blocks, splits, w.batch),
             signature={**self.signature(w, cfg), **_shared_args(w, cfg)},
-            constexprs=self.constexprs(w, cfg, rows), num_warps=self.num_warps(cfg, rows),
+            constexprs=self.constexprs(w, cfg, rows),
+            num_warps=self.num_warps(cfg, rows),
             num_stages=cfg.num_stages,
-            int_args={"split_len": split_len, "stride_pt": cdiv(w.max_kv_len, w.page_size),
-                      "total_rows": w.batch * w.q_len * w.heads})
+            int_args={
+                "split_len": split_len,
+                "stride_pt": cdiv(w.max_kv_len, w.page_size),
+                "total_rows": w.batch * w.q_len * w.heads,
+            },
+        )
 
     def launch(self, inp, spec: LaunchSpec, part_o, part_lse) -> None:
         """Run the kernel as `spec` says, writing the splits' partials."""
@@ -95,8 +110,17 @@ class SplitPath:
 
 def _shared_args(w: VerifyWorkload, cfg: FastConfig) -> dict[str, str]:
     part_o = "*fp32" if cfg.partials == "fp32" else POINTER[w.dtype]
-    return {"PageTable": "*i32", "KVLens": "*i32", "TreeMask": "*i8", "PartO": part_o, "PartLse": "*fp32",
-            "qk_scale": "fp32", "split_len": "i32", "stride_pt": "i32", "total_rows": "i32"}
+    return {
+        "PageTable": "*i32",
+        "KVLens": "*i32",
+        "TreeMask": "*i8",
+        "PartO": part_o,
+        "PartLse": "*fp32",
+        "qk_scale": "fp32",
+        "split_len": "i32",
+        "stride_pt": "i32",
+        "total_rows": "i32",
+    }
 
 
 def _descriptors(w: VerifyWorkload, block_n: int, lat_cols: int) -> dict[str, str]:
@@ -137,11 +161,17 @@ class GluonPath(SplitPath):
 
     def check(self, w, cfg):
         seesaw = cfg.seesaw
-        if (cfg.block_m != 64 or cfg.evict_first or cfg.num_warps % 4
-                or (seesaw and (cfg.num_warps != 8 or cfg.block_n != 64))
-                or cfg.tail_m not in ((0, 8) if seesaw else (0,))):
-            raise ValueError("the gluon path has 64-row M blocks, no evict_first, warpgroups of 4 warps "
-                             "(seesaw: 2 warpgroups, 64-token tiles, tail_m 0 or 8)")
+        if (
+            cfg.block_m != 64
+            or cfg.evict_first
+            or cfg.num_warps % 4
+            or (seesaw and (cfg.num_warps != 8 or cfg.block_n != 64))
+            or cfg.tail_m not in ((0, 8) if seesaw else (0,))
+        ):
+            raise ValueError(
+                "the gluon path has 64-row M blocks, no evict_first, warpgroups of 4 warps "
+                "(seesaw: 2 warpgroups, 64-token tiles, tail_m 0 or 8)"
+            )
         if w.q_len > 64:
             raise ValueError(f"the gluon path keeps a row's draft-tree mask in 64 bits: q_len <= 64, got {w.q_len}")
 
@@ -198,8 +228,13 @@ class Ring(Seesaw):
         return self if rows.tail_m else SEESAW
 
     def constexprs(self, w, cfg, rows):
-        return {**super().constexprs(w, cfg, rows), "ASYNC_GATHER": bool(cfg.async_gather), "NO_MMA": cfg.no_mma,
-                "NO_SOFTMAX": cfg.no_softmax, "NO_GATHER": cfg.no_gather}
+        return {
+            **super().constexprs(w, cfg, rows),
+            "ASYNC_GATHER": bool(cfg.async_gather),
+            "NO_MMA": cfg.no_mma,
+            "NO_SOFTMAX": cfg.no_softmax,
+            "NO_GATHER": cfg.no_gather,
+        }
 
 
 PORTABLE, HOPPER, GLUON_SPLIT, SEESAW, RING = Portable(), Hopper(), GluonSplit(), Seesaw(), Ring()
@@ -228,9 +263,16 @@ class FastPlan:
     combine: LaunchSpec
 
 
-def plan_fast(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, device_name: str | None = None,
-              split_len: int | None = None, min_split_len: int = FAST_MIN_SPLIT_LEN, path: str | None = None,
-              **launch) -> FastPlan:
+def plan_fast(
+    w: VerifyWorkload,
+    arch: str = "sm_90",
+    sm_count: int = 132,
+    device_name: str | None = None,
+    split_len: int | None = None,
+    min_split_len: int = FAST_MIN_SPLIT_LEN,
+    path: str | None = None,
+    **launch,
+) -> FastPlan:
     """The split path of `path` (default: kernels.plan.code_path on `arch`), its config (`launch`
     over the path's defaults: kernels.fast.common.resolve_config), the split plan (the prefix cut
     into splits of split_len tokens to fill `sm_count` SMs) and both launches."""
@@ -243,17 +285,21 @@ def plan_fast(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devic
     def planned_split_len(m_blocks: int) -> int:
         if split_len is not None:
             return cdiv(split_len, block_n) * block_n
-        return plan_splits(w.max_kv_len, w.batch, m_blocks, sm_count, block_n, cfg.programs_per_sm,
-                           max(min_split_len, block_n))[0]
+        return plan_splits(
+            w.max_kv_len, w.batch, m_blocks, sm_count, block_n, cfg.programs_per_sm, max(min_split_len, block_n)
+        )[0]
 
     rows = split_path.rows(w, cfg, None if "tail_m" in launch else planned_split_len)
     split_path = split_path.for_rows(rows)
     if cfg.cuts and split_path is not RING:
-        raise ValueError("no_mma, no_softmax and no_gather are removal experiments of the ring schedule "
-                         "(the gluon path with a tail warpgroup)")
+        raise ValueError(
+            "no_mma, no_softmax and no_gather are removal experiments of the ring schedule "
+            "(the gluon path with a tail warpgroup)"
+        )
     if split_len is None:
-        split_len, splits = plan_splits(w.max_kv_len, w.batch, rows.m_blocks, sm_count, block_n, cfg.programs_per_sm,
-                                        max(min_split_len, block_n))
+        split_len, splits = plan_splits(
+            w.max_kv_len, w.batch, rows.m_blocks, sm_count, block_n, cfg.programs_per_sm, max(min_split_len, block_n)
+        )
     else:
         split_len = cdiv(split_len, block_n) * block_n
         splits = cdiv(w.max_kv_len, split_len)
@@ -263,9 +309,16 @@ def plan_fast(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, devic
     return FastPlan(split_path, cfg, split, with_out_dtype(combine, w.dtype))
 
 
-def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, device_name: str | None = None,
-               split_len: int | None = None, min_split_len: int = FAST_MIN_SPLIT_LEN, path: str | None = None,
-               **launch) -> list[LaunchSpec]:
+def fast_specs(
+    w: VerifyWorkload,
+    arch: str = "sm_90",
+    sm_count: int = 132,
+    device_name: str | None = None,
+    split_len: int | None = None,
+    min_split_len: int = FAST_MIN_SPLIT_LEN,
+    path: str | None = None,
+    **launch,
+) -> list[LaunchSpec]:
     """triton_mla_fast's launches for `w` on `arch`: its split kernel, then the combine (plan_fast)."""
     plan = plan_fast(w, arch, sm_count, device_name, split_len, min_split_len, path, **launch)
     return [plan.split, plan.combine]

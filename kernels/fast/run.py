@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import torch
 
@@ -34,7 +34,7 @@ def partials(inp: VerifyInputs, split: LaunchSpec) -> tuple[torch.Tensor, torch.
     return part_o, torch.empty(splits, total_rows, dtype=torch.float32, device=dev)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _gluon_importable() -> bool:
     try:
         import kernels.fast.gluon  # noqa: F401  # lazy: a Triton without Gluon still runs the portable path
@@ -48,22 +48,36 @@ def gluon_runs_on(device: torch.device) -> bool:
     return _gluon_runs_on(str(device))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _gluon_runs_on(device: str) -> bool:  # asked before every launch: answered once per device
     dev = torch.device(device)
     return dev.type == "cuda" and torch.cuda.get_device_capability(dev)[0] == 9 and _gluon_importable()
 
 
 @lru_cache(maxsize=64)
-def _plan(w, arch: str, sm_count: int, device_name: str, split_len, min_split_len: int, path,
-          launch: tuple) -> FastPlan:
+def _plan(
+    w, arch: str, sm_count: int, device_name: str, split_len, min_split_len: int, path, launch: tuple
+) -> FastPlan:
     """plan_fast, remembered: the same step shape is planned once (host time on every launch)."""
-    return plan_fast(w, arch=arch, sm_count=sm_count, device_name=device_name, split_len=split_len,
-                     min_split_len=min_split_len, path=path, **dict(launch))
+    return plan_fast(
+        w,
+        arch=arch,
+        sm_count=sm_count,
+        device_name=device_name,
+        split_len=split_len,
+        min_split_len=min_split_len,
+        path=path,
+        **dict(launch),
+    )
 
 
-def triton_mla_fast(inp: VerifyInputs, split_len: int | None = None, min_split_len: int = FAST_MIN_SPLIT_LEN,
-                    path: str | None = None, **launch) -> torch.Tensor:
+def triton_mla_fast(
+    inp: VerifyInputs,
+    split_len: int | None = None,
+    min_split_len: int = FAST_MIN_SPLIT_LEN,
+    path: str | None = None,
+    **launch,
+) -> torch.Tensor:
     """Split-KV verify with all query rows of a request sharing each KV tile.
 
     `path`: "gluon", "hopper" or "portable"; default kernels.plan.code_path for this GPU's architecture.
