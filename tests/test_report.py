@@ -350,3 +350,23 @@ def test_useful_work_of_a_two_kernel_step_goes_to_the_kernel_doing_the_mma():
     assert "useful_flops" not in combine.hierarchy  # no MMA: its FLOPs stay ncu's
     dram = split.hierarchy["levels"][-1]
     assert (dram["roof"], dram["executed_roof"]) == ("memory", "compute")
+
+
+def test_a_plain_fast_call_under_both_tools_reports_launch_bound(tmp_path):
+    """The H200 run (`roofline profile --kernel triton_mla_fast --ctx 32k --page-size 64`, both tools,
+    2026-12-01): two launches per step whose kernels take 0.033 ms while the host takes 0.12 ms. The
+    report says launch-bound in its headline and its timeline, with the host and GPU-busy numbers."""
+    out = tmp_path / "report.md"
+    assert report(RUNS / "h200-triton_mla_fast-both-32k-p64", "-o", out).exit_code == 0
+    md = out.read_text()
+    assert "**launch-bound**: the GPU ran kernels only 24% of the profiled range (nsys)." in md.splitlines()[2]
+    assert "| host time (the NVTX step range) | 0.1208 |" in md
+    assert "Verdict: **launch-bound**: the GPU ran kernels only 24% of the profiled range; it waits for the host." in md
+    run = load(RUNS / "h200-triton_mla_fast-both-32k-p64")
+    assert run.manifest.format == "roofline-run/2" and len(read_timing_samples(run)) == 30
+
+
+def read_timing_samples(run):
+    from profiler.timing import read_timing
+
+    return read_timing(run.source).samples_ms
