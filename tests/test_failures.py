@@ -294,6 +294,7 @@ def test_ctrl_c_on_roofline_profile(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a background job inherits it ignored
     )
     deadline = time.monotonic() + 60
     while not (tmp_path / "child.pid").exists() and time.monotonic() < deadline:

@@ -5,6 +5,7 @@ profiled program that failed (tests/fixtures/h200/ncu_app_failed.log) and exits 
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -134,6 +135,10 @@ def test_a_folder_in_a_points_place_is_never_overwritten(tmp_path):
     assert state(out)["triton_mla-32k-h8-q9-p1"]["status"] == "done"
 
 
+def sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_keeps_finished_points_and_says_how_to_resume(tmp_path):
     """A real SIGINT to the sweep process while its third point is being profiled."""
     out = tmp_path / "S"
@@ -147,6 +152,7 @@ def test_ctrl_c_keeps_finished_points_and_says_how_to_resume(tmp_path):
         env=env,
         cwd=tmp_path,
         timeout=120,
+        preexec_fn=sigint_default,  # a shell's background job inherits SIGINT ignored: Ctrl-C as a terminal sends it
     )
     assert p.returncode == 130, p.stderr
     assert "Traceback" not in p.stderr
