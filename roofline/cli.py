@@ -5,15 +5,15 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
-import math
 import os
-import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 import click
 
+from reports.model import render_model
+from roofline import modeling
 from roofline.cli_common import api, progress
 from roofline.cli_common import fail as _fail
 from roofline.shadowing import exit_if_shadowed
@@ -38,7 +38,7 @@ from kernels.errors import RooflineError
 from kernels.registry import KERNELS, UnknownKernel, check_workload, get_kernel
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
 from kernels.xcompile import CompileError
-from profiler.errors import ProfilerError, ReportError, refuse_special
+from profiler.errors import ProfilerError
 from profiler.metrics import DEFAULT_PRESET
 from profiler.ncu import run_ncu
 from profiler.ncu_reader import (
@@ -50,7 +50,6 @@ from profiler.ncu_tidy import tidy_launches
 from reports.table import align
 from roofline.chips import local_device_name, preset_for_device
 from roofline.doctor import doctor_cmd
-from roofline.floor import BALANCED, at_size_line, workload_floor
 from roofline.gpus import (
     MeasuredFileError,
     UnknownGpu,
@@ -60,7 +59,6 @@ from roofline.gpus import (
     save_measured,
     user_measured_dir,
 )
-from roofline.kernel_models import assumption_note, kernel_model
 from roofline.projection import project
 from roofline.resources import kernel_resources
 from roofline.validation import EXPECTED, check_probe
@@ -459,135 +457,33 @@ def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, mask_list, q_len, o
     each kernel's time to fixed + KV bytes / rate over the context lengths."""
 
     from reports.text import render_bench  # lazy
-    from roofline.bench_table import at_size_columns  # lazy
-    from roofline.scaling import scaling_fits  # lazy
-
-    if from_json:
-        meta, table = _saved_bench(Path(from_json))
-        if "at_size_ms" not in table.columns:  # saved before the at-size floor: from the catalogue's fit
-            table = at_size_columns(table, match_gpu(meta["device"]))
-        click.echo(render_bench(table, meta, scaling_fits(table, meta["read_gbps"], meta["matmul_tflops"])))
-        return
-    need_kernels("bench")
-    import torch  # lazy
-    import triton  # lazy
-
-    from profiler.bench import bench_grid, measure_ceilings  # lazy
-    from roofline.bench_table import bench_table  # lazy
-
-    names = [k.strip() if k.strip() == "read" else kernel_name(k) for k in kernel_list.split(",")]
-    masks = tuple(m.strip() for m in mask_list.split(","))
-    if bad := [m for m in masks if m not in ("tree", "chain")]:
-        raise click.BadParameter(f"{', '.join(bad)}: a mask is tree or chain", param_hint="--mask")
-    grid = dict(
-        ctx_lens=_int_list(ctx_list, parse_ctx_len),
-        page_sizes=_int_list(page_sizes),
-        heads=_int_list(heads_list),
-        masks=masks,
-    )
-    if not torch.cuda.is_available():
-        raise click.ClickException("roofline bench needs a CUDA GPU (torch sees none)")
-    progress("measuring ceilings: 4 GiB copy and read, 8192^3 bf16 matmul")
-    ceil = measure_ceilings()
-    gpu = match_gpu(ceil.device)
-    if gpu is None:
-        raise click.ClickException(f"{ceil.device!r} is not in the GPU catalogue (roofline/data/gpus.json)")
-    try:
-        driver = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        driver = "unknown"
-    meta = {
-        **ceil.__dict__,
-        "driver": driver,
-        "torch": torch.__version__,
-        "triton": triton.__version__,
-        "method": method,
-    }
-    times = bench_grid(names, q_len=q_len, progress=progress, method=method, **grid)
-    table = bench_table(
-        times, gpu, ceil.read_gbps, ceil.matmul_tflops, source=f"measured by roofline bench on this {ceil.device}"
-    )
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    fits = scaling_fits(table, ceil.read_gbps, ceil.matmul_tflops)
-    table.to_csv(out / "bench.csv", index=False)
-    (out / "bench.json").write_text(
-        json.dumps(
-            {
-                "meta": meta,
-                "rows": json.loads(table.to_json(orient="records")),
-                "scaling": [dataclasses.asdict(f) for f in fits],
-            },
-            indent=2,
-        )
-        + "\n"
-    )
-    click.echo(render_bench(table, meta, fits))
-    progress(f"wrote {out / 'bench.csv'} and {out / 'bench.json'}")
-
-
-def _saved_bench(path: Path):
-    """(meta, table) of a bench.json that `roofline bench` wrote; a clear error naming the file otherwise."""
-    import pandas as pd  # lazy
+    from roofline.benching import read_bench, run_bench  # lazy: pandas
 
     try:
-        refuse_special(path)
-        data = json.loads(path.read_text())
-    except ReportError as exc:
-        raise click.ClickException(str(exc)) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise click.ClickException(f"{path}: not a bench.json from `roofline bench` ({exc})") from None
-    need_meta = {"device", "read_gbps", "copy_gbps", "matmul_tflops"}
-    need_cols = {
-        "kernel",
-        "ctx_len",
-        "page_size",
-        "heads",
-        "q_len",
-        "batch",
-        "median_ms",
-        "kv_bytes",
-        "tflops",
-        "eff_gbps",
-        "floor_ms",
-        "gap",
-        "speedup_vs_triton_mla",
-    }
-    if not isinstance(data, dict) or not isinstance(data.get("meta"), dict) or not isinstance(data.get("rows"), list):
-        raise click.ClickException(f"{path}: not a bench.json from `roofline bench` (no 'meta' and 'rows')")
-    missing = sorted(need_meta - set(data["meta"]))
-    if missing:
-        raise click.ClickException(f"{path}: its 'meta' lacks {', '.join(missing)}")
-    for key in ("read_gbps", "copy_gbps", "matmul_tflops"):  # the fits divide by them
-        value = data["meta"][key]
-        if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0):
-            raise click.ClickException(f"{path}: meta.{key} must be a positive number, got {json.dumps(value)}")
-    if not data["rows"]:
-        raise click.ClickException(f"{path}: no rows: the bench it saved timed nothing")
-    if not all(isinstance(r, dict) for r in data["rows"]):
-        raise click.ClickException(f"{path}: its rows must be JSON objects")
-    table = pd.DataFrame(data["rows"])
-    missing = sorted(need_cols - set(table.columns))
-    if missing:
-        raise click.ClickException(f"{path}: its rows lack {', '.join(missing)}")
-    if "error" not in table.columns:
-        table["error"] = ""
-    table["error"] = table["error"].fillna("")
-    for col in sorted(need_cols - {"kernel"}):  # JSON wrote NaN (no baseline row, say) as null
-        numbers = pd.to_numeric(table[col], errors="coerce")
-        bad = table[col].notna() & numbers.isna()
-        if bad.any():
-            row = int(bad.idxmax())
-            raise click.ClickException(
-                f"{path}: rows[{row}].{col} must be a number or null, got {json.dumps(table[col][row])}"
+        if from_json:
+            bench = read_bench(Path(from_json))
+        else:
+            need_kernels("bench")
+            names = [k.strip() if k.strip() == "read" else kernel_name(k) for k in kernel_list.split(",")]
+            masks = tuple(m.strip() for m in mask_list.split(","))
+            if bad := [m for m in masks if m not in ("tree", "chain")]:
+                raise click.BadParameter(f"{', '.join(bad)}: a mask is tree or chain", param_hint="--mask")
+            bench = run_bench(
+                names,
+                _int_list(ctx_list, parse_ctx_len),
+                _int_list(page_sizes),
+                _int_list(heads_list),
+                masks,
+                q_len,
+                method,
+                progress,
             )
-        table[col] = numbers
-    return data["meta"], table
+    except RooflineError as exc:
+        raise _fail(exc) from None
+    click.echo(render_bench(bench.table, bench.meta, bench.fits))
+    if not from_json:
+        files = bench.save(Path(out_dir))
+        progress(f"wrote {' and '.join(str(f) for f in files)}")
 
 
 @main.command("model")
@@ -604,89 +500,20 @@ def _saved_bench(path: Path):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     """The floor the hardware allows for a verify workload, and a kernel's own model (no GPU needed)."""
-
-    from kernels.launch import ARCHS, SPECS  # lazy, with the model's other modules
-
     workload = make_workload(**wkw)
     gpu = _gpu(gpu_name)
-    if layers < 1:
-        raise click.UsageError("--layers must be at least 1")
-    notes = []
-    if kernel is not None:
-        kernel = kernel_name(kernel)
-        if kernel == "torch_ref":
-            raise click.UsageError("torch_ref is the reference, not modelled; pick a Triton kernel")
-        kernel_workload(kernel, workload)
-        if kernel not in SPECS and kernel.removesuffix("_graph") in SPECS:
-            notes.append(
-                f"{kernel} replays {kernel.removesuffix('_graph')}'s launches as one CUDA graph: "
-                f"modelled as {kernel.removesuffix('_graph')}"
-            )
-            kernel = kernel.removesuffix("_graph")
-    if compile_ and kernel is not None and gpu.arch not in ARCHS:
-        notes.append(
-            f"no launch configuration for {gpu.arch} ({gpu.name}; roofline compiles for "
-            f"{', '.join(ARCHS)}): modelled without --compile, blocks per SM assumed 1"
-        )
-        compile_ = False
-    floor = workload_floor(workload, gpu, layers)
-    out = dataclasses.asdict(floor)
-    out["gpu_name"] = gpu.name
-    out["ceilings"] = [dataclasses.asdict(c) for c in gpu.ceilings()]
-    if notes:
-        out["notes"] = notes
-    model = None
-    if kernel is not None:
-        compiled = None
-        if compile_:
-            need_kernels("model --compile")
-            compiled = kernel_resources(kernel, workload, gpu.arch, gpu)
-        model = kernel_model(kernel, workload, gpu, compiled)
-        out["kernel_model"] = {
-            **dataclasses.asdict(model),
-            "time_ms_all_layers": model.time_ms * layers,
-            "gap_to_floor": model.time_ms * layers / floor.floor_ms,
-            "assumption": assumption_note(model, gpu),
-        }
+    if compile_ and kernel is not None:
+        need_kernels("model --compile")
+    try:
+        m = modeling.model(workload, gpu, layers, kernel_name(kernel) if kernel else None, compile_)
+    except RooflineError as exc:
+        raise _fail(exc) from None
     if fmt == "json":
-        click.echo(json.dumps(out, indent=2))
+        click.echo(json.dumps(m.to_dict(), indent=2))
         return
-    for note in notes:
+    for note in m.notes:
         progress(f"note: {note}")
-    click.echo(
-        f"{gpu.name}, {workload.describe()}, {layers} layer(s)\n"
-        f"  KV bytes     {floor.kv_bytes / 1e9:.3f} GB\n"
-        f"  FLOPs        {floor.flops / 1e12:.3f} TFLOP  (intensity {floor.arithmetic_intensity:.0f} FLOP/B)\n"
-        f"  memory time  {floor.memory_ms:.3f} ms at {floor.bandwidth_gbps:.0f} GB/s ({floor.bandwidth_kind})\n"
-        f"  compute time {floor.compute_ms:.3f} ms at {floor.peak_tflops:.0f} TFLOP/s ({floor.peak_kind})\n"
-        f"  floor        {floor.floor_ms:.3f} ms, {floor.bound}-bound"
-    )
-    fit = at_size_line(dataclasses.asdict(floor))
-    click.echo(
-        f"  at size      {fit[len('at-size floor: ') :]}"
-        if fit
-        else "  at size      no measured read fit for this GPU (`roofline calibrate` measures one)"
-    )
-    if floor.balance >= BALANCED:
-        other = "compute" if floor.bound == "bandwidth" else "memory"
-        click.echo(
-            f"  balance      {other} time is {floor.balance:.0%} of the floor: reaching it needs DRAM and "
-            f"the tensor cores near their ceilings at once; with no overlap the step takes "
-            f"{floor.serial_ms:.3f} ms"
-        )
-    if model:
-        click.echo(
-            f"{kernel} model (an estimate): {model.programs} programs on {model.sm_count} SMs "
-            f"({model.waves:.2f} waves), moves {model.moved_bytes * layers / 1e9:.2f} GB "
-            f"({model.unique_bytes * layers / 1e9:.2f} GB unique)\n"
-            f"  time ~ {model.time_ms * layers:.3f} ms at one SM's fair share of bandwidth, "
-            f"limited by {model.limited_by}: "
-            f"{model.time_ms * layers / floor.floor_ms:.1f}x the floor\n  {model.notes}\n"
-            f"  this {assumption_note(model, gpu)}\n"
-            f"  {model.arch} grid {'x'.join(map(str, model.grid))}, {model.blocks_per_sm} block(s) per SM; inputs:"
-        )
-        for name, value, kind, source in model.inputs:
-            click.echo(f"    {name} = {value} ({kind}): {source}")
+    click.echo(render_model(m))
 
 
 @main.command("compile")
