@@ -1,3 +1,3 @@
-from roofline.cli import main
+from roofline.entry import main
 
 main()

@@ -1,4 +1,5 @@
-"""The `roofline` command: the one place that wires kernels, profiler, roofline and reports."""
+"""The `roofline` command: the one place that wires kernels, profiler, roofline and reports. Run through
+roofline/entry.py, which first checks that `kernels` and `profiler` are this project's."""
 
 from __future__ import annotations
 
@@ -11,21 +12,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import click
-
-from reports.model import render_model
-from roofline import modeling
-from roofline.cli_common import api, progress
-from roofline.cli_common import fail as _fail
-from roofline.shadowing import exit_if_shadowed
-
-
-def _doctor(argv: list[str]) -> int:
-    from roofline.doctor import main as doctor_main  # lazy: only once the shadow check has run
-
-    return doctor_main(argv)
-
-
-exit_if_shadowed(sys.argv[1:], _doctor)  # a foreign `kernels`/`profiler` package: one line, not a traceback
 
 from kernels.device import (
     DeviceError,
@@ -47,8 +33,15 @@ from profiler.ncu_reader import (
     read_ncu_report,
 )
 from profiler.ncu_tidy import tidy_launches
+from reports.model import render_model
 from reports.table import align
+from roofline import modeling
 from roofline.chips import local_device_name, preset_for_device
+from roofline.cli_common import api, progress
+from roofline.cli_common import fail as _fail
+from roofline.cli_compare import compare_cmd
+from roofline.cli_report import report_cmd
+from roofline.cli_sweep import sweep_cmd
 from roofline.doctor import doctor_cmd
 from roofline.gpus import (
     MeasuredFileError,
@@ -59,6 +52,7 @@ from roofline.gpus import (
     save_measured,
     user_measured_dir,
 )
+from roofline.metrics_cmd import metrics_cmd
 from roofline.projection import project
 from roofline.resources import kernel_resources
 from roofline.validation import EXPECTED, check_probe
@@ -692,16 +686,9 @@ def gpus_cmd(fmt) -> None:
 
 
 # Commands that live in modules of their own.
-from roofline.cli_compare import compare_cmd
-from roofline.cli_report import report_cmd
-from roofline.cli_sweep import sweep_cmd
-from roofline.metrics_cmd import metrics_cmd
 
 main.add_command(compare_cmd)
 main.add_command(report_cmd)
 main.add_command(sweep_cmd)
 main.add_command(metrics_cmd)
 main.add_command(doctor_cmd)
-
-if __name__ == "__main__":
-    main()
