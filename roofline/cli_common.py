@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from kernels.errors import BadInput
+
 
 class BadInputExit(click.ClickException):
     """A BadInput as the CLI reports it: one line, exit 2 (a usage error, like click's own)."""
@@ -19,8 +21,6 @@ def fail(exc: Exception) -> click.ClickException:
     """A library error as a one-line CLI error, the one place that maps the error kinds to exit codes
     (kernels/errors.py): BadInput exits 2, the rest 1, with the tool's own lines and where a failed run
     was kept."""
-    from kernels.errors import BadInput  # lazy: this module loads before the CLI's shadowing check
-
     msg = str(exc) or getattr(exc, "reason", "")
     kept = getattr(exc, "kept_at", None)
     if kept is not None:
