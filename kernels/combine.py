@@ -20,17 +20,8 @@ from kernels.launch_spec import LaunchSpec, combine_spec, device_facts, pdl_arch
 
 
 @triton.jit
-def _combine_kernel(
-    PartO,
-    PartLse,
-    Out,
-    total_rows,
-    num_splits,
-    D: tl.constexpr,
-    BLOCK_D: tl.constexpr,
-    BLOCK_S: tl.constexpr,
-    PDL: tl.constexpr = False,
-):
+def _combine_kernel(PartO, PartLse, Out, total_rows, num_splits,
+                    D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_S: tl.constexpr, PDL: tl.constexpr = False):
     """One program per (row, BLOCK_D columns), one pass over the splits, BLOCK_S at a time: a step's
     LSEs and partials are loaded together (one round trip to memory when BLOCK_S >= splits)."""
     row = tl.program_id(0)
@@ -45,9 +36,8 @@ def _combine_kernel(
         s = s0 + offs_s
         ok = s < num_splits
         lse = tl.load(PartLse + s * total_rows + row, mask=ok, other=float("-inf"))
-        o = tl.load(
-            PartO + (s.to(tl.int64) * total_rows + row)[:, None] * D + offs_d[None, :], mask=ok[:, None], other=0.0
-        ).to(tl.float32)
+        o = tl.load(PartO + (s.to(tl.int64) * total_rows + row)[:, None] * D + offs_d[None, :],
+                    mask=ok[:, None], other=0.0).to(tl.float32)
         m_new = tl.maximum(m, tl.max(lse, 0))
         m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
         scale = tl.exp(m - m_safe)  # the steps before: 0 while every LSE was -inf
@@ -59,9 +49,8 @@ def _combine_kernel(
     tl.store(Out + row.to(tl.int64) * D + offs_d, out.to(Out.dtype.element_ty))
 
 
-def combine_splits(
-    part_o: torch.Tensor, part_lse: torch.Tensor, out: torch.Tensor, spec: LaunchSpec | None = None
-) -> torch.Tensor:
+def combine_splits(part_o: torch.Tensor, part_lse: torch.Tensor, out: torch.Tensor,
+                   spec: LaunchSpec | None = None) -> torch.Tensor:
     """Write the merged rows into `out` (viewed as [rows, v_dim]); returns `out`.
 
     `spec`: the caller's kernels.launch spec of this launch, else combine_spec for these shapes. A PDL
@@ -70,15 +59,6 @@ def combine_splits(
     spec = spec or combine_spec(splits, rows, d, pdl=True)
     pdl = bool(spec.constexprs.get("PDL")) and part_o.is_cuda and pdl_arch(device_facts(part_o.device)[2])
     extra = {"launch_pdl": True} if pdl else {}  # not an option of the interpreter's launcher
-    _combine_kernel[spec.grid](
-        part_o,
-        part_lse,
-        out,
-        rows,
-        splits,
-        **{**spec.constexprs, "PDL": pdl},
-        num_warps=spec.num_warps,
-        num_stages=spec.num_stages,
-        **extra,
-    )
+    _combine_kernel[spec.grid](part_o, part_lse, out, rows, splits, **{**spec.constexprs, "PDL": pdl},
+                               num_warps=spec.num_warps, num_stages=spec.num_stages, **extra)
     return out

@@ -47,7 +47,7 @@ def _read_chunks_kernel(X, Out, chunk, repeats, BLOCK: tl.constexpr, CG: tl.cons
 
 
 def make_stream_copy(device: str = "cuda") -> Callable[[], None]:
-    n = 2**29  # 1 GiB of bf16
+    n = 2 ** 29  # 1 GiB of bf16
     src = torch.randn(n, device=device, dtype=torch.bfloat16)
     dst = torch.empty_like(src)
     return lambda: _copy_kernel[(triton.cdiv(n, 4096),)](src, dst, n, BLOCK=4096, num_warps=8)
@@ -59,7 +59,7 @@ def make_matmul(device: str = "cuda") -> Callable[[], None]:
     return lambda: a @ b
 
 
-def make_pointer_chase(device: str = "cuda", n: int = 2**26, steps: int = 2000) -> Callable[[], None]:
+def make_pointer_chase(device: str = "cuda", n: int = 2 ** 26, steps: int = 2000) -> Callable[[], None]:
     perm = torch.randperm(n, device=device, dtype=torch.int64)
     nxt = torch.empty(n, device=device, dtype=torch.int32)
     nxt[perm] = torch.roll(perm, 1).to(torch.int32)  # one random cycle through 256 MiB
@@ -70,7 +70,7 @@ def make_pointer_chase(device: str = "cuda", n: int = 2**26, steps: int = 2000) 
 
 
 def make_small_grid(device: str = "cuda") -> Callable[[], None]:
-    programs, chunk = 4, 2**25  # 4 x 32 Mi bf16 = 256 MiB
+    programs, chunk = 4, 2 ** 25  # 4 x 32 Mi bf16 = 256 MiB
     x = torch.randn(programs * chunk, device=device, dtype=torch.bfloat16)
     out = torch.empty(programs, device=device, dtype=torch.float32)
     return lambda: _read_chunks_kernel[(programs,)](x, out, chunk, 1, BLOCK=2048, CG=False, num_warps=8)
@@ -80,7 +80,7 @@ def make_l2_reread(device: str = "cuda", repeats: int = 200) -> Callable[[], Non
     """The callable carries `bytes_read` (bytes served per call), for `roofline calibrate`."""
     sms = torch.cuda.get_device_properties(device).multi_processor_count
     programs = 4 * sms
-    chunk = (2**23) // programs // 2048 * 2048  # ~16 MiB of bf16 in all: fits in L2, not in L1
+    chunk = (2 ** 23) // programs // 2048 * 2048  # ~16 MiB of bf16 in all: fits in L2, not in L1
     x = torch.randn(programs * chunk, device=device, dtype=torch.bfloat16)
     out = torch.empty(programs, device=device, dtype=torch.float32)
 
@@ -92,9 +92,6 @@ def make_l2_reread(device: str = "cuda", repeats: int = 200) -> Callable[[], Non
 
 
 PROBES: dict[str, Callable[..., Callable[[], None]]] = {
-    "stream_copy": make_stream_copy,
-    "matmul": make_matmul,
-    "pointer_chase": make_pointer_chase,
-    "small_grid": make_small_grid,
-    "l2_reread": make_l2_reread,
+    "stream_copy": make_stream_copy, "matmul": make_matmul, "pointer_chase": make_pointer_chase,
+    "small_grid": make_small_grid, "l2_reread": make_l2_reread,
 }

@@ -33,24 +33,10 @@ def _slot_rows(KV, Slots, idx, ok, stride_kv, offs_d, offs_r, D_LATENT: tl.const
 
 @triton.jit
 def _verify_extend_kernel(
-    Q,
-    KV,
-    TokenSlots,
-    KVIndptr,
-    TreeMask,
-    Out,
-    qk_scale,
-    stride_qt,
-    stride_qh,
-    stride_kv,
-    stride_ot,
-    stride_oh,
-    Q_LEN: tl.constexpr,
-    D_LATENT: tl.constexpr,
-    D_ROPE: tl.constexpr,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_Q: tl.constexpr,
+    Q, KV, TokenSlots, KVIndptr, TreeMask, Out, qk_scale,
+    stride_qt, stride_qh, stride_kv, stride_ot, stride_oh,
+    Q_LEN: tl.constexpr, D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_Q: tl.constexpr,
 ):
     b = tl.program_id(0)
     h = tl.program_id(1)
@@ -85,11 +71,8 @@ def _verify_extend_kernel(
     offs_j = tl.arange(0, BLOCK_Q)
     j_ok = offs_j < Q_LEN
     k_lat, k_pe = _slot_rows(KV, TokenSlots + kv_start + ctx_len, offs_j, j_ok, stride_kv, offs_d, offs_r, D_LATENT)
-    visible = tl.load(
-        TreeMask + b * Q_LEN * Q_LEN + offs_m[:, None] * Q_LEN + offs_j[None, :],
-        mask=m_ok[:, None] & j_ok[None, :],
-        other=0,
-    )
+    visible = tl.load(TreeMask + b * Q_LEN * Q_LEN + offs_m[:, None] * Q_LEN + offs_j[None, :],
+                      mask=m_ok[:, None] & j_ok[None, :], other=0)
     qk = tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))
     qk = tl.where(visible != 0, qk * qk_scale, float("-inf"))
     m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
@@ -99,42 +82,19 @@ def _verify_extend_kernel(
     tl.store(Out + o_rows[:, None] + offs_d[None, :], out.to(Out.dtype.element_ty), mask=m_ok[:, None])
 
 
-def triton_mla(
-    inp: VerifyInputs,
-    block_m: int = EXTEND_BLOCK_M,
-    block_n: int | None = None,
-    num_warps: int = 8,
-    num_stages: int = 1,
-) -> torch.Tensor:
+def triton_mla(inp: VerifyInputs, block_m: int = EXTEND_BLOCK_M, block_n: int | None = None,
+               num_warps: int = 8, num_stages: int = 1) -> torch.Tensor:
     """Run the extend-style verify kernel; returns [batch * q_len, heads, v_dim]."""
     w = inp.workload
     if inp.q.shape[-1] != w.head_dim or w.rope_dim & (w.rope_dim - 1) or w.v_dim & (w.v_dim - 1):
         raise ValueError("triton_mla needs power-of-two kv_lora_rank and rope_dim (MLA: 512 + 64)")
     out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=inp.q.device)
     kv = inp.kv_cache.view(-1, w.head_dim)
-    (spec,) = extend_specs(
-        w,
-        arch=device_facts(inp.q.device)[2],
-        block_m=block_m,
-        block_n=block_n,
-        num_warps=num_warps,
-        num_stages=num_stages,
-    )
+    (spec,) = extend_specs(w, arch=device_facts(inp.q.device)[2], block_m=block_m, block_n=block_n,
+                           num_warps=num_warps, num_stages=num_stages)
     _verify_extend_kernel[spec.grid](
-        inp.q,
-        kv,
-        inp.token_slots,
-        inp.kv_indptr,
-        inp.tree_mask,
-        out,
-        inp.sm_scale * LOG2E,
-        inp.q.stride(0),
-        inp.q.stride(1),
-        kv.stride(0),
-        out.stride(0),
-        out.stride(1),
-        **spec.constexprs,
-        num_warps=spec.num_warps,
-        num_stages=spec.num_stages,
+        inp.q, kv, inp.token_slots, inp.kv_indptr, inp.tree_mask, out, inp.sm_scale * LOG2E,
+        inp.q.stride(0), inp.q.stride(1), kv.stride(0), out.stride(0), out.stride(1),
+        **spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages,
     )
     return out

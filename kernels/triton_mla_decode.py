@@ -24,27 +24,10 @@ from kernels.triton_mla import _slot_rows
 
 
 @triton.jit
-def _decode_stage1(
-    Q,
-    KV,
-    TokenSlots,
-    KVIndptr,
-    TreeMask,
-    PartO,
-    PartLse,
-    qk_scale,
-    stride_qt,
-    stride_qh,
-    stride_kv,
-    total_rows,
-    HEADS: tl.constexpr,
-    Q_LEN: tl.constexpr,
-    D_LATENT: tl.constexpr,
-    D_ROPE: tl.constexpr,
-    BLOCK_H: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    KV_SPLITS: tl.constexpr,
-):
+def _decode_stage1(Q, KV, TokenSlots, KVIndptr, TreeMask, PartO, PartLse, qk_scale,
+                   stride_qt, stride_qh, stride_kv, total_rows,
+                   HEADS: tl.constexpr, Q_LEN: tl.constexpr, D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
+                   BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr, KV_SPLITS: tl.constexpr):
     row = tl.program_id(0)  # b * Q_LEN + i
     hb = tl.program_id(1)
     split = tl.program_id(2)
@@ -84,46 +67,24 @@ def _decode_stage1(
     lse = tl.where(l_i > 0, (m_i + tl.math.log2(l_i)) * LN2, float("-inf"))  # natural log
     tl.store(PartLse + split * total_rows + out_rows, lse, mask=h_ok)
     o = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]
-    tl.store(
-        PartO + (split * total_rows + out_rows.to(tl.int64))[:, None] * D_LATENT + offs_d[None, :],
-        o,
-        mask=h_ok[:, None],
-    )
+    tl.store(PartO + (split * total_rows + out_rows.to(tl.int64))[:, None] * D_LATENT + offs_d[None, :],
+             o, mask=h_ok[:, None])
 
 
-def triton_mla_decode(
-    inp: VerifyInputs,
-    kv_splits: int = DECODE_KV_SPLITS,
-    block_h: int = DECODE_BLOCK_H,
-    block_n: int = 32,
-    num_warps: int = 4,
-    num_stages: int = 2,
-) -> torch.Tensor:
+def triton_mla_decode(inp: VerifyInputs, kv_splits: int = DECODE_KV_SPLITS, block_h: int = DECODE_BLOCK_H,
+                      block_n: int = 32,
+                      num_warps: int = 4, num_stages: int = 2) -> torch.Tensor:
     """Split-KV decode over every draft row; returns [batch * q_len, heads, v_dim]."""
     w = inp.workload
-    stage1, combine = decode_specs(
-        w, kv_splits=kv_splits, block_h=block_h, block_n=block_n, num_warps=num_warps, num_stages=num_stages
-    )
+    stage1, combine = decode_specs(w, kv_splits=kv_splits, block_h=block_h, block_n=block_n,
+                                   num_warps=num_warps, num_stages=num_stages)
     total_rows = stage1.int_args["total_rows"]
     part_o = torch.empty(kv_splits, total_rows, w.v_dim, dtype=torch.float32, device=inp.q.device)
     part_lse = torch.empty(kv_splits, total_rows, dtype=torch.float32, device=inp.q.device)
     kv = inp.kv_cache.view(-1, w.head_dim)
     _decode_stage1[stage1.grid](
-        inp.q,
-        kv,
-        inp.token_slots,
-        inp.kv_indptr,
-        inp.tree_mask,
-        part_o,
-        part_lse,
-        inp.sm_scale * LOG2E,
-        inp.q.stride(0),
-        inp.q.stride(1),
-        kv.stride(0),
-        total_rows,
-        **stage1.constexprs,
-        num_warps=stage1.num_warps,
-        num_stages=stage1.num_stages,
-    )
+        inp.q, kv, inp.token_slots, inp.kv_indptr, inp.tree_mask, part_o, part_lse, inp.sm_scale * LOG2E,
+        inp.q.stride(0), inp.q.stride(1), kv.stride(0), total_rows,
+        **stage1.constexprs, num_warps=stage1.num_warps, num_stages=stage1.num_stages)
     out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=inp.q.device)
     return combine_splits(part_o, part_lse, out, spec=combine)

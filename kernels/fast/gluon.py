@@ -32,7 +32,6 @@ _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
 _cp_async = getattr(async_copy, "async_load", None) or async_copy.async_copy_global_to_shared
 _barrier = getattr(gl, "thread_barrier", None) or gl.barrier  # a CTA-wide bar.sync (renamed later)
 
-
 @gluon.jit
 def _reinterpret(buf, dtype: gl.constexpr, shape: gl.constexpr, layout: gl.constexpr):
     """The same shared memory seen with another dtype/shape/layout (3.6: _reinterpret; later: reinterpret)."""
@@ -59,74 +58,34 @@ def _issue_tile(KLat, KPe, PageTable, page_base, start, ok, bar, klat_buf, kpe_b
 
 
 @gluon.jit
-def _gather_tile(
-    KV,
-    PageTable,
-    page_base,
-    start,
-    hi,
-    klat_buf,
-    kpe_buf,
-    PAGE_SIZE: gl.constexpr,
-    D_LATENT: gl.constexpr,
-    D_ROPE: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    num_warps: gl.constexpr,
-):
+def _gather_tile(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, PAGE_SIZE: gl.constexpr,
+                 D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr, num_warps: gl.constexpr):
     """cp.async a tile's tokens below `hi` (each through its own page-table entry) into a stage,
     zeros past `hi`, 64 columns at a time; one commit group. The caller waits for it."""
-    _gather_rows(
-        KV,
-        _tile_pages(PageTable, page_base, start, hi, PAGE_SIZE, BLOCK_N, num_warps),
-        start,
-        hi,
-        klat_buf,
-        kpe_buf,
-        PAGE_SIZE,
-        D_LATENT,
-        D_ROPE,
-        BLOCK_N,
-        num_warps,
-    )
+    _gather_rows(KV, _tile_pages(PageTable, page_base, start, hi, PAGE_SIZE, BLOCK_N, num_warps), start, hi,
+                 klat_buf, kpe_buf, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, num_warps)
 
 
 @gluon.jit
-def _tile_pages(
-    PageTable, page_base, start, hi, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr, num_warps: gl.constexpr
-):
+def _tile_pages(PageTable, page_base, start, hi, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr,
+                num_warps: gl.constexpr):
     """The page of each of a tile's tokens (0 past `hi`), as _gather_rows takes them."""
-    blk: gl.constexpr = gl.BlockedLayout(
-        size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[num_warps, 1], order=[1, 0]
-    )
+    blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8],
+                                         warps_per_cta=[num_warps, 1], order=[1, 0])
     pos = start + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, blk))
     return gl.load(PageTable + page_base + pos // PAGE_SIZE, mask=pos < hi, other=0)
 
 
 @gluon.jit
-def _gather_rows(
-    KV,
-    page,
-    start,
-    hi,
-    klat_buf,
-    kpe_buf,
-    PAGE_SIZE: gl.constexpr,
-    D_LATENT: gl.constexpr,
-    D_ROPE: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    num_warps: gl.constexpr,
-):
+def _gather_rows(KV, page, start, hi, klat_buf, kpe_buf, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr,
+                 D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr, num_warps: gl.constexpr):
     """_gather_tile's copies, with the tile's pages already loaded (_tile_pages)."""
-    blk: gl.constexpr = gl.BlockedLayout(
-        size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[num_warps, 1], order=[1, 0]
-    )
+    blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8],
+                                         warps_per_cta=[num_warps, 1], order=[1, 0])
     pos = start + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, blk))
     ok = pos < hi
-    ptr = (
-        KV
-        + ((page.to(gl.int64) * PAGE_SIZE + pos % PAGE_SIZE) * (D_LATENT + D_ROPE))[:, None]
-        + gl.arange(0, D_ROPE, layout=gl.SliceLayout(0, blk))[None, :]
-    )
+    ptr = KV + ((page.to(gl.int64) * PAGE_SIZE + pos % PAGE_SIZE) * (D_LATENT + D_ROPE))[:, None] + \
+        gl.arange(0, D_ROPE, layout=gl.SliceLayout(0, blk))[None, :]
     for c in gl.static_range(D_LATENT // D_ROPE):
         _cp_async(klat_buf.slice(c * D_ROPE, D_ROPE, dim=1), ptr + c * D_ROPE, mask=ok[:, None])
     _cp_async(kpe_buf, ptr + D_LATENT, mask=ok[:, None])
@@ -137,9 +96,8 @@ def _gather_rows(
 def _launch_dependents():
     """Programmatic dependent launch: the next kernel in the stream (the combine) may start now; it
     waits for this grid's writes itself (griddepcontrol.wait). A no-op when it was not so launched."""
-    gl.inline_asm_elementwise(
-        "griddepcontrol.launch_dependents; // $0", "=r", [], dtype=gl.int32, is_pure=False, pack=1
-    )
+    gl.inline_asm_elementwise("griddepcontrol.launch_dependents; // $0", "=r", [], dtype=gl.int32, is_pure=False,
+                              pack=1)
 
 
 @gluon.jit
@@ -192,9 +150,8 @@ def _max_shift(m_i, m_new):
 
 
 @gluon.jit
-def _q_rows(
-    Q, b, row0, ROWS: gl.constexpr, M: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, blk: gl.constexpr
-):
+def _q_rows(Q, b, row0, ROWS: gl.constexpr, M: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
+            blk: gl.constexpr):
     """Query rows row0..row0+ROWS-1 (latent part, rope part) in layout `blk`, zeros past row M."""
     rows = row0 + gl.arange(0, ROWS, layout=gl.SliceLayout(1, blk))
     q_ptr = Q + ((b * M + rows).to(gl.int64) * (D_LATENT + D_ROPE))[:, None]
@@ -205,23 +162,15 @@ def _q_rows(
 
 
 @gluon.jit
-def _q_in_smem(
-    Q,
-    b,
-    row0,
-    ROWS: gl.constexpr,
-    M: gl.constexpr,
-    D_LATENT: gl.constexpr,
-    D_ROPE: gl.constexpr,
-    num_warps: gl.constexpr,
-):
+def _q_in_smem(Q, b, row0, ROWS: gl.constexpr, M: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
+               num_warps: gl.constexpr):
     """Query rows row0..row0+ROWS-1 (zeros past row M) in shared memory as MMA operands: (latent part,
     rope part), each [1, ROWS, dims] (indexed with an opaque zero in the loops)."""
-    blk: gl.constexpr = gl.BlockedLayout(
-        size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[num_warps, 1], order=[1, 0]
-    )
+    blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8],
+                                         warps_per_cta=[num_warps, 1], order=[1, 0])
     q_lat, q_pe = _q_rows(Q, b, row0, ROWS, M, D_LATENT, D_ROPE, blk)
-    lat_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(D_LATENT * 2), element_bitwidth=16, rank=2)
+    lat_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(D_LATENT * 2), element_bitwidth=16,
+                                                rank=2)
     pe_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(D_ROPE * 2), element_bitwidth=16, rank=2)
     q_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, ROWS, D_LATENT], lat_sl)
     q_lat_s.index(0).store(q_lat)
@@ -231,21 +180,11 @@ def _q_in_smem(
 
 
 @gluon.jit
-def _tail_rows_in_smem(
-    Q,
-    b,
-    qt_lat_s,
-    qt_pe_s,
-    ROW0: gl.constexpr,
-    TAIL_M: gl.constexpr,
-    M: gl.constexpr,
-    D_LATENT: gl.constexpr,
-    D_ROPE: gl.constexpr,
-):
+def _tail_rows_in_smem(Q, b, qt_lat_s, qt_pe_s, ROW0: gl.constexpr, TAIL_M: gl.constexpr, M: gl.constexpr,
+                       D_LATENT: gl.constexpr, D_ROPE: gl.constexpr):
     """The tail warpgroup's query rows ROW0.. (zeros past row M) into its shared memory, visible to its MMAs."""
-    blk: gl.constexpr = gl.BlockedLayout(
-        size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[4, 1], order=[1, 0]
-    )
+    blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[4, 1],
+                                         order=[1, 0])
     q_lat, q_pe = _q_rows(Q, b, ROW0, TAIL_M, M, D_LATENT, D_ROPE, blk)
     qt_lat_s.index(0).store(q_lat)
     qt_pe_s.index(0).store(q_pe)
@@ -254,24 +193,16 @@ def _tail_rows_in_smem(
 
 
 @gluon.jit
-def _main_start(
-    TreeMask,
-    b,
-    mb,
-    HEADS: gl.constexpr,
-    Q_LEN: gl.constexpr,
-    D_LATENT: gl.constexpr,
-    BLOCK_M: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-):
+def _main_start(TreeMask, b, mb, HEADS: gl.constexpr, Q_LEN: gl.constexpr, D_LATENT: gl.constexpr,
+                BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
     """A main warpgroup's start on its M block: (rows, zero scores, row maxima, row sums, its half of O, the
     rows' draft-tree bits). Scores and O are wgmma accumulators; the row vectors are rows of the scores
     (`m_i.type.layout`), and O's rows take `gl.SliceLayout(1, o.type.layout)`."""
     HALF: gl.constexpr = D_LATENT // 2
-    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16]
-    )
-    o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, HALF, 16])
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                       instr_shape=[16, BLOCK_N, 16])
+    o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                       instr_shape=[16, HALF, 16])
     row_l: gl.constexpr = gl.SliceLayout(1, s_layout)
     rows = mb * BLOCK_M + gl.arange(0, BLOCK_M, layout=row_l)
     s_zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
@@ -282,21 +213,12 @@ def _main_start(
 
 
 @gluon.jit
-def _tail_start(
-    TreeMask,
-    b,
-    ROW0: gl.constexpr,
-    HEADS: gl.constexpr,
-    Q_LEN: gl.constexpr,
-    D_LATENT: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    TAIL_M: gl.constexpr,
-):
+def _tail_start(TreeMask, b, ROW0: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, D_LATENT: gl.constexpr,
+                BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr):
     """The tail warpgroup's start on rows ROW0.. (transposed: the rows are the scores' columns): (rows, the
     rows' draft-tree bits, zero scores S^T, row maxima, row sums, O^T)."""
-    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, TAIL_M, 16]
-    )
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                       instr_shape=[16, TAIL_M, 16])
     col_l: gl.constexpr = gl.SliceLayout(0, s_layout)
     rows = ROW0 + gl.arange(0, TAIL_M, layout=col_l)
     bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
@@ -330,40 +252,22 @@ def _split_bounds(KVLens, b, split, split_len, Q_LEN: gl.constexpr, BLOCK_N: gl.
     n_tiles = gl.cdiv(gl.maximum(hi - lo, 0), BLOCK_N)
     return ctx_len, lo, hi, n_full, n_tiles
 
-
 @gluon.jit
-def _half_out(
-    o,
-    buf,
-    PartO,
-    split,
-    total_rows,
-    b,
-    mb,
-    W: gl.constexpr,
-    M: gl.constexpr,
-    BLOCK_M: gl.constexpr,
-    D_LATENT: gl.constexpr,
-):
+def _half_out(o, buf, PartO, split, total_rows, b, mb, W: gl.constexpr, M: gl.constexpr, BLOCK_M: gl.constexpr,
+              D_LATENT: gl.constexpr):
     """Main warpgroup W's normalised half of the block's partial output, through shared memory `buf`
     (a tile buffer no one reads any more), 64 columns at a time: no thread holds an address per
     register of O."""
     HALF: gl.constexpr = D_LATENT // 2
-    o_s = _reinterpret(
-        buf, gl.float32, [BLOCK_M, HALF], gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0])
-    )
+    o_s = _reinterpret(buf, gl.float32, [BLOCK_M, HALF],
+                       gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0]))
     o_s.store(o)
     _barrier()
-    blk_o: gl.constexpr = gl.BlockedLayout(
-        size_per_thread=[1, 4], threads_per_warp=[2, 16], warps_per_cta=[4, 1], order=[1, 0]
-    )
+    blk_o: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[2, 16], warps_per_cta=[4, 1],
+                                           order=[1, 0])
     rows_o = mb * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, blk_o))
-    o_ptr = (
-        PartO
-        + ((split * total_rows + b * M + rows_o).to(gl.int64) * D_LATENT)[:, None]
-        + W * HALF
-        + gl.arange(0, 64, layout=gl.SliceLayout(0, blk_o))[None, :]
-    )
+    o_ptr = PartO + ((split * total_rows + b * M + rows_o).to(gl.int64) * D_LATENT)[:, None] + W * HALF + \
+        gl.arange(0, 64, layout=gl.SliceLayout(0, blk_o))[None, :]
     for c in gl.static_range(HALF // 64):
         chunk = o_s.slice(c * 64, 64, dim=1).load(blk_o)
         gl.store(o_ptr + c * 64, chunk.to(PartO.dtype.element_ty), mask=(rows_o < M)[:, None])
@@ -379,7 +283,8 @@ def _post_pt(pt, p):
 
 
 @gluon.jit
-def _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M: gl.constexpr, D_LATENT: gl.constexpr):
+def _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M: gl.constexpr,
+              D_LATENT: gl.constexpr):
     """The tail rows' partial output (O^T, normalised here) and log-sum-exp, stored by the last M block's
     program only (in the others the tail warpgroup ran to keep the barriers going)."""
     if mb == gl.num_programs(0) - 1:
@@ -390,7 +295,6 @@ def _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M: gl
         dims = gl.arange(0, D_LATENT, layout=gl.SliceLayout(1, o.type.layout))
         ptr = PartO + ((split * total_rows + out_rows).to(gl.int64) * D_LATENT)[None, :] + dims[:, None]
         gl.store(ptr, o.to(PartO.dtype.element_ty), mask=(rows < M)[None, :])
-
 
 @gluon.jit
 def _visible_t(bits, start, hi, ctx_len, BLOCK_N: gl.constexpr):
@@ -405,24 +309,14 @@ def _visible_t(bits, start, hi, ctx_len, BLOCK_N: gl.constexpr):
 _DESCRIPTORS: OrderedDict = OrderedDict()  # the last few caches' descriptors (building them costs host time)
 
 
-def descriptors(
-    inp: VerifyInputs, block_n: int, lat_cols: int | None = None
-) -> tuple[TensorDescriptor, TensorDescriptor]:
+def descriptors(inp: VerifyInputs, block_n: int,
+                lat_cols: int | None = None) -> tuple[TensorDescriptor, TensorDescriptor]:
     """TMA descriptors of the KV cache's latent and rope parts, one BLOCK_N-token box each, the
     latent box `lat_cols` wide (default: all of it); kept for the last 4 caches."""
     w, kv = inp.workload, inp.kv_cache
     lat_cols = lat_cols or w.v_dim
-    key = (
-        kv.data_ptr(),
-        tuple(kv.shape),
-        tuple(kv.stride()),
-        kv.dtype,
-        kv.device,
-        w.v_dim,
-        w.rope_dim,
-        block_n,
-        lat_cols,
-    )
+    key = (kv.data_ptr(), tuple(kv.shape), tuple(kv.stride()), kv.dtype, kv.device, w.v_dim, w.rope_dim, block_n,
+           lat_cols)
     hit = _DESCRIPTORS.get(key)
     if hit is None:
         kv2d = kv.view(-1, w.head_dim)
@@ -431,39 +325,19 @@ def descriptors(
         pe = gl.NVMMASharedLayout.get_default_for([block_n, w.rope_dim], gdt)
         hit = _DESCRIPTORS[key] = (
             TensorDescriptor(kv2d, [kv2d.shape[0], w.v_dim], [w.head_dim, 1], [block_n, lat_cols], lat),
-            TensorDescriptor(
-                kv2d[:, w.v_dim :], [kv2d.shape[0], w.rope_dim], [w.head_dim, 1], [block_n, w.rope_dim], pe
-            ),
-        )
+            TensorDescriptor(kv2d[:, w.v_dim:], [kv2d.shape[0], w.rope_dim], [w.head_dim, 1], [block_n, w.rope_dim],
+                             pe))
         while len(_DESCRIPTORS) > 4:
             _DESCRIPTORS.popitem(last=False)
     return hit
 
 
-def launch(
-    kernel,
-    inp: VerifyInputs,
-    spec: LaunchSpec,
-    part_o: torch.Tensor,
-    part_lse: torch.Tensor,
-    lat_cols: int | None = None,
-) -> None:
+def launch(kernel, inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor,
+           lat_cols: int | None = None) -> None:
     """Launch a Gluon split kernel as its path planned `spec`; its latent tiles arrive `lat_cols` wide
     (default: all of them)."""
     k_lat, k_pe = descriptors(inp, spec.constexprs["BLOCK_N"], lat_cols)
     kernel[spec.grid](
-        inp.q,
-        k_lat,
-        k_pe,
-        inp.kv_cache,
-        inp.page_table,
-        inp.kv_lens,
-        inp.tree_mask,
-        part_o,
-        part_lse,
-        inp.sm_scale * LOG2E,
-        spec.int_args["split_len"],
-        inp.page_table.stride(0),
-        spec.int_args["total_rows"],
-        **spec.constexprs,
-    )  # num_warps among them: the launch option and the kernel's constexpr
+        inp.q, k_lat, k_pe, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
+        inp.sm_scale * LOG2E, spec.int_args["split_len"], inp.page_table.stride(0), spec.int_args["total_rows"],
+        **spec.constexprs)  # num_warps among them: the launch option and the kernel's constexpr

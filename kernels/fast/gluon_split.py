@@ -44,9 +44,8 @@ from kernels.launch_spec import LaunchSpec
 
 
 @gluon.jit
-def _softmax_tile(
-    s, i, n_full, start, hi, ctx_len, bits, qk_scale, m_i, l_i, o, p_s, o_layout: gl.constexpr, BLOCK_N: gl.constexpr
-):
+def _softmax_tile(s, i, n_full, start, hi, ctx_len, bits, qk_scale, m_i, l_i, o, p_s, o_layout: gl.constexpr,
+                  BLOCK_N: gl.constexpr):
     """Fold tile i's scores into (m, l), rescale O, and put P in shared memory for the PV MMA.
     Tiles past the whole prefix ones are masked: bounds, and the draft tree for draft tokens."""
     qk = s * qk_scale
@@ -64,41 +63,10 @@ def _softmax_tile(
 
 
 @gluon.jit
-def _tiles(
-    KLat,
-    KPe,
-    KV,
-    PageTable,
-    TreeMask,
-    page_base,
-    b,
-    lo,
-    hi,
-    ctx_len,
-    n_full,
-    n_tiles,
-    qk_scale,
-    rows,
-    q_lat_s,
-    q_pe_s,
-    klat_s,
-    kpe_s,
-    p_s,
-    bars,
-    s_zero,
-    m_i,
-    l_i,
-    acc,
-    o_layout: gl.constexpr,
-    HEADS: gl.constexpr,
-    Q_LEN: gl.constexpr,
-    PAGE_SIZE: gl.constexpr,
-    D_LATENT: gl.constexpr,
-    D_ROPE: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    NUM_STAGES: gl.constexpr,
-    num_warps: gl.constexpr,
-):
+def _tiles(KLat, KPe, KV, PageTable, TreeMask, page_base, b, lo, hi, ctx_len, n_full, n_tiles, qk_scale, rows,
+           q_lat_s, q_pe_s, klat_s, kpe_s, p_s, bars, s_zero, m_i, l_i, acc, o_layout: gl.constexpr,
+           HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr,
+           D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, num_warps: gl.constexpr):
     """Every tile of the split in turn: score MMAs, one wait (that also retires the previous PV
     MMA), refill of the freed stage, softmax, PV MMA left running into the next tile's wait.
 
@@ -108,34 +76,12 @@ def _tiles(
     bits = _draft_bits(TreeMask, b, rows, HEADS, Q_LEN)
     if GATHER:
         for k in gl.static_range(NUM_STAGES - 1):
-            _gather_tile(
-                KV,
-                PageTable,
-                page_base,
-                lo + k * BLOCK_N,
-                hi,
-                klat_s.index(k),
-                kpe_s.index(k),
-                PAGE_SIZE,
-                D_LATENT,
-                D_ROPE,
-                BLOCK_N,
-                num_warps,
-            )
+            _gather_tile(KV, PageTable, page_base, lo + k * BLOCK_N, hi, klat_s.index(k), kpe_s.index(k), PAGE_SIZE,
+                         D_LATENT, D_ROPE, BLOCK_N, num_warps)
     else:
         for k in gl.static_range(NUM_STAGES):
-            _issue_tile(
-                KLat,
-                KPe,
-                PageTable,
-                page_base,
-                lo + k * BLOCK_N,
-                k < n_full,
-                bars.index(k),
-                klat_s.index(k),
-                kpe_s.index(k),
-                PAGE_SIZE,
-            )
+            _issue_tile(KLat, KPe, PageTable, page_base, lo + k * BLOCK_N, k < n_full, bars.index(k),
+                        klat_s.index(k), kpe_s.index(k), PAGE_SIZE)
     for i in range(n_tiles):
         st = i % NUM_STAGES
         start = lo + i * BLOCK_N
@@ -145,20 +91,8 @@ def _tiles(
         elif i < n_full:
             mbarrier.wait(bars.index(st), (i // NUM_STAGES) & 1)
         else:  # the stage's last MMAs retired at an earlier wait, and no TMA targets it any more
-            _gather_tile(
-                KV,
-                PageTable,
-                page_base,
-                start,
-                hi,
-                klat_s.index(st),
-                kpe_s.index(st),
-                PAGE_SIZE,
-                D_LATENT,
-                D_ROPE,
-                BLOCK_N,
-                num_warps,
-            )
+            _gather_tile(KV, PageTable, page_base, start, hi, klat_s.index(st), kpe_s.index(st), PAGE_SIZE,
+                         D_LATENT, D_ROPE, BLOCK_N, num_warps)
             async_copy.wait_group(0)
             _landed()
         s = warpgroup_mma(q_lat_s, klat_s.index(st).permute((1, 0)), s_zero, use_acc=False, is_async=True)
@@ -167,37 +101,14 @@ def _tiles(
         _barrier()  # both warpgroups are past tile i-1's MMAs: its stage may be refilled
         prev = (i + NUM_STAGES - 1) % NUM_STAGES
         if GATHER:  # tile i+NS-1 into tile i-1's stage (at i = 0: the stage no tile used yet)
-            _gather_tile(
-                KV,
-                PageTable,
-                page_base,
-                start + (NUM_STAGES - 1) * BLOCK_N,
-                hi,
-                klat_s.index(prev),
-                kpe_s.index(prev),
-                PAGE_SIZE,
-                D_LATENT,
-                D_ROPE,
-                BLOCK_N,
-                num_warps,
-            )
+            _gather_tile(KV, PageTable, page_base, start + (NUM_STAGES - 1) * BLOCK_N, hi, klat_s.index(prev),
+                         kpe_s.index(prev), PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, num_warps)
         else:
             nxt = i - 1 + NUM_STAGES
-            _issue_tile(
-                KLat,
-                KPe,
-                PageTable,
-                page_base,
-                lo + nxt * BLOCK_N,
-                (i > 0) & (nxt < n_full),
-                bars.index(prev),
-                klat_s.index(prev),
-                kpe_s.index(prev),
-                PAGE_SIZE,
-            )
-        m_i, l_i, o = _softmax_tile(
-            s, i, n_full, start, hi, ctx_len, bits, qk_scale, m_i, l_i, o, p_s, o_layout, BLOCK_N
-        )
+            _issue_tile(KLat, KPe, PageTable, page_base, lo + nxt * BLOCK_N, (i > 0) & (nxt < n_full),
+                        bars.index(prev), klat_s.index(prev), kpe_s.index(prev), PAGE_SIZE)
+        m_i, l_i, o = _softmax_tile(s, i, n_full, start, hi, ctx_len, bits, qk_scale, m_i, l_i, o, p_s, o_layout,
+                                    BLOCK_N)
         acc = warpgroup_mma(p_s, klat_s.index(st), o, is_async=True)
     o = warpgroup_mma_wait(0, deps=[acc])
     if GATHER:
@@ -206,47 +117,25 @@ def _tiles(
 
 
 @gluon.jit
-def _gluon_split_kernel(
-    Q,
-    KLat,
-    KPe,
-    KV,
-    PageTable,
-    KVLens,
-    TreeMask,
-    PartO,
-    PartLse,
-    qk_scale,
-    split_len,
-    stride_pt,
-    total_rows,
-    HEADS: gl.constexpr,
-    Q_LEN: gl.constexpr,
-    PAGE_SIZE: gl.constexpr,
-    D_LATENT: gl.constexpr,
-    D_ROPE: gl.constexpr,
-    BLOCK_M: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    NUM_STAGES: gl.constexpr,
-    num_warps: gl.constexpr,
-):
+def _gluon_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
+                        stride_pt, total_rows,
+                        HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
+                        D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
+                        BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
+                        num_warps: gl.constexpr):
     """Grid (m_blocks, splits, batch); one BLOCK_M-row block of one request's rows, one split."""
     mb, split, b = _start_program()
     M: gl.constexpr = Q_LEN * HEADS
     WN: gl.constexpr = num_warps // 4  # warpgroups, side by side along N
 
-    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[4, WN], instr_shape=[16, BLOCK_N // WN, 16]
-    )
-    o_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[4, WN], instr_shape=[16, D_LATENT // WN, 16]
-    )
-    blk: gl.constexpr = gl.BlockedLayout(
-        size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[num_warps, 1], order=[1, 0]
-    )
-    q_lat_sl: gl.constexpr = gl.NVMMASharedLayout(
-        swizzle_byte_width=_swizzle(D_LATENT * 2), element_bitwidth=16, rank=2
-    )
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, WN],
+                                                       instr_shape=[16, BLOCK_N // WN, 16])
+    o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, WN],
+                                                       instr_shape=[16, D_LATENT // WN, 16])
+    blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8],
+                                         warps_per_cta=[num_warps, 1], order=[1, 0])
+    q_lat_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(D_LATENT * 2), element_bitwidth=16,
+                                                  rank=2)
     q_pe_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(D_ROPE * 2), element_bitwidth=16, rank=2)
     p_sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=_swizzle(BLOCK_N * 2), element_bitwidth=16, rank=2)
 
@@ -273,41 +162,9 @@ def _gluon_split_kernel(
     acc = warpgroup_mma_init(gl.zeros([BLOCK_M, D_LATENT], gl.float32, o_layout))
     # One loop for every tile, so the O accumulator stays in one set of registers (a second loop
     # made ptxas copy it and serialise every wgmma of the kernel: warning C7515).
-    m_i, l_i, o = _tiles(
-        KLat,
-        KPe,
-        KV,
-        PageTable,
-        TreeMask,
-        page_base,
-        b,
-        lo,
-        hi,
-        ctx_len,
-        n_full,
-        n_tiles,
-        qk_scale,
-        rows,
-        q_lat_s,
-        q_pe_s,
-        klat_s,
-        kpe_s,
-        p_s,
-        bars,
-        s_zero,
-        m_i,
-        l_i,
-        acc,
-        o_layout,
-        HEADS,
-        Q_LEN,
-        PAGE_SIZE,
-        D_LATENT,
-        D_ROPE,
-        BLOCK_N,
-        NUM_STAGES,
-        num_warps,
-    )
+    m_i, l_i, o = _tiles(KLat, KPe, KV, PageTable, TreeMask, page_base, b, lo, hi, ctx_len, n_full, n_tiles, qk_scale,
+                         rows, q_lat_s, q_pe_s, klat_s, kpe_s, p_s, bars, s_zero, m_i, l_i, acc, o_layout, HEADS, Q_LEN,
+                         PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NUM_STAGES, num_warps)
     for k in gl.static_range(NUM_STAGES):
         mbarrier.invalidate(bars.index(k))
 
@@ -319,20 +176,15 @@ def _gluon_split_kernel(
     # O leaves through shared memory (the ring is free now), 64 columns at a time, so that no
     # thread holds an address per accumulator register.
     _barrier()
-    o_s = _reinterpret(
-        klat_s, gl.float32, [BLOCK_M, D_LATENT], gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0])
-    )
+    o_s = _reinterpret(klat_s, gl.float32, [BLOCK_M, D_LATENT],
+                       gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0]))
     o_s.store(o)
     _barrier()
-    blk_o: gl.constexpr = gl.BlockedLayout(
-        size_per_thread=[1, 4], threads_per_warp=[2, 16], warps_per_cta=[num_warps, 1], order=[1, 0]
-    )
+    blk_o: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[2, 16],
+                                           warps_per_cta=[num_warps, 1], order=[1, 0])
     rows_o = mb * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, blk_o))
-    o_ptr = (
-        PartO
-        + ((split * total_rows + b * M + rows_o).to(gl.int64) * D_LATENT)[:, None]
-        + gl.arange(0, D_ROPE, layout=gl.SliceLayout(0, blk_o))[None, :]
-    )
+    o_ptr = PartO + ((split * total_rows + b * M + rows_o).to(gl.int64) * D_LATENT)[:, None] + \
+        gl.arange(0, D_ROPE, layout=gl.SliceLayout(0, blk_o))[None, :]
     for c in gl.static_range(D_LATENT // D_ROPE):
         chunk = o_s.slice(c * D_ROPE, D_ROPE, dim=1).load(blk_o)
         gl.store(o_ptr + c * D_ROPE, chunk.to(PartO.dtype.element_ty), mask=(rows_o < M)[:, None])

@@ -23,55 +23,14 @@ from kernels.softmax import LOG2E
 
 
 @triton.jit
-def _hopper_split_kernel(
-    Q,
-    KLat,
-    KPe,
-    KV,
-    PageTable,
-    KVLens,
-    TreeMask,
-    PartO,
-    PartLse,
-    qk_scale,
-    split_len,
-    stride_pt,
-    total_rows,
-    HEADS: tl.constexpr,
-    Q_LEN: tl.constexpr,
-    PAGE_SIZE: tl.constexpr,
-    D_LATENT: tl.constexpr,
-    D_ROPE: tl.constexpr,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    TAIL_M: tl.constexpr,
-):
+def _hopper_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
+                         stride_pt, total_rows,
+                         HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
+                         D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TAIL_M: tl.constexpr):
     """Grid (m_blocks, splits, batch); whole prefix tiles by TMA (see portable._split_program)."""
-    _split_program(
-        Q,
-        KLat,
-        KPe,
-        KV,
-        PageTable,
-        KVLens,
-        TreeMask,
-        PartO,
-        PartLse,
-        qk_scale,
-        split_len,
-        stride_pt,
-        total_rows,
-        HEADS,
-        Q_LEN,
-        PAGE_SIZE,
-        D_LATENT,
-        D_ROPE,
-        BLOCK_M,
-        BLOCK_N,
-        TAIL_M,
-        "",
-        True,
-    )
+    _split_program(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt,
+                   total_rows, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, "", True)
 
 
 def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
@@ -80,22 +39,8 @@ def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: 
     block_n = spec.constexprs["BLOCK_N"]
     kv2d = inp.kv_cache.view(-1, w.head_dim)
     k_lat = TensorDescriptor(kv2d, [kv2d.shape[0], w.v_dim], [w.head_dim, 1], [block_n, w.v_dim])
-    k_pe = TensorDescriptor(kv2d[:, w.v_dim :], [kv2d.shape[0], w.rope_dim], [w.head_dim, 1], [block_n, w.rope_dim])
+    k_pe = TensorDescriptor(kv2d[:, w.v_dim:], [kv2d.shape[0], w.rope_dim], [w.head_dim, 1], [block_n, w.rope_dim])
     _hopper_split_kernel[spec.grid](
-        inp.q,
-        k_lat,
-        k_pe,
-        inp.kv_cache,
-        inp.page_table,
-        inp.kv_lens,
-        inp.tree_mask,
-        part_o,
-        part_lse,
-        inp.sm_scale * LOG2E,
-        spec.int_args["split_len"],
-        inp.page_table.stride(0),
-        spec.int_args["total_rows"],
-        **spec.constexprs,
-        num_warps=spec.num_warps,
-        num_stages=spec.num_stages,
-    )
+        inp.q, k_lat, k_pe, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
+        inp.sm_scale * LOG2E, spec.int_args["split_len"], inp.page_table.stride(0), spec.int_args["total_rows"],
+        **spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages)

@@ -50,15 +50,7 @@ def _row_tile(Q, b, row0, ROWS: tl.constexpr, M: tl.constexpr, D_LATENT: tl.cons
     r_ok = rows < M
     q_lat, q_pe = _load_q(Q, b * M + rows, r_ok, D_LATENT + D_ROPE, D_LATENT, D_ROPE)
     m_i = tl.full([ROWS], float("-inf"), dtype=tl.float32)
-    return (
-        rows,
-        r_ok,
-        q_lat,
-        q_pe,
-        m_i,
-        tl.zeros([ROWS], dtype=tl.float32),
-        tl.zeros([ROWS, D_LATENT], dtype=tl.float32),
-    )
+    return rows, r_ok, q_lat, q_pe, m_i, tl.zeros([ROWS], dtype=tl.float32), tl.zeros([ROWS, D_LATENT], dtype=tl.float32)
 
 
 @triton.jit
@@ -73,18 +65,8 @@ def _split_range(KVLens, b, split, split_len, Q_LEN: tl.constexpr, BLOCK_N: tl.c
 
 
 @triton.jit
-def _masked_kv_tile(
-    KV,
-    PageTable,
-    b,
-    stride_pt,
-    start,
-    hi,
-    PAGE_SIZE: tl.constexpr,
-    D_LATENT: tl.constexpr,
-    D_ROPE: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-):
+def _masked_kv_tile(KV, PageTable, b, stride_pt, start, hi, PAGE_SIZE: tl.constexpr, D_LATENT: tl.constexpr,
+                    D_ROPE: tl.constexpr, BLOCK_N: tl.constexpr):
     """Tokens [start, start + BLOCK_N), each through its page-table entry, zeros from `hi` on:
     (pos, n_ok, k_lat, k_pe)."""
     D: tl.constexpr = D_LATENT + D_ROPE
@@ -98,79 +80,37 @@ def _masked_kv_tile(
 
 
 @triton.jit
-def _masked_scores(
-    q_lat,
-    q_pe,
-    k_lat,
-    k_pe,
-    rows,
-    r_ok,
-    pos,
-    n_ok,
-    ctx_len,
-    b,
-    TreeMask,
-    qk_scale,
-    HEADS: tl.constexpr,
-    Q_LEN: tl.constexpr,
-):
+def _masked_scores(q_lat, q_pe, k_lat, k_pe, rows, r_ok, pos, n_ok, ctx_len, b, TreeMask, qk_scale,
+                   HEADS: tl.constexpr, Q_LEN: tl.constexpr):
     """Scores of one row tile against one KV tile, scaled to log2 units, masked to -inf."""
     qk = tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))
     # Tree mask: only tail tiles have draft positions (j >= 0); prefix tiles load nothing.
     q_tok = rows // HEADS
     j = pos - ctx_len
-    vis = tl.load(
-        TreeMask + (b * Q_LEN + q_tok[:, None]) * Q_LEN + j[None, :],
-        mask=r_ok[:, None] & n_ok[None, :] & (j >= 0)[None, :],
-        other=0,
-    )
+    vis = tl.load(TreeMask + (b * Q_LEN + q_tok[:, None]) * Q_LEN + j[None, :],
+                  mask=r_ok[:, None] & n_ok[None, :] & (j >= 0)[None, :], other=0)
     keep = n_ok[None, :] & ((j < 0)[None, :] | (vis != 0))
     return tl.where(keep, qk * qk_scale, float("-inf"))
 
 
 @triton.jit
-def _store_partial(
-    PartO, PartLse, m_i, l_i, acc, rows, r_ok, split, b, total_rows, M: tl.constexpr, D_LATENT: tl.constexpr
-):
+def _store_partial(PartO, PartLse, m_i, l_i, acc, rows, r_ok, split, b, total_rows,
+                   M: tl.constexpr, D_LATENT: tl.constexpr):
     out_rows = b * M + rows
     # m_i is in log2 units: lse (natural) = (m_i + log2(l_i)) / log2(e)
     lse = tl.where(l_i > 0, (m_i + tl.math.log2(l_i)) * LN2, float("-inf"))
     tl.store(PartLse + split * total_rows + out_rows, lse, mask=r_ok)
     o = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]
     offs_d = tl.arange(0, D_LATENT)
-    tl.store(
-        PartO + (split * total_rows + out_rows.to(tl.int64))[:, None] * D_LATENT + offs_d[None, :],
-        o.to(PartO.dtype.element_ty),
-        mask=r_ok[:, None],
-    )
+    tl.store(PartO + (split * total_rows + out_rows.to(tl.int64))[:, None] * D_LATENT + offs_d[None, :],
+             o.to(PartO.dtype.element_ty), mask=r_ok[:, None])
 
 
 @triton.jit
-def _split_program(
-    Q,
-    KLat,
-    KPe,
-    KV,
-    PageTable,
-    KVLens,
-    TreeMask,
-    PartO,
-    PartLse,
-    qk_scale,
-    split_len,
-    stride_pt,
-    total_rows,
-    HEADS: tl.constexpr,
-    Q_LEN: tl.constexpr,
-    PAGE_SIZE: tl.constexpr,
-    D_LATENT: tl.constexpr,
-    D_ROPE: tl.constexpr,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    TAIL_M: tl.constexpr,
-    EVICT: tl.constexpr,
-    TMA: tl.constexpr,
-):
+def _split_program(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt,
+                   total_rows, HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
+                   D_LATENT: tl.constexpr, D_ROPE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                   TAIL_M: tl.constexpr, EVICT: tl.constexpr, TMA: tl.constexpr):
     """One program of grid (m_blocks, splits, batch), either Triton kernel's. TAIL_M > 0: one M block of
     BLOCK_M rows plus a second tile of TAIL_M rows (rows BLOCK_M..BLOCK_M+TAIL_M-1), both fed by the
     same KV tile loads. Whole prefix tiles come by TMA through the descriptors KLat, KPe (TMA: one
@@ -208,17 +148,14 @@ def _split_program(
             qk2 = (tl.dot(q_lat2, tl.trans(k_lat)) + tl.dot(q_pe2, tl.trans(k_pe))) * qk_scale
             m_i2, l_i2, acc2 = online_softmax_update(qk2, m_i2, l_i2, acc2, k_lat)
     for start in range(full_hi, hi, BLOCK_N):
-        pos, n_ok, k_lat, k_pe = _masked_kv_tile(
-            KV, PageTable, b, stride_pt, start, hi, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N
-        )
-        qk = _masked_scores(
-            q_lat, q_pe, k_lat, k_pe, rows, r_ok, pos, n_ok, ctx_len, b, TreeMask, qk_scale, HEADS, Q_LEN
-        )
+        pos, n_ok, k_lat, k_pe = _masked_kv_tile(KV, PageTable, b, stride_pt, start, hi, PAGE_SIZE, D_LATENT, D_ROPE,
+                                                 BLOCK_N)
+        qk = _masked_scores(q_lat, q_pe, k_lat, k_pe, rows, r_ok, pos, n_ok, ctx_len, b, TreeMask, qk_scale,
+                            HEADS, Q_LEN)
         m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
         if TAIL_M > 0:
-            qk2 = _masked_scores(
-                q_lat2, q_pe2, k_lat, k_pe, rows2, r_ok2, pos, n_ok, ctx_len, b, TreeMask, qk_scale, HEADS, Q_LEN
-            )
+            qk2 = _masked_scores(q_lat2, q_pe2, k_lat, k_pe, rows2, r_ok2, pos, n_ok, ctx_len, b, TreeMask,
+                                 qk_scale, HEADS, Q_LEN)
             m_i2, l_i2, acc2 = online_softmax_update(qk2, m_i2, l_i2, acc2, k_lat)
 
     _store_partial(PartO, PartLse, m_i, l_i, acc, rows, r_ok, split, b, total_rows, M, D_LATENT)
@@ -227,71 +164,20 @@ def _split_program(
 
 
 @triton.jit
-def _fast_split_kernel(
-    Q,
-    KV,
-    PageTable,
-    KVLens,
-    TreeMask,
-    PartO,
-    PartLse,
-    qk_scale,
-    split_len,
-    stride_pt,
-    total_rows,
-    HEADS: tl.constexpr,
-    Q_LEN: tl.constexpr,
-    PAGE_SIZE: tl.constexpr,
-    D_LATENT: tl.constexpr,
-    D_ROPE: tl.constexpr,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    TAIL_M: tl.constexpr,
-    EVICT: tl.constexpr,
-):
+def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
+                       stride_pt, total_rows,
+                       HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
+                       D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TAIL_M: tl.constexpr,
+                       EVICT: tl.constexpr):
     """Grid (m_blocks, splits, batch); KV tiles gathered token by token (see _split_program)."""
-    _split_program(
-        Q,
-        None,
-        None,
-        KV,
-        PageTable,
-        KVLens,
-        TreeMask,
-        PartO,
-        PartLse,
-        qk_scale,
-        split_len,
-        stride_pt,
-        total_rows,
-        HEADS,
-        Q_LEN,
-        PAGE_SIZE,
-        D_LATENT,
-        D_ROPE,
-        BLOCK_M,
-        BLOCK_N,
-        TAIL_M,
-        EVICT,
-        False,
-    )
+    _split_program(Q, None, None, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt,
+                   total_rows, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, EVICT, False)
 
 
 def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
     """Launch `_fast_split_kernel` as kernels.fast.paths planned `spec`."""
     _fast_split_kernel[spec.grid](
-        inp.q,
-        inp.kv_cache,
-        inp.page_table,
-        inp.kv_lens,
-        inp.tree_mask,
-        part_o,
-        part_lse,
-        inp.sm_scale * LOG2E,
-        spec.int_args["split_len"],
-        inp.page_table.stride(0),
-        spec.int_args["total_rows"],
-        **spec.constexprs,
-        num_warps=spec.num_warps,
-        num_stages=spec.num_stages,
-    )
+        inp.q, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
+        inp.sm_scale * LOG2E, spec.int_args["split_len"], inp.page_table.stride(0), spec.int_args["total_rows"],
+        **spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages)

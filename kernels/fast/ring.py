@@ -85,26 +85,9 @@ def _gathered(t, n_full, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
 
 
 @gluon.jit
-def _load_tile(
-    t,
-    KLat,
-    KPe,
-    KV,
-    PageTable,
-    page_base,
-    lo,
-    hi,
-    n_full,
-    klat_s,
-    kpe_s,
-    full_bars,
-    PARTS: gl.constexpr,
-    PAGE_SIZE: gl.constexpr,
-    D_LATENT: gl.constexpr,
-    D_ROPE: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    NO_GATHER: gl.constexpr,
-):
+def _load_tile(t, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars, PARTS: gl.constexpr,
+               PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr,
+               NO_GATHER: gl.constexpr):
     """Tile t into buffer t % 2: by TMA in PARTS slices of the latent dims, a barrier each (the rope dims
     with the last); or a cp.async gather (one commit group) that the caller later waits for and
     announces (_announce). NO_GATHER: no gather copies (the tile's barriers complete all the same)."""
@@ -112,20 +95,8 @@ def _load_tile(
     start = lo + t * BLOCK_N
     if _gathered(t, n_full, PAGE_SIZE, BLOCK_N):
         if not NO_GATHER:
-            _gather_tile(
-                KV,
-                PageTable,
-                page_base,
-                start,
-                hi,
-                klat_s.index(buf),
-                kpe_s.index(buf),
-                PAGE_SIZE,
-                D_LATENT,
-                D_ROPE,
-                BLOCK_N,
-                4,
-            )
+            _gather_tile(KV, PageTable, page_base, start, hi, klat_s.index(buf), kpe_s.index(buf), PAGE_SIZE,
+                         D_LATENT, D_ROPE, BLOCK_N, 4)
     else:
         page = gl.load(PageTable + page_base + start // PAGE_SIZE)
         row0 = page * PAGE_SIZE + start % PAGE_SIZE
@@ -173,17 +144,8 @@ def _seen(t, n_full, ASYNC_GATHER: gl.constexpr, PAGE_SIZE: gl.constexpr, BLOCK_
 
 
 @gluon.jit
-def _slice_landed(
-    full_bars,
-    u,
-    k,
-    t,
-    n_full,
-    PARTS: gl.constexpr,
-    ASYNC_GATHER: gl.constexpr,
-    PAGE_SIZE: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-):
+def _slice_landed(full_bars, u, k, t, n_full, PARTS: gl.constexpr, ASYNC_GATHER: gl.constexpr,
+                  PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
     """Wait for latent slice k of tile t (in buffer u); after the first, make a gathered tile's copies visible."""
     mbarrier.wait(full_bars.index(u * PARTS + k), (t // 2) & 1)
     if k == 0:
@@ -191,43 +153,11 @@ def _slice_landed(
 
 
 @gluon.jit
-def _ring_main(
-    W: gl.constexpr,
-    TreeMask,
-    PartO,
-    PartLse,
-    qk_scale,
-    b,
-    mb,
-    split,
-    total_rows,
-    lo,
-    hi,
-    ctx_len,
-    n_full,
-    n_tiles,
-    q_lat_s,
-    q_pe_s,
-    klat_s,
-    kpe_s,
-    m0_s,
-    m1_s,
-    full_bars,
-    empty_bars,
-    ts_bars,
-    p_bar,
-    sum_bar,
-    PARTS: gl.constexpr,
-    HEADS: gl.constexpr,
-    Q_LEN: gl.constexpr,
-    D_LATENT: gl.constexpr,
-    BLOCK_M: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    PAGE_SIZE: gl.constexpr,
-    ASYNC_GATHER: gl.constexpr,
-    NO_MMA: gl.constexpr,
-    NO_SOFTMAX: gl.constexpr,
-):
+def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len,
+               n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
+               sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, D_LATENT: gl.constexpr,
+               BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, PAGE_SIZE: gl.constexpr, ASYNC_GATHER: gl.constexpr,
+               NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr):
     """Main warpgroup W: scores the tiles t with t % 2 == W, and accumulates its half of O from every tile."""
     M: gl.constexpr = Q_LEN * HEADS
     HALF: gl.constexpr = D_LATENT // 2
@@ -242,13 +172,8 @@ def _ring_main(
             for k in gl.static_range(PARTS):
                 _slice_landed(full_bars, u, k, t, n_full, PARTS, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
                 if not NO_MMA:
-                    s = warpgroup_mma(
-                        q_lat_s.index(z).slice(k * PW, PW, dim=1),
-                        kb.slice(k * PW, PW, dim=1).permute((1, 0)),
-                        s,
-                        use_acc=k > 0,
-                        is_async=True,
-                    )
+                    s = warpgroup_mma(q_lat_s.index(z).slice(k * PW, PW, dim=1),
+                                      kb.slice(k * PW, PW, dim=1).permute((1, 0)), s, use_acc=k > 0, is_async=True)
             if not NO_MMA:
                 s = warpgroup_mma(q_pe_s.index(z), pe.permute((1, 0)), s, is_async=True)
             s = warpgroup_mma_wait(0, deps=[s])
@@ -308,48 +233,12 @@ def _ring_main(
 
 
 @gluon.jit
-def _ring_tail(
-    Q,
-    KLat,
-    KPe,
-    KV,
-    PageTable,
-    TreeMask,
-    PartO,
-    PartLse,
-    qk_scale,
-    b,
-    mb,
-    split,
-    total_rows,
-    page_base,
-    lo,
-    hi,
-    ctx_len,
-    n_full,
-    n_tiles,
-    klat_s,
-    kpe_s,
-    qt_lat_s,
-    qt_pe_s,
-    pt_s,
-    full_bars,
-    empty_bars,
-    ts_bars,
-    PARTS: gl.constexpr,
-    HEADS: gl.constexpr,
-    Q_LEN: gl.constexpr,
-    PAGE_SIZE: gl.constexpr,
-    D_LATENT: gl.constexpr,
-    D_ROPE: gl.constexpr,
-    BLOCK_M: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    TAIL_M: gl.constexpr,
-    ASYNC_GATHER: gl.constexpr,
-    NO_MMA: gl.constexpr,
-    NO_SOFTMAX: gl.constexpr,
-    NO_GATHER: gl.constexpr,
-):
+def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
+               page_base, lo, hi, ctx_len, n_full, n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars,
+               empty_bars, ts_bars, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr,
+               PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr,
+               BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr, ASYNC_GATHER: gl.constexpr, NO_MMA: gl.constexpr,
+               NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr):
     """The producer, and the rows past the last whole M block (at most TAIL_M) transposed: S^T = K Q^T
     (tokens on the MMA's M side, rows on N), O^T += V^T P^T (latent dims on M). Only the last M
     block's program stores its rows."""
@@ -358,26 +247,8 @@ def _ring_tail(
     PW: gl.constexpr = D_LATENT // PARTS
     for v in gl.static_range(2):  # the first two tiles
         if v < n_tiles:
-            _load_tile(
-                v,
-                KLat,
-                KPe,
-                KV,
-                PageTable,
-                page_base,
-                lo,
-                hi,
-                n_full,
-                klat_s,
-                kpe_s,
-                full_bars,
-                PARTS,
-                PAGE_SIZE,
-                D_LATENT,
-                D_ROPE,
-                BLOCK_N,
-                NO_GATHER,
-            )
+            _load_tile(v, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars, PARTS,
+                       PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
             if ASYNC_GATHER:
                 _arrive_when_copied(v, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
     _tail_rows_in_smem(Q, b, qt_lat_s, qt_pe_s, ROW0, TAIL_M, M, D_LATENT, D_ROPE)
@@ -400,13 +271,8 @@ def _ring_tail(
         for k in gl.static_range(PARTS):
             _slice_landed(full_bars, u, k, t, n_full, PARTS, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
             if not NO_MMA:
-                s = warpgroup_mma(
-                    kb.slice(k * PW, PW, dim=1),
-                    qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)),
-                    s,
-                    use_acc=k > 0,
-                    is_async=True,
-                )
+                s = warpgroup_mma(kb.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s,
+                                  use_acc=k > 0, is_async=True)
         if not NO_MMA:
             s = warpgroup_mma(pe, qt_pe_s.index(z).permute((1, 0)), s, is_async=True)
         s = warpgroup_mma_wait(0, deps=[s])
@@ -438,74 +304,24 @@ def _ring_tail(
             mbarrier.wait(empty_bars.index(u), (t // 2) & 1)
             if PREFETCH:
                 if not NO_GATHER:
-                    _gather_rows(
-                        KV,
-                        pages_next,
-                        lo + (t + 2) * BLOCK_N,
-                        hi,
-                        klat_s.index(u),
-                        kpe_s.index(u),
-                        PAGE_SIZE,
-                        D_LATENT,
-                        D_ROPE,
-                        BLOCK_N,
-                        4,
-                    )
+                    _gather_rows(KV, pages_next, lo + (t + 2) * BLOCK_N, hi, klat_s.index(u), kpe_s.index(u),
+                                 PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, 4)
             else:
-                _load_tile(
-                    t + 2,
-                    KLat,
-                    KPe,
-                    KV,
-                    PageTable,
-                    page_base,
-                    lo,
-                    hi,
-                    n_full,
-                    klat_s,
-                    kpe_s,
-                    full_bars,
-                    PARTS,
-                    PAGE_SIZE,
-                    D_LATENT,
-                    D_ROPE,
-                    BLOCK_N,
-                    NO_GATHER,
-                )
+                _load_tile(t + 2, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars,
+                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
             if ASYNC_GATHER:
                 _arrive_when_copied(t + 2, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
     _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M, D_LATENT)
 
 
 @gluon.jit
-def _gluon_ring_kernel(
-    Q,
-    KLat,
-    KPe,
-    KV,
-    PageTable,
-    KVLens,
-    TreeMask,
-    PartO,
-    PartLse,
-    qk_scale,
-    split_len,
-    stride_pt,
-    total_rows,
-    HEADS: gl.constexpr,
-    Q_LEN: gl.constexpr,
-    PAGE_SIZE: gl.constexpr,
-    D_LATENT: gl.constexpr,
-    D_ROPE: gl.constexpr,
-    BLOCK_M: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    TAIL_M: gl.constexpr,
-    num_warps: gl.constexpr,
-    ASYNC_GATHER: gl.constexpr,
-    NO_MMA: gl.constexpr,
-    NO_SOFTMAX: gl.constexpr,
-    NO_GATHER: gl.constexpr,
-):
+def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
+                       stride_pt, total_rows,
+                       HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
+                       D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
+                       BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
+                       num_warps: gl.constexpr, ASYNC_GATHER: gl.constexpr, NO_MMA: gl.constexpr,
+                       NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr):
     """Grid (m_blocks, splits, batch), 3 x 4 warps: two main warpgroups and the tail one (see the module).
     ASYNC_GATHER: gathered tiles complete their barriers as their copies land, instead of the tail
     waiting for them one tile later. NO_MMA, NO_SOFTMAX, NO_GATHER: removal experiments (see the module)."""
@@ -536,137 +352,20 @@ def _gluon_ring_kernel(
 
     ctx_len, lo, hi, n_full, n_tiles = _split_bounds(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
     page_base = b * stride_pt
-    gl.warp_specialize(
-        [
-            (
-                _ring_main,
-                (
-                    0,
-                    TreeMask,
-                    PartO,
-                    PartLse,
-                    qk_scale,
-                    b,
-                    mb,
-                    split,
-                    total_rows,
-                    lo,
-                    hi,
-                    ctx_len,
-                    n_full,
-                    n_tiles,
-                    q_lat_s,
-                    q_pe_s,
-                    klat_s,
-                    kpe_s,
-                    m0_s,
-                    m1_s,
-                    full_bars,
-                    empty_bars,
-                    ts_bars,
-                    p_bar,
-                    sum_bar,
-                    PARTS,
-                    HEADS,
-                    Q_LEN,
-                    D_LATENT,
-                    BLOCK_M,
-                    BLOCK_N,
-                    PAGE_SIZE,
-                    ASYNC_GATHER,
-                    NO_MMA,
-                    NO_SOFTMAX,
-                ),
-            ),
-            (
-                _ring_main,
-                (
-                    1,
-                    TreeMask,
-                    PartO,
-                    PartLse,
-                    qk_scale,
-                    b,
-                    mb,
-                    split,
-                    total_rows,
-                    lo,
-                    hi,
-                    ctx_len,
-                    n_full,
-                    n_tiles,
-                    q_lat_s,
-                    q_pe_s,
-                    klat_s,
-                    kpe_s,
-                    m0_s,
-                    m1_s,
-                    full_bars,
-                    empty_bars,
-                    ts_bars,
-                    p_bar,
-                    sum_bar,
-                    PARTS,
-                    HEADS,
-                    Q_LEN,
-                    D_LATENT,
-                    BLOCK_M,
-                    BLOCK_N,
-                    PAGE_SIZE,
-                    ASYNC_GATHER,
-                    NO_MMA,
-                    NO_SOFTMAX,
-                ),
-            ),
-            (
-                _ring_tail,
-                (
-                    Q,
-                    KLat,
-                    KPe,
-                    KV,
-                    PageTable,
-                    TreeMask,
-                    PartO,
-                    PartLse,
-                    qk_scale,
-                    b,
-                    mb,
-                    split,
-                    total_rows,
-                    page_base,
-                    lo,
-                    hi,
-                    ctx_len,
-                    n_full,
-                    n_tiles,
-                    klat_s,
-                    kpe_s,
-                    qt_lat_s,
-                    qt_pe_s,
-                    pt_s,
-                    full_bars,
-                    empty_bars,
-                    ts_bars,
-                    PARTS,
-                    HEADS,
-                    Q_LEN,
-                    PAGE_SIZE,
-                    D_LATENT,
-                    D_ROPE,
-                    BLOCK_M,
-                    BLOCK_N,
-                    TAIL_M,
-                    ASYNC_GATHER,
-                    NO_MMA,
-                    NO_SOFTMAX,
-                    NO_GATHER,
-                ),
-            ),
-        ],
-        [4, 4],
-        [RING_REGS[0], RING_REGS[1]],
-    )
+    gl.warp_specialize([
+        (_ring_main, (0, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
+                      n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
+                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N, PAGE_SIZE, ASYNC_GATHER, NO_MMA,
+                      NO_SOFTMAX)),
+        (_ring_main, (1, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
+                      n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
+                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N, PAGE_SIZE, ASYNC_GATHER, NO_MMA,
+                      NO_SOFTMAX)),
+        (_ring_tail, (Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
+                      page_base, lo, hi, ctx_len, n_full, n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars,
+                      empty_bars, ts_bars, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,
+                      TAIL_M, ASYNC_GATHER, NO_MMA, NO_SOFTMAX, NO_GATHER)),
+    ], [4, 4], [RING_REGS[0], RING_REGS[1]])
 
 
 def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:

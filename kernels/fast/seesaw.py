@@ -57,19 +57,8 @@ TAIL_REGS = gl.constexpr((200, 112))
 
 
 @gluon.jit
-def _issue_parts(
-    KLat,
-    KPe,
-    PageTable,
-    page_base,
-    start,
-    bars,
-    base: gl.constexpr,
-    klat_buf,
-    kpe_buf,
-    PAGE_SIZE: gl.constexpr,
-    PARTS: gl.constexpr,
-):
+def _issue_parts(KLat, KPe, PageTable, page_base, start, bars, base: gl.constexpr, klat_buf, kpe_buf,
+                 PAGE_SIZE: gl.constexpr, PARTS: gl.constexpr):
     """TMA one whole-page tile in PARTS slices of the latent dims, a barrier each (KLat's box is one
     slice wide); the rope dims come with the last slice."""
     page = gl.load(PageTable + page_base + start // PAGE_SIZE)
@@ -85,21 +74,8 @@ def _issue_parts(
 
 
 @gluon.jit
-def _gather_landed(
-    KV,
-    PageTable,
-    page_base,
-    start,
-    hi,
-    klat_buf,
-    kpe_buf,
-    full_bar,
-    PAGE_SIZE: gl.constexpr,
-    D_LATENT: gl.constexpr,
-    D_ROPE: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    TAIL_M: gl.constexpr,
-):
+def _gather_landed(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, full_bar, PAGE_SIZE: gl.constexpr,
+                   D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr):
     """A seesaw warpgroup's cp.async gather of its tile, waited for and visible to the MMAs; with a
     tail warpgroup (TAIL_M), announced on the buffer's last full barrier, which the tail waits on."""
     _gather_tile(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, 4)
@@ -107,7 +83,6 @@ def _gather_landed(
     _landed()
     if TAIL_M > 0:
         mbarrier.arrive(full_bar, count=1)
-
 
 # --- the warp-specialised ("seesaw") schedule -------------------------------------------------
 # Two warpgroups, each its own partition: warpgroup W scores the even (W=0) or odd (W=1) tiles
@@ -117,30 +92,11 @@ def _gather_landed(
 # One buffer per warpgroup (Q and two 72 KB tiles fill the shared memory): a warpgroup's next tile
 # is loaded once both warpgroups are done with its buffer (empty barrier, count 2).
 
-
 @gluon.jit
-def _seesaw(
-    W: gl.constexpr,
-    KLat,
-    KPe,
-    KV,
-    PageTable,
-    TreeMask,
-    PartO,
-    PartLse,
-    qk_scale,
-    span,
-    smem,
-    PARTS: gl.constexpr,
-    HEADS: gl.constexpr,
-    Q_LEN: gl.constexpr,
-    PAGE_SIZE: gl.constexpr,
-    D_LATENT: gl.constexpr,
-    D_ROPE: gl.constexpr,
-    BLOCK_M: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    TAIL_M: gl.constexpr,
-):
+def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem,
+            PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
+            D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+            TAIL_M: gl.constexpr):
     """Warpgroup W's side of the seesaw schedule (see the kernel below), from its first tile to its
     half of the split's partial output. With TAIL_M, a third warpgroup (_seesaw_tail) reads the
     same tiles: a gathered tile is announced on its buffer's last full barrier, P waits until the
@@ -169,39 +125,13 @@ def _seesaw(
         if j > 0:  # both warpgroups are done with this buffer's previous tile (scores, P, both PVs)
             mbarrier.wait(empty_bars.index(W), (j - 1) & 1)
         if GATHER:  # pages smaller than a tile: every tile through the page table
-            _gather_landed(
-                KV,
-                PageTable,
-                page_base,
-                start,
-                hi,
-                my_k,
-                my_pe,
-                full_bars.index(W * PARTS + PARTS - 1),
-                PAGE_SIZE,
-                D_LATENT,
-                D_ROPE,
-                BLOCK_N,
-                TAIL_M,
-            )
+            _gather_landed(KV, PageTable, page_base, start, hi, my_k, my_pe, full_bars.index(W * PARTS + PARTS - 1),
+                           PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, TAIL_M)
         elif t < n_full:
             _issue_parts(KLat, KPe, PageTable, page_base, start, full_bars, W * PARTS, my_k, my_pe, PAGE_SIZE, PARTS)
         else:  # a partial tile, draft tokens, or past the end (all zeros: scores masked, P = 0)
-            _gather_landed(
-                KV,
-                PageTable,
-                page_base,
-                start,
-                hi,
-                my_k,
-                my_pe,
-                full_bars.index(W * PARTS + PARTS - 1),
-                PAGE_SIZE,
-                D_LATENT,
-                D_ROPE,
-                BLOCK_N,
-                TAIL_M,
-            )
+            _gather_landed(KV, PageTable, page_base, start, hi, my_k, my_pe, full_bars.index(W * PARTS + PARTS - 1),
+                           PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, TAIL_M)
         # Scores slice by slice of the latent dims, each as soon as its TMA has landed.
         PW: gl.constexpr = D_LATENT // PARTS
         s = warpgroup_mma_init(s_zero)
@@ -209,13 +139,8 @@ def _seesaw(
             if not GATHER:
                 if t < n_full:
                     mbarrier.wait(full_bars.index(W * PARTS + k), j & 1)
-            s = warpgroup_mma(
-                ql.slice(k * PW, PW, dim=1),
-                my_k.slice(k * PW, PW, dim=1).permute((1, 0)),
-                s,
-                use_acc=k > 0,
-                is_async=True,
-            )
+            s = warpgroup_mma(ql.slice(k * PW, PW, dim=1), my_k.slice(k * PW, PW, dim=1).permute((1, 0)), s,
+                              use_acc=k > 0, is_async=True)
         s = warpgroup_mma(qp, my_pe.permute((1, 0)), s, is_async=True)
         s = warpgroup_mma_wait(0, deps=[s])
         qk = s * qk_scale
@@ -263,23 +188,9 @@ def _seesaw(
     # Out through this warpgroup's own tile buffer (no one reads it any more: see above).
     _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT)
 
-
 @gluon.jit
-def _tail_scores(
-    u: gl.constexpr,
-    t,
-    j,
-    n_full,
-    k_buf,
-    pe_buf,
-    qt_lat,
-    qt_pe,
-    full_bars,
-    ts_bars,
-    s_zero,
-    PARTS: gl.constexpr,
-    GATHER: gl.constexpr,
-):
+def _tail_scores(u: gl.constexpr, t, j, n_full, k_buf, pe_buf, qt_lat, qt_pe, full_bars, ts_bars, s_zero,
+                 PARTS: gl.constexpr, GATHER: gl.constexpr):
     """S^T = K Q^T of the tile in buffer u for the tail rows (tokens on the MMA's M side, rows on
     its N side), slice by slice as the TMA lands; then the buffer's owner may overwrite the rope rows."""
     PW: gl.constexpr = qt_lat.shape[1] // PARTS
@@ -292,13 +203,8 @@ def _tail_scores(
             mbarrier.wait(full_bars.index(u * PARTS + k), j & 1)
         elif k == 0:  # a gathered tile: its warpgroup arrives on the last barrier once it has landed
             mbarrier.wait(full_bars.index(u * PARTS + PARTS - 1), j & 1)
-        s = warpgroup_mma(
-            k_buf.slice(k * PW, PW, dim=1),
-            qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)),
-            s,
-            use_acc=k > 0,
-            is_async=True,
-        )
+        s = warpgroup_mma(k_buf.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s,
+                          use_acc=k > 0, is_async=True)
     s = warpgroup_mma(pe_buf, qt_pe.permute((1, 0)), s, is_async=True)
     s = warpgroup_mma_wait(0, deps=[s])
     mbarrier.arrive(ts_bars.index(u), count=1)
@@ -306,39 +212,11 @@ def _tail_scores(
 
 
 @gluon.jit
-def _seesaw_tail(
-    Q,
-    TreeMask,
-    PartO,
-    PartLse,
-    qk_scale,
-    b,
-    mb,
-    split,
-    total_rows,
-    lo,
-    hi,
-    ctx_len,
-    n_full,
-    n_tiles,
-    klat_s,
-    kpe_s,
-    qt_lat_s,
-    qt_pe_s,
-    pt_s,
-    full_bars,
-    empty_bars,
-    ts_bars,
-    PARTS: gl.constexpr,
-    HEADS: gl.constexpr,
-    Q_LEN: gl.constexpr,
-    PAGE_SIZE: gl.constexpr,
-    D_LATENT: gl.constexpr,
-    D_ROPE: gl.constexpr,
-    BLOCK_M: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    TAIL_M: gl.constexpr,
-):
+def _seesaw_tail(Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
+                 n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars, empty_bars, ts_bars,
+                 PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
+                 D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                 TAIL_M: gl.constexpr):
     """The rows past the last whole M block (at most TAIL_M, e.g. 72 = 64 + 8), in a third
     warpgroup, transposed so that nothing is padded to 64 rows: S^T = K Q^T has the tile's 64
     tokens on the MMA's M side and the TAIL_M rows on its N side (wgmma N = 8 is allowed), and
@@ -353,24 +231,10 @@ def _seesaw_tail(
         z = j >> 30  # as in _seesaw: descriptors rebuilt per pair, not hoisted
         k0, pe0, k1, pe1 = klat_s.index(z), kpe_s.index(z), klat_s.index(1 + z), kpe_s.index(1 + z)
         t0 = 2 * j
-        s0 = _tail_scores(
-            0, t0, j, n_full, k0, pe0, qt_lat_s.index(z), qt_pe_s.index(z), full_bars, ts_bars, s_zero, PARTS, GATHER
-        )
-        s1 = _tail_scores(
-            1,
-            t0 + 1,
-            j,
-            n_full,
-            k1,
-            pe1,
-            qt_lat_s.index(z),
-            qt_pe_s.index(z),
-            full_bars,
-            ts_bars,
-            s_zero,
-            PARTS,
-            GATHER,
-        )
+        s0 = _tail_scores(0, t0, j, n_full, k0, pe0, qt_lat_s.index(z), qt_pe_s.index(z), full_bars, ts_bars,
+                          s_zero, PARTS, GATHER)
+        s1 = _tail_scores(1, t0 + 1, j, n_full, k1, pe1, qt_lat_s.index(z), qt_pe_s.index(z), full_bars, ts_bars,
+                          s_zero, PARTS, GATHER)
         qk0 = s0 * qk_scale
         qk1 = s1 * qk_scale
         start = lo + t0 * BLOCK_N
@@ -398,30 +262,12 @@ def _seesaw_tail(
 
 
 @gluon.jit
-def _gluon_seesaw_kernel(
-    Q,
-    KLat,
-    KPe,
-    KV,
-    PageTable,
-    KVLens,
-    TreeMask,
-    PartO,
-    PartLse,
-    qk_scale,
-    split_len,
-    stride_pt,
-    total_rows,
-    HEADS: gl.constexpr,
-    Q_LEN: gl.constexpr,
-    PAGE_SIZE: gl.constexpr,
-    D_LATENT: gl.constexpr,
-    D_ROPE: gl.constexpr,
-    BLOCK_M: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    TAIL_M: gl.constexpr,
-    num_warps: gl.constexpr,
-):
+def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
+                         stride_pt, total_rows,
+                         HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
+                         D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
+                         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
+                         num_warps: gl.constexpr):
     """Grid (m_blocks, splits, batch), 4 + 4 warps: the seesaw schedule (see _seesaw); with TAIL_M,
     4 more for the rows past the last whole M block (see _seesaw_tail)."""
     mb, split, b = _start_program()
@@ -459,155 +305,22 @@ def _gluon_seesaw_kernel(
     smem = (q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars, p_bars, ts_bars, max0, max1)
     if TAIL_M > 0:
         qt_lat_s, qt_pe_s, pt_s = _tail_smem(Q, q_lat_s, q_pe_s, TAIL_M, BLOCK_N)
-        gl.warp_specialize(
-            [
-                (
-                    _seesaw,
-                    (
-                        0,
-                        KLat,
-                        KPe,
-                        KV,
-                        PageTable,
-                        TreeMask,
-                        PartO,
-                        PartLse,
-                        qk_scale,
-                        span,
-                        smem,
-                        PARTS,
-                        HEADS,
-                        Q_LEN,
-                        PAGE_SIZE,
-                        D_LATENT,
-                        D_ROPE,
-                        BLOCK_M,
-                        BLOCK_N,
-                        TAIL_M,
-                    ),
-                ),
-                (
-                    _seesaw,
-                    (
-                        1,
-                        KLat,
-                        KPe,
-                        KV,
-                        PageTable,
-                        TreeMask,
-                        PartO,
-                        PartLse,
-                        qk_scale,
-                        span,
-                        smem,
-                        PARTS,
-                        HEADS,
-                        Q_LEN,
-                        PAGE_SIZE,
-                        D_LATENT,
-                        D_ROPE,
-                        BLOCK_M,
-                        BLOCK_N,
-                        TAIL_M,
-                    ),
-                ),
-                (
-                    _seesaw_tail,
-                    (
-                        Q,
-                        TreeMask,
-                        PartO,
-                        PartLse,
-                        qk_scale,
-                        b,
-                        mb,
-                        split,
-                        total_rows,
-                        lo,
-                        hi,
-                        ctx_len,
-                        n_full,
-                        n_tiles,
-                        klat_s,
-                        kpe_s,
-                        qt_lat_s,
-                        qt_pe_s,
-                        pt_s,
-                        full_bars,
-                        empty_bars,
-                        ts_bars,
-                        PARTS,
-                        HEADS,
-                        Q_LEN,
-                        PAGE_SIZE,
-                        D_LATENT,
-                        D_ROPE,
-                        BLOCK_M,
-                        BLOCK_N,
-                        TAIL_M,
-                    ),
-                ),
-            ],
-            [4, 4],
-            [TAIL_REGS[0], TAIL_REGS[1]],
-        )
+        gl.warp_specialize([
+            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
+                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
+                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw_tail, (Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
+                            n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars, empty_bars, ts_bars, PARTS,
+                            HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+        ], [4, 4], [TAIL_REGS[0], TAIL_REGS[1]])
     else:
-        gl.warp_specialize(
-            [
-                (
-                    _seesaw,
-                    (
-                        0,
-                        KLat,
-                        KPe,
-                        KV,
-                        PageTable,
-                        TreeMask,
-                        PartO,
-                        PartLse,
-                        qk_scale,
-                        span,
-                        smem,
-                        PARTS,
-                        HEADS,
-                        Q_LEN,
-                        PAGE_SIZE,
-                        D_LATENT,
-                        D_ROPE,
-                        BLOCK_M,
-                        BLOCK_N,
-                        TAIL_M,
-                    ),
-                ),
-                (
-                    _seesaw,
-                    (
-                        1,
-                        KLat,
-                        KPe,
-                        KV,
-                        PageTable,
-                        TreeMask,
-                        PartO,
-                        PartLse,
-                        qk_scale,
-                        span,
-                        smem,
-                        PARTS,
-                        HEADS,
-                        Q_LEN,
-                        PAGE_SIZE,
-                        D_LATENT,
-                        D_ROPE,
-                        BLOCK_M,
-                        BLOCK_N,
-                        TAIL_M,
-                    ),
-                ),
-            ],
-            [4],
-            [240],
-        )
+        gl.warp_specialize([
+            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
+                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
+                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+        ], [4], [240])
 
 
 def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
