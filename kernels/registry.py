@@ -103,15 +103,6 @@ KERNELS: dict[str, KernelInfo] = {
             availability="kernels.flashmla:unavailable",
             limits="kernels.flashmla:unsupported",
         ),
-        KernelInfo(
-            "flashmla",
-            "FlashMLA's sm90 dense decode (deepseek-ai/FlashMLA), optional: q_len x heads rows as one "
-            "query sequence, page size 64, chain mask (tools/build_flashmla.py builds it)",
-            "kernels.flashmla:flashmla",
-            ("flash_fwd_splitkv_mla_kernel", "flash_fwd_mla_combine_kernel", "get_mla_metadata_kernel"),
-            availability="kernels.flashmla:unavailable",
-            limits="kernels.flashmla:unsupported",
-        ),
     ]
 }
 

@@ -25,8 +25,10 @@ import triton.testing
 
 from kernels.graph import GraphedKernel
 from kernels.inputs import VerifyInputs, build_inputs
+from kernels.probes import make_l2_reread
 from kernels.registry import check_workload, get_kernel
 from kernels.spec import VerifyWorkload, WorkloadError
+from kernels.stream import stream_read
 
 METHODS = ("rotated", "flush")
 DEFAULT_SAMPLES = 30
@@ -144,8 +146,6 @@ def time_step(
 
 def measure_ceilings(gib: float = 4.0) -> MeasuredCeilings:
     """Copy and read a `gib` GiB buffer (many times L2), and a large bf16 matmul."""
-    from kernels.stream import stream_read  # lazy
-
     n = int(gib * 2**30) // 2
     a = torch.randn(n, device="cuda", dtype=torch.bfloat16)
     b = torch.empty_like(a)
@@ -165,8 +165,6 @@ def measure_ceilings(gib: float = 4.0) -> MeasuredCeilings:
 
 def measure_l2_read(calls: int = 20) -> float:
     """GB/s of the L2-resident re-read probe, timed with events over back-to-back calls (no flush)."""
-    from kernels.probes import make_l2_reread  # lazy
-
     run = make_l2_reread("cuda")
     run()
     torch.cuda.synchronize()
@@ -201,8 +199,6 @@ READ = "read"  # bench's pseudo-kernel: a bare stream_read of the workload's KV 
 def time_read(workload: VerifyWorkload, method: str = "rotated") -> float:
     """Median ms of a bare read of `workload`'s KV bytes (kernels.stream.stream_read over the cache's
     used tokens), timed like the kernels: what any kernel of this workload pays for its bytes alone."""
-    from kernels.stream import stream_read  # lazy: triton jit at first use
-
     w = workload
     used = w.kv_tokens * w.head_dim
 

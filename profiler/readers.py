@@ -24,6 +24,7 @@ from profiler.files import (  # noqa: F401
     plain_file,
     sniff,
 )
+from profiler.ncu_csv import read_ncu_csv
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import raw_metrics, tidy_launches
 from profiler.nsys_reader import read_nsys_sqlite, timeline_launches
@@ -53,8 +54,6 @@ def _read_kind(kind: str, plain: Path, path: Path) -> pd.DataFrame:
             table.attrs["cut"] = cut  # api.load: an incomplete capture
         return table
     if kind == NCU_CSV:
-        from profiler.ncu_csv import read_ncu_csv  # lazy
-
         raw = read_ncu_csv(plain, name=path)
         table = tidy_launches(raw)
         table.attrs["notes"] = list(raw.attrs.get("notes", []))

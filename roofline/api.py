@@ -40,7 +40,9 @@ from profiler.ncu import check_collected, find_ncu, ncu_version, requested_metri
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_source import PcRead
 from profiler.nsys import find_nsys, importer_missing, nsys_version, run_nsys
-from profiler.nsys_reader import Timeline
+from profiler.nsys_reader import Timeline, read_nsys_sqlite, timeline_launches
+from profiler.proc import run_tool
+from profiler.readers import NCU_REP, NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
 from profiler.rundir import (
     ANALYSIS,
     HARNESS,
@@ -185,9 +187,6 @@ def _workload(spec: RunSpec | None, where: Path) -> VerifyWorkload | None:
 def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=None) -> Run:
     """Read captured evidence without a GPU: a run directory (only the reports its manifest names,
     checked against their checksums), a report file, or a folder of reports. None: the bundled sample."""
-    from profiler.nsys_reader import read_nsys_sqlite  # lazy
-    from profiler.readers import NCU_REP, NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff  # lazy
-
     source = Path(path) if path is not None else sample_run()
     if not source.exists():
         raise ReportError(f"{source}: no such run directory or report")
@@ -301,8 +300,6 @@ def _start_pc_read(report: Path) -> PcRead | Path:
 
 
 def _timeline_table(timeline: Timeline, path: Path) -> pd.DataFrame:
-    from profiler.nsys_reader import timeline_launches  # lazy
-
     table = timeline_launches(timeline)
     table["source"] = Path(path).name
     table.attrs["source"] = str(path)
@@ -544,8 +541,6 @@ def _capture_ncu(
     chip: str,
 ) -> pd.DataFrame:
     """ncu into the run: report, log, version, the launch table (checked for missing metrics)."""
-    from profiler.readers import read_launches  # lazy
-
     say(f"[ncu] profiling {spec_name(app)} ({workload.describe()}), preset {preset} ({chip}) -> {writer.final}")
     t0 = time.time()
     ncu_run = run_ncu(
@@ -584,8 +579,6 @@ def _capture_nsys(
     env: dict[str, str] | None = None,
 ) -> Timeline:
     """nsys into the run: timeline report, sqlite export, log, version; the timeline read back."""
-    from profiler.nsys_reader import read_nsys_sqlite  # lazy
-
     say(f"[nsys] timeline of {spec_name(app)} (-t cuda,nvtx) -> {writer.final}")
     t0 = time.time()
     nsys_run = run_nsys(app, writer.path, nsys=exe, progress=say, timeout=timeout, limit_name=limit, env=env)
@@ -629,8 +622,6 @@ def _timing_pass(
     """The harness again, with no profiler attached: `samples` timings of the step into timing.json
     (a report of tool "timing" in the manifest). Skipped, with a note, when the captured child
     recorded no device in harness.json (a stand-in tool that never ran it)."""
-    from profiler.proc import run_tool  # lazy, like the capture modules
-
     if not RunDir(writer.path).harness().get("device"):
         result.setdefault("notes", []).append(
             "no timing pass: the profiled child recorded no device in "

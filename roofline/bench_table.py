@@ -12,6 +12,13 @@ BASELINE = "triton_mla"
 READ = "read"  # profiler.bench.READ: the bare read of a point's KV bytes
 
 
+def row_workload(r) -> VerifyWorkload:
+    """The workload of one bench row (its floor does not depend on the mask)."""
+    return VerifyWorkload(
+        ctx_len=int(r.ctx_len), heads=int(r.heads), q_len=int(r.q_len), page_size=int(r.page_size), batch=int(r.batch)
+    )
+
+
 def bench_table(times: pd.DataFrame, gpu: GpuSpec, read_gbps: float, matmul_tflops: float, source: str) -> pd.DataFrame:
     """Add kv_bytes, eff_gbps (KV bytes / time), pct_of_read_bw, tflops, pct_of_matmul,
     floor_ms and gap (from the ceilings measured in the same run), at_size_ms and gap_at_size
@@ -21,13 +28,7 @@ def bench_table(times: pd.DataFrame, gpu: GpuSpec, read_gbps: float, matmul_tflo
     out = times.copy()
     extra = []
     for _, r in out.iterrows():
-        w = VerifyWorkload(
-            ctx_len=int(r.ctx_len),
-            heads=int(r.heads),
-            q_len=int(r.q_len),
-            page_size=int(r.page_size),
-            batch=int(r.batch),
-        )
+        w = row_workload(r)
         f = workload_floor(w, gpu, bandwidth=bw, peak=peak)
         sec = r.median_ms * 1e-3
         extra.append(
@@ -66,13 +67,7 @@ def at_size_columns(table: pd.DataFrame, gpu: GpuSpec | None) -> pd.DataFrame:
         if fit is None:
             at.append(float("nan"))
             continue
-        w = VerifyWorkload(
-            ctx_len=int(r.ctx_len),
-            heads=int(r.heads),
-            q_len=int(r.q_len),
-            page_size=int(r.page_size),
-            batch=int(r.batch),
-        )
+        w = row_workload(r)
         f = workload_floor(w, gpu, read_fit=fit)
         at.append(max(f.at_size_ms, r.floor_ms if f.bound == "compute" else 0.0))
     out = table.assign(at_size_ms=at)
