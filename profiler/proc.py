@@ -27,8 +27,30 @@ class ToolResult:
     lines: list[str]
 
 
+def group_alive(pgid: int) -> bool:
+    """Whether a process of group `pgid` still runs (zombies, dead but not yet reaped, do not count).
+    Reads /proc; where there is none, any member the kernel still knows counts."""
+    proc_dir = Path("/proc")
+    if not proc_dir.is_dir():
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    for stat in proc_dir.glob("[0-9]*/stat"):
+        try:
+            state, _ppid, group = stat.read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, ValueError):
+            continue  # it ended while we looked
+        if int(group) == pgid and state not in ("Z", "X"):
+            return True
+    return False
+
+
 def kill_group(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
-    """SIGTERM the process group of `proc` (the tool and everything it started), then SIGKILL."""
+    """SIGTERM the process group of `proc` (the tool and everything it started), then SIGKILL, and wait
+    (up to `grace_s`) until none of it runs: a signal is delivered when the process next runs, so on a
+    busy machine a child can outlive the kill() call by a moment."""
     for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, grace_s)):
         try:
             os.killpg(proc.pid, sig)
@@ -43,7 +65,10 @@ def kill_group(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
                 os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        return
+        break
+    deadline = time.monotonic() + grace_s
+    while group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # handled like Ctrl-C while a capture runs

@@ -24,7 +24,7 @@ import roofline
 from profiler.errors import ReportError, ToolNotFound, ToolTimeout
 from profiler.ncu import check_collected, requested_metrics
 from profiler.ncu_reader import read_ncu_report
-from profiler.proc import run_tool
+from profiler.proc import group_alive, kill_group, run_tool
 from roofline.cli import main
 from tests.paths import FIXTURES, NO_KERNELS_LOG, SAMPLE_RUN
 
@@ -269,6 +269,19 @@ def test_timeout_ends_the_whole_process_group(tmp_path):
     kept, manifest = kept_run(tmp_path)
     assert manifest["error"] == message and info.value.kept_at == kept
     assert "ended ncu's process group" in (kept / "profile.ncu.log").read_text()
+
+
+def test_kill_group_returns_once_no_member_runs(tmp_path):
+    """A child that traps SIGTERM outlives the leader; kill_group returns only when it is gone too."""
+    script = tmp_path / "tool.sh"
+    script.write_text(f"(trap '' TERM; sleep 300) & echo $! > '{tmp_path}/child.pid'\nsleep 300\n")
+    proc = subprocess.Popen(["bash", str(script)], start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "child.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert group_alive(proc.pid)
+    kill_group(proc, grace_s=5)
+    assert not group_alive(proc.pid) and not alive(int((tmp_path / "child.pid").read_text()))
 
 
 def test_run_tool_kills_the_group_on_ctrl_c(tmp_path):
