@@ -67,8 +67,8 @@ def sha256(path: Path) -> str:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """What a run asked for: the kernel, the workload (as a dict of VerifyWorkload fields), and
-    how many launches of the kernel's step the profiled range holds."""
+    """What a run asked for: the kernel, the workload (as a dict of VerifyWorkload fields; {} for a probe
+    kernel, which runs no verify step), and how many launches of the kernel's step the profiled range holds."""
 
     kernel: str
     workload: dict

@@ -34,3 +34,8 @@ def us(value_ms: float | None, missing: str = "–") -> str:
 def ratio(value: float | None, missing: str = "–") -> str:
     """A ratio with its x, 3 significant figures: 462x, 43.2x, 2.15x."""
     return missing if value is None else significant(value, GAP_DIGITS) + "x"
+
+
+def fmt(value, spec: str, missing: str = "-") -> str:
+    """`value` formatted by `spec`, or `missing` for None."""
+    return missing if value is None else format(value, spec)

@@ -7,6 +7,7 @@ import textwrap
 
 from profiler.timing import METHODS as TIMING_METHODS
 from reports.meta import LAUNCH_BOUND_PCT, nsys_version
+from reports.numbers import fmt as _fmt
 from reports.numbers import ms, ratio, us
 from reports.table import align
 from reports.waits import waits_text
@@ -15,10 +16,6 @@ from roofline.floor import at_size_line
 from roofline.hierarchy import padding_note
 
 WRAP = 100  # text width for rule text and notes
-
-
-def _fmt(value, spec: str, missing: str = "-") -> str:
-    return missing if value is None else format(value, spec)
 
 
 def kernel_table(analysis: Analysis) -> list[list[str]]:
@@ -359,52 +356,3 @@ def render_timeline(timeline, analysis: Analysis | None = None, tools: dict | No
     for n in s.get("notes", []):
         out += wrap(f"note: {n}", "  ")
     return "\n".join(out)
-
-
-def render_resources(r: dict) -> str:
-    """`roofline compile`: one row per launch, then what does not fit and why."""
-    rows = [
-        [
-            "launch",
-            "grid",
-            "warps",
-            "stages",
-            "regs",
-            "spill B",
-            "smem KB",
-            "mma",
-            "blocks/SM",
-            "limited by",
-            "waves",
-            "fits",
-        ]
-    ]
-    for x in r["launches"]:
-        rows.append(
-            [
-                x["name"],
-                "x".join(map(str, x["grid"])),
-                str(x["threads"] // 32),
-                str(x["num_stages"]),
-                str(x["registers"]),
-                str(x["spill_bytes"]),
-                f"{x['shared_bytes'] / 1024:.1f}",
-                x["mma"],
-                str(x["blocks_per_sm"]),
-                x["limited_by"],
-                _fmt(x["waves"], ".2f"),
-                "yes" if x["fits"] else "NO",
-            ]
-        )
-    lines = [
-        f"{r['kernel']} on {r['arch']} (grid sized for {r['gpu']}, {r['sm_count']} SMs), compiled with triton "
-        f"{r['triton']} without a GPU",
-        align(rows),
-    ]
-    for x in r["launches"]:
-        lines += [f"{x['name']} does not fit: {p}" for p in x["problems"]]
-    lines.append(
-        "smem = the kernel's own shared memory per block; the driver adds 1 KB per block "
-        "(ncu: launch__shared_mem_per_block = dynamic + static + driver)"
-    )
-    return "\n".join(lines)

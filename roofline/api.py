@@ -176,7 +176,8 @@ def completeness(launches: pd.DataFrame, iterations: int | None, expected: int |
 
 
 def _workload(spec: RunSpec | None, where: Path) -> VerifyWorkload | None:
-    if spec is None:
+    """The run's verify workload; None for a report without a spec and for a probe's run (workload {})."""
+    if spec is None or not spec.workload:
         return None
     try:
         return VerifyWorkload.from_dict(spec.workload)

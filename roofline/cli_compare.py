@@ -10,12 +10,9 @@ import click
 
 from kernels.spec import WorkloadError
 from profiler.errors import ProfilerError
-
-
-class BadInput(click.ClickException):
-    """A missing, failed or incomplete run, or workloads that differ: exit code 2."""
-
-    exit_code = 2
+from reports.compare import render_compare_markdown, render_compare_text
+from roofline.api import compare
+from roofline.cli_common import BadInputExit, format_option
 
 
 @click.command("compare")
@@ -45,14 +42,11 @@ class BadInput(click.ClickException):
     help="compare runs of different workloads (said in the output; the step is not the same work)",
 )
 @click.option("--allow-incomplete", is_flag=True, help="compare runs whose reports hold fewer launches than asked")
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@format_option("text", "markdown", "json")
 def compare_cmd(base, head, fail_if_slower, p_value, allow_different_workload, allow_incomplete, fmt) -> None:
     """Compare two runs (run directories or reports): the step, and every kernel's metrics as value (delta %)."""
-    from reports.compare import render_compare_markdown, render_compare_text  # lazy
-    from roofline.api import compare  # lazy
-
     if fail_if_slower is not None and not (math.isfinite(fail_if_slower) and fail_if_slower >= 0):
-        raise BadInput(f"--fail-if-slower must be a finite percentage >= 0, got {fail_if_slower:g}")
+        raise BadInputExit(f"--fail-if-slower must be a finite percentage >= 0, got {fail_if_slower:g}")
     try:
         cmp = compare(
             base,
@@ -63,7 +57,7 @@ def compare_cmd(base, head, fail_if_slower, p_value, allow_different_workload, a
             p_value=p_value,
         )
     except (ProfilerError, WorkloadError, ValueError) as exc:
-        raise BadInput(str(exc).splitlines()[0]) from None
+        raise BadInputExit(str(exc).splitlines()[0]) from None
     if fmt == "json":
         click.echo(json.dumps(cmp.to_dict(), indent=2))
     elif fmt == "markdown":

@@ -9,8 +9,10 @@ import click
 from kernels.spec import WorkloadError
 from profiler.errors import ProfilerError
 from reports.charts import ChartError
+from reports.markdown import ReportExists
 from roofline.cli_common import api, progress
 from roofline.cli_common import fail as _fail
+from roofline.reporting import REPORT_NAME
 
 
 @click.command("report")
@@ -31,9 +33,6 @@ from roofline.cli_common import fail as _fail
 )
 def report_cmd(path, out, force, allow_incomplete) -> None:
     """Write a GitHub-flavoured markdown report with roofline and stall charts (PNG + SVG)."""
-    from reports.markdown import ReportExists  # lazy
-    from roofline.reporting import REPORT_NAME  # lazy
-
     if not path:
         progress(f"no path given: reporting on the bundled H200 capture {api().sample_run()}")
     out_md = Path(out) if out else None

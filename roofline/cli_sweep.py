@@ -5,6 +5,7 @@ Exit 0 when every point is done, 1 when a point failed, 130 when interrupted, 2 
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import sys
 from pathlib import Path
@@ -12,20 +13,23 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from kernels.registry import UnknownKernel, get_kernel
+from kernels.registry import get_kernel
 from kernels.spec import WorkloadError, parse_ctx_len
+from profiler.metrics import DEFAULT_PRESET
 from profiler.rundir import RunDir
-from roofline.cli_compare import BadInput
-
-
-def _list(text: str, parse, what: str) -> list:
-    try:
-        values = [parse(x.strip()) for x in text.split(",") if x.strip()]
-    except (ValueError, WorkloadError, UnknownKernel) as exc:
-        raise BadInput(f"--{what} {text!r}: {exc}") from None
-    if not values:
-        raise BadInput(f"--{what} is empty")
-    return values
+from reports.sweep import plot_sweep, render_summary_markdown, render_summary_text
+from roofline.cli_common import BadInputExit, comma_list, format_option
+from roofline.cli_run import profile_cmd
+from roofline.sweeps import (
+    DEFAULT_TIMEOUT_S,
+    POINT_TOOL,
+    SUMMARY,
+    SweepError,
+    SweepPoint,
+    plan,
+    run_sweep,
+    summarize,
+)
 
 
 def _kernel(name: str) -> str:
@@ -38,11 +42,51 @@ def _gpu_index(text: str) -> str:
     return text
 
 
+def _ctx_text(ctx_len: int) -> str:
+    return f"{ctx_len // 1024}k" if ctx_len % 1024 == 0 else str(ctx_len)
+
+
+def command_line(command: click.Command, values: dict) -> list[str]:
+    """`roofline COMMAND ...` from values keyed by the command's own parameter names, in its option order:
+    a flag when true, nothing for None or false; a name the command lacks raises (a job command can
+    never ask for an option that does not exist)."""
+    options = {p.name: p for p in command.params if isinstance(p, click.Option)}
+    if unknown := set(values) - set(options):
+        raise KeyError(f"roofline {command.name} has no option for {sorted(unknown)}")
+    argv = ["roofline", command.name]
+    for name, option in options.items():
+        value = values.get(name)
+        if value is None or value is False:
+            continue
+        argv += [option.opts[0]] if option.is_flag else [option.opts[0], str(value)]
+    return argv
+
+
+def point_command(point: SweepPoint, sweep_dir: Path, iterations: int, ncu: str | None) -> tuple[str, ...]:
+    """The `roofline profile` command that makes one point on its own, with the same tool, preset and
+    timeout as the sweep's own run of it (roofline.sweeps.run_point)."""
+    w = point.workload
+    values = dict(
+        kernel=point.kernel,
+        ctx_len=_ctx_text(w.ctx_len),
+        batch=w.batch,
+        heads=w.heads,
+        q_len=w.q_len,
+        page_size=w.page_size,
+        tree_mask=w.tree_mask,
+        seed=w.seed,
+        iters=iterations,
+        tool=POINT_TOOL,
+        preset=DEFAULT_PRESET,
+        timeout=f"{DEFAULT_TIMEOUT_S:g}",
+        out_dir=sweep_dir / point.name,
+        ncu_path=ncu,
+    )
+    return tuple(command_line(profile_cmd, values))
+
+
 def _summary(sweep_dir: Path, fmt: str, write: bool = True) -> None:
     """Print the sweep's table; with `write`, also save summary.csv and the chart in the folder."""
-    from reports.sweep import plot_sweep, render_summary_markdown, render_summary_text  # lazy
-    from roofline.sweeps import SUMMARY, summarize  # lazy
-
     table = summarize(sweep_dir)
     charts = []
     if write:
@@ -114,46 +158,49 @@ def _chart_title(sweep_dir: Path, table) -> str:
     is_flag=True,
     help="print one `roofline profile` command per point (for a scheduler's job array) and exit",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@format_option("text", "markdown", "json")
 def sweep_cmd(
     kernels, ctx, pages, heads, q_lens, iters, out, gpus, ncu_path, summarize_dir, write, print_commands, fmt
 ) -> None:
     """Profile every kernel x ctx x page size x heads x q_len point; skip finished ones; table and chart."""
-    from roofline.sweeps import SweepError, plan, run_sweep, sweep_command  # lazy
-
     if summarize_dir is not None:
         try:
             _summary(Path(summarize_dir), fmt, write=write)
         except (SweepError, ValueError) as exc:
-            raise BadInput(str(exc)) from None
+            raise BadInputExit(str(exc)) from None
         return
     if write:
-        raise BadInput("--write goes with --summarize DIR (a sweep run always writes its summary)")
+        raise BadInputExit("--write goes with --summarize DIR (a sweep run always writes its summary)")
     if not kernels:
-        raise BadInput("--kernel is required (e.g. --kernel triton_mla,triton_mla_fast), or --summarize DIR")
+        raise BadInputExit("--kernel is required (e.g. --kernel triton_mla,triton_mla_fast), or --summarize DIR")
     if iters < 1:
-        raise BadInput("--iters must be at least 1")
-    grid = dict(
-        kernels=_list(kernels, _kernel, "kernel"),
-        ctx=_list(ctx, parse_ctx_len, "ctx"),
-        page_sizes=_list(pages, int, "page-size"),
-        heads=_list(heads, int, "heads"),
-        q_lens=_list(q_lens, int, "q-len"),
-    )
-    gpu_list = _list(gpus, _gpu_index, "gpus") if gpus else None
+        raise BadInputExit("--iters must be at least 1")
+    gpu_list = comma_list(gpus, _gpu_index, "--gpus") if gpus else None
     try:
-        points = plan(grid["kernels"], grid["ctx"], grid["page_sizes"], grid["heads"], grid["q_lens"])
+        points = plan(
+            comma_list(kernels, _kernel, "--kernel"),
+            comma_list(ctx, parse_ctx_len, "--ctx"),
+            comma_list(pages, int, "--page-size"),
+            comma_list(heads, int, "--heads"),
+            comma_list(q_lens, int, "--q-len"),
+        )
     except (SweepError, WorkloadError) as exc:
-        raise BadInput(str(exc)) from None
+        raise BadInputExit(str(exc)) from None
     sweep_dir = Path(out)
+    points = [dataclasses.replace(p, command=point_command(p, sweep_dir, iters, ncu_path)) for p in points]
     if print_commands:
         for p in points:
-            click.echo(shlex.join(p.command(sweep_dir, iters, ncu_path)))
+            click.echo(shlex.join(p.command))
         return
-    resume = sweep_command(
-        grid["kernels"], grid["ctx"], grid["page_sizes"], grid["heads"], grid["q_lens"], out, iters, ncu_path, gpu_list
+    params = click.get_current_context().params
+    resume = shlex.join(
+        command_line(
+            sweep_cmd,
+            {k: v for k, v in params.items() if k not in ("summarize_dir", "write", "print_commands", "fmt")}
+            | ({"fmt": fmt} if fmt != "text" else {}),
+        )
     )
-    outcome = _run_with_progress(points, sweep_dir, iters, ncu_path, gpu_list, resume, run_sweep)
+    outcome = _run_with_progress(points, sweep_dir, iters, ncu_path, gpu_list, resume)
     failed = [r for r in outcome.results if r.status == "failed"]
     _summary(sweep_dir, fmt)
     say = lambda m: click.echo(m, err=True)  # noqa: E731
@@ -171,10 +218,8 @@ def sweep_cmd(
         sys.exit(1)
 
 
-def _run_with_progress(points, sweep_dir, iters, ncu_path, gpus, resume, run_sweep):
+def _run_with_progress(points, sweep_dir, iters, ncu_path, gpus, resume):
     """run_sweep with a tqdm bar on stderr: points done of all, elapsed, time left, the points running."""
-
-    from roofline.sweeps import SweepError  # lazy
 
     bar = tqdm(
         total=len(points),
@@ -219,6 +264,6 @@ def _run_with_progress(points, sweep_dir, iters, ncu_path, gpus, resume, run_swe
             on_done=on_done,
         )
     except SweepError as exc:
-        raise BadInput(str(exc)) from None
+        raise BadInputExit(str(exc)) from None
     finally:
         bar.close()

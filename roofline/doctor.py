@@ -18,8 +18,6 @@ from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
 
-import click
-
 from roofline.shadowing import shadowed_packages
 
 PARAMS = Path("/proc/driver/nvidia/params")
@@ -312,30 +310,20 @@ def verdict(checks: list[Check]) -> tuple[bool, str]:
     return True, f"ready to profile with {usable}"
 
 
-def render(checks: list[Check]) -> str:
-    width = max(len(c.name) for c in checks)
-    lines = []
-    for c in checks:
-        lines.append(f"{c.status:<4}  {c.name:<{width}}  {c.detail}")
-        if c.fix and c.status != "ok":
-            lines.append(f"{'':<4}  {'':<{width}}  fix: {c.fix}")
-    return "\n".join(lines)
+@dataclass(frozen=True)
+class Diagnosis:
+    """Every check, and whether profiling can work here (the verdict line says with which tool)."""
+
+    checks: tuple[Check, ...]
+    ok: bool
+    verdict: str
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "verdict": self.verdict, "checks": [asdict(c) for c in self.checks]}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the checks, print them, return the exit code (also callable without click)."""
-    fmt = "json" if argv and "--format" in argv and "json" in argv else "text"
+def doctor() -> Diagnosis:
+    """Run every check (a few seconds: it asks nvidia-smi, ncu, nsys and a child Python)."""
     checks = run_checks()
     ok, line = verdict(checks)
-    if fmt == "json":
-        print(json.dumps({"ok": ok, "verdict": line, "checks": [asdict(c) for c in checks]}, indent=2))
-    else:
-        print(render(checks) + "\n\n" + line)
-    return 0 if ok else 1
-
-
-@click.command("doctor")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def doctor_cmd(fmt: str) -> None:
-    """Can this machine profile? Tools, GPU, counters, libraries, each problem with its fix."""
-    sys.exit(main(["--format", fmt]))
+    return Diagnosis(tuple(checks), ok, line)

@@ -10,8 +10,9 @@ Resumable: a point whose folder is a complete run (its manifest says so, its rep
 checksums, its spec is this point) is kept and skipped; failed and interrupted points run again.
 A failure is recorded and the sweep goes on; Ctrl-C stops it, keeping every finished point.
 
-Each point is one independent command (`point.command(...)`: a `roofline profile ... --out
-SWEEP/<point>`), so a scheduler's job array can run the points and `summarize` reads the folder.
+Each point is one independent command (`roofline sweep --print-commands` prints each: a `roofline
+profile ... --out SWEEP/<point>`, built by the CLI from its own options and carried by the point as
+`SweepPoint.command`), so a scheduler's job array can run the points and `summarize` reads the folder.
 With several GPUs, one worker process per GPU (CUDA_VISIBLE_DEVICES set for the profiled child)
 takes points from a shared queue; only the parent writes sweep.json.
 """
@@ -24,7 +25,6 @@ import multiprocessing as mp
 import os
 import queue
 import re
-import shlex
 import signal
 import time
 from collections.abc import Callable
@@ -65,54 +65,15 @@ class SweepError(BadInput):
     """A sweep folder or sweep.json that cannot be read, or a grid that cannot be run."""
 
 
-def _ctx_text(ctx_len: int) -> str:
-    return f"{ctx_len // 1024}k" if ctx_len % 1024 == 0 else str(ctx_len)
-
-
 @dataclass(frozen=True)
 class SweepPoint:
     kernel: str
     workload: VerifyWorkload
+    command: tuple[str, ...] = ()  # the command line that makes this point on its own (the CLI's words)
 
     @property
     def name(self) -> str:
         return run_name(self.kernel, self.workload)
-
-    def command(self, sweep_dir: str | Path, iterations: int = 3, ncu: str | None = None) -> list[str]:
-        """The `roofline profile` command that makes this point's run on its own (a job array's task):
-        the same tool, preset and timeout as the sweep's own run of it (run_point)."""
-        w = self.workload
-        cmd = [
-            "roofline",
-            "profile",
-            "--kernel",
-            self.kernel,
-            "--ctx",
-            _ctx_text(w.ctx_len),
-            "--batch",
-            str(w.batch),
-            "--heads",
-            str(w.heads),
-            "--q-len",
-            str(w.q_len),
-            "--page-size",
-            str(w.page_size),
-            "--mask",
-            w.tree_mask,
-            "--seed",
-            str(w.seed),
-            "--iters",
-            str(iterations),
-            "--tool",
-            POINT_TOOL,
-            "--preset",
-            DEFAULT_PRESET,
-            "--timeout",
-            f"{DEFAULT_TIMEOUT_S:g}",
-            "--out",
-            str(Path(sweep_dir) / self.name),
-        ]
-        return cmd + (["--ncu", ncu] if ncu else [])
 
 
 def plan(
@@ -247,7 +208,7 @@ def run_point(
             preset=DEFAULT_PRESET,
             timeout=DEFAULT_TIMEOUT_S,
             env=env,
-            command=point.command(sweep_dir, iterations, ncu),
+            command=list(point.command) or None,
         )
     except KeyboardInterrupt as exc:
         kept = getattr(exc, "kept_at", None)
@@ -575,30 +536,3 @@ def _recorded(name: str, entry: dict, saved: dict[str, dict], sweep_dir: Path) -
         "error": f"{SWEEP_FILE} records it done{when}, but {gone} and neither "
         f"{SWEEP_FILE} nor {SUMMARY} holds its numbers",
     }
-
-
-def sweep_command(kernels, ctx, page_sizes, heads, q_lens, out, iterations, ncu=None, gpus=None) -> str:
-    """The `roofline sweep` command line for a grid (what to rerun to resume)."""
-    cmd = [
-        "roofline",
-        "sweep",
-        "--kernel",
-        ",".join(kernels),
-        "--ctx",
-        ",".join(_ctx_text(c) for c in ctx),
-        "--page-size",
-        ",".join(map(str, page_sizes)),
-        "--heads",
-        ",".join(map(str, heads)),
-        "--q-len",
-        ",".join(map(str, q_lens)),
-        "--iters",
-        str(iterations),
-        "--out",
-        str(out),
-    ]
-    if gpus:
-        cmd += ["--gpus", ",".join(gpus)]
-    if ncu:
-        cmd += ["--ncu", ncu]
-    return shlex.join(cmd)

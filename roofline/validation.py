@@ -1,6 +1,24 @@
-"""What each probe kernel (kernels/probes.py) must be called, by construction."""
+"""`validate`: profile the probe kernels (kernels/probes.py), each into a run directory through the run
+writer, and check each verdict against what the probe's construction guarantees."""
 
 from __future__ import annotations
+
+import dataclasses
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernels.errors import BadInput, CaptureFailed
+from profiler.errors import Interrupted
+from profiler.metrics import DEFAULT_PRESET
+from profiler.ncu import ncu_version, run_ncu
+from profiler.ncu_reader import read_ncu_report
+from profiler.ncu_tidy import tidy_launches
+from profiler.rundir import ANALYSIS, RunSpec, RunWriter
+from roofline.analysis import summarize
+from roofline.chips import local_device_name, preset_for_device
 
 # probe -> (bound, roof or cause prefix)
 EXPECTED = {
@@ -12,9 +30,91 @@ EXPECTED = {
 }
 
 
-def check_probe(name: str, bound: str, roof: str | None, cause: str | None) -> tuple[bool, str]:
-    """(ok, message) for one probe's verdict against what its construction guarantees."""
+@dataclass(frozen=True)
+class ProbeCheck:
+    probe: str
+    expected_bound: str
+    expected: str  # the roof (or, for latency, the cause) the verdict must start with
+    bound: str
+    got: str | None
+    run: Path | None = None  # the probe's run directory
+
+    @property
+    def ok(self) -> bool:
+        return self.bound == self.expected_bound and bool(self.got) and self.got.startswith(self.expected)
+
+    @property
+    def message(self) -> str:
+        return f"{self.probe}: expected {self.expected_bound} ({self.expected}), got {self.bound} ({self.got})"
+
+
+@dataclass(frozen=True)
+class Validation:
+    checks: tuple[ProbeCheck, ...]
+    preset: str
+    chip: str
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+
+def check_probe(name: str, bound: str, roof: str | None, cause: str | None) -> ProbeCheck:
+    """One probe's verdict against what its construction guarantees."""
     want_bound, want = EXPECTED[name]
-    got = roof if want_bound != "latency" else cause
-    ok = bound == want_bound and bool(got) and got.startswith(want)
-    return ok, f"{name}: expected {want_bound} ({want}), got {bound} ({got})"
+    return ProbeCheck(name, want_bound, want, bound, roof if want_bound != "latency" else cause)
+
+
+def validate(
+    probes: list[str] | None = None,
+    out: str | Path = "runs/validate",
+    ncu: str | None = None,
+    preset: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Validation:
+    """Profile each probe into `out/<probe>` (a run directory, kept marked failed when its capture
+    fails) and check its verdict."""
+    say = progress or (lambda msg: None)
+    names = list(probes or EXPECTED)
+    unknown = sorted(set(names) - set(EXPECTED))
+    if unknown:
+        raise BadInput(f"unknown probe(s) {unknown}; known: {', '.join(EXPECTED)}")
+    try:
+        resolved, chip, note = preset_for_device(preset or DEFAULT_PRESET, device_name=local_device_name())
+    except ValueError as exc:
+        raise BadInput(str(exc)) from exc
+    checks = []
+    for name in names:
+        say(f"profiling probe {name} (preset {resolved.name}, {chip})" + (f": {note}" if note else ""))
+        checks.append(_profile_probe(name, Path(out) / name, ncu, resolved, say))
+    return Validation(tuple(checks), resolved.name, chip)
+
+
+def _profile_probe(name: str, final: Path, ncu: str | None, resolved, say: Callable[[str], None]) -> ProbeCheck:
+    writer = RunWriter(final, unique=True)
+    app = [sys.executable, "-m", "profiler.probes", name, "--iters", "1"]
+    try:
+        writer.write_spec(
+            RunSpec(f"probe {name}", {}, 1, writer.manifest.created, ("roofline", "validate", "--probe", name))
+        )
+        run = run_ncu(app, writer.path, ncu=ncu, progress=say, preset=resolved)
+        writer.log_command(run.command)
+        writer.add_log(run.log)
+        writer.manifest.tools["ncu"] = {"path": run.command[0], "version": ncu_version(run.command[0])}
+        writer.add_report(
+            run.report, "ncu", launches=len(run.passes), passes=max(run.passes, default=None), preset=resolved.name
+        )
+        say(f"{name}: {max(run.passes, default=0)} replay passes per launch")
+        analysis = summarize(tidy_launches(read_ncu_report(run.report)), preset=resolved.name)
+        k = analysis.kernels[0]
+        writer.write_json(ANALYSIS, analysis.to_dict())
+        final = writer.commit()
+    except KeyboardInterrupt as exc:
+        signum = exc.exit_code - 128 if isinstance(exc, Interrupted) else signal.SIGINT
+        how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        reason = f"interrupted ({how}) while ncu was profiling probe {name}; its process group was ended"
+        raise Interrupted(signum, kept_at=writer.fail(reason), reason=reason) from exc
+    except Exception as exc:
+        reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise CaptureFailed(str(exc) or reason, kept_at=writer.fail(reason), reason=reason) from exc
+    return dataclasses.replace(check_probe(name, k.bound, k.roof, k.cause), run=final)

@@ -7,6 +7,7 @@ import shutil
 import struct
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -184,7 +185,16 @@ def test_summarize_says_why_a_point_has_no_numbers_and_writes_with_write(tmp_pat
 
 def test_point_commands_carry_tool_preset_and_timeout(tmp_path):
     r = _sweep("--kernel", "triton_mla", "--ctx", "8k", "--page-size", "1", "--out", tmp_path / "S", "--print-commands")
-    assert r.exit_code == 0 and "--tool ncu --preset roofline --timeout 900 " in r.output
+    argv = r.output.split()
+    assert r.exit_code == 0 and argv[:2] == ["roofline", "profile"]
+    for option, value in (("--tool", "ncu"), ("--preset", "roofline"), ("--timeout", "900"), ("--iters", "3")):
+        assert argv[argv.index(option) + 1] == value
+    # each point's command is one that `roofline profile` itself accepts
+    profile = main.get_command(click.Context(main), "profile")
+    params = profile.make_context("profile", argv[2:]).params
+    assert (
+        params["tool"] == "ncu" and params["ctx_len"] == 8192 and params["out_dir"].endswith("triton_mla-8k-h8-q9-p1")
+    )
 
 
 def test_a_sweep_records_each_points_numbers_in_sweep_json(tmp_path):

@@ -167,3 +167,20 @@ def test_kernel_commands_without_torch_say_what_to_install(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
     r = run("check", "--ctx", "40", "--device", "cpu")
     assert r.exit_code == 1 and "needs torch" in r.output and "roofline[kernels]" in r.output
+
+
+def test_every_command_loads_under_its_name_and_help_summary():
+    """The lazy group's table: each entry imports a command of that name whose help starts with the
+    summary `roofline --help` shows without importing it."""
+    import click
+
+    from roofline.cli import COMMANDS
+
+    ctx = click.Context(main)
+    for name, (_, summary) in COMMANDS.items():
+        command = main.get_command(ctx, name)
+        assert isinstance(command, click.Command) and command.name == name
+        assert " ".join(command.help.split()).startswith(summary), name
+    r = CliRunner().invoke(main, ["--help"])
+    listed = [line.split()[0] for line in r.output.split("Commands:")[1].splitlines() if line.strip()]
+    assert r.exit_code == 0 and listed == sorted(COMMANDS)

@@ -1,19 +1,24 @@
 """The validation suite: probe kernels with a bound known by construction, captured on the H200."""
 
 import pytest
+from click.testing import CliRunner
 
+import roofline
+from kernels.errors import CaptureFailed
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
+from profiler.rundir import RunDir
 from roofline.analysis import summarize
-from roofline.validation import EXPECTED, check_probe
-from tests.paths import PROBES
+from roofline.cli import main
+from roofline.validation import EXPECTED, check_probe, validate
+from tests.paths import PROBES, SAMPLE_RUN
 
 
 @pytest.mark.parametrize("name", list(EXPECTED))
 def test_probe_verdict_and_cause(name):
     (k,) = summarize(tidy_launches(read_ncu_report(PROBES / f"{name}.ncu-rep"))).kernels
-    ok, msg = check_probe(name, k.bound, k.roof, k.cause)
-    assert ok, msg
+    check = check_probe(name, k.bound, k.roof, k.cause)
+    assert check.ok, check.message
     assert k.evidence and k.advice
     if k.ncu_rule:  # where ncu's own rule ran, the verdict must not contradict it
         assert k.agrees_with_ncu is not False, (k.bound, k.ncu_rule)
@@ -31,5 +36,40 @@ def test_probe_evidence_numbers():
 
 
 def test_check_probe_rejects_a_wrong_verdict():
-    ok, msg = check_probe("small_grid", "bandwidth", "DRAM", None)
-    assert not ok and "expected latency (small grid)" in msg
+    check = check_probe("small_grid", "bandwidth", "DRAM", None)
+    assert not check.ok and "expected latency (small grid)" in check.message
+
+
+def probe_ncu(tmp_path, probe: str, code: int = 0) -> str:
+    """An ncu that prints a real ncu log's lines for one launch and writes the probe's real H200 report."""
+    path = tmp_path / "ncu"
+    path.write_text(
+        f"#!/bin/sh\nsed -n 2,4p '{SAMPLE_RUN / 'profile.ncu.log'}'\n"
+        f'while [ "$1" != "--export" ]; do shift; done\ncp \'{PROBES / probe}.ncu-rep\' "$2.ncu-rep"\nexit {code}\n'
+    )
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_validate_writes_each_probe_as_a_run(tmp_path):
+    """validate goes through the run writer: each probe is a run directory that `load` re-reads."""
+    result = validate(["stream_copy"], out=tmp_path / "v", ncu=probe_ncu(tmp_path, "stream_copy"))
+    (check,) = result.checks
+    assert result.ok and check.ok and check.run == tmp_path / "v" / "stream_copy"
+    assert RunDir(check.run).manifest().status == "complete"
+    run = roofline.load(check.run)
+    assert run.analysis.kernels[0].bound == "bandwidth"
+
+
+def test_validate_keeps_a_failed_capture(tmp_path):
+    ncu = probe_ncu(tmp_path, "stream_copy", code=1)
+    with pytest.raises(CaptureFailed) as info:
+        validate(["stream_copy"], out=tmp_path / "v", ncu=ncu)
+    (kept,) = (tmp_path / "v").glob("stream_copy.failed-*")
+    assert info.value.kept_at == kept and (kept / "profile.ncu.log").exists()
+
+
+def test_validate_refuses_an_unknown_probe(tmp_path):
+    r = CliRunner().invoke(main, ["validate", "--probe", "nope", "--out", str(tmp_path / "v")])
+    assert r.exit_code == 2 and "nope" in r.output and "stream_copy" in r.output
+    assert not (tmp_path / "v").exists()

@@ -1,0 +1,16 @@
+"""`roofline doctor`'s screen: one line a check, its fix under it, the verdict last. Imports nothing from
+kernels/ or profiler/ (it also runs when a foreign package shadows them)."""
+
+from __future__ import annotations
+
+from roofline.doctor import Diagnosis
+
+
+def render_doctor(d: Diagnosis) -> str:
+    width = max(len(c.name) for c in d.checks)
+    lines = []
+    for c in d.checks:
+        lines.append(f"{c.status:<4}  {c.name:<{width}}  {c.detail}")
+        if c.fix and c.status != "ok":
+            lines.append(f"{'':<4}  {'':<{width}}  fix: {c.fix}")
+    return "\n".join(lines) + "\n\n" + d.verdict

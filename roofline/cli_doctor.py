@@ -1,0 +1,21 @@
+"""`roofline doctor`: can this machine profile? Tools, GPU, counters, libraries, each problem with its fix."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from reports.doctor import render_doctor
+from roofline.cli_common import format_option
+from roofline.doctor import doctor
+
+
+@click.command("doctor")
+@format_option()
+def doctor_cmd(fmt: str) -> None:
+    """Can this machine profile? Tools, GPU, counters, libraries, each problem with its fix."""
+    d = doctor()
+    click.echo(json.dumps(d.to_dict(), indent=2) if fmt == "json" else render_doctor(d))
+    sys.exit(0 if d.ok else 1)
