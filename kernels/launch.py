@@ -20,6 +20,25 @@ from kernels.spec import VerifyWorkload
 EXTEND_BLOCK_N = {"sm_90": 64, "sm_100": 64, "sm_120": 32}
 
 
+# --- what triton_mla's two kernels (extend, decode) read alike ------------------------------------
+
+
+def _inputs(p: str) -> dict[str, str]:
+    """The signature of the inputs: queries and the flat KV cache (pointer type `p`), each request's
+    token slots and row pointers, the draft-tree mask."""
+    return {"Q": p, "KV": p, "TokenSlots": "*i32", "KVIndptr": "*i32", "TreeMask": "*i8"}
+
+
+def _input_strides(w: VerifyWorkload) -> dict[str, int]:
+    """The query's token and head strides and the KV cache's token stride (elements)."""
+    return {"stride_qt": w.heads * w.head_dim, "stride_qh": w.head_dim, "stride_kv": w.head_dim}
+
+
+def _shape(w: VerifyWorkload) -> dict[str, int]:
+    """The constexprs of the workload's shape: draft rows per request, latent and rope dims."""
+    return dict(Q_LEN=w.q_len, D_LATENT=w.v_dim, D_ROPE=w.rope_dim)
+
+
 # --- one function per kernel ----------------------------------------------------------------------
 
 
@@ -41,36 +60,22 @@ def extend_specs(
             target="kernels.triton_mla:_verify_extend_kernel",
             grid=(w.batch, w.heads, cdiv(w.q_len, block_m)),
             signature={
-                "Q": p,
-                "KV": p,
-                "TokenSlots": "*i32",
-                "KVIndptr": "*i32",
-                "TreeMask": "*i8",
+                **_inputs(p),
                 "Out": p,
                 "qk_scale": "fp32",
-                "stride_qt": "i32",
-                "stride_qh": "i32",
-                "stride_kv": "i32",
+                **dict.fromkeys(_input_strides(w), "i32"),
                 "stride_ot": "i32",
                 "stride_oh": "i32",
             },
             constexprs=dict(
-                Q_LEN=w.q_len,
-                D_LATENT=w.v_dim,
-                D_ROPE=w.rope_dim,
+                **_shape(w),
                 BLOCK_M=block_m,
                 BLOCK_N=block_n,
                 BLOCK_Q=max(16, next_power_of_2(w.q_len)),
             ),
             num_warps=num_warps,
             num_stages=num_stages,
-            int_args={
-                "stride_qt": w.heads * w.head_dim,
-                "stride_qh": w.head_dim,
-                "stride_kv": w.head_dim,
-                "stride_ot": w.heads * w.v_dim,
-                "stride_oh": w.v_dim,
-            },
+            int_args={**_input_strides(w), "stride_ot": w.heads * w.v_dim, "stride_oh": w.v_dim},
         )
     ]
 
@@ -95,36 +100,23 @@ def decode_specs(
         target="kernels.triton_mla_decode:_decode_stage1",
         grid=(w.batch * w.q_len, cdiv(w.heads, block_h), kv_splits),
         signature={
-            "Q": p,
-            "KV": p,
-            "TokenSlots": "*i32",
-            "KVIndptr": "*i32",
-            "TreeMask": "*i8",
+            **_inputs(p),
             "PartO": "*fp32",
             "PartLse": "*fp32",
             "qk_scale": "fp32",
-            "stride_qt": "i32",
-            "stride_qh": "i32",
-            "stride_kv": "i32",
+            **dict.fromkeys(_input_strides(w), "i32"),
             "total_rows": "i32",
         },
         constexprs=dict(
             HEADS=w.heads,
-            Q_LEN=w.q_len,
-            D_LATENT=w.v_dim,
-            D_ROPE=w.rope_dim,
+            **_shape(w),
             BLOCK_H=block_h,
             BLOCK_N=block_n,
             KV_SPLITS=kv_splits,
         ),
         num_warps=num_warps,
         num_stages=num_stages,
-        int_args={
-            "stride_qt": w.heads * w.head_dim,
-            "stride_qh": w.head_dim,
-            "stride_kv": w.head_dim,
-            "total_rows": total_rows,
-        },
+        int_args={**_input_strides(w), "total_rows": total_rows},
     )
     return [stage1, with_out_dtype(combine_spec(kv_splits, total_rows, w.v_dim, pdl=pdl_arch(arch)), w.dtype)]
 

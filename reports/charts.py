@@ -182,7 +182,12 @@ def _pyplot():
     return matplotlib, plt
 
 
+# Every legend's text and frame: small, no box, left-aligned.
+_LEGEND = dict(fontsize=8, title_fontsize=8, frameon=False, alignment="left")
+
+
 def _save(fig, stem: Path) -> list[Path]:
+    """The figure as STEM.png and STEM.svg, without the dates and versions that would make each save differ."""
     png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
     fig.savefig(png, bbox_inches="tight", metadata={"Software": None})
     fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
@@ -399,10 +404,7 @@ def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "
             loc="upper left",
             bbox_to_anchor=(1.02, 1.0),
             bbox_transform=ax.transAxes,
-            fontsize=8,
-            title_fontsize=8,
-            frameon=False,
-            alignment="left",
+            **_LEGEND,
         )
         shown = "" if len(points) == len(every) else f"; the {len(points)} of {len(every)} with the most time"
         ax.legend(
@@ -411,10 +413,7 @@ def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "
             loc="upper left",
             bbox_to_anchor=(0.0, -0.11),
             ncol=2 if len(kernel_handles) > 4 else 1,
-            fontsize=8,
-            title_fontsize=8,
-            frameon=False,
-            alignment="left",
+            **_LEGEND,
         )
         out = _save(fig, stem)
         plt.close(fig)
@@ -485,10 +484,7 @@ def stall_chart(analysis: dict, stem: Path, title: str = "") -> list[Path]:
             title="stall reason",
             loc="upper left",
             bbox_to_anchor=(1.02, 1.0),
-            fontsize=8,
-            title_fontsize=8,
-            frameon=False,
-            alignment="left",
+            **_LEGEND,
         )
         out = _save(fig, stem)
         plt.close(fig)

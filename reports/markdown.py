@@ -419,20 +419,7 @@ def _kernel_section(i: int, k: dict, meta: ReportMeta, q_len: int | None = None)
                 "roof",
                 "roof (executed)",
             ],
-            [
-                [
-                    lv["level"],
-                    f"{lv['bytes'] / 1e6:,.1f} MB",
-                    f"{lv['useful_arithmetic_intensity']:,.1f}",
-                    f"{lv['arithmetic_intensity']:,.1f}",
-                    f"{lv['gbps']:,.0f}",
-                    _f(lv.get("pct_of_peak"), ".2f"),
-                    _f(lv.get("attainable_tflops"), ",.1f"),
-                    lv.get("roof") or "–",
-                    lv.get("executed_roof") or "–",
-                ]
-                for lv in h["levels"]
-            ],
+            [_level_row(lv, useful=True) for lv in h["levels"]],
             "lrrrrrrll",
         )
     elif h.get("levels"):
@@ -444,22 +431,27 @@ def _kernel_section(i: int, k: dict, meta: ReportMeta, q_len: int | None = None)
         ]
         body += _table(
             ["level", "bytes", "FLOP/B", "GB/s", "% of peak", "attainable TFLOP/s", "roof"],
-            [
-                [
-                    lv["level"],
-                    f"{lv['bytes'] / 1e6:,.1f} MB",
-                    f"{lv['arithmetic_intensity']:,.1f}",
-                    f"{lv['gbps']:,.0f}",
-                    _f(lv.get("pct_of_peak"), ".2f"),
-                    _f(lv.get("attainable_tflops"), ",.1f"),
-                    lv.get("roof") or "–",
-                ]
-                for lv in h["levels"]
-            ],
+            [_level_row(lv, useful=False) for lv in h["levels"]],
             "lrrrrrl",
         )
     out += _details("Evidence, ncu's rule, hierarchical roofline", body)
     return out
+
+
+def _level_row(lv: dict, useful: bool) -> list[str]:
+    """A row of the hierarchical roofline table; `useful`: with the useful work's intensity and the executed roof."""
+    intensity = [f"{lv['useful_arithmetic_intensity']:,.1f}"] if useful else []
+    return [
+        lv["level"],
+        f"{lv['bytes'] / 1e6:,.1f} MB",
+        *intensity,
+        f"{lv['arithmetic_intensity']:,.1f}",
+        f"{lv['gbps']:,.0f}",
+        _f(lv.get("pct_of_peak"), ".2f"),
+        _f(lv.get("attainable_tflops"), ",.1f"),
+        lv.get("roof") or "–",
+        *([lv.get("executed_roof") or "–"] if useful else []),
+    ]
 
 
 def _timeline(analysis: dict, meta: ReportMeta) -> list[str]:
@@ -571,11 +563,11 @@ def _charts(charts: dict[str, Path], analysis: dict, meta: ReportMeta) -> list[s
     out = ["## Charts", ""]
     gpu = analysis["gpu"].get("name") or "the GPU"
     if "roofline" in charts:
-        png = Path(charts["roofline"]).as_posix()
-        out += [
-            f"![Roofline: each kernel against the {gpu} roofs]({png})",
-            "",
-            f"Roofline ([SVG]({Path(png).with_suffix('.svg').as_posix()})): each kernel a filled point at its "
+        out += _figure(
+            charts["roofline"],
+            f"Roofline: each kernel against the {gpu} roofs",
+            "Roofline",
+            ": each kernel a filled point at its "
             "DRAM arithmetic intensity, hollow markers at its L2 and L1 intensity; roofs coloured by level, "
             "solid the report's own, dashed the datasheet's, dotted measured."
             + (
@@ -591,8 +583,7 @@ def _charts(charts: dict[str, Path], analysis: dict, meta: ReportMeta) -> list[s
                 else ""
             )
             + _off_chart(analysis, report_roofs(analysis) + list(meta.roofs)),
-            "",
-        ]
+        )
     elif roofline_points(analysis):
         out += ["No roofline chart: charts were not written with this report.", ""]
     elif _timeline_only(analysis):
@@ -614,29 +605,31 @@ def _charts(charts: dict[str, Path], analysis: dict, meta: ReportMeta) -> list[s
             "",
         ]
     if "stalls" in charts:
-        png = Path(charts["stalls"]).as_posix()
-        out += [
-            f"![Top warp stalls per kernel]({png})",
-            "",
-            f"Top warp stalls ([SVG]({Path(png).with_suffix('.svg').as_posix()})), "
-            f"{STALL_UNIT}, each reason in its own colour in every report.",
-            "",
-        ]
+        out += _figure(
+            charts["stalls"],
+            "Top warp stalls per kernel",
+            "Top warp stalls",
+            f", {STALL_UNIT}, each reason in its own colour in every report.",
+        )
     elif any(k.get("top_stalls") for k in analysis.get("kernels", [])):
         out += ["No stall chart: charts were not written with this report.", ""]
     elif not _timeline_only(analysis):
         out += ["No stall chart: the report has no warp-stall metrics.", ""]
     if "timeline" in charts:
-        png = Path(charts["timeline"]).as_posix()
-        out += [
-            f"![Timeline: the host's steps and the GPU's kernels]({png})",
-            "",
-            f"Timeline ([SVG]({Path(png).with_suffix('.svg').as_posix()})) from nsys: per step the host's NVTX "
-            "range (orange) and the GPU's span from first kernel start to last kernel end (blue); gaps in "
-            "the GPU's row are time it waited for the host.",
-            "",
-        ]
+        out += _figure(
+            charts["timeline"],
+            "Timeline: the host's steps and the GPU's kernels",
+            "Timeline",
+            " from nsys: per step the host's NVTX range (orange) and the GPU's span from first kernel start to "
+            "last kernel end (blue); gaps in the GPU's row are time it waited for the host.",
+        )
     return out
+
+
+def _figure(png: Path, alt: str, name: str, caption: str) -> list[str]:
+    """A chart: its PNG, then `name`, a link to its SVG and the caption."""
+    png = Path(png).as_posix()
+    return [f"![{alt}]({png})", "", f"{name} ([SVG]({Path(png).with_suffix('.svg').as_posix()})){caption}", ""]
 
 
 def _reproduce(meta: ReportMeta) -> list[str]:

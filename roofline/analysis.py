@@ -181,12 +181,7 @@ def summarize(
                 block_size=num(group["block_size"].iloc[0]) if key[3] != -1 else None,
                 **{f: values[f] for f in FIELDS if f != "sm_count"},
                 top_stalls=stalls,
-                bound=verdict.bound,
-                cause=verdict.cause,
-                evidence=verdict.evidence,
-                roof=verdict.roof,
-                unit=verdict.unit,
-                advice=verdict.advice,
+                **dataclasses.asdict(verdict),  # bound, cause, evidence, roof, unit, advice
                 ncu_rule=rule,
                 agrees_with_ncu=agrees_with_ncu(verdict.bound, rule),
                 ncu_rule_note=None if rule else rule_absent(preset),

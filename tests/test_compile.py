@@ -49,6 +49,15 @@ def run(*args):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
+def compile_json(kernel: str, arch: str) -> dict:
+    """`roofline compile --format json` of `kernel` for `arch` at 128k, page size 64."""
+    return json.loads(
+        run(
+            "compile", "--kernel", kernel, "--arch", arch, "--ctx", "128k", "--page-size", "64", "--format", "json"
+        ).output
+    )
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("kernel", COMPILED)
 def test_every_kernel_compiles_and_fits(kernel, arch):
@@ -176,21 +185,7 @@ def test_occupancy_says_what_does_not_fit():
 def test_graph_kernels_compile_the_launches_they_replay():
     assert set(COMPILED) == set(SPECS) | {"triton_mla_fast_graph"}
     assert launch_specs("triton_mla_fast_graph", W, "sm_120", 188) == launch_specs("triton_mla_fast", W, "sm_120", 188)
-    d = json.loads(
-        run(
-            "compile",
-            "--kernel",
-            "triton_mla_fast_graph",
-            "--arch",
-            "sm_90",
-            "--ctx",
-            "128k",
-            "--page-size",
-            "64",
-            "--format",
-            "json",
-        ).output
-    )
+    d = compile_json("triton_mla_fast_graph", "sm_90")
     assert (d["kernel"], [x["name"] for x in d["launches"]]) == (
         "triton_mla_fast_graph",
         ["_gluon_ring_kernel", "_combine_kernel"],
@@ -237,21 +232,7 @@ def test_ptxas_log_parser_on_real_logs():
 
 
 def test_compile_cli_json_and_errors(monkeypatch):
-    d = json.loads(
-        run(
-            "compile",
-            "--kernel",
-            "triton_mla_fast",
-            "--arch",
-            "sm_120",
-            "--ctx",
-            "128k",
-            "--page-size",
-            "64",
-            "--format",
-            "json",
-        ).output
-    )
+    d = compile_json("triton_mla_fast", "sm_120")
     assert (d["kernel"], d["arch"], d["gpu"], d["sm_count"]) == ("triton_mla_fast", "sm_120", "rtx-pro-6000", 188)
     assert [x["name"] for x in d["launches"]] == ["_fast_split_kernel", "_combine_kernel"]
     assert {"name", "registers", "spill_bytes", "shared_bytes", "mma", "fits"} <= set(d["launches"][0])

@@ -96,38 +96,27 @@ def _foreign(tmp_path, name):
     return env
 
 
+def _roofline(command: str, cwd, env, timeout: int = 120) -> subprocess.CompletedProcess:
+    """`python -m roofline COMMAND` in its own process, from `cwd` with `env`."""
+    return subprocess.run(
+        [sys.executable, "-m", "roofline", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
 def test_foreign_kernels_package_is_one_line(tmp_path):
     env = _foreign(tmp_path, "kernels")
-    r = subprocess.run(
-        [sys.executable, "-m", "roofline", "kernels"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    r = _roofline("kernels", tmp_path, env)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     (line,) = r.stderr.strip().splitlines()
     assert f"`import kernels` finds {tmp_path / 'site' / 'kernels'}, not roofline's own kernels package" in line
     assert "Hugging Face" in line and "Fix: " in line
-    r = subprocess.run(
-        [sys.executable, "-m", "roofline", "doctor"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
-    )
+    r = _roofline("doctor", tmp_path, env, timeout=300)
     assert r.returncode == 1 and "FAIL  package kernels" in r.stdout and "Traceback" not in r.stderr
 
 
 def test_foreign_profiler_package_is_one_line(tmp_path):
     env = _foreign(tmp_path, "profiler")
-    r = subprocess.run(
-        [sys.executable, "-m", "roofline", "analyze"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    r = _roofline("analyze", tmp_path, env)
     assert r.returncode == 2 and "`import profiler` finds" in r.stderr and "PyPI's `profiler`" in r.stderr
-    r = subprocess.run(
-        [sys.executable, "-m", "roofline", "doctor"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
-    )
+    r = _roofline("doctor", tmp_path, env, timeout=300)
     assert r.returncode == 1 and "FAIL  package profiler" in r.stdout and "not checked" in r.stdout

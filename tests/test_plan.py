@@ -17,6 +17,7 @@ from kernels.fast.common import (
     fast_config_status,
     gluon_tail_rows,
     plan_splits,
+    resolve_config,
     split_rows,
 )
 from kernels.fast.paths import DEVICE_KERNELS, SPLIT_PATHS
@@ -122,6 +123,10 @@ def test_gluon_path_has_its_own_config_and_rejects_what_it_cannot_run():
         fast_specs(VerifyWorkload(ctx_len=4096, q_len=65), arch="sm_90")
     with pytest.raises(ValueError, match="seesaw is a schedule of the gluon path"):
         fast_specs(w, arch="sm_90", path="portable", seesaw=True)
+    # GLUON_CONFIG takes what it does not name from FAST_DEFAULTS: the measured config, whatever those become
+    cfg = resolve_config("gluon", "sm_90", 8, 1, None, {})
+    assert (cfg.block_m, cfg.block_n, cfg.num_warps, cfg.num_stages, cfg.programs_per_sm) == (64, 64, 8, 2, 1.0)
+    assert cfg.seesaw and cfg.tail_m == 8 and cfg.ring and cfg.async_gather and cfg.partials == "fp32"
 
 
 def test_plan_imports_without_torch():

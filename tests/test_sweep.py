@@ -135,6 +135,19 @@ def test_a_folder_in_a_points_place_is_never_overwritten(tmp_path):
     assert state(out)["triton_mla-32k-h8-q9-p1"]["status"] == "done"
 
 
+def sweep_process(tmp_path, args: list[str], ncu: str, **kw) -> subprocess.CompletedProcess:
+    """`python -m roofline sweep ARGS --ncu NCU` in its own process (so that a real signal can reach it)."""
+    return subprocess.run(
+        [sys.executable, "-m", "roofline", "sweep", *args, "--ncu", ncu],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=tmp_path,
+        timeout=120,
+        **kw,
+    )
+
+
 def sigint_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
@@ -144,16 +157,8 @@ def test_ctrl_c_keeps_finished_points_and_says_how_to_resume(tmp_path):
     out = tmp_path / "S"
     args = ["--kernel", "triton_mla", "--ctx", "8k,32k,128k,256k", "--page-size", "1", "--out", str(out)]
     ncu = stand_in(tmp_path, fail=None, interrupt="-128k-h8-q9-p1.tmp-")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    p = subprocess.run(
-        [sys.executable, "-m", "roofline", "sweep", *args, "--ncu", ncu],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-        preexec_fn=sigint_default,  # a shell's background job inherits SIGINT ignored: Ctrl-C as a terminal sends it
-    )
+    # a shell's background job inherits SIGINT ignored: Ctrl-C as a terminal sends it
+    p = sweep_process(tmp_path, args, ncu, preexec_fn=sigint_default)
     assert p.returncode == 130, p.stderr
     assert "Traceback" not in p.stderr
     assert "resume with:\n  roofline sweep --kernel triton_mla --ctx 8k,32k,128k,256k" in p.stderr
@@ -164,14 +169,7 @@ def test_ctrl_c_keeps_finished_points_and_says_how_to_resume(tmp_path):
     assert (out / "summary.csv").exists() and "PENDING" in p.stdout
 
     ncu = stand_in(tmp_path, fail=None)
-    p = subprocess.run(
-        [sys.executable, "-m", "roofline", "sweep", *args, "--ncu", ncu],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-    )
+    p = sweep_process(tmp_path, args, ncu)
     assert p.returncode == 0, p.stderr
     assert [c.split("--spec ")[1].split("/")[-2].split(".tmp-")[0] for c in calls(tmp_path)[3:]] == [
         ".triton_mla-128k-h8-q9-p1",

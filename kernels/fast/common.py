@@ -12,24 +12,43 @@ from kernels.launch_spec import ARCHS
 from kernels.plan import cdiv, next_pow2, normalise_arch
 from kernels.tuned import tuned_config
 
-# The defaults: tail_m 0 = plain M blocks; partials "fp32" | "input" (the q dtype: bf16, fp16 in the
-# interpreter); evict_first on KV loads. seesaw (gluon path only): the warp-specialised schedule
-# (kernels/fast/seesaw.py); ring: its per-tile variant where there is a tail warpgroup
-# (kernels/fast/ring.py); async_gather (ring only): gathered tiles complete their barriers as their
-# copies land (cp.async.mbarrier.arrive).
-FAST_DEFAULTS = dict(
-    block_m=64,
-    block_n=64,
-    num_warps=8,
-    num_stages=2,
-    programs_per_sm=1.0,
-    tail_m=0,
-    partials="fp32",
-    evict_first=False,
-    seesaw=False,
-    ring=False,
-    async_gather=False,
-)
+
+@dataclass(frozen=True)
+class FastConfig:
+    """One launch's parameters, each at its default. tail_m 0: plain M blocks; partials "fp32" or
+    "input" (the q dtype: bf16, fp16 in the interpreter); evict_first on KV loads. seesaw (gluon path
+    only): the warp-specialised schedule (kernels/fast/seesaw.py); ring: its per-tile variant where
+    there is a tail warpgroup (kernels/fast/ring.py); async_gather (ring only): gathered tiles complete
+    their barriers as their copies land (cp.async.mbarrier.arrive). Then the ring schedule's removal
+    experiments (benchmarks/ring_cuts.py, CUTS): wrong results on purpose, off by default."""
+
+    block_m: int = 64
+    block_n: int = 64
+    num_warps: int = 8
+    num_stages: int = 2
+    programs_per_sm: float = 1.0
+    tail_m: int = 0
+    partials: str = "fp32"  # "fp32" | "input"
+    evict_first: bool = False
+    seesaw: bool = False
+    ring: bool = False
+    async_gather: bool = False
+    no_mma: bool = False
+    no_softmax: bool = False
+    no_gather: bool = False
+
+    @property
+    def cuts(self) -> bool:
+        """Whether any removal experiment is on."""
+        return self.no_mma or self.no_softmax or self.no_gather
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+CUTS = ("no_mma", "no_softmax", "no_gather")
+# The defaults as the per-architecture configs and the tuned entries give them (the removal experiments aside).
+FAST_DEFAULTS = {k: v for k, v in FastConfig().to_dict().items() if k not in CUTS}
 FAST_MIN_SPLIT_LEN = 256
 
 # Per architecture: the fast kernel's launch configs, one per (heads, paged) case; the entry with
@@ -104,17 +123,7 @@ GLUON_TAIL_MIN_SPLIT_LEN = 512
 # tile's page-table entries two tiles ahead; before it the ring lost at page 1 (0.095 vs the seesaw's
 # 0.085 ms). With it, 128k page 1 0.0737 vs the seesaw's 0.0853, page 16 0.0743 vs 0.0825, page 64
 # 0.0708 vs 0.0717; 64k page 1 0.0521 vs 0.0593 (docs/results/fast-kernel.md, step 12).
-GLUON_CONFIG = dict(
-    block_m=64,
-    block_n=64,
-    num_warps=8,
-    num_stages=2,
-    programs_per_sm=1.0,
-    seesaw=True,
-    tail_m=8,
-    ring=True,
-    async_gather=True,
-)
+GLUON_CONFIG = dict(FAST_DEFAULTS, block_m=64, num_warps=8, seesaw=True, tail_m=8, ring=True, async_gather=True)
 # The seesaw schedule's tiles arrive in slices of this many latent dims, a barrier each, so that the
 # score MMAs start on the first slice while the rest land (H200, 128k: 128 beat 256 and 512).
 SEESAW_SLICE = 128
@@ -125,40 +134,11 @@ FAST_PATHS = ("portable", "hopper", "gluon")  # the `path` a caller asks for (ke
 TUNED_REFERENCE = {"sm_90": "NVIDIA H200"}
 
 
-@dataclass(frozen=True)
-class FastConfig:
-    """One launch's parameters (FAST_DEFAULTS explains them), plus the ring schedule's
-    removal experiments (benchmarks/ring_cuts.py): wrong results on purpose, off by default."""
-
-    block_m: int
-    block_n: int
-    num_warps: int
-    num_stages: int
-    programs_per_sm: float
-    tail_m: int
-    partials: str  # "fp32" | "input"
-    evict_first: bool
-    seesaw: bool
-    ring: bool
-    async_gather: bool
-    no_mma: bool = False
-    no_softmax: bool = False
-    no_gather: bool = False
-
-    @property
-    def cuts(self) -> bool:
-        """Whether any removal experiment is on."""
-        return self.no_mma or self.no_softmax or self.no_gather
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
 CONFIG_KEYS = tuple(f.name for f in fields(FastConfig))
 
 
 def fast_launch_config(arch: str, heads: int, page_size: int, device_name: str | None = None) -> dict:
-    """triton_mla_fast's launch parameters on `arch` (FAST_DEFAULTS keys): the running GPU's tuned
+    """triton_mla_fast's launch parameters on `arch` (FAST_DEFAULTS' keys): the running GPU's tuned
     entry, else its architecture's reference GPU's, over the architecture's config (arch_fast_config)."""
     tuned = tuned_config("triton_mla_fast", device_name, heads, page_size) if device_name else {}
     if not tuned and arch in TUNED_REFERENCE:

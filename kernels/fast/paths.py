@@ -282,43 +282,31 @@ def plan_fast(
     split_path.check(w, cfg)
     block_n = cfg.block_n
 
-    def planned_split_len(m_blocks: int) -> int:
-        if split_len is not None:
-            return cdiv(split_len, block_n) * block_n
-        return plan_splits(
-            w.max_kv_len, w.batch, m_blocks, sm_count, block_n, cfg.programs_per_sm, max(min_split_len, block_n)
-        )[0]
+    def split_plan(m_blocks: int) -> tuple[int, int]:
+        """(split_len, splits): the caller's split_len in whole tiles, else plan_splits' for `m_blocks`."""
+        if split_len is None:
+            return plan_splits(
+                w.max_kv_len, w.batch, m_blocks, sm_count, block_n, cfg.programs_per_sm, max(min_split_len, block_n)
+            )
+        tiled = cdiv(split_len, block_n) * block_n
+        return tiled, cdiv(w.max_kv_len, tiled)
 
-    rows = split_path.rows(w, cfg, None if "tail_m" in launch else planned_split_len)
+    rows = split_path.rows(w, cfg, None if "tail_m" in launch else lambda m_blocks: split_plan(m_blocks)[0])
     split_path = split_path.for_rows(rows)
     if cfg.cuts and split_path is not RING:
         raise ValueError(
             "no_mma, no_softmax and no_gather are removal experiments of the ring schedule "
             "(the gluon path with a tail warpgroup)"
         )
-    if split_len is None:
-        split_len, splits = plan_splits(
-            w.max_kv_len, w.batch, rows.m_blocks, sm_count, block_n, cfg.programs_per_sm, max(min_split_len, block_n)
-        )
-    else:
-        split_len = cdiv(split_len, block_n) * block_n
-        splits = cdiv(w.max_kv_len, split_len)
-    split = split_path.spec(w, cfg, rows, split_len, splits)
+    tokens, splits = split_plan(rows.m_blocks)
+    split = split_path.spec(w, cfg, rows, tokens, splits)
     total_rows = w.batch * w.q_len * w.heads
     combine = combine_spec(splits, total_rows, w.v_dim, part_o=split.signature["PartO"], pdl=pdl_arch(arch))
     return FastPlan(split_path, cfg, split, with_out_dtype(combine, w.dtype))
 
 
-def fast_specs(
-    w: VerifyWorkload,
-    arch: str = "sm_90",
-    sm_count: int = 132,
-    device_name: str | None = None,
-    split_len: int | None = None,
-    min_split_len: int = FAST_MIN_SPLIT_LEN,
-    path: str | None = None,
-    **launch,
-) -> list[LaunchSpec]:
-    """triton_mla_fast's launches for `w` on `arch`: its split kernel, then the combine (plan_fast)."""
-    plan = plan_fast(w, arch, sm_count, device_name, split_len, min_split_len, path, **launch)
+def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, **plan) -> list[LaunchSpec]:
+    """triton_mla_fast's launches for `w` on `arch`: its split kernel, then the combine (`plan`: plan_fast's
+    other keywords)."""
+    plan = plan_fast(w, arch, sm_count, **plan)
     return [plan.split, plan.combine]
