@@ -16,6 +16,7 @@ from profiler.errors import (
     ReportError,
     exit_hint,
 )
+from profiler.launch_table import LaunchTable
 from profiler.metrics import DEFAULT_PRESET, STALL_REASONS, Preset, get_preset, stall_metric  # noqa: F401
 from profiler.proc import find_tool, run_tool, tool_version
 
@@ -143,7 +144,7 @@ CHIP_SPECIFIC_METRICS = (
 )
 
 
-def check_collected(raw, requested: list[str], report: Path) -> list[str]:
+def check_collected(table: LaunchTable, requested: list[str], report: Path) -> list[str]:
     """ncu exits 0 when it does not know a metric (the report simply lacks it:
     tests/fixtures/h200/logs/ncu_unknown_metric.log and unknown_metric.ncu-rep.gz) or has no value
     for it (`n/a`). Raise naming such metrics, or a launch that holds none of the requested values;
@@ -151,6 +152,7 @@ def check_collected(raw, requested: list[str], report: Path) -> list[str]:
 
     if not requested:
         return []
+    raw = table.frame
     present = [m for m in requested if m in raw and raw[m].notna().any()]
     if not present:
         raise ReportError(

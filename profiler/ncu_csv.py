@@ -7,8 +7,8 @@ It may sit inside a program's captured stdout, after `==PROF==`/`==WARNING==` li
 program's own prints. Values are converted to ncu_report's base units (byte, ns, hz, byte/s), so
 profiler/ncu_tidy.py's `tidy_launches` reads both sources alike.
 
-Raw CSV holds no rule results (ncu's SOLBottleneck and other rule messages): `attrs["rules"]` is
-empty and `attrs["notes"]` says so.
+Raw CSV holds no rule results (ncu's SOLBottleneck and other rule messages): the table's `rules`
+are empty and its `notes` say so.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from profiler.errors import ReportError
+from profiler.launch_table import LaunchTable
 from profiler.ncu_tidy import UnitError, unit_scale
 
 HEADER_START = '"ID","Process ID"'
@@ -108,9 +109,9 @@ def nvtx_text(cell: str) -> str:
     return "/".join(names)
 
 
-def read_ncu_csv(path: str | Path, name: str | Path | None = None) -> pd.DataFrame:
+def read_ncu_csv(path: str | Path, name: str | Path | None = None) -> LaunchTable:
     """One row per launch from an ncu raw-page CSV; metric columns by ncu name, in base units
-    (`df.attrs["units"]`), `df.attrs["rules"]` empty. `name`: the path errors mention."""
+    (`.units`), `.rules` empty. `name`: the file messages and `.source` name."""
     path = Path(path)
     where = Path(name) if name is not None else path
     with open(path, encoding="utf-8", errors="replace", newline="") as f:
@@ -195,12 +196,8 @@ def read_ncu_csv(path: str | Path, name: str | Path | None = None) -> pd.DataFra
         raise ReportError(
             f"{where}: launch IDs are not 0..{len(ids) - 1}: missing {missing[:5]} (rows were lost or mangled)"
         )
-    df = pd.DataFrame(rows).sort_values("launch", ignore_index=True)
-    df.attrs["units"] = unit_of
-    df.attrs["rules"] = {}
-    df.attrs["notes"] = [RULES_NOTE]
-    df.attrs["source"] = str(where)
-    return df
+    frame = pd.DataFrame(rows).sort_values("launch", ignore_index=True)
+    return LaunchTable(frame, source=str(where), units=unit_of, notes=[RULES_NOTE])
 
 
 def _row(line: str, where: Path, n: int) -> list[str]:

@@ -13,15 +13,12 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from profiler.child import start_child, stop_child
 from profiler.errors import ReportError, refuse_special
+from profiler.launch_table import LaunchTable
 from profiler.ncu_tidy import raw_metrics
 from profiler.rundir import RunDir
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 _NCU_PYTHON_GLOBS = ("/opt/nvidia/nsight-compute/*/extras/python", "/usr/local/cuda/nsight-compute-*/extras/python")
 
@@ -71,65 +68,48 @@ def read_ncu_report(
     name: str | Path | None = None,
     metrics: Iterable[str] | None = None,
     timeout_s: float = READ_TIMEOUT_S,
-) -> pd.DataFrame:
-    """One row per profiled launch; metric columns by ncu name, units in `df.attrs["units"]`.
+) -> LaunchTable:
+    """One row per profiled launch; metric columns by ncu name, their units in `.units`.
 
-    Rule results (e.g. SOLBottleneck) go to `df.attrs["rules"]`: launch -> list of dicts.
-    `name` is the path errors mention (the user's file when `path` is a decompressed copy).
-    `metrics`: read only these (the rest of a `--set full` report is never decoded); None: all.
+    Rule results (e.g. SOLBottleneck) go to `.rules`: launch -> list of dicts.
+    `name` is the file to name in messages and as `.source` (the user's file when `path` is a
+    decompressed copy). `metrics`: read only these (the rest of a `--set full` report is never
+    decoded); None: all.
     The report is read in a child process: ncu_report aborts the whole process on some damaged
     files (seen: PyPI ncu-report 2026.3.1, one byte changed in a real report), and a crash or a
     hang (`timeout_s`) must end in a clear error, not take the caller down.
     """
     path = Path(path)
+    name = Path(name) if name is not None else path
     refuse_special(path)
     wanted = None if metrics is None else tuple(dict.fromkeys(metrics))
-    if name is None or Path(name) == path:
-        return _read_report(path, wanted, timeout_s)
-    try:
-        return _read_report(path, wanted, timeout_s)
-    except ReportError as exc:  # name the user's file, not the temporary copy
-        raise ReportError(str(exc).replace(str(path), str(name))) from None
-
-
-def _read_report(path: Path, metrics: tuple[str, ...] | None, timeout_s: float) -> pd.DataFrame:
     if not path.exists():
-        raise ReportError(f"{path}: no such report")
+        raise ReportError(f"{name}: no such report")
     if path.stat().st_size == 0:
-        raise ReportError(f"{path}: the report is empty (0 bytes)")
+        raise ReportError(f"{name}: the report is empty (0 bytes)")
     module = import_ncu_report()
     install_dir = str(Path(module.__file__).parent) if _from_nsight_install(module) else None
     walk = walk_records(path)
     cut = walk.cut
     if cut is not None and walk.whole_launches == 0:
-        raise ReportError(f"{path}: the report is {cut}: no launch to read")
+        raise ReportError(f"{name}: the report is {cut}: no launch to read")
     if cut is None:
-        rows, units, rules = _read_in_child(path, install_dir, metrics, timeout_s)
+        rows, units, rules = _read_in_child(path, install_dir, wanted, timeout_s, name)
     else:  # ncu_report reads nothing past a cut header: read the whole records alone
-        started = _PREFETCHED.pop((str(path.resolve()), metrics), None)
+        started = _PREFETCHED.pop((str(path.resolve()), wanted), None)
         if started is not None:  # a read of the cut file itself: not used
             started.discard()
         with tempfile.TemporaryDirectory(prefix="roofline-cut-") as tmp:
             whole = Path(tmp) / path.name
             with open(path, "rb") as src, open(whole, "wb") as dst:
                 dst.write(src.read(walk.whole_bytes))
-            try:
-                rows, units, rules = _read_in_child(whole, install_dir, metrics, timeout_s)
-            except ReportError as exc:
-                raise ReportError(
-                    f"{path}: the report is {cut}; {str(exc).replace(str(whole), 'its whole records')}"
-                ) from None
+            shown = f"{name}: the report is {cut}; its whole records"
+            rows, units, rules = _read_in_child(whole, install_dir, wanted, timeout_s, shown)
     if not rows:
-        raise ReportError(f"{path}: the report holds no kernel launches (no kernel was profiled)")
+        raise ReportError(f"{name}: the report holds no kernel launches (no kernel was profiled)")
     import pandas as pd  # lazy: prefetch() starts a read before the caller has imported pandas
 
-    df = pd.DataFrame(rows)
-    df.attrs["units"] = units
-    df.attrs["rules"] = rules
-    df.attrs["source"] = str(path)
-    if cut is not None:
-        df.attrs["cut"] = cut
-    return df
+    return LaunchTable(pd.DataFrame(rows), source=str(name), units=units, rules=rules, cut=cut)
 
 
 def _from_nsight_install(module) -> bool:
@@ -268,13 +248,13 @@ class _ChildRead:
         stop_child(self.child, self.receive)
         self.log.close()
 
-    def result(self, timeout_s: float):
-        """(rows, units, rules), or a one-line ReportError for a crash, a hang or a bad file."""
-        path, child = self.path, self.child
+    def result(self, timeout_s: float, name: str | Path):
+        """(rows, units, rules), or a one-line ReportError naming `name` for a crash, a hang or a bad file."""
+        child = self.child
         try:
             if not self.receive.poll(timeout_s):
                 raise ReportError(
-                    f"{path}: reading the report took over {timeout_s:.0f} s; stopped it "
+                    f"{name}: reading the report took over {timeout_s:.0f} s; stopped it "
                     "(a damaged file can make ncu_report loop)"
                 )
             status, payload = self.receive.recv()
@@ -284,7 +264,7 @@ class _ChildRead:
             said = [ln.strip() for ln in self.log.read().decode(errors="replace").splitlines() if ln.strip()]
             said = [ln for ln in said if "Check failed" in ln or "rror" in ln] or said
             raise ReportError(
-                _crash_message(path, self.install_dir, child.exitcode, said[-1][-160:] if said else None)
+                _crash_message(name, self.install_dir, child.exitcode, said[-1][-160:] if said else None)
             ) from None
         finally:
             self.receive.close()
@@ -293,19 +273,21 @@ class _ChildRead:
             child.join(5)
             self.log.close()
         if status == "error":
-            raise ReportError(payload)
+            raise ReportError(f"{name}: {payload}")
         return payload
 
 
-def _read_in_child(path: Path, install_dir: str | None, metrics: tuple[str, ...] | None, timeout_s: float):
+def _read_in_child(
+    path: Path, install_dir: str | None, metrics: tuple[str, ...] | None, timeout_s: float, name: str | Path
+):
     """(rows, units, rules) read by child processes (a prefetched read of the same unchanged file
-    and metrics, when one was started)."""
+    and metrics, when one was started); errors name `name`."""
     started = _PREFETCHED.pop((str(path.resolve()), metrics), None)
     if started is not None and started.stat == _stat(path) and started.install_dir == install_dir:
-        return started.result(timeout_s)
+        return started.result(timeout_s, name)
     if started is not None:  # the file changed since: that read is not this file's
         started.discard()
-    return _PartsRead(path, install_dir, metrics).result(timeout_s)
+    return _PartsRead(path, install_dir, metrics).result(timeout_s, name)
 
 
 class _PartsRead:
@@ -323,17 +305,17 @@ class _PartsRead:
         for part in self.parts:
             part.discard()
 
-    def result(self, timeout_s: float):
+    def result(self, timeout_s: float, name: str | Path):
         if len(self.parts) == 1:
-            return self.parts[0].result(timeout_s)
+            return self.parts[0].result(timeout_s, name)
         got, failed = [], False
         for part in self.parts:
             try:
-                got.append(part.result(timeout_s))
+                got.append(part.result(timeout_s, name))
             except ReportError:
                 failed = True
         if failed:
-            return _ChildRead(self.path, self.install_dir, self.metrics).result(timeout_s)
+            return _ChildRead(self.path, self.install_dir, self.metrics).result(timeout_s, name)
         rows = sorted((row for r, _, _ in got for row in r), key=lambda row: row["launch"])
         units: dict[str, str] = {}
         rules: dict[int, list] = {}
@@ -381,7 +363,7 @@ def discard_prefetched() -> None:
         _PREFETCHED.popitem()[1].discard()
 
 
-def _crash_message(path: Path, install_dir: str | None, exitcode: int | None, said: str | None) -> str:
+def _crash_message(name: str | Path, install_dir: str | None, exitcode: int | None, said: str | None) -> str:
     how = (
         f"signal {signal.Signals(-exitcode).name}"
         if exitcode is not None and exitcode < 0
@@ -389,11 +371,11 @@ def _crash_message(path: Path, install_dir: str | None, exitcode: int | None, sa
     ) + (f"; it said: {said}" if said else "")
     if install_dir:
         return (
-            f"{path}: the ncu_report module from the Nsight Compute install crashed while reading this "
+            f"{name}: the ncu_report module from the Nsight Compute install crashed while reading this "
             f"report ({how}); install the PyPI package instead: pip install ncu-report"
         )
     return (
-        f"{path}: ncu_report crashed reading this file ({how}): the report is damaged or cut short; "
+        f"{name}: ncu_report crashed reading this file ({how}): the report is damaged or cut short; "
         "capture it again, or check it with `ncu -i` on a machine with Nsight Compute"
     )
 
@@ -412,18 +394,19 @@ def _child_main(
     except ReportError as exc:
         send.send(("error", str(exc)))
     except BaseException as exc:  # anything else still ends as one clear line in the parent
-        send.send(("error", f"{path}: not a readable Nsight Compute report ({type(exc).__name__}: {exc})"))
+        send.send(("error", f"not a readable Nsight Compute report ({type(exc).__name__}: {exc})"))
     finally:
         send.close()
 
 
 def _read_rows(ncu_report, path: Path, metrics: tuple[str, ...] | None = None, part: tuple[int, int] = (0, 1)):
     """(rows, units, rules) from the report: one row dict per launch; `part` (k, n): only the
-    launches whose number is k modulo n (launches are numbered across all ranges)."""
+    launches whose number is k modulo n (launches are numbered across all ranges). Its errors do
+    not name the file: the parent names the one the user gave."""
     try:
         ctx = ncu_report.load_report(str(path))
     except Exception as exc:  # the library raises several types for a bad file
-        raise ReportError(f"{path}: not a readable Nsight Compute report ({exc})") from exc
+        raise ReportError(f"not a readable Nsight Compute report ({exc})") from exc
     rows: list[dict] = []
     units: dict[str, str] = {}
     rules: dict[int, list] = {}
@@ -440,7 +423,7 @@ def _read_rows(ncu_report, path: Path, metrics: tuple[str, ...] | None = None, p
                 names = action.metric_names()
                 if not action.name() or not names:
                     raise ReportError(
-                        f"{path}: report is truncated or damaged: launch {launch} has no "
+                        f"report is truncated or damaged: launch {launch} has no "
                         f"kernel name or metrics ({launch} complete launches before it)"
                     )
                 row = {
@@ -463,7 +446,7 @@ def _read_rows(ncu_report, path: Path, metrics: tuple[str, ...] | None = None, p
     except ReportError:
         raise
     except Exception as exc:
-        raise ReportError(f"{path}: report is damaged or truncated at launch {launch} ({exc})") from exc
+        raise ReportError(f"report is damaged or truncated at launch {launch} ({exc})") from exc
     return rows, units, rules
 
 

@@ -31,6 +31,7 @@ import pandas as pd
 
 from profiler.child import start_child, stop_child
 from profiler.errors import ReportError
+from profiler.launch_table import PcSamples
 from profiler.metrics import PCSAMP_COUNT, STALL_REASONS, pcsamp_metric
 from profiler.ncu_reader import import_ncu_report
 from profiler.readers import plain_file
@@ -310,7 +311,7 @@ class PcRead:
         stop_child(self._child, self._receive)
         self._plain.__exit__(None, None, None)
 
-    def result(self, timeout_s: float = READ_TIMEOUT_S) -> pd.DataFrame:
+    def result(self, timeout_s: float = READ_TIMEOUT_S) -> PcSamples:
         try:
             if not self._receive.poll(timeout_s):
                 raise ReportError(f"{self.shown}: reading its PC samples took over {timeout_s:.0f} s; stopped")
@@ -326,15 +327,11 @@ class PcRead:
         if status == "error":
             raise ReportError(f"{self.shown}: cannot read its PC samples ({payload})")
         rows, functions = payload
-        table = pd.DataFrame(rows, columns=COLUMNS)
-        table.attrs["functions"] = functions  # kernel -> SASS traits (mma, async_copies, mbarrier_waits)
-        return table
+        return PcSamples(pd.DataFrame(rows, columns=COLUMNS), functions)
 
 
-def read_pc_samples(
-    path: str | Path, name: str | Path | None = None, timeout_s: float = READ_TIMEOUT_S
-) -> pd.DataFrame:
-    """One row per sampled PC per launch (COLUMNS; `pc` is the offset from the function's start). Empty
-    when the report has no PC samples; at most MAX_LAUNCHES_PER_KERNEL launches of each kernel.
-    `attrs["functions"]`: each sampled kernel's SASS traits. `name`: the path errors mention."""
+def read_pc_samples(path: str | Path, name: str | Path | None = None, timeout_s: float = READ_TIMEOUT_S) -> PcSamples:
+    """`.frame`: one row per sampled PC per launch (COLUMNS; `pc` is the offset from the function's
+    start); empty when the report has no PC samples; at most MAX_LAUNCHES_PER_KERNEL launches of each
+    kernel. `.functions`: each sampled kernel's SASS traits. `name`: the path errors mention."""
     return PcRead(path, name).result(timeout_s)

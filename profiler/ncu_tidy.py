@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
+from profiler.launch_table import LaunchTable
 from profiler.metrics import PCSAMP_COUNT, STALL_REASONS, alternates, pcsamp_metric, stall_metric
 
 if TYPE_CHECKING:
@@ -238,15 +240,13 @@ def raw_metrics() -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
-    """One row per launch with the TIDY columns (NaN where the report lacks a metric)."""
+def tidy_launches(table: LaunchTable) -> LaunchTable:
+    """One row per launch with the TIDY columns (NaN where the report lacks a metric); the raw
+    table's source, rules, notes and cut carried over, `missing_metrics` filled."""
     import numpy as np  # lazy, not at the top: the metric names above are read before pandas loads
     import pandas as pd  # lazy
 
-    attrs = dict(raw.attrs)
-    raw = raw.copy(deep=False)
-    raw.attrs = {}  # pandas deep-copies attrs (rule results, units) on every column access otherwise
-    units = attrs.get("units", {})
+    raw, units = table.frame, table.units
     columns = {
         "launch": raw["launch"],
         "kernel": raw["kernel"],
@@ -279,12 +279,8 @@ def tidy_launches(raw: pd.DataFrame) -> pd.DataFrame:
     out["dram_gbps"] = out["dram_gbps"].fillna(out["dram_bytes"] / (out["duration_ms"] * 1e-3) / 1e9)
     out["dram_peak_gbps"] = out["dram_bytes_per_cycle_peak"] * out["dram_cycles_per_second"] / 1e9
     # absent and not derived from other counters (fallback inputs are only worth naming when used)
-    out.attrs["missing_metrics"] = [
-        m for c, m in missing if c not in FALLBACKS and c not in DERIVABLE and out[c].isna().all()
-    ]
-    out.attrs["rules"] = attrs.get("rules", {})
-    out.attrs["source"] = attrs.get("source")
-    return out
+    absent = [m for c, m in missing if c not in FALLBACKS and c not in DERIVABLE and out[c].isna().all()]
+    return dataclasses.replace(table, frame=out, units={}, missing_metrics=absent)
 
 
 def _derive_from_sectors(out: pd.DataFrame, raw: pd.DataFrame) -> None:

@@ -14,6 +14,7 @@ read first; a schema of another major version, or a missing table or column, is 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sqlite3
 import tempfile
@@ -26,6 +27,7 @@ import pandas as pd
 
 from profiler.errors import ProfilerError, ReportError, ToolNotFound
 from profiler.files import describe, plain_file
+from profiler.launch_table import LaunchTable
 from profiler.ncu_tidy import tidy_launches
 from profiler.nsys import export_command, find_nsys
 from profiler.proc import run_tool
@@ -115,42 +117,41 @@ def is_nsys_capture(path: Path) -> bool:
     return head.startswith(NSYS_REP_MAGIC) or head.startswith(SQLITE_MAGIC)
 
 
-def read_nsys_sqlite(path: str | Path, nsys: str | None = None) -> Timeline:
-    """The timeline of an nsys sqlite export, or of an `.nsys-rep` (exported through nsys first)."""
+def read_nsys_sqlite(path: str | Path, nsys: str | None = None, name: str | Path | None = None) -> Timeline:
+    """The timeline of an nsys sqlite export, or of an `.nsys-rep` (exported through nsys first).
+    `name`: the file messages and the timeline's `source` name (the user's, when `path` is a copy)."""
     path = Path(path)
+    name = Path(name) if name is not None else path
     if not path.exists():
-        raise ReportError(f"{path}: no such file")
+        raise ReportError(f"{name}: no such file")
     if path.is_dir():
-        raise ReportError(f"{path}: is a folder, not an nsys export")
+        raise ReportError(f"{name}: is a folder, not an nsys export")
     try:
         with open(path, "rb") as f:
             head = f.read(32)
     except OSError as exc:
-        raise ReportError(f"{path}: cannot read ({exc.strerror})") from None
+        raise ReportError(f"{name}: cannot read ({exc.strerror})") from None
     if head.startswith(NSYS_REP_MAGIC):
         with tempfile.TemporaryDirectory(prefix="roofline-nsys-") as tmp:
-            return _read(export_report(path, Path(tmp), nsys), name=path)
+            return _read(export_report(path, Path(tmp), nsys, name=name), name=name)
     if head.startswith(b"\x1f\x8b"):
         with plain_file(path) as plain:
-            return _renamed(plain, path, nsys)
-    return _read(path, name=path)
+            return read_nsys_sqlite(plain, nsys, name=name)
+    return _read(path, name=name)
 
 
-def _renamed(plain: Path, name: Path, nsys: str | None) -> Timeline:
-    try:
-        return read_nsys_sqlite(plain, nsys)
-    except ReportError as exc:  # name the user's file, not the temporary copy
-        raise ReportError(str(exc).replace(str(plain), str(name))) from None
+def export_report(
+    report: Path, out_dir: Path, nsys: str | None = None, timeout: float = 600, name: str | Path | None = None
+) -> Path:
+    """`nsys export --type sqlite` of `report` into `out_dir`; a clear error without nsys.
+    `name`: the report to name in messages (default `report`)."""
 
-
-def export_report(report: Path, out_dir: Path, nsys: str | None = None, timeout: float = 600) -> Path:
-    """`nsys export --type sqlite` of `report` into `out_dir`; a clear error without nsys."""
-
+    name = Path(name) if name is not None else Path(report)
     try:
         exe = find_nsys(nsys)
     except ToolNotFound as exc:
         raise ReportError(
-            f"{report}: an Nsight Systems report (.nsys-rep); roofline reads its sqlite export, and "
+            f"{name}: an Nsight Systems report (.nsys-rep); roofline reads its sqlite export, and "
             f"making one needs nsys: {exc}. Or export it where nsys is: "
             f"nsys export --type sqlite -o {report.stem}.sqlite {report.name}"
         ) from None
@@ -159,10 +160,10 @@ def export_report(report: Path, out_dir: Path, nsys: str | None = None, timeout:
     try:
         result = run_tool(export_command(exe, report, sqlite), log, "nsys export", timeout=timeout)
     except ProfilerError as exc:
-        raise ReportError(f"{report}: {str(exc).splitlines()[0]}") from None
+        raise ReportError(f"{name}: {str(exc).splitlines()[0]}") from None
     if result.returncode != 0 or not sqlite.exists():
         tail = "; ".join(ln.strip() for ln in result.lines[-3:] if ln.strip())
-        raise ReportError(f"{report}: nsys export --type sqlite failed (exit code {result.returncode}): {tail}")
+        raise ReportError(f"{name}: nsys export --type sqlite failed (exit code {result.returncode}): {tail}")
     return sqlite
 
 
@@ -542,7 +543,6 @@ def _timeline(conn: sqlite3.Connection, name: Path) -> Timeline:
     step_table = summarize_steps(launches, steps)
     summary = _summary(meta, launches, profiled, outer, step_table, name)
     summary["notes"] = notes
-    launches.attrs["source"] = str(name)
     return Timeline(
         source=str(name), launches=launches, kernels=summarize_kernels(profiled), steps=step_table, summary=summary
     )
@@ -595,7 +595,7 @@ def _summary(
 # the tidy launch table every reader gives
 
 
-def timeline_launches(timeline: Timeline) -> pd.DataFrame:
+def timeline_launches(timeline: Timeline) -> LaunchTable:
     """The timeline's launches as the tidy launch table (profiler/ncu_tidy.py columns, counters NaN):
     the launches inside the harness's NVTX range when the capture has one, else every launch."""
 
@@ -618,17 +618,16 @@ def timeline_launches(timeline: Timeline) -> pd.DataFrame:
             "device__attribute_multiprocessor_count": t["sm_count"].astype(float),
         }
     )
-    raw.attrs["units"] = {"gpu__time_duration.sum": "ns", "launch__shared_mem_per_block": "byte"}
-    out = tidy_launches(raw)
+    units = {"gpu__time_duration.sum": "ns", "launch__shared_mem_per_block": "byte"}
+    tidy = tidy_launches(LaunchTable(raw, source=timeline.source, units=units))
+    out = tidy.frame
     for col in ("stream", "start_ns", "end_ns", "correlation_id", "step"):
         out[col] = t[col].to_numpy()
-    out.attrs["missing_metrics"] = []  # a timeline has no counters by nature; nothing is missing from it
-    out.attrs["counters"] = False
-    out.attrs["source"] = timeline.source
-    return out
+    # a timeline has no counters by nature; nothing is missing from it
+    return dataclasses.replace(tidy, missing_metrics=[], counters=False)
 
 
-def read_nsys_launches(path: str | Path, nsys: str | None = None) -> pd.DataFrame:
+def read_nsys_launches(path: str | Path, nsys: str | None = None) -> LaunchTable:
     """The tidy launch table of an nsys sqlite export (or `.nsys-rep`): duration, grid, block,
     registers and device from the timeline; every counter column NaN."""
     return timeline_launches(read_nsys_sqlite(path, nsys))

@@ -6,6 +6,7 @@ no counter), with `source` naming the file each launch came from.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
@@ -24,42 +25,35 @@ from profiler.files import (  # noqa: F401
     plain_file,
     sniff,
 )
+from profiler.launch_table import LaunchTable
 from profiler.ncu_csv import read_ncu_csv
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import raw_metrics, tidy_launches
 from profiler.nsys_reader import read_nsys_sqlite, timeline_launches
 
 
-def read_launches(path: Path) -> pd.DataFrame:
-    """The tidy launch table of one report file, whatever its format."""
+def read_launches(path: Path) -> LaunchTable:
+    """The tidy launch table of one report file, whatever its format; `source` names `path`."""
+    path = Path(path)
     kind = sniff(path)
-    with plain_file(path) as plain:
+    with plain_file(path) as plain:  # each reader names `path`, never the decompressed copy
         try:
-            table = _read_kind(kind, plain, Path(path))
-        except ReportError as exc:  # name the user's file, not a temporary decompressed copy
-            raise ReportError(one_line(str(exc).replace(str(plain), str(path)))) from None
+            table = _read_kind(kind, plain, path)
+        except ReportError as exc:
+            raise ReportError(one_line(str(exc))) from None
         except (ValueError, OSError) as exc:  # e.g. ncu_tidy's UnitError: still one clear line
             raise ReportError(one_line(f"{path}: {KIND_NAMES[kind]} that cannot be read: {exc}")) from None
-    table["source"] = Path(path).name
-    table.attrs["source"] = str(path)
-    return table
+    table.frame["source"] = path.name
+    return dataclasses.replace(table, source=str(path))
 
 
-def _read_kind(kind: str, plain: Path, path: Path) -> pd.DataFrame:
+def _read_kind(kind: str, plain: Path, path: Path) -> LaunchTable:
     if kind == NCU_REP:
-        raw = read_ncu_report(plain, name=path, metrics=raw_metrics())
-        cut = raw.attrs.get("cut")
-        table = tidy_launches(raw)
-        if cut:
-            table.attrs["cut"] = cut  # api.load: an incomplete capture
-        return table
+        return tidy_launches(read_ncu_report(plain, name=path, metrics=raw_metrics()))
     if kind == NCU_CSV:
-        raw = read_ncu_csv(plain, name=path)
-        table = tidy_launches(raw)
-        table.attrs["notes"] = list(raw.attrs.get("notes", []))
-        return table
-    if kind in (NSYS_REP, NSYS_SQLITE):
-        return timeline_launches(read_nsys_sqlite(plain))  # an .nsys-rep is exported through nsys first
+        return tidy_launches(read_ncu_csv(plain, name=path))
+    if kind in (NSYS_REP, NSYS_SQLITE):  # an .nsys-rep is exported through nsys first
+        return timeline_launches(read_nsys_sqlite(plain, name=path))
     raise ReportError(f"{path}: no reader for {kind}")  # pragma: no cover - every kind has a branch
 
 
@@ -71,12 +65,12 @@ def is_report(path: Path) -> bool:
         return False
 
 
-def read_folder(folder: Path) -> pd.DataFrame:
+def read_folder(folder: Path) -> LaunchTable:
     """Every report in a folder (not recursive), one table; each launch names its source file.
 
     Nsight Systems timelines beside Nsight Compute reports are not read as more launches (they are,
     as a rule, the same launches seen by the other tool): the launches come from the ncu reports and
-    `attrs["timelines"]` names the nsys files (an .nsys-rep beside its own sqlite export: the sqlite)."""
+    `timelines` names the nsys files (an .nsys-rep beside its own sqlite export: the sqlite)."""
     folder = Path(folder)
     kinds = {}
     for p in sorted(folder.iterdir()):
@@ -104,26 +98,21 @@ def read_folder(folder: Path) -> pd.DataFrame:
         files = counters + timelines
     tables = [read_launches(p) for p in files]
     offset = 0
-    for t in tables:  # launch numbers stay unique across files
-        t["launch"] = t["launch"] + offset
-        offset = int(t["launch"].max()) + 1
-    out = pd.concat(tables, ignore_index=True)
     rules, missing, notes, cuts = {}, [], [], []
-    for t, p in zip(tables, files):
-        if t.attrs.get("cut"):
-            cuts.append(f"{p.name}: {t.attrs['cut']}")
-        base = int(t["launch"].min())
-        rules.update({base + k: v for k, v in t.attrs.get("rules", {}).items()})
-        missing += [m for m in t.attrs.get("missing_metrics", []) if m not in missing]
-        notes += [f"{p.name}: {n}" for n in t.attrs.get("notes", [])]
-    out.attrs.update(
-        rules=rules,
-        missing_metrics=missing,
-        notes=folder_notes + notes,
+    for t, p in zip(tables, files):  # launch numbers stay unique across files
+        t.frame["launch"] = t.frame["launch"] + offset
+        rules.update({offset + k: v for k, v in t.rules.items()})
+        offset = int(t.frame["launch"].max()) + 1
+        if t.cut:
+            cuts.append(f"{p.name}: {t.cut}")
+        missing += [m for m in t.missing_metrics if m not in missing]
+        notes += [f"{p.name}: {n}" for n in t.notes]
+    return LaunchTable(
+        pd.concat([t.frame for t in tables], ignore_index=True),
         source=str(folder),
-        sources=[p.name for p in files],
+        rules=rules,
+        notes=folder_notes + notes,
+        missing_metrics=missing,
+        cut="; ".join(cuts) or None,
         timelines=[p.name for p in timelines] if counters and timelines else [],
     )
-    if cuts:
-        out.attrs["cut"] = "; ".join(cuts)
-    return out

@@ -10,6 +10,7 @@ import pandas as pd
 
 from kernels.registry import project_kernel_of
 from kernels.spec import VerifyWorkload
+from profiler.launch_table import LaunchTable, PcSamples
 from profiler.metrics import CHIP_NAMES, PRESETS
 from roofline.floor import WorkloadFloor, workload_floor
 from roofline.gpus import GpuSpec, match_gpu
@@ -123,27 +124,25 @@ def rule_absent(preset: str | None) -> str:
 
 
 def summarize(
-    launches: pd.DataFrame,
+    table: LaunchTable,
     workload: VerifyWorkload | None = None,
     iterations: int | None = None,
     gpu: GpuSpec | None = None,
     preset: str | None = None,
-    pc_samples: pd.DataFrame | None = None,
+    pc_samples: PcSamples | None = None,
 ) -> Analysis:
     """Group launches by kernel and launch configuration; median of each metric; one verdict each.
 
     `preset`: the metric preset the report was captured with (profiler/metrics.py), when known.
-    `pc_samples`: the report's PC samples (profiler/ncu_source.py, launch numbers as in `launches`):
+    `pc_samples`: the report's PC samples (profiler/ncu_source.py, launch numbers as in `table`):
     where each kernel's warps wait, and its SASS traits for the pipelined-kernel verdict.
     Attention-specific advice goes to the project's registered kernels (kernels/registry.py) and to
     any kernel of a run whose verify workload is known; every other kernel gets general advice.
     """
-    attrs = dict(launches.attrs)
-    launches = launches.copy(deep=False)
-    launches.attrs = {}  # pandas deep-copies attrs (rule results) on every column access otherwise
+    launches = table.frame
     device = next((d for d in launches.get("device", pd.Series(dtype=object)).dropna()), None)
     gpu = gpu or match_gpu(device)
-    rules = attrs.get("rules", {})
+    rules = table.rules
     floor: WorkloadFloor | None = workload_floor(workload, gpu) if (workload and gpu) else None
     memory = memory_facts(gpu)
     if "mangled_name" not in launches:
@@ -161,9 +160,10 @@ def summarize(
         stalls = [{"reason": r, "cycles_per_issue": v} for r, v in top_stalls(med)]
         project = project_kernel_of(key[0])
         waits = traits = None
-        if pc_samples is not None and not pc_samples.empty:
-            waits = warp_waits(pc_samples[pc_samples["launch"].isin(group["launch"])])
-            traits = pc_samples.attrs.get("functions", {}).get(key[0])
+        if pc_samples is not None and not pc_samples.frame.empty:
+            samples = pc_samples.frame
+            waits = warp_waits(samples[samples["launch"].isin(group["launch"])])
+            traits = pc_samples.functions.get(key[0])
         verdict = classify(
             med, attention=project is not None or workload is not None, waits=waits, traits=traits, memory=memory
         )
@@ -207,19 +207,19 @@ def summarize(
             k.hierarchy = with_useful_work(k.hierarchy, flops, k.duration_ms)
 
     step = None
-    notes = list(attrs.get("notes", []))  # what the source could not hold (e.g. ncu CSV: no rules)
+    notes = list(table.notes)  # what the source could not hold (e.g. ncu CSV: no rules)
     if floor is not None and iterations:
         step_ms = total_ms / iterations
         step = {"kernel_ms_per_step": step_ms, "floor_ms": floor.floor_ms, "gap": step_ms / floor.floor_ms}
         if floor.at_size_ms:
             step.update(at_size_ms=floor.at_size_ms, gap_at_size=step_ms / floor.at_size_ms)
-    if pc_samples is not None and pc_samples.empty:
+    if pc_samples is not None and pc_samples.frame.empty:
         notes.append(
             "no PC samples in this capture (smsp__pcsamp_*): no per-instruction breakdown of where the warps wait"
         )
     if workload is not None and gpu is None:
         notes.append(f"device {device!r} is not in the GPU catalogue: no floor")
-    missing = attrs.get("missing_metrics", [])
+    missing = table.missing_metrics
     shown = _unexpectedly_missing(missing, preset)
     if len(shown) < len(missing):
         skipped = [m for m in missing if m not in shown]

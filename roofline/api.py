@@ -4,6 +4,7 @@ import roofline
 run = roofline.load("runs/triton_mla-128k-...")      # run dir, report, or folder of reports
 run.kernels                                          # one row per kernel, with bound and cause
 run.launches                                         # one row per launch, units in column names
+run.launch_table                                     # the same, typed: source, rules, notes, missing metrics
 run = roofline.profile(kernel="triton_mla", ctx="128k")   # on a GPU box with ncu
 cmp = roofline.compare(base_run_or_path, head_run_or_path, fail_if_slower_pct=5)
 cmp.speedup, cmp.passed, cmp.to_dict()               # step, kernels (value, delta %, noise), gate
@@ -35,6 +36,7 @@ from profiler.errors import (
     ToolTimeout,
     refuse_special,
 )
+from profiler.launch_table import LaunchTable, PcSamples
 from profiler.metrics import DEFAULT_PRESET, get_preset, with_source
 from profiler.ncu import check_collected, find_ncu, ncu_version, requested_metrics, run_ncu
 from profiler.ncu_reader import read_ncu_report
@@ -102,7 +104,7 @@ class Run:
     """Captured evidence, parsed and analysed: from a run directory, a report, or a folder of them."""
 
     source: Path
-    launches: pd.DataFrame
+    launch_table: LaunchTable  # the launches and what the reader knows of them (units, rules, notes, cut)
     analysis: Analysis
     spec: RunSpec | None = None
     workload: VerifyWorkload | None = None
@@ -111,6 +113,11 @@ class Run:
     problems: list[str] = field(default_factory=list)
     timeline: Timeline | None = None  # the nsys timeline, when the run or file has one
     pc_samples: pd.DataFrame | None = None  # per-PC stall samples (profiler/ncu_source.py), when read
+
+    @property
+    def launches(self) -> pd.DataFrame:
+        """One row per launch: kernel, time, metrics (units in the column names), source file."""
+        return self.launch_table.frame
 
     @property
     def stalls_by_class(self) -> pd.DataFrame:
@@ -162,14 +169,14 @@ class Run:
         return out
 
 
-def completeness(launches: pd.DataFrame, iterations: int | None, expected: int | None) -> list[str]:
+def completeness(launches: LaunchTable, iterations: int | None, expected: int | None) -> list[str]:
     """Why a launch table is not the whole run ([] when it is): fewer launches than the tool said it
     profiled, or a kernel whose launch count is not a multiple of the iterations asked for."""
     problems = []
     if expected is not None and len(launches) != expected:
         problems.append(f"expected {expected} launches (as ncu's log reported them), found {len(launches)}")
     if iterations:
-        for kernel, n in launches.groupby("kernel", sort=False).size().items():
+        for kernel, n in launches.frame.groupby("kernel", sort=False).size().items():
             if n % iterations:
                 problems.append(f"{kernel}: {n} launches, not a multiple of the {iterations} iterations asked for")
     return problems
@@ -210,17 +217,19 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
             ncu_reports = [p for p in reports if sniff(p) == NCU_REP]
             pc_read = _start_pc_read(ncu_reports[0]) if len(ncu_reports) == 1 else None
             tables = _or_discard(pc_read, lambda: [read_launches(p) for p in reports])
-            launches = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
-            if len(tables) > 1:
-                launches.attrs = {**tables[0].attrs, "rules": {}}
+            launches = tables[0]
+            if len(tables) > 1:  # launch numbers repeat across the reports: no rule results
+                launches = dataclasses.replace(
+                    tables[0], frame=pd.concat([t.frame for t in tables], ignore_index=True), rules={}
+                )
             counts = [e.launches for e in manifest.reports if e.tool == "ncu"]
             expected = sum(counts) if all(c is not None for c in counts) else None
         else:  # an nsys-only run: the timeline's launches, no counters
             launches = _timeline_table(timeline, sqlite[0])
     elif source.is_dir():
         launches = read_folder(source)
-        if len(launches.attrs.get("timelines", [])) == 1:  # nsys beside ncu: the timeline, not more launches
-            timeline = read_nsys_sqlite(source / launches.attrs["timelines"][0])
+        if len(launches.timelines) == 1:  # nsys beside ncu: the timeline, not more launches
+            timeline = read_nsys_sqlite(source / launches.timelines[0])
     elif sniff(source) in (NSYS_REP, NSYS_SQLITE):  # by content: a foreign SQLite file gets its own message
         timeline = read_nsys_sqlite(source)
         launches = _timeline_table(timeline, source)
@@ -231,8 +240,8 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
     workload = _workload(spec, source)
     iterations = spec.iterations if spec else None
     problems = completeness(launches, iterations, expected)
-    if launches.attrs.get("cut"):
-        problems.insert(0, launches.attrs["cut"])
+    if launches.cut:
+        problems.insert(0, launches.cut)
     if problems and not allow_incomplete:
         raise IncompleteRun(
             f"{source}: incomplete capture: {'; '.join(problems)} "
@@ -252,14 +261,14 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
         analysis.notes.append(pc_note)
     if problems:
         analysis.notes.append("INCOMPLETE: " + "; ".join(problems) + " (no step time)")
-    if launches.attrs.get("counters") is False:
+    if not launches.counters:
         analysis.notes.append(
             "launch times from the nsys timeline, no hardware counters: no bound or cause "
             "(profile with --tool ncu or both for them)"
         )
     return Run(
         source=source,
-        launches=launches,
+        launch_table=launches,
         analysis=analysis,
         spec=spec,
         workload=workload,
@@ -267,11 +276,11 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
         complete=not problems,
         problems=problems,
         timeline=timeline,
-        pc_samples=pc_samples,
+        pc_samples=pc_samples.frame if pc_samples is not None else None,
     )
 
 
-def pc_samples_of(report: Path | PcRead) -> tuple[pd.DataFrame | None, str | None]:
+def pc_samples_of(report: Path | PcRead) -> tuple[PcSamples | None, str | None]:
     """(the report's PC samples, None), or (None, a note) when they cannot be read: they add to the
     verdict, so a report whose launches read well is still analysed, and the note says what is missing.
     `report`: a path, or a read already started (profiler.ncu_source.PcRead)."""
@@ -300,11 +309,10 @@ def _start_pc_read(report: Path) -> PcRead | Path:
         return report
 
 
-def _timeline_table(timeline: Timeline, path: Path) -> pd.DataFrame:
+def _timeline_table(timeline: Timeline, path: Path) -> LaunchTable:
     table = timeline_launches(timeline)
-    table["source"] = Path(path).name
-    table.attrs["source"] = str(path)
-    return table
+    table.frame["source"] = Path(path).name
+    return dataclasses.replace(table, source=str(path))
 
 
 def make_workload(ctx: int | str = "128k", **fields) -> VerifyWorkload:
@@ -491,7 +499,7 @@ def profile(
             "cuda": harness.get("cuda"),
             "python": sys.version.split()[0],
         }
-        launches.to_csv(writer.path / LAUNCHES, index=False)
+        launches.frame.to_csv(writer.path / LAUNCHES, index=False)
         ncu_preset = preset if "ncu" in tools else None
         report = result.pop("ncu_report", None)
         pc_samples, pc_note = pc_samples_of(report) if report is not None else (None, None)
@@ -540,7 +548,7 @@ def _capture_ncu(
     preset: str,
     resolved,
     chip: str,
-) -> pd.DataFrame:
+) -> LaunchTable:
     """ncu into the run: report, log, version, the launch table (checked for missing metrics)."""
     say(f"[ncu] profiling {spec_name(app)} ({workload.describe()}), preset {preset} ({chip}) -> {writer.final}")
     t0 = time.time()

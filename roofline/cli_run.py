@@ -46,7 +46,7 @@ def print_run(run, fmt: str, project_to: str | None = None) -> dict:
     else:
         click.echo(render_text(run.analysis))
         if run.timeline is not None:
-            counters = run.launches.attrs.get("counters", True)  # False: the table is the timeline's own
+            counters = run.launch_table.counters  # False: the table is the timeline's own
             click.echo(
                 "\n"
                 + render_timeline(

@@ -174,7 +174,7 @@ def test_a_launch_with_no_metric_values(tmp_path):
     """A launch whose every requested metric is n/a (ncu_report gives None) in a real 3-launch capture."""
     raw = read_ncu_report(SAMPLE_RUN / "profile.ncu-rep")
     asked = list(SAMPLE_METRICS)
-    raw.loc[raw["launch"] == 1, [m for m in asked if m in raw]] = None
+    raw.frame.loc[raw.frame["launch"] == 1, [m for m in asked if m in raw.frame]] = None
     with pytest.raises(ReportError, match=r"launch 1 \(_verify_extend_kernel\) has no metric values"):
         check_collected(raw, asked, "profile.ncu-rep")
     with pytest.raises(ReportError, match="collected none of the 1 requested metrics"):

@@ -10,12 +10,12 @@ and cells replaced. Each example is bounded by hypothesis' deadline; the whole f
 import gzip
 from pathlib import Path
 
-import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import roofline
 from profiler.errors import ReportError
+from profiler.launch_table import LaunchTable
 from profiler.readers import read_launches
 from tests.paths import FIXTURES, SAMPLE_RUN
 
@@ -61,7 +61,7 @@ def check_clean(path: Path, load=read_launches) -> None:
         msg = str(exc)
         assert msg.startswith(str(path)) and "\n" not in msg, msg
         return
-    table = result if isinstance(result, pd.DataFrame) else result.launches
+    table = result.frame if isinstance(result, LaunchTable) else result.launches
     assert len(table) > 0
 
 

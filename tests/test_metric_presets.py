@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import lzma
 import re
@@ -51,7 +52,7 @@ def chip_names(chip: str) -> frozenset[str]:
 def h200_verdict_report() -> frozenset[str]:
     """Metric names in the real report of the verdict preset's list (H200)."""
     with plain_file(PASSES / "nosol_k_small_pc.ncu-rep.gz") as p:
-        return frozenset(read_ncu_report(p).columns)
+        return frozenset(read_ncu_report(p).frame.columns)
 
 
 def passes(log: Path) -> int:
@@ -120,10 +121,11 @@ def test_verdict_preset_alone_gives_the_same_bound_and_cause(report):
     counter stall ratios, which the analysis reads as well."""
     with plain_file(report) as p:
         raw = read_ncu_report(p)
-    sampled = any(c.startswith("smsp__pcsamp_warps") for c in raw.columns)
+    sampled = any(c.startswith("smsp__pcsamp_warps") for c in raw.frame.columns)
     keep = set(PRESETS["verdict"].metrics) | (set() if sampled else {stall_metric(r) for r in STALL_REASONS})
-    small = raw[[c for c in raw.columns if c in ID_COLUMNS or c in keep]].copy()
-    small.attrs = {"units": raw.attrs["units"], "rules": {}}
+    small = dataclasses.replace(
+        raw, frame=raw.frame[[c for c in raw.frame.columns if c in ID_COLUMNS or c in keep]].copy(), rules={}
+    )
     everything = summarize(tidy_launches(raw)).kernels
     verdict = summarize(tidy_launches(small), preset="verdict").kernels
     assert [(k.bound, k.cause, k.roof) for k in verdict] == [(k.bound, k.cause, k.roof) for k in everything]
@@ -149,9 +151,9 @@ def test_derived_theoretical_occupancy_matches_ncus_on_every_full_capture():
     for f in sorted(FIXTURES.glob("full/*.ncu-rep.gz")) + sorted(FIXTURES.glob("corpus/*.ncu-rep.gz")):
         with plain_file(f) as p:
             raw = read_ncu_report(p)
-        ncu_own = raw["sm__maximum_warps_per_active_cycle_pct"].astype(float)
-        derived = tidy_launches(raw.drop(columns=["sm__maximum_warps_per_active_cycle_pct"]))
-        assert list(derived["theoretical_occupancy_pct"]) == pytest.approx(list(ncu_own)), f.name
+        ncu_own = raw.frame["sm__maximum_warps_per_active_cycle_pct"].astype(float)
+        derived = tidy_launches(raw.with_frame(raw.frame.drop(columns=["sm__maximum_warps_per_active_cycle_pct"])))
+        assert list(derived.frame["theoretical_occupancy_pct"]) == pytest.approx(list(ncu_own)), f.name
 
 
 def test_roofline_preset_report_feeds_the_hierarchy():
@@ -164,11 +166,17 @@ def test_gb202_names_are_read(tmp_path):
     """A report using gb202's DRAM names gets DRAM bytes (stand-in: the H200 report with the columns
     renamed as gb202 names them, profiler/metrics.py CHIP_NAMES)."""
     raw = read_ncu_report(FIXTURES / "triton_mla_8k_full.ncu-rep")
-    renamed = raw.rename(
-        columns={"dram__bytes_read.sum": "dram__bytes_op_read.sum", "dram__bytes_write.sum": "dram__bytes_op_write.sum"}
+    renamed = dataclasses.replace(
+        raw,
+        frame=raw.frame.rename(
+            columns={
+                "dram__bytes_read.sum": "dram__bytes_op_read.sum",
+                "dram__bytes_write.sum": "dram__bytes_op_write.sum",
+            }
+        ),
+        units={CHIP_NAMES["gb202"].get(k, k): v for k, v in raw.units.items()},
     )
-    renamed.attrs = {**raw.attrs, "units": {CHIP_NAMES["gb202"].get(k, k): v for k, v in raw.attrs["units"].items()}}
-    a, b = tidy_launches(raw), tidy_launches(renamed)
+    a, b = tidy_launches(raw).frame, tidy_launches(renamed).frame
     assert b["dram_bytes_read"].iloc[0] == a["dram_bytes_read"].iloc[0] > 0
 
 

@@ -10,11 +10,13 @@ from tests.paths import FULL_SET, SAMPLE_V1, TORCH_DEFAULT
 
 def test_sample_run_one_row_per_launch_with_units():
     raw = read_ncu_report(SAMPLE_V1 / "profile.ncu-rep")
-    assert list(raw["launch"]) == [0, 1, 2]
-    assert set(raw["kernel"]) == {"_verify_extend_kernel"}
-    assert raw.attrs["units"]["gpu__time_duration.sum"] == "ns"
-    assert raw.attrs["units"]["dram__bytes_read.sum"] == "byte"
-    tidy = tidy_launches(raw)
+    assert list(raw.frame["launch"]) == [0, 1, 2]
+    assert set(raw.frame["kernel"]) == {"_verify_extend_kernel"}
+    assert raw.units["gpu__time_duration.sum"] == "ns"
+    assert raw.units["dram__bytes_read.sum"] == "byte"
+    assert raw.source == str(SAMPLE_V1 / "profile.ncu-rep") and raw.cut is None
+    table = tidy_launches(raw)
+    tidy = table.frame
     assert tidy["device"].iloc[0] == "NVIDIA H200"
     assert (tidy["grid_size"] == 8).all() and (tidy["sm_count"] == 132).all()
     # ns -> ms: 128k tokens through 8 programs takes milliseconds, not nanoseconds
@@ -25,22 +27,22 @@ def test_sample_run_one_row_per_launch_with_units():
     gbps = (read + tidy["dram_bytes_write"].iloc[0]) / (tidy["duration_ms"].iloc[0] * 1e-3) / 1e9
     assert tidy["dram_gbps"].iloc[0] == pytest.approx(gbps, rel=0.05)
     assert tidy["dram_peak_gbps"].iloc[0] == pytest.approx(4800, rel=0.1)
-    assert tidy.attrs["missing_metrics"] == []
+    assert table.missing_metrics == [] and table.rules == raw.rules and table.source == raw.source
 
 
 def test_full_set_report_other_kernels_and_default_sections():
-    full = tidy_launches(read_ncu_report(FULL_SET))
+    full = tidy_launches(read_ncu_report(FULL_SET)).frame
     assert len(full) == 1 and full["stall_long_scoreboard"].notna().all()
     torch_ops = tidy_launches(read_ncu_report(TORCH_DEFAULT))
     assert len(torch_ops) == 2
-    assert torch_ops["dram_bytes_read"].isna().all()  # not in ncu's default sections
-    assert "dram__bytes_read.sum" in torch_ops.attrs["missing_metrics"]
-    assert torch_ops["sm_throughput_pct"].notna().all()
+    assert torch_ops.frame["dram_bytes_read"].isna().all()  # not in ncu's default sections
+    assert "dram__bytes_read.sum" in torch_ops.missing_metrics
+    assert torch_ops.frame["sm_throughput_pct"].notna().all()
 
 
 def test_rule_results_kept():
     raw = read_ncu_report(SAMPLE_V1 / "profile.ncu-rep")
-    ids = [r["rule_identifier"] for r in raw.attrs["rules"][0]]
+    ids = [r["rule_identifier"] for r in raw.rules[0]]
     assert "SOLBottleneck" in ids
 
 

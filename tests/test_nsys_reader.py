@@ -77,8 +77,8 @@ def test_slow_kernel_is_the_whole_step():
 
 
 def test_tidy_launch_table_matches_the_ncu_readers():
-    nsys = read_nsys_launches(FAST8K)
-    ncu = read_launches(SAMPLE_RUN / "profile.ncu-rep")
+    nsys = read_nsys_launches(FAST8K).frame
+    ncu = read_launches(SAMPLE_RUN / "profile.ncu-rep").frame
     assert set(ncu.columns) - {"source"} <= set(nsys.columns)
     assert len(nsys) == 40 and nsys["launch"].tolist() == list(range(40))
     split = nsys[nsys["kernel"] == "_fast_split_kernel"].iloc[0]

@@ -39,7 +39,8 @@ def _print_precision(column: str) -> float:
     return 0.005 if column.endswith("_pct") or column.startswith("stall_") or column == "waves_per_sm" else 0.0
 
 
-def assert_same_table(a, b):
+def assert_same_table(table_a, table_b):
+    a, b = table_a.frame, table_b.frame
     assert list(a.columns) == list(b.columns)
     assert list(a["kernel"]) == list(b["kernel"]) and list(a["launch"]) == list(b["launch"])
     assert list(a["device"]) == list(b["device"])
@@ -48,16 +49,16 @@ def assert_same_table(a, b):
     for col in numeric:
         x, y = a[col].to_numpy(float), b[col].to_numpy(float)
         assert np.isclose(x, y, rtol=1e-3, atol=_print_precision(col), equal_nan=True).all(), (col, x, y)
-    assert a.attrs["missing_metrics"] == b.attrs["missing_metrics"]
+    assert table_a.missing_metrics == table_b.missing_metrics
 
 
 @pytest.mark.parametrize("report,csv", SAME_CAPTURE, ids=lambda p: p.name)
 def test_report_and_its_csv_give_the_same_table(report, csv):
     rep, raw = read_ncu_report(report), read_ncu_csv(csv)
-    assert set(raw.columns) <= set(rep.columns)  # the same metric names; the report adds breakdown: lists
-    assert list(raw["nvtx"]) == list(rep["nvtx"])
-    assert raw.attrs["units"]["gpu__time_duration.sum"] == rep.attrs["units"]["gpu__time_duration.sum"] == "ns"
-    assert raw.attrs["rules"] == {} and "no rule results" in raw.attrs["notes"][0]
+    assert set(raw.frame.columns) <= set(rep.frame.columns)  # the same names; the report adds breakdown: lists
+    assert list(raw.frame["nvtx"]) == list(rep.frame["nvtx"])
+    assert raw.units["gpu__time_duration.sum"] == rep.units["gpu__time_duration.sum"] == "ns"
+    assert raw.rules == {} and "no rule results" in raw.notes[0]
     assert_same_table(tidy_launches(rep), tidy_launches(raw))
 
 
@@ -80,7 +81,7 @@ def test_csv_mixed_into_stdout_reads_like_the_bare_csv(tmp_path):
     assert sniff(mixed) == NCU_CSV
     a, b = read_launches(mixed), read_launches(bare)
     assert_same_table(a, b)
-    assert list(a["kernel"]) == ["_fast_split_kernel", "_combine_kernel"] * 2
+    assert list(a.frame["kernel"]) == ["_fast_split_kernel", "_combine_kernel"] * 2
     # a second run of the same command, saved as a report: same kernels, same verdicts
     rep = roofline.load(CSV / "fast8k.ncu-rep").kernels
     live = roofline.load(mixed).kernels
@@ -194,9 +195,11 @@ def test_nsys_without_its_reader_is_a_clear_error():
 @pytest.mark.skipif(not HAS_NSYS_READER, reason="profiler/nsys_reader.py (another branch) is not merged yet")
 def test_nsys_sqlite_through_the_one_reader():
     table = read_launches(FIXTURES / "nsys" / "triton_mla_8k.sqlite")
-    assert len(table) and set(table["kernel"]) >= {"_verify_extend_kernel"}
-    assert (table["source"] == "triton_mla_8k.sqlite").all()
-    assert table["sm_throughput_pct"].isna().all()  # a timeline has no counters
+    frame = table.frame
+    assert len(frame) and set(frame["kernel"]) >= {"_verify_extend_kernel"}
+    assert (frame["source"] == "triton_mla_8k.sqlite").all()
+    assert frame["sm_throughput_pct"].isna().all() and not table.counters  # a timeline has no counters
+    assert table.source == str(FIXTURES / "nsys" / "triton_mla_8k.sqlite") and table.missing_metrics == []
 
 
 def test_folder_with_a_csv_and_a_report_reads_both(tmp_path):
@@ -204,9 +207,9 @@ def test_folder_with_a_csv_and_a_report_reads_both(tmp_path):
     shutil.copy(CSV / "h200-triton_mla-128k.raw.csv", tmp_path / "baseline.csv")
     (tmp_path / "notes.txt").write_text("not a report\n")
     table = read_folder(tmp_path)
-    assert table.attrs["sources"] == ["baseline.csv", "fast.ncu-rep"]
-    assert sorted(table["source"].unique()) == ["baseline.csv", "fast.ncu-rep"]
-    assert table["launch"].is_unique and len(table) == 3 + 6
+    assert table.source == str(tmp_path) and list(table.frame["source"].unique()) == ["baseline.csv", "fast.ncu-rep"]
+    assert table.frame["launch"].is_unique and len(table) == 3 + 6
+    assert sorted(table.rules) == list(range(3, 9))  # the report's rules, under their launches' new numbers
     run = roofline.load(tmp_path)
     ks = run.kernels.set_index("kernel")
     assert ks.loc["_verify_extend_kernel", "source"] == "baseline.csv"
@@ -240,5 +243,5 @@ def test_reading_only_the_metrics_the_analysis_uses_changes_nothing(report):
     fast = read_launches(report)
     with plain_file(report) as plain:
         full = tidy_launches(read_ncu_report(plain))
-    pd.testing.assert_frame_equal(fast.drop(columns="source"), full)
-    assert fast.attrs["missing_metrics"] == full.attrs["missing_metrics"] and fast.attrs["rules"] == full.attrs["rules"]
+    pd.testing.assert_frame_equal(fast.frame.drop(columns="source"), full.frame)
+    assert fast.missing_metrics == full.missing_metrics and fast.rules == full.rules

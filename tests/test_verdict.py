@@ -66,9 +66,10 @@ def test_other_kernels_get_sensible_verdicts():
 
 def test_launch_with_missing_values_is_unknown_not_a_crash():
     launches = tidy_launches(read_ncu_report(SAMPLE_V1 / "profile.ncu-rep"))
-    launches["sm_throughput_pct"] = float("nan")
-    for col in [c for c in launches if c.startswith("stall_")] + ["waves_per_sm", "duration_ms"]:
-        launches[col] = float("nan")
+    frame = launches.frame
+    frame["sm_throughput_pct"] = float("nan")
+    for col in [c for c in frame if c.startswith("stall_")] + ["waves_per_sm", "duration_ms"]:
+        frame[col] = float("nan")
     a = summarize(launches, VerifyWorkload(ctx_len=131072), iterations=3)
     assert a.kernels[0].bound == "unknown" and a.kernels[0].gap_to_floor is None
     d = a.to_dict()

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from kernels.registry import KERNELS, project_kernel_of
 from kernels.spec import VerifyWorkload
+from profiler.launch_table import LaunchTable
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
 from reports.text import WRAP, render_text, short_names
@@ -37,7 +38,7 @@ def _kernel(analysis, prefix):
 @pytest.mark.parametrize("report", ALL_REPORTS, ids=lambda p: p.parent.name + "/" + p.name)
 def test_breakdown_units_reproduce_ncus_sm_and_memory_throughput(report):
     """SM% and Memory% are, by ncu's definition, the largest unit of their breakdown: ours must match."""
-    for _, row in tidy_launches(read_ncu_report(report)).iterrows():
+    for _, row in tidy_launches(read_ncu_report(report)).frame.iterrows():
         assert max(sm_units(row).values()) == pytest.approx(row["sm_throughput_pct"], abs=0.01)
         assert max(memory_units(row).values()) == pytest.approx(row["memory_throughput_pct"], abs=0.01)
 
@@ -96,11 +97,11 @@ def test_registry_names_the_gpu_kernels_its_kernels_launch():
 
 def test_full_set_report_has_all_three_levels_from_sector_counts():
     raw = read_ncu_report(FULL_SET)
-    assert "lts__t_bytes.sum" not in raw and "l1tex__t_bytes.sum" not in raw  # why it needs sectors
+    assert "lts__t_bytes.sum" not in raw.frame and "l1tex__t_bytes.sum" not in raw.frame  # why it needs sectors
     h = summarize(tidy_launches(raw)).kernels[0].hierarchy
     levels = {lv["level"]: lv for lv in h["levels"]}
     assert list(levels) == ["L1", "L2", "DRAM"]
-    assert levels["L2"]["bytes"] == raw["lts__t_sectors.sum"].iloc[0] * 32
+    assert levels["L2"]["bytes"] == raw.frame["lts__t_sectors.sum"].iloc[0] * 32
     assert levels["L2"]["peak_gbps"] == pytest.approx(15421, rel=0.01)  # 94 slices x 3 sectors x 32 B x clock
     assert levels["L1"]["bytes"] > levels["L2"]["bytes"] > levels["DRAM"]["bytes"]
     assert h["fp32_flops"] > 0  # from the per-cycle FP32 instruction rates the set holds
@@ -110,14 +111,15 @@ def test_full_set_report_has_all_three_levels_from_sector_counts():
 
 
 def test_dram_gbps_from_bytes_when_the_rate_is_absent():
-    raw = read_ncu_report(FULL_SET).drop(
-        columns=["dram__bytes.sum.per_second", "dram__bytes_read.sum", "dram__bytes_write.sum"]
+    full = read_ncu_report(FULL_SET)
+    raw = full.with_frame(
+        full.frame.drop(columns=["dram__bytes.sum.per_second", "dram__bytes_read.sum", "dram__bytes_write.sum"])
     )
-    t = tidy_launches(raw)  # only dram__sectors_read/write.sum left
+    t = tidy_launches(raw).frame  # only dram__sectors_read/write.sum left
     assert t["dram_gbps"].iloc[0] == pytest.approx(9.66, rel=0.01)
     decode = read_ncu_report(RUNS / "h200-triton_mla_decode-128k-p64" / "profile.ncu-rep")
-    decode.loc[0, "dram__bytes.sum.per_second"] = None  # one launch without the rate: filled, not '-'
-    assert tidy_launches(decode)["dram_gbps"].notna().all()
+    decode.frame.loc[0, "dram__bytes.sum.per_second"] = None  # one launch without the rate: filled, not '-'
+    assert tidy_launches(decode).frame["dram_gbps"].notna().all()
 
 
 def test_gap_only_where_one_kernel_is_the_step_and_share_otherwise():
@@ -147,10 +149,10 @@ def test_rule_text_whole_in_json_and_wrapped_in_text():
 
 def test_two_kernels_of_one_name_are_told_apart():
     both = pd.concat(
-        [tidy_launches(read_ncu_report(PROBES / f"{p}.ncu-rep")) for p in ("l2_reread", "small_grid")],
+        [tidy_launches(read_ncu_report(PROBES / f"{p}.ncu-rep")).frame for p in ("l2_reread", "small_grid")],
         ignore_index=True,
     )
-    a = summarize(both)
+    a = summarize(LaunchTable(both, source="two probes"))
     labels = [k.label for k in a.kernels]
     assert [k.kernel for k in a.kernels] == ["_read_chunks_kernel"] * 2
     assert len(set(labels)) == 2 and all("[grid " in lab for lab in labels)

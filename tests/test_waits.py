@@ -34,7 +34,8 @@ def _kernel(run, name):
 
 
 def test_pc_samples_of_the_ring_kernel_by_class_and_line():
-    pc = read_pc_samples(RING[64] / "profile.ncu-rep")
+    samples = read_pc_samples(RING[64] / "profile.ncu-rep")
+    pc = samples.frame
     assert set(pc["wait_class"]) <= set(WAIT_CLASSES)
     ring = pc[pc["kernel"] == "_gluon_ring_kernel"]
     assert ring["launch"].nunique() == 3 and (ring["pc"] >= 0).all() and ring["line"].gt(0).all()
@@ -43,8 +44,8 @@ def test_pc_samples_of_the_ring_kernel_by_class_and_line():
     top = ring.loc[ring["samples"].idxmax()]
     assert top["sass"].split()[1] == "BRA" and top["wait_class"] == "role barrier"
     assert top["file"].endswith("kernels/triton_mla_fast_ring.py") and top["line"] == 158
-    assert pc.attrs["functions"]["_gluon_ring_kernel"] == {"mma": True, "async_copies": True, "mbarrier_waits": True}
-    assert pc.attrs["functions"]["_combine_kernel"]["mma"] is False
+    assert samples.functions["_gluon_ring_kernel"] == {"mma": True, "async_copies": True, "mbarrier_waits": True}
+    assert samples.functions["_combine_kernel"]["mma"] is False
 
 
 def test_api_returns_where_the_warps_wait_as_dataframes(ring):
@@ -140,7 +141,7 @@ def test_unreadable_pc_samples_become_a_note_not_a_failure(tmp_path):
     bad = tmp_path / "bad.ncu-rep"
     bad.write_text("not a report")  # ncu_report reads no launches from it: an empty table, no crash
     table, note = pc_samples_of(bad)
-    assert table is not None and table.empty and note is None
+    assert table is not None and table.frame.empty and note is None
     table, note = pc_samples_of(tmp_path / "gone.ncu-rep")
     assert table is None and note.startswith("PC samples not read") and "gone.ncu-rep: no such report" in note
 
