@@ -631,7 +631,7 @@ def validate_cmd(out_dir, ncu_path, only, preset) -> None:
 @main.command("gpus")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def gpus_cmd(fmt) -> None:
-    """The GPU catalogue: datasheet ceilings (dense tensor rates, boost clocks) and measured ones."""
+    """The hardware table: each GPU's arch, ncu chip, datasheet ceilings (dense tensor rates, boost clocks) and measured ones."""
 
     try:
         gpus = load_catalogue()
@@ -645,6 +645,7 @@ def gpus_cmd(fmt) -> None:
             "short name",
             "name",
             "arch",
+            "ncu chip",
             "SMs",
             "boost MHz",
             "DRAM GB/s",
@@ -663,6 +664,7 @@ def gpus_cmd(fmt) -> None:
                 g.short_name,
                 g.name,
                 g.arch,
+                g.chip or "-",
                 str(g.sm_count),
                 str(g.boost_clock_mhz or "-"),
                 f"{g.dram_gbps:.0f}",
