@@ -102,6 +102,12 @@ def get_arch(arch: str) -> ArchLimits:
         raise UnknownArch(arch) from None
 
 
+def reference_gpu(arch: str) -> Gpu:
+    """The record of the GPU that stands for `arch` where no GPU is named (its SM count sizes grids)."""
+    ref = get_arch(arch).reference_gpu
+    return next(g for g in gpus() if g.short_name == ref)
+
+
 def _longest(device_name: str | None, candidates):
     """The value whose pattern is the longest one occurring in `device_name` (first on a tie), else None."""
     if not device_name:

@@ -15,7 +15,7 @@ from functools import cache
 from importlib import import_module
 
 from kernels.hardware import ARCHS as ARCHS  # compiled for: the architectures with limits in the hardware table
-from kernels.hardware import get_arch, gpus
+from kernels.hardware import reference_gpu
 from kernels.plan import cdiv, normalise_arch
 
 INTERPRETER_ARCH = "sm_90"  # the CPU interpreter is sized as this architecture's reference GPU (the H200)
@@ -80,8 +80,7 @@ def _device_facts(device: str) -> tuple[str, int, str]:
 
     dev = torch.device(device)
     if dev.type != "cuda":
-        ref = get_arch(INTERPRETER_ARCH).reference_gpu
-        return "cpu", next(g.sm_count for g in gpus() if g.short_name == ref), INTERPRETER_ARCH
+        return "cpu", reference_gpu(INTERPRETER_ARCH).sm_count, INTERPRETER_ARCH
     props = torch.cuda.get_device_properties(dev)
     return props.name, props.multi_processor_count, f"sm_{props.major}{props.minor}"
 
