@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import import_module
 
+from kernels.hardware import ARCHS as ARCHS  # compiled for: the architectures with limits in the hardware table
+from kernels.hardware import reference_gpu
 from kernels.plan import cdiv, normalise_arch
 
-ARCHS = ("sm_90", "sm_100", "sm_120")
+INTERPRETER_ARCH = "sm_90"  # the CPU interpreter is sized as this architecture's reference GPU (the H200)
 POINTER = {"bf16": "*bf16", "fp16": "*fp16", "fp32": "*fp32"}
 
 
@@ -67,7 +69,8 @@ def next_power_of_2(n: int) -> int:
 
 
 def device_facts(device) -> tuple[str, int, str]:
-    """(name, SM count, "sm_XY") of a torch device; the CPU interpreter is sized as an H100/H200."""
+    """(name, SM count, "sm_XY") of a torch device, the one place a launcher asks torch which GPU it
+    runs on; the CPU interpreter is sized as INTERPRETER_ARCH's reference GPU (132 SMs)."""
     return _device_facts(str(device))
 
 
@@ -77,7 +80,7 @@ def _device_facts(device: str) -> tuple[str, int, str]:
 
     dev = torch.device(device)
     if dev.type != "cuda":
-        return "cpu", 132, "sm_90"
+        return "cpu", reference_gpu(INTERPRETER_ARCH).sm_count, INTERPRETER_ARCH
     props = torch.cuda.get_device_properties(dev)
     return props.name, props.multi_processor_count, f"sm_{props.major}{props.minor}"
 

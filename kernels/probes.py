@@ -16,6 +16,8 @@ import torch
 import triton
 import triton.language as tl
 
+from kernels.launch_spec import device_facts
+
 
 @triton.jit
 def _copy_kernel(Src, Dst, n, BLOCK: tl.constexpr):
@@ -63,7 +65,7 @@ def make_pointer_chase(device: str = "cuda", n: int = 2 ** 26, steps: int = 2000
     perm = torch.randperm(n, device=device, dtype=torch.int64)
     nxt = torch.empty(n, device=device, dtype=torch.int32)
     nxt[perm] = torch.roll(perm, 1).to(torch.int32)  # one random cycle through 256 MiB
-    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    sms = device_facts(device)[1]
     programs = 2 * 32 * sms  # two waves of one-warp programs: not a small grid
     out = torch.empty(programs * 32, device=device, dtype=torch.int32)
     return lambda: _chase_kernel[(programs,)](nxt, out, steps, n, LANES=32, num_warps=1)
@@ -78,7 +80,7 @@ def make_small_grid(device: str = "cuda") -> Callable[[], None]:
 
 def make_l2_reread(device: str = "cuda", repeats: int = 200) -> Callable[[], None]:
     """The callable carries `bytes_read` (bytes served per call), for `roofline calibrate`."""
-    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    sms = device_facts(device)[1]
     programs = 4 * sms
     chunk = (2 ** 23) // programs // 2048 * 2048  # ~16 MiB of bf16 in all: fits in L2, not in L1
     x = torch.randn(programs * chunk, device=device, dtype=torch.bfloat16)

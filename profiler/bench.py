@@ -25,6 +25,7 @@ import triton.testing
 
 from kernels.graph import GraphedKernel
 from kernels.inputs import VerifyInputs, build_inputs
+from kernels.launch_spec import device_facts
 from kernels.probes import make_l2_reread
 from kernels.registry import check_workload, get_kernel
 from kernels.spec import VerifyWorkload, WorkloadError
@@ -155,7 +156,7 @@ def measure_ceilings(gib: float = 4.0) -> MeasuredCeilings:
     y = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     mm_ms = median_ms(lambda: x @ y)
     return MeasuredCeilings(
-        device=torch.cuda.get_device_name(),
+        device=device_facts("cuda")[0],
         copy_gbps=2 * a.numel() * 2 / (copy_ms * 1e-3) / 1e9,
         read_gbps=a.numel() * 2 / (read_ms * 1e-3) / 1e9,
         matmul_tflops=2 * 8192**3 / (mm_ms * 1e-3) / 1e12,

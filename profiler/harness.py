@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 
+from kernels.launch_spec import device_facts
 from kernels.registry import get_kernel
 from kernels.spec import VerifyWorkload
 from profiler.timing import TimingSamples, write_timing
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.info:
         with open(args.info, "w") as f:
             json.dump(host_info(), f, indent=2)
-    print(f"harness: {args.kernel} ran {args.iters} times on {torch.cuda.get_device_name()} ({workload.describe()})")
+    print(f"harness: {args.kernel} ran {args.iters} times on {device_facts('cuda')[0]} ({workload.describe()})")
     return 0
 
 
@@ -85,12 +86,13 @@ def host_info() -> dict:
     import torch  # lazy: the child's start-up
     import triton  # lazy
 
+    name, sm_count, _ = device_facts("cuda")
     return {
-        "device": torch.cuda.get_device_name(),
+        "device": name,
         "torch": torch.__version__,
         "triton": triton.__version__,
         "cuda": torch.version.cuda,
-        "sm_count": torch.cuda.get_device_properties(0).multi_processor_count,
+        "sm_count": sm_count,
     }
 
 

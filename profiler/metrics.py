@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kernels.errors import BadInput
+from kernels.hardware import CHIPS  # `ncu --list-chips` names, from the hardware table
 
 STALL_REASONS = (
     "barrier",
@@ -173,8 +174,7 @@ PRESETS = {
 # `--preset verdict` (4 passes) decides bound and cause alone.
 DEFAULT_PRESET = "roofline"
 
-# Chips: `ncu --list-chips` names; the presets above use gh100's names.
-CHIPS = ("gh100", "gb100", "gb202")
+# The presets above use gh100's names; CHIP_NAMES and CHIP_LACKS say how each other chip differs.
 BASE_CHIP = "gh100"
 CHIP_NAMES = {  # chip -> {gh100 name: that chip's name}
     "gb100": {

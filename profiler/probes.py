@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from kernels.launch_spec import device_facts
 from profiler.harness import run_in_range
 
 
@@ -17,15 +18,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iters", type=int, default=1)
     args = parser.parse_args(argv)
 
-    import torch  # lazy
-
-    from kernels.probes import PROBES  # lazy
+    from kernels.probes import PROBES  # lazy: imports torch and triton
 
     if args.name not in PROBES:
         print(f"unknown probe {args.name!r}; known: {', '.join(PROBES)}", file=sys.stderr)
         return 2
     run_in_range(PROBES[args.name]("cuda"), args.iters)
-    print(f"probe {args.name} ran {args.iters} time(s) on {torch.cuda.get_device_name()}")
+    print(f"probe {args.name} ran {args.iters} time(s) on {device_facts('cuda')[0]}")
     return 0
 
 

@@ -33,6 +33,7 @@ def render_gpus(gpus: list[GpuSpec], user_dir: Path) -> str:
                 g.short_name,
                 g.name,
                 g.arch,
+                g.chip or "-",
                 str(g.sm_count),
                 str(g.boost_clock_mhz or "-"),
                 f"{g.dram_gbps:.0f}",

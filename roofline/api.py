@@ -388,7 +388,7 @@ def profile(
     The run is written atomically (see profiler/rundir.py): on failure, timeout or Ctrl-C it is kept
     under `<out>.failed-<time>` with its logs, and an existing `out` is never touched unless `force`.
     `preset`: the ncu metric preset (profiler/metrics.py; default DEFAULT_PRESET), resolved for `chip`
-    (default: the chip of the local GPU, roofline/data/chips.json). `source`: add the source counters and
+    (default: the chip of the local GPU, kernels/data/hardware.json). `source`: add the source counters and
     embed the kernel's source (profiler/metrics.py with_source): each sampled line's text.
     `timing_samples`: after the captures, a child with no profiler attached times the step this many
     times (rotated input sets, CUDA-graph replays) into timing.json, which `compare` tests; 0 skips it.

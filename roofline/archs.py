@@ -1,32 +1,11 @@
-"""Per-SM limits of each architecture (data/archs.json, CUDA programming guide) and the
-occupancy they allow a launch: blocks per SM, what limits it, and whether the launch fits at all."""
+"""The occupancy an architecture's per-SM limits (kernels.hardware.ArchLimits) allow a launch:
+blocks per SM, what limits it, and whether the launch fits at all."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
-from importlib import resources
+from dataclasses import dataclass
 
-from kernels.errors import BadInput
-
-
-@dataclass(frozen=True)
-class ArchLimits:
-    arch: str
-    family: str
-    max_threads_per_block: int
-    max_blocks_per_sm: int
-    max_warps_per_sm: int
-    registers_per_sm: int
-    max_registers_per_block: int
-    max_registers_per_thread: int
-    register_alloc_unit: int  # registers per warp are allocated in units of this many
-    shared_per_sm_bytes: int
-    shared_per_block_bytes: int  # the most one block may ask for (opt-in above 48 KB)
-    reserved_shared_per_block_bytes: int  # the driver's share of every block (ncu: _driver)
-    shared_alloc_unit: int
-    reference_gpu: str
-    sources: dict = field(default_factory=dict)
+from kernels.hardware import ArchLimits
 
 
 @dataclass(frozen=True)
@@ -36,23 +15,6 @@ class Occupancy:
     limits: dict  # blocks per SM each resource allows
     fits: bool
     problems: tuple[str, ...]  # why it does not fit, one line each
-
-
-class UnknownArch(BadInput, KeyError):
-    def __str__(self) -> str:
-        return f"unknown architecture {self.args[0]!r}; known: {', '.join(a.arch for a in load_archs())}"
-
-
-def load_archs() -> list[ArchLimits]:
-    data = json.loads(resources.files("roofline").joinpath("data/archs.json").read_text())
-    return [ArchLimits(**a) for a in data["archs"]]
-
-
-def get_arch(arch: str) -> ArchLimits:
-    for a in load_archs():
-        if a.arch == arch:
-            return a
-    raise UnknownArch(arch)
 
 
 def _round_up(x: int, unit: int) -> int:

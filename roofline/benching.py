@@ -7,13 +7,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
+from kernels.hardware import NoLocalGpu, local_gpu
 from profiler.errors import ReportError, refuse_special
 from roofline.bench_table import at_size_columns, bench_table
 from roofline.gpus import match_gpu
@@ -126,7 +126,7 @@ def run_bench(
     ceil = measure_ceilings()
     gpu = match_gpu(ceil.device)
     if gpu is None:
-        raise ReportError(f"{ceil.device!r} is not in the GPU catalogue (roofline/data/gpus.json)")
+        raise ReportError(f"{ceil.device!r} is not in the hardware table (kernels/data/hardware.json)")
     meta = {
         **ceil.__dict__,
         "driver": _driver(),
@@ -151,15 +151,8 @@ def run_bench(
 
 
 def _driver() -> str:
+    """The local driver's version (kernels.hardware.local_gpu), "unknown" when nvidia-smi gives none."""
     try:
-        return (
-            subprocess.run(
-                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                capture_output=True,
-                text=True,
-                timeout=30,
-            ).stdout.strip()
-            or "unknown"
-        )
-    except (OSError, subprocess.SubprocessError):
+        return local_gpu().driver or "unknown"
+    except NoLocalGpu:
         return "unknown"

@@ -1,42 +1,18 @@
-"""Which Nsight Compute chip a device is (roofline/data/chips.json), for per-chip metric presets."""
+"""The metric preset for a device: its ncu chip from the hardware table (kernels.hardware.chip_of),
+the preset resolved with that chip's metric names (profiler.metrics)."""
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-from importlib import resources
-
+from kernels.hardware import HARDWARE_FILE, NoLocalGpu, chip_of, local_gpu
 from profiler.metrics import BASE_CHIP, Preset, check_chip, resolve
 
 
-def chip_table() -> dict[str, list[str]]:
-    """chip -> device-name patterns."""
-    data = json.loads(resources.files("roofline").joinpath("data/chips.json").read_text())
-    return {chip: list(entry["match"]) for chip, entry in data["chips"].items()}
-
-
-def chip_of(device_name: str | None) -> str | None:
-    """The chip whose longest pattern occurs in `device_name` ('NVIDIA H200' -> 'gh100'), else None."""
-    if not device_name:
-        return None
-    hits = [(len(p), chip) for chip, pats in chip_table().items() for p in pats if p.lower() in device_name.lower()]
-    return max(hits)[1] if hits else None
-
-
 def local_device_name() -> str | None:
-    """The first visible GPU's name from nvidia-smi, None when there is none or it fails."""
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return None
+    """The local GPU's name (kernels.hardware.local_gpu), None when there is none."""
     try:
-        out = subprocess.run(
-            [smi, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True, timeout=30
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
+        return local_gpu().name
+    except NoLocalGpu:
         return None
-    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
-    return lines[0] if lines else None
 
 
 def preset_for_device(
@@ -49,7 +25,7 @@ def preset_for_device(
         chip = chip_of(device_name)
         if chip is None:
             note = (
-                f"device {device_name!r} is not in roofline/data/chips.json: using {BASE_CHIP} metric names"
+                f"device {device_name!r} has no ncu chip in {HARDWARE_FILE}: using {BASE_CHIP} metric names"
                 if device_name
                 else f"no GPU name from nvidia-smi: using {BASE_CHIP} metric names"
             )

@@ -17,7 +17,8 @@ from roofline.gpus import MeasuredFileError, load_catalogue, user_measured_dir
 @click.command("gpus")
 @format_option()
 def gpus_cmd(fmt) -> None:
-    """The GPU catalogue: datasheet ceilings (dense tensor rates, boost clocks) and measured ones."""
+    """The GPU catalogue: each GPU's arch, ncu chip, datasheet ceilings (dense tensor rates, boost clocks) and
+    measured ones."""
     try:
         gpus = load_catalogue()
     except MeasuredFileError as exc:  # a measured file of the user's that cannot be read: exit 1, as everywhere

@@ -1,7 +1,7 @@
 """`roofline doctor`: can this machine profile, and if not, what to do about it. One screen.
 
 Checks: this project's packages are the ones imported; ncu and nsys found (paths, versions); nsys's
-importer libraries; GPU and driver (nvidia-smi); whether the performance counters are readable
+importer libraries; GPU and driver (nvidia-smi, kernels.hardware.local_gpu); whether the performance counters are readable
 (RmProfilingAdminOnly, ERR_NVGPUCTRPERM); ncu_report (the PyPI wheel); torch, triton and CUDA as
 the profiled child process sees them. Every problem comes with a fix. Exit 1 when profiling
 cannot work. Imports nothing from kernels/ or profiler/ before it knows they are this project's.
@@ -114,30 +114,28 @@ def check_tools(own_profiler: bool) -> tuple[list[Check], dict]:
     return checks, found
 
 
-def check_gpu() -> list[Check]:
-    code, out = _run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
-    if code == -1:
-        return [
-            Check(
-                "GPU",
-                "FAIL",
-                "no NVIDIA driver here: nvidia-smi not found, so no GPU to profile",
-                fix="run `roofline profile` on a machine with an NVIDIA GPU and driver (analyze, "
-                "report and model work without one)",
-                blocks=True,
-            )
-        ]
-    if code != 0 or not out:
-        return [
-            Check(
-                "GPU",
-                "FAIL",
-                f"nvidia-smi failed: {out.splitlines()[-1] if out else f'exit {code}'}",
-                fix="check the driver (`nvidia-smi`); in a container, run it with the GPU passed in (e.g. --gpus all)",
-                blocks=True,
-            )
-        ]
-    return [Check("GPU", "ok", "; ".join(line.strip() for line in out.splitlines()))]
+def check_gpu(own_kernels: bool = True) -> list[Check]:
+    """The local GPU (kernels.hardware.local_gpu) and its record in the hardware table."""
+    if not own_kernels:
+        return [Check("GPU", "info", "not checked: `kernels` is not roofline's own (above)")]
+    from kernels.hardware import HARDWARE_FILE, NoLocalGpu, local_gpu  # lazy: only once `kernels` is roofline's own
+
+    try:
+        here = local_gpu()
+    except NoLocalGpu as exc:
+        fix = (
+            "run `roofline profile` on a machine with an NVIDIA GPU and driver (analyze, report and model work without one)"
+            if exc.no_driver
+            else "check the driver (`nvidia-smi`); in a container, run it with the GPU passed in (e.g. --gpus all)"
+        )
+        return [Check("GPU", "FAIL", str(exc), fix=fix, blocks=True)]
+    more = f" (and {here.count - 1} more)" if here.count > 1 else ""
+    chip = f"ncu chip {here.chip}" if here.chip else "no ncu chip: gh100 metric names"
+    if here.gpu is None:
+        known = f"not in {HARDWARE_FILE} (no ceilings: floors need --gpu); {chip}"
+    else:
+        known = f"{here.gpu.short_name} in {HARDWARE_FILE} ({here.gpu.arch}, {chip})"
+    return [Check("GPU", "ok", f"{here.name}, {here.driver}{more}; {known}")]
 
 
 def check_counters(params: Path = PARAMS, euid: int | None = None) -> list[Check]:
@@ -285,7 +283,8 @@ def run_checks() -> list[Check]:
     # profiler imports kernels (its errors derive from kernels.errors): both must be roofline's own
     own_profiler = not any(c.name in ("package profiler", "package kernels") for c in checks)
     tools, _ = check_tools(own_profiler)
-    checks += tools + check_gpu() + check_counters() + check_ncu_report() + check_python()
+    own_kernels = not any(c.name == "package kernels" for c in checks)
+    checks += tools + check_gpu(own_kernels) + check_counters() + check_ncu_report() + check_python()
     return checks
 
 

@@ -1,17 +1,18 @@
-"""The GPU catalogue: datasheet ceilings with sources (data/gpus.json), plus measured ceilings
-where they exist: the user's own from `roofline calibrate --save` (user_measured_dir()) first,
-then the ones shipped with the package (data/measured/<short_name>.json, the project's H200)."""
+"""The GPU catalogue: each record of the hardware table (kernels.hardware) with its measured
+ceilings where they exist: the user's own from `roofline calibrate --save` (user_measured_dir())
+first, then the ones shipped with the package (data/measured/<short_name>.json, the project's H200)."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 
 from kernels.errors import BadInput
+from kernels.hardware import Gpu, find_gpu, gpus
 
 PACKAGED_MEASURED_DIR = "data/measured"  # inside the package: defaults, never written at run time
 MEASURED_RATES = ("read_gbps", "copy_gbps", "l2_read_gbps", "matmul_tflops")  # each a positive finite number
@@ -41,22 +42,10 @@ class ReadFit:
         return self.fixed_us * 1e-3 + nbytes / (self.gbps * 1e9) * 1e3
 
 
-@dataclass(frozen=True)
-class GpuSpec:
-    short_name: str
-    name: str
-    arch: str
-    sm_count: int
-    dram_gbps: float
-    l2_mb: float
-    fp32_tflops: float
-    bf16_dense_tflops: float
-    fp16_dense_tflops: float | None = None
-    fp8_dense_tflops: float | None = None
-    boost_clock_mhz: float | None = None
-    dram_type: str = ""
-    match: tuple[str, ...] = ()
-    sources: dict = field(default_factory=dict)
+@dataclass(frozen=True, kw_only=True)
+class GpuSpec(Gpu):
+    """A GPU's record (kernels.hardware.Gpu) with its measured ceilings, and every roof it has."""
+
     measured: dict = field(default_factory=dict)
     measured_from: str = ""  # the file `measured` came from ("" when there is none)
 
@@ -172,19 +161,17 @@ def save_measured(short_name: str, data: dict) -> Path:
 
 
 def load_catalogue() -> list[GpuSpec]:
-    data = json.loads(resources.files("roofline").joinpath("data/gpus.json").read_text())
+    """Every GPU of the hardware table, each with its measured ceilings (read afresh: calibrate may have saved)."""
     out = []
-    for g in data["gpus"]:
-        measured, source = _measured(g["short_name"])
+    for g in gpus():
+        measured, source = _measured(g.short_name)
         device = measured.get("device")
-        if device is not None and not (
-            isinstance(device, str) and any(m.lower() in device.lower() for m in g.get("match", ()))
-        ):
+        if device is not None and not (isinstance(device, str) and any(m.lower() in device.lower() for m in g.match)):
             raise MeasuredFileError(
-                f"{source}: measured on {json.dumps(device)}, not a {g['name']}: its ceilings "
-                f"would be taken as the {g['short_name']}'s; move it to the right GPU's file"
+                f"{source}: measured on {json.dumps(device)}, not a {g.name}: its ceilings "
+                f"would be taken as the {g.short_name}'s; move it to the right GPU's file"
             )
-        out.append(GpuSpec(**{**g, "match": tuple(g.get("match", ())), "measured": measured, "measured_from": source}))
+        out.append(GpuSpec(**{f.name: getattr(g, f.name) for f in fields(g)}, measured=measured, measured_from=source))
     return out
 
 
@@ -196,8 +183,6 @@ def get_gpu(short_name: str) -> GpuSpec:
 
 
 def match_gpu(device_name: str | None) -> GpuSpec | None:
-    """The entry whose longest match pattern occurs in a report's device name ('NVIDIA H200')."""
-    if not device_name:
-        return None
-    hits = [(len(m), gpu) for gpu in load_catalogue() for m in gpu.match if m.lower() in device_name.lower()]
-    return max(hits, key=lambda h: h[0])[1] if hits else None
+    """The catalogue entry a report's device name ('NVIDIA H200') belongs to (kernels.hardware.find_gpu)."""
+    gpu = find_gpu(device_name)
+    return get_gpu(gpu.short_name) if gpu else None

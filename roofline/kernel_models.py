@@ -42,7 +42,7 @@ class KernelModel:
 
 
 def _kind(source: str) -> str:
-    """How gpus.json labels a number: 'derived', 'lead'/'unconfirmed' (unconfirmed), else datasheet."""
+    """How the hardware table labels a number: 'derived', 'lead'/'unconfirmed' (unconfirmed), else datasheet."""
     s = source.lower()
     return "unconfirmed" if ("unconfirmed" in s or "lead" in s) else "derived" if "derived" in s else "datasheet"
 

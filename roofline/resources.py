@@ -1,15 +1,16 @@
 """What each Triton launch of a kernel needs on an architecture, compiled without a GPU
-(kernels.xcompile), against that architecture's limits (roofline.archs): registers, spills,
+(kernels.xcompile), against that architecture's limits (kernels.hardware, roofline.archs): registers, spills,
 shared memory, MMA family, blocks per SM, waves on a GPU of that architecture, and whether it fits."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from kernels.hardware import get_arch
 from kernels.launch import launch_specs
 from kernels.spec import VerifyWorkload
 from kernels.xcompile import compile_launches
-from roofline.archs import get_arch, occupancy
+from roofline.archs import occupancy
 from roofline.gpus import GpuSpec, get_gpu
 
 
@@ -37,7 +38,7 @@ def kernel_resources(kernel: str, workload: VerifyWorkload, arch: str, gpu: GpuS
     """{"kernel", "arch", "gpu", "sm_count", "triton", "workload", "launches": [LaunchResources...], "fits"}.
 
     `gpu` sizes the grid (its SM count; split kernels plan by it); default: the architecture's
-    reference GPU (data/archs.json). Raises kernels.xcompile.CompileError when a launch does not compile."""
+    reference GPU (kernels/data/hardware.json). Raises kernels.xcompile.CompileError when a launch does not compile."""
 
     limits = get_arch(arch)
     gpu = gpu or get_gpu(limits.reference_gpu)

@@ -15,11 +15,12 @@ from click.testing import CliRunner
 
 from kernels import xcompile
 from kernels.fast.common import FAST_ARCH_CONFIGS, fast_launch_config
+from kernels.hardware import get_arch
 from kernels.launch import ARCHS, SPECS, fast_specs, launch_specs
 from kernels.registry import KERNELS
 from kernels.spec import VerifyWorkload
 from kernels.xcompile import CompileError, compile_launches, mma_family, parse_ptxas_log, specialization
-from roofline.archs import get_arch, occupancy
+from roofline.archs import occupancy
 from roofline.cli import main
 from roofline.gpus import get_gpu
 from roofline.kernel_models import kernel_model

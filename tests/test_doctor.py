@@ -45,6 +45,7 @@ def test_gpu_and_tools_found(monkeypatch, tmp_path):
     tool(tmp_path, "nsys", "NVIDIA Nsight Systems version 2025.3.1.90-253135822234v0")
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
     assert check_gpu()[0].status == "ok" and "NVIDIA H200, 580.159.04" in check_gpu()[0].detail
+    assert "h200 in kernels/data/hardware.json (sm_90, ncu chip gh100)" in check_gpu()[0].detail
     checks, found = check_tools(own_profiler=True)
     by_name = {c.name: c for c in checks}
     assert by_name["ncu"].detail == f"{tmp_path / 'ncu'} (Version 2025.3.1.0 (build 36398880))"

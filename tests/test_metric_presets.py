@@ -188,7 +188,7 @@ def test_device_names_map_to_chips():
     p, chip, note = preset_for_device("verdict", device_name="NVIDIA RTX PRO 6000 Blackwell Server Edition")
     assert chip == "gb202" and note is None and pcsamp_metric("gmma") not in p.metrics
     p, chip, note = preset_for_device("verdict", device_name="NVIDIA A100")
-    assert chip == "gh100" and "not in roofline/data/chips.json" in note
+    assert chip == "gh100" and "has no ncu chip in kernels/data/hardware.json" in note
     with pytest.raises(UnknownChip, match="known: gh100, gb100, gb202"):
         resolve("verdict", "gx100")
     with pytest.raises(UnknownPreset, match="known: verdict, roofline, full"):
