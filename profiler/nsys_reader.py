@@ -40,24 +40,18 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 READ_BUDGET_S = 120.0  # a damaged file must not hang the reader
 _PID_BITS = 24  # nsys globalTid = globalPid | tid (low 24 bits)
 
+# the kernel table's integer columns (checked as such when read)
+KERNEL_INTS = (
+    *("start", "end", "deviceId", "streamId", "correlationId", "globalPid"),
+    *("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "registersPerThread"),
+)
 REQUIRED = {
     "StringIds": ("id", "value"),
     "CUPTI_ACTIVITY_KIND_KERNEL": (
-        "start",
-        "end",
-        "deviceId",
-        "streamId",
-        "correlationId",
-        "globalPid",
+        *KERNEL_INTS[:6],
         "shortName",
         "demangledName",
-        "gridX",
-        "gridY",
-        "gridZ",
-        "blockX",
-        "blockY",
-        "blockZ",
-        "registersPerThread",
+        *KERNEL_INTS[6:],
         "staticSharedMemory",
         "dynamicSharedMemory",
     ),
@@ -336,26 +330,7 @@ def _launches(conn: sqlite3.Connection, name: Path, gpus: pd.DataFrame) -> pd.Da
         raise ReportError(f"{name}: the export's kernel table is empty: nsys recorded no kernel launch")
     if k["kernel"].isna().any():
         raise ReportError(f"{name}: a kernel's name id is not in StringIds (damaged export?)")
-    k = _ints(
-        k,
-        [
-            "start",
-            "end",
-            "deviceId",
-            "streamId",
-            "correlationId",
-            "globalPid",
-            "gridX",
-            "gridY",
-            "gridZ",
-            "blockX",
-            "blockY",
-            "blockZ",
-            "registersPerThread",
-        ],
-        "CUPTI_ACTIVITY_KIND_KERNEL",
-        name,
-    )
+    k = _ints(k, list(KERNEL_INTS), "CUPTI_ACTIVITY_KIND_KERNEL", name)
     if (k["end"] < k["start"]).any():
         raise ReportError(f"{name}: a kernel ends before it starts (damaged export?)")
     k["demangled_name"] = k["demangled_name"].fillna(k["kernel"])

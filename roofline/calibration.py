@@ -54,11 +54,7 @@ def calibrate(save: bool = True, progress: Callable[[str], None] | None = None) 
         read_times(), f"stream_read at 5 sizes on this {c.device}, {stamp} (CUDA-graph replays, do_bench medians)"
     )
     result = Calibration(
-        device=c.device,
-        read_gbps=c.read_gbps,
-        copy_gbps=c.copy_gbps,
-        l2_read_gbps=c.l2_read_gbps,
-        matmul_tflops=c.matmul_tflops,
+        **dataclasses.asdict(c),
         read_fit=fit,
         source=f"roofline calibrate on this {c.device}, {stamp} (do_bench medians; "
         "copy counts bytes read + written; L2 read timed back to back without a flush)",

@@ -104,6 +104,14 @@ def format_option(*choices: str):
     return click.option("--format", "fmt", type=click.Choice(list(choices)), default=choices[0], show_default=True)
 
 
+ncu_option = click.option("--ncu", "ncu_path", default=None, help="path to ncu (else $NCU, PATH, usual folders)")
+
+
+def allow_incomplete_option(what: str):
+    """--allow-incomplete: read a capture holding fewer launches than its run asked for; `what` says how."""
+    return click.option("--allow-incomplete", is_flag=True, help=what)
+
+
 def make_workload(**kw) -> VerifyWorkload:
     try:
         return VerifyWorkload(**kw)

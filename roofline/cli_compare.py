@@ -12,7 +12,7 @@ from kernels.spec import WorkloadError
 from profiler.errors import ProfilerError
 from reports.compare import render_compare_markdown, render_compare_text
 from roofline.api import compare
-from roofline.cli_common import BadInputExit, format_option
+from roofline.cli_common import BadInputExit, allow_incomplete_option, format_option
 
 
 @click.command("compare")
@@ -41,7 +41,7 @@ from roofline.cli_common import BadInputExit, format_option
     is_flag=True,
     help="compare runs of different workloads (said in the output; the step is not the same work)",
 )
-@click.option("--allow-incomplete", is_flag=True, help="compare runs whose reports hold fewer launches than asked")
+@allow_incomplete_option("compare runs whose reports hold fewer launches than asked")
 @format_option("text", "markdown", "json")
 def compare_cmd(base, head, fail_if_slower, p_value, allow_different_workload, allow_incomplete, fmt) -> None:
     """Compare two runs (run directories or reports): the step, and every kernel's metrics as value (delta %)."""

@@ -10,7 +10,7 @@ from kernels.spec import WorkloadError
 from profiler.errors import ProfilerError
 from reports.charts import ChartError
 from reports.markdown import ReportExists
-from roofline.cli_common import api, progress
+from roofline.cli_common import allow_incomplete_option, api, progress
 from roofline.cli_common import fail as _fail
 from roofline.reporting import REPORT_NAME
 
@@ -26,11 +26,7 @@ from roofline.reporting import REPORT_NAME
     help="report file (DIR/report.md; a folder gets report.md inside). Default: ./<run name>-report/report.md",
 )
 @click.option("--force", is_flag=True, help="overwrite an existing report and its charts")
-@click.option(
-    "--allow-incomplete",
-    is_flag=True,
-    help="report on a capture holding fewer launches than its run asked for (said in the report)",
-)
+@allow_incomplete_option("report on a capture holding fewer launches than its run asked for (said in the report)")
 def report_cmd(path, out, force, allow_incomplete) -> None:
     """Write a GitHub-flavoured markdown report with roofline and stall charts (PNG + SVG)."""
     if not path:

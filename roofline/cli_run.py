@@ -14,12 +14,14 @@ from profiler.ncu_reader import discard_prefetched, prefetch_capture
 from profiler.proc import stop_signals_interrupt
 from reports.text import render_projection, render_text, render_timeline
 from roofline.cli_common import (
+    allow_incomplete_option,
     api,
     format_option,
     gpu_by_name,
     gpu_option,
     kernel_name,
     make_workload,
+    ncu_option,
     progress,
     workload_options,
 )
@@ -80,7 +82,7 @@ def print_run(run, fmt: str, project_to: str | None = None) -> dict:
     default=None,
     help="counters (ncu), timeline (nsys) or both [default: both when both are found, else the one found]",
 )
-@click.option("--ncu", "ncu_path", default=None, help="path to ncu (else $NCU, PATH, usual folders)")
+@ncu_option
 @click.option("--nsys", "nsys_path", default=None, help="path to nsys (else $NSYS, PATH, usual folders)")
 @click.option(
     "--preset",
@@ -154,11 +156,7 @@ def profile_cmd(
     callback=gpu_option,
     help="also project the kernels onto this GPU (e.g. rtx-pro-6000)",
 )
-@click.option(
-    "--allow-incomplete",
-    is_flag=True,
-    help="analyze a report holding fewer launches than its run asked for (marked complete: false)",
-)
+@allow_incomplete_option("analyze a report holding fewer launches than its run asked for (marked complete: false)")
 @format_option()
 def analyze_cmd(path, project_to, allow_incomplete, fmt) -> None:
     """Re-read a run directory, a report or a folder of reports (no GPU needed). Default: the bundled H200 sample."""

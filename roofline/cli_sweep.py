@@ -18,7 +18,7 @@ from kernels.spec import WorkloadError, parse_ctx_len
 from profiler.metrics import DEFAULT_PRESET
 from profiler.rundir import RunDir
 from reports.sweep import plot_sweep, render_summary_markdown, render_summary_text
-from roofline.cli_common import BadInputExit, comma_list, format_option
+from roofline.cli_common import BadInputExit, comma_list, format_option, ncu_option
 from roofline.cli_run import profile_cmd
 from roofline.sweeps import (
     DEFAULT_TIMEOUT_S,
@@ -66,22 +66,10 @@ def point_command(point: SweepPoint, sweep_dir: Path, iterations: int, ncu: str 
     """The `roofline profile` command that makes one point on its own, with the same tool, preset and
     timeout as the sweep's own run of it (roofline.sweeps.run_point)."""
     w = point.workload
-    values = dict(
-        kernel=point.kernel,
-        ctx_len=_ctx_text(w.ctx_len),
-        batch=w.batch,
-        heads=w.heads,
-        q_len=w.q_len,
-        page_size=w.page_size,
-        tree_mask=w.tree_mask,
-        seed=w.seed,
-        iters=iterations,
-        tool=POINT_TOOL,
-        preset=DEFAULT_PRESET,
-        timeout=f"{DEFAULT_TIMEOUT_S:g}",
-        out_dir=sweep_dir / point.name,
-        ncu_path=ncu,
-    )
+    same = ("batch", "heads", "q_len", "page_size", "tree_mask", "seed")  # option name = workload field
+    values = {"kernel": point.kernel, "ctx_len": _ctx_text(w.ctx_len), **{f: getattr(w, f) for f in same}}
+    values |= {"iters": iterations, "tool": POINT_TOOL, "preset": DEFAULT_PRESET, "timeout": f"{DEFAULT_TIMEOUT_S:g}"}
+    values |= {"out_dir": sweep_dir / point.name, "ncu_path": ncu}
     return tuple(command_line(profile_cmd, values))
 
 
@@ -144,7 +132,7 @@ def _chart_title(sweep_dir: Path, table) -> str:
     help="the sweep folder: one run directory per point, sweep.json, summary.csv, sweep.png/.svg",
 )
 @click.option("--gpus", default=None, help="GPU indices of this host (0,1): one worker process per GPU")
-@click.option("--ncu", "ncu_path", default=None, help="path to ncu (else $NCU, PATH, usual folders)")
+@ncu_option
 @click.option(
     "--summarize",
     "summarize_dir",

@@ -8,13 +8,13 @@ import click
 
 from kernels.errors import RooflineError
 from reports.validation import render_validation
-from roofline.cli_common import fail, progress
+from roofline.cli_common import fail, ncu_option, progress
 from roofline.validation import EXPECTED, validate
 
 
 @click.command("validate")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/validate", show_default=True)
-@click.option("--ncu", "ncu_path", default=None, help="path to ncu (else $NCU, PATH, usual folders)")
+@ncu_option
 @click.option("--probe", "only", multiple=True, type=click.Choice(list(EXPECTED)), help="run only these probes")
 @click.option("--preset", default=None, help="ncu metric preset (default: profile's)")
 def validate_cmd(out_dir, ncu_path, only, preset) -> None:

@@ -20,13 +20,21 @@ from profiler.rundir import ANALYSIS, RunSpec, RunWriter
 from roofline.analysis import summarize
 from roofline.chips import local_device_name, preset_for_device
 
-# probe -> (bound, roof or cause prefix)
+
+@dataclass(frozen=True)
+class Expected:
+    """What a probe must be called: its bound, and the roof (or, for latency, the cause) it starts with."""
+
+    bound: str
+    starts: str
+
+
 EXPECTED = {
-    "stream_copy": ("bandwidth", "DRAM"),
-    "matmul": ("compute", "tensor pipe"),
-    "pointer_chase": ("latency", "waiting on global memory loads"),
-    "small_grid": ("latency", "small grid"),
-    "l2_reread": ("bandwidth", "L2"),
+    "stream_copy": Expected("bandwidth", "DRAM"),
+    "matmul": Expected("compute", "tensor pipe"),
+    "pointer_chase": Expected("latency", "waiting on global memory loads"),
+    "small_grid": Expected("latency", "small grid"),
+    "l2_reread": Expected("bandwidth", "L2"),
 }
 
 
@@ -61,8 +69,8 @@ class Validation:
 
 def check_probe(name: str, bound: str, roof: str | None, cause: str | None) -> ProbeCheck:
     """One probe's verdict against what its construction guarantees."""
-    want_bound, want = EXPECTED[name]
-    return ProbeCheck(name, want_bound, want, bound, roof if want_bound != "latency" else cause)
+    want = EXPECTED[name]
+    return ProbeCheck(name, want.bound, want.starts, bound, roof if want.bound != "latency" else cause)
 
 
 def validate(
