@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
+
+import torch
 
 from kernels.fast.run import triton_mla_fast
 from kernels.inputs import build_inputs
 from kernels.spec import VerifyWorkload
 from profiler.bench import graph_replay_ms
+from roofline.removal import FORMAT
 
 VARIANTS = {
     "ring": {},
@@ -45,8 +49,18 @@ def main() -> None:
             ms = graph_replay_ms(lambda cut=cut, inp=inp: triton_mla_fast(inp, path="gluon", ring=True, **cut))
             rows.append(dict(ctx_len=args.ctx, heads=args.heads, page_size=page_size, variant=name, graph_ms=ms))
             print(f"{args.ctx:>8} h{args.heads:<3} p{page_size:<4} {name:11} {ms:.4f} ms", flush=True)
-    if args.out:
-        args.out.write_text(json.dumps(rows, indent=1) + "\n")
+    if args.out:  # the format `roofline analyze --removal FILE` reads (roofline/removal.py)
+        doc = dict(
+            format=FORMAT,
+            kernel="_gluon_ring_kernel",
+            registered="triton_mla_fast",
+            device=torch.cuda.get_device_name(),
+            method="CUDA-graph replays of the step (split + combine), medians",
+            made_by="PYTHONPATH=. python " + " ".join(sys.argv),
+            workload=dict(batch=1, q_len=9, tree_mask="tree"),
+            rows=rows,
+        )
+        args.out.write_text(json.dumps(doc, indent=1) + "\n")
 
 
 if __name__ == "__main__":

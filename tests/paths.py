@@ -1,5 +1,7 @@
 from pathlib import Path
 
+ROOT = Path(__file__).parent.parent
+
 FIXTURES = Path(__file__).parent / "fixtures" / "h200"
 SAMPLE_RUN = Path(__file__).parent.parent / "roofline" / "data" / "samples" / "h200-triton_mla-128k"
 FULL_SET = FIXTURES / "triton_mla_8k_full.ncu-rep"

@@ -1,0 +1,159 @@
+"""A removal experiment as evidence: the step timed with one part of a kernel's work compiled out (its
+MMAs, its softmax, its gathers, everything but the loads), on the same GPU and workload as a capture.
+Where the warp samples only say where warps wait, the experiment says what sets the pace: the part
+whose removal saves the most. Written by `benchmarks/ring_cuts.py` (format roofline-removal/1):
+
+    {"format": "roofline-removal/1", "kernel": "_gluon_ring_kernel", "device": "NVIDIA H200",
+     "method": "...", "made_by": "...", "workload": {"batch": 1, "q_len": 9, "tree_mask": "tree"},
+     "rows": [{"ctx_len": 131072, "heads": 8, "page_size": 64, "variant": "ring", "graph_ms": 0.0707}, ...]}
+
+Variants: the kernel as shipped (`FULL`), `no-mma`, `no-softmax`, `no-gather`, `loads-only` (no MMA and
+no softmax). A missing variant is left out of the verdict, never guessed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernels.errors import BadInput
+
+FORMAT = "roofline-removal/1"
+FULL = "ring"
+CUTS = {"no-mma": "the MMAs", "no-softmax": "the softmax", "no-gather": "the gathers"}
+LOADS_ONLY = "loads-only"
+LOADS_SET_THE_PACE = 0.8  # the loads alone take 80% of the step or more: the math hides behind them
+KEYS = ("ctx_len", "heads", "page_size")
+
+
+class RemovalError(BadInput):
+    """A removal-experiment file that cannot be read, or that does not describe the capture."""
+
+
+@dataclass(frozen=True)
+class Removal:
+    """One workload's timings: variant -> ms of the whole step, with where they came from."""
+
+    kernel: str
+    device: str
+    method: str
+    source: str  # the file, as the user named it
+    workload: dict  # ctx_len, heads, page_size and the file's common fields
+    ms: dict[str, float]
+
+
+@dataclass(frozen=True)
+class RemovalVerdict:
+    cause: str
+    advice: str
+    evidence: list[str]
+
+
+def read_removal(path: str | Path) -> list[Removal]:
+    """Every workload of a removal-experiment file; one-line errors naming the file."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RemovalError(f"{path}: cannot read a removal experiment ({exc})") from exc
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        got = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise RemovalError(f"{path}: not a removal experiment (format {FORMAT!r} expected, got {got!r})")
+    for key in ("kernel", "device", "rows"):
+        if not data.get(key):
+            raise RemovalError(f"{path}: missing {key!r}")
+    common = data.get("workload") or {}
+    by_point: dict[tuple, dict[str, float]] = {}
+    for i, row in enumerate(data["rows"]):
+        ms = row.get("graph_ms") if isinstance(row, dict) else None
+        if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not math.isfinite(ms) or ms <= 0:
+            raise RemovalError(f"{path}: rows[{i}]: graph_ms must be a positive number of milliseconds, got {ms!r}")
+        if not all(isinstance(row.get(k), int) for k in KEYS) or not isinstance(row.get("variant"), str):
+            raise RemovalError(f"{path}: rows[{i}]: needs integer {', '.join(KEYS)} and a variant name")
+        by_point.setdefault(tuple(row[k] for k in KEYS), {})[row["variant"]] = float(ms)
+    return [
+        Removal(
+            kernel=data["kernel"],
+            device=data["device"],
+            method=data.get("method", ""),
+            source=str(path),
+            workload={**common, **dict(zip(KEYS, point))},
+            ms=ms,
+        )
+        for point, ms in by_point.items()
+    ]
+
+
+def matching(removals: list[Removal], device: str | None, workload: dict | None) -> Removal:
+    """The experiment of this capture's GPU and workload; an error saying what differs otherwise."""
+    if not removals:
+        raise RemovalError("the removal experiment holds no rows")
+    source = removals[0].source
+    if workload is None:
+        raise RemovalError(f"{source}: the capture names no workload (a report without its run directory)")
+    if device and removals[0].device not in device and device not in removals[0].device:
+        raise RemovalError(f"{source}: measured on {removals[0].device}, the capture on {device}")
+    for r in removals:
+        if all(workload.get(k) == v for k, v in r.workload.items()):
+            if FULL not in r.ms:
+                raise RemovalError(f"{source}: no {FULL!r} row (the kernel as shipped) for {_point(r.workload)}")
+            return r
+    have = "; ".join(_point(r.workload) for r in removals)
+    raise RemovalError(f"{source}: no rows for this capture's {_point(workload)} (it holds {have})")
+
+
+def _point(w: dict) -> str:
+    return " ".join(f"{k}={w.get(k)}" for k in KEYS)
+
+
+def removal_verdict(r: Removal, inferred: str | None = None) -> RemovalVerdict:
+    """What sets the pace, from what removing each part saves (module doc). `inferred`: the cause the
+    capture alone gave, said beside the experiment's when they differ."""
+    full = r.ms[FULL]
+    saves = {v: full - r.ms[v] for v in CUTS if v in r.ms}
+
+    def pct(saved: float) -> str:  # what the step's time does without the part
+        return f"{-100 * saved / full:+.1f}%"
+
+    parts = [f"without {CUTS[v]} {r.ms[v]:.4f} ms ({pct(s)})" for v, s in saves.items()]
+    loads = r.ms.get(LOADS_ONLY)
+    if loads is not None:
+        parts.append(f"the loads alone {loads:.4f} ms ({100 * loads / full:.0f}% of it)")
+    evidence = [
+        f"removal experiment ({r.source}; {r.device}, {r.method}): the step takes {full:.4f} ms; " + ", ".join(parts)
+    ]
+    largest = max(saves, key=saves.get) if saves else None
+    if loads is not None and loads >= LOADS_SET_THE_PACE * full:
+        math_saves = full - loads
+        if largest == "no-gather" and saves[largest] > math_saves:
+            cause = "pipelined: the loads set the pace, the page gathers most (removal experiment)"
+            advice = (
+                f"the gathers cost {100 * saves[largest] / full:.0f}% of the step, more than all the math "
+                f"({100 * math_saves / full:.0f}%): gather more rows per copy and keep more in flight, or "
+                "let whole pages arrive by TMA (page size 64)"
+            )
+        else:
+            cause = "pipelined: the loads set the pace (removal experiment)"
+            advice = (
+                f"the math hides behind the loads (removing all of it saves {100 * math_saves / full:.0f}%): "
+                "keep more bytes in flight per SM (a deeper ring, larger tiles) and cut the fixed costs around "
+                "the stream (prologue, epilogue, the combine)"
+            )
+    elif largest is not None and saves[largest] > 0:
+        cause = f"pipelined: {CUTS[largest]} set the pace (removal experiment)"
+        advice = {
+            "no-mma": "overlap the MMAs with the loads and the softmax (ping-pong warpgroups), fewer padded rows",
+            "no-softmax": "overlap the softmax with the next tile's MMA; a cheaper exponent (exp2, the scale "
+            "folded into one FMA)",
+            "no-gather": "gather more rows per copy and keep more in flight, or TMA whole pages",
+        }[largest]
+    else:
+        cause, advice = "pipelined: no removed part saves time (removal experiment)", "see the evidence"
+    if inferred and inferred != cause:
+        evidence.append(
+            f"the capture alone said: {inferred.removeprefix('pipelined: ')}; the experiment decides "
+            "(warps wait where the pace is passed on, not always where it is set)"
+        )
+    return RemovalVerdict(cause, advice, evidence)
