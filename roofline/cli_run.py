@@ -28,6 +28,7 @@ from roofline.cli_common import (
 from roofline.cli_common import fail as _fail
 from roofline.gpus import match_gpu
 from roofline.projection import project
+from roofline.removal import apply_removal
 
 
 def print_run(run, fmt: str, project_to: str | None = None) -> dict:
@@ -157,8 +158,15 @@ def profile_cmd(
     help="also project the kernels onto this GPU (e.g. rtx-pro-6000)",
 )
 @allow_incomplete_option("analyze a report holding fewer launches than its run asked for (marked complete: false)")
+@click.option(
+    "--removal",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="a removal experiment of the same GPU and workload (benchmarks/ring_cuts.py --out FILE): the part "
+    "whose removal saves the most names the kernel's cause",
+)
 @format_option()
-def analyze_cmd(path, project_to, allow_incomplete, fmt) -> None:
+def analyze_cmd(path, project_to, allow_incomplete, removal, fmt) -> None:
     """Re-read a run directory, a report or a folder of reports (no GPU needed). Default: the bundled H200 sample."""
     if path:  # start reading the report in a child now, while pandas and the analysis load here
         prefetch_capture(path)
@@ -171,4 +179,9 @@ def analyze_cmd(path, project_to, allow_incomplete, fmt) -> None:
         if path:
             discard_prefetched()  # refused before its report was read: end that read
         raise _fail(exc) from None
+    if removal:
+        try:
+            progress(apply_removal(run.analysis, removal))
+        except RooflineError as exc:
+            raise _fail(exc) from None
     print_run(run, fmt, project_to)

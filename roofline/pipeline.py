@@ -8,7 +8,9 @@ one of three things, decided from evidence:
   read bandwidth at the load latency (bandwidth x latency / SMs);
 - the math side: the tensor pipe's utilisation against its peak;
 - the chain: where the warps wait (profiler/ncu_source.py wait classes): at load barriers the loads
-  are late, at MMA waits the math is late, at role barriers the handoff between roles is the critical path.
+  are late, at MMA waits the math is late; at role barriers the warps wait on each other, which says where
+  the waiting shows, not whether the loads or the math behind it set the pace (roofline/removal.py: a
+  removal experiment decides).
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ from roofline.waits import WarpWaits
 MIN_TENSOR_PCT = 5.0  # without SASS: a one-block-per-SM kernel this busy on the tensor pipe issues MMAs
 NEAR_ROOF = 0.8  # a side at 80% of its ceiling is the limit
 TIE = 0.8  # two waits within 20% of each other: the chain has no single critical path
+REMOVAL_HINT = (
+    "whether the loads or the math set the pace behind the handoffs, a removal experiment tells "
+    "(benchmarks/ring_cuts.py, then roofline analyze RUN --removal FILE)"
+)
 NAMES = {"loads": "load barriers", "math": "MMA waits", "handoff": "role barriers"}
 # The H200's loaded DRAM latency: the pointer-chase probe (kernels/probes.py; capture
 # tests/fixtures/h200/full/probe_pointer_chase_full.ncu-rep.gz): 2 waves of one-warp programs, each
@@ -198,6 +204,8 @@ def pipeline_cause(m: Mapping, waits: WarpWaits | None, facts: MemoryFacts, sm_c
     cause = {
         "loads": "pipelined: the loads are late",
         "math": "pipelined: the math is late",
-        "handoff": "pipelined: the handoff between warp roles is the critical path",
+        "handoff": "pipelined: the warps wait at the handoffs between roles",
     }[side]
+    if side == "handoff":  # where the waiting shows, not what sets the pace: the roles pass a late load or MMA on
+        ev.append(REMOVAL_HINT)
     return PipelineCause(cause, ADVICE[side], ev)

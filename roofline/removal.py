@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernels.errors import BadInput
+from roofline.pipeline import REMOVAL_HINT
 
 FORMAT = "roofline-removal/1"
 FULL = "ring"
@@ -128,21 +129,21 @@ def removal_verdict(r: Removal, inferred: str | None = None) -> RemovalVerdict:
     if loads is not None and loads >= LOADS_SET_THE_PACE * full:
         math_saves = full - loads
         if largest == "no-gather" and saves[largest] > math_saves:
-            cause = "pipelined: the loads set the pace, the page gathers most (removal experiment)"
+            cause = "pipelined: the loads set the pace, the page gathers most, by a removal experiment"
             advice = (
                 f"the gathers cost {100 * saves[largest] / full:.0f}% of the step, more than all the math "
                 f"({100 * math_saves / full:.0f}%): gather more rows per copy and keep more in flight, or "
                 "let whole pages arrive by TMA (page size 64)"
             )
         else:
-            cause = "pipelined: the loads set the pace (removal experiment)"
+            cause = "pipelined: the loads set the pace, by a removal experiment"
             advice = (
                 f"the math hides behind the loads (removing all of it saves {100 * math_saves / full:.0f}%): "
                 "keep more bytes in flight per SM (a deeper ring, larger tiles) and cut the fixed costs around "
                 "the stream (prologue, epilogue, the combine)"
             )
     elif largest is not None and saves[largest] > 0:
-        cause = f"pipelined: {CUTS[largest]} set the pace (removal experiment)"
+        cause = f"pipelined: {CUTS[largest]} set the pace, by a removal experiment"
         advice = {
             "no-mma": "overlap the MMAs with the loads and the softmax (ping-pong warpgroups), fewer padded rows",
             "no-softmax": "overlap the softmax with the next tile's MMA; a cheaper exponent (exp2, the scale "
@@ -150,10 +151,26 @@ def removal_verdict(r: Removal, inferred: str | None = None) -> RemovalVerdict:
             "no-gather": "gather more rows per copy and keep more in flight, or TMA whole pages",
         }[largest]
     else:
-        cause, advice = "pipelined: no removed part saves time (removal experiment)", "see the evidence"
+        cause, advice = "pipelined: no removed part saves time, by a removal experiment", "see the evidence"
     if inferred and inferred != cause:
         evidence.append(
             f"the capture alone said: {inferred.removeprefix('pipelined: ')}; the experiment decides "
             "(warps wait where the pace is passed on, not always where it is set)"
         )
     return RemovalVerdict(cause, advice, evidence)
+
+
+def apply_removal(analysis, path: str | Path) -> str:
+    """Give the experiment's kernel in `analysis` (roofline.analysis.Analysis) the cause and advice the
+    removal experiment at `path` shows, the capture's own reading kept in its evidence; return a note."""
+    r = matching(read_removal(path), (analysis.gpu or {}).get("name"), analysis.workload)
+    kernels = [k for k in analysis.kernels if k.kernel == r.kernel]
+    if not kernels:
+        raise RemovalError(f"{r.source}: times {r.kernel}, which this capture does not hold")
+    for k in kernels:
+        v = removal_verdict(r, k.cause)
+        k.cause, k.advice = v.cause, v.advice
+        k.evidence = v.evidence + [e for e in k.evidence if e != REMOVAL_HINT]  # the hint is taken
+    note = f"{r.kernel}: cause from the removal experiment {r.source} ({_point(r.workload)})"
+    analysis.notes.append(note)
+    return note

@@ -23,23 +23,23 @@ def ring(run: str):
     [
         (
             "h200-triton_mla_fast-ring-128k-p64",
-            "pipelined: the loads set the pace (removal experiment)",
+            "pipelined: the loads set the pace, by a removal experiment",
             ["the step takes 0.0707 ms", "without the MMAs 0.0653 ms (-7.6%)", "the loads alone 0.0641 ms (91% of it)"],
         ),
         (
             "h200-triton_mla_fast-ring-128k-p1",
-            "pipelined: the loads set the pace, the page gathers most (removal experiment)",
+            "pipelined: the loads set the pace, the page gathers most, by a removal experiment",
             ["the step takes 0.0737 ms", "without the gathers 0.0637 ms (-13.6%)", "the loads alone 0.0643 ms"],
         ),
     ],
 )
 def test_the_ring_kernels_cause_is_what_its_removal_experiment_shows(run, cause, numbers):
     r, k = ring(run)
-    assert k.cause == "pipelined: the handoff between warp roles is the critical path"  # the capture alone
+    assert k.cause == "pipelined: the warps wait at the handoffs between roles"  # the capture alone
     v = removal_verdict(matching(read_removal(RING_CUTS), r.analysis.gpu.get("name"), r.analysis.workload), k.cause)
     assert v.cause == cause
     assert all(n in v.evidence[0] for n in numbers)
-    assert "the capture alone said: the handoff between warp roles" in v.evidence[1]
+    assert "the capture alone said: the warps wait at the handoffs between roles" in v.evidence[1]
     assert "occupancy" not in v.advice and "registers" not in v.advice
 
 
@@ -82,3 +82,19 @@ def test_without_a_full_row_nothing_is_guessed(tmp_path):
     r, _ = ring("h200-triton_mla_fast-ring-128k-p64")
     with pytest.raises(RemovalError, match="no 'ring' row"):
         matching(read_removal(path), "NVIDIA H200", r.analysis.workload)
+
+
+def test_analyze_takes_a_removal_experiment():
+    from click.testing import CliRunner
+
+    from roofline.cli import main
+
+    run = str(RUNS / "h200-triton_mla_fast-ring-128k-p64")
+    r = CliRunner().invoke(main, ["analyze", run, "--removal", str(RING_CUTS), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    (k,) = [k for k in json.loads(r.stdout)["kernels"] if k["kernel"] == "_gluon_ring_kernel"]
+    assert k["cause"] == "pipelined: the loads set the pace, by a removal experiment"
+    assert not any(e.startswith("whether the loads or the math") for e in k["evidence"])  # the hint was taken
+    other = str(RUNS / "h200-triton_mla_fast-128k-h64")  # 64 heads: the file has no such rows
+    r = CliRunner().invoke(main, ["analyze", other, "--removal", str(RING_CUTS)])
+    assert r.exit_code == 2 and "no rows for this capture's ctx_len=131072 heads=64" in r.output

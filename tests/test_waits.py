@@ -63,7 +63,7 @@ def test_api_returns_where_the_warps_wait_as_dataframes(ring):
 @pytest.mark.parametrize("page", [1, 64])
 def test_ring_kernel_gets_a_pipeline_cause_and_no_occupancy_advice(ring, page):
     k = _kernel(ring[page], "_gluon_ring_kernel")
-    assert k.bound == "latency" and k.cause == "pipelined: the handoff between warp roles is the critical path"
+    assert k.bound == "latency" and k.cause == "pipelined: the warps wait at the handoffs between roles"
     assert "occupancy" not in k.advice and "registers" not in k.advice and "deeper ring" in k.advice
     text = " ".join(k.evidence)
     assert "one block per SM by design" in text and "asynchronous copies" in text
