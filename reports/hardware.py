@@ -16,6 +16,7 @@ def render_gpus(gpus: list[GpuSpec], user_dir: Path) -> str:
             "short name",
             "name",
             "arch",
+            "ncu chip",
             "SMs",
             "boost MHz",
             "DRAM GB/s",

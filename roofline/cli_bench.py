@@ -26,7 +26,7 @@ def _bench_kernel(name: str) -> str:
 
 def _mask(name: str) -> str:
     if name not in ("tree", "chain"):
-        raise ValueError("a mask is tree or chain")
+        raise ValueError(f"{name}: a mask is tree or chain")
     return name
 
 

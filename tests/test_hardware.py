@@ -156,3 +156,15 @@ def test_no_local_gpu_says_why(tmp_path, monkeypatch):
     with pytest.raises(NoLocalGpu, match="nvidia-smi failed: NVIDIA-SMI has failed") as info:
         local_gpu()
     assert not info.value.no_driver
+
+
+def test_gpus_table_has_a_header_for_every_column():
+    from reports.hardware import render_gpus
+    from roofline.gpus import load_catalogue, user_measured_dir
+
+    lines = render_gpus(load_catalogue(), user_measured_dir()).splitlines()
+    header, rule = lines[0], lines[1]
+    columns = [c for c in header.split("  ") if c.strip()]  # names are apart by two spaces or more
+    assert "ncu chip" in columns and len(rule.split()) == len(columns)
+    h200 = next(line for line in lines if line.startswith("h200 "))
+    assert h200[header.index("ncu chip") :].startswith("gh100")
