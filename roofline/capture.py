@@ -137,16 +137,20 @@ class NcuCapture:
 
 @dataclass(frozen=True)
 class NsysCapture:
-    """An nsys capture (report and sqlite export) and its timeline, read once."""
+    """An nsys capture (report and sqlite export) and its timeline, read once from the export."""
 
+    report: Path
+    sqlite: Path
     timeline: Timeline
     wall_s: float
 
 
 @dataclass(frozen=True)
 class TimingPass:
-    """The timing pass: its wall time, or None with the note saying why it was skipped."""
+    """The timing pass: its timing.json and wall time, or None for both with the note saying why it
+    was skipped."""
 
+    report: Path | None
     wall_s: float | None
     notes: list[str] = field(default_factory=list)
 
@@ -231,7 +235,7 @@ def capture_nsys(cap: Capture, exe: str) -> NsysCapture:
     writer.add_report(nsys_run.sqlite, "nsys-sqlite", launches=timeline.summary["launches_in_range"])
     s = timeline.summary
     say(f"[nsys] done in {time.time() - t0:.1f} s: {s['steps']} steps, {s['launches_in_range']} launches in the range")
-    return NsysCapture(timeline=timeline, wall_s=round(time.time() - t0, 1))
+    return NsysCapture(nsys_run.report, nsys_run.sqlite, timeline, round(time.time() - t0, 1))
 
 
 def nsys_left_out(writer: RunWriter, exc: ProfilerError) -> str:
@@ -251,12 +255,9 @@ def timing_pass(cap: Capture, samples: int, device: str | None) -> TimingPass:
     (a report of tool "timing" in the manifest). Skipped, with a note, when the captured child
     recorded no `device` in harness.json (a stand-in tool that never ran it)."""
     if not device:
-        return TimingPass(
-            None,
-            [
-                f"no timing pass: the profiled child recorded no device in {HARNESS}; compare will gate on the profiler's times"
-            ],
-        )
+        note = f"no timing pass: the profiled child recorded no device in {HARNESS}; "
+        note += "compare will gate on the profiler's times"
+        return TimingPass(None, None, [note])
     writer, app, say = cap.writer, cap.app, cap.say
     out, log = writer.path / TIMING, writer.path / "timing.log"
     cmd = app[: app.index("--iters")] + ["--timing-samples", str(samples), "--timing-out", str(out)]
@@ -271,4 +272,4 @@ def timing_pass(cap: Capture, samples: int, device: str | None) -> TimingPass:
         )
     writer.add_report(out, "timing")
     say(f"[timing] done in {time.time() - t0:.1f} s: {(done.lines or [''])[-1].removeprefix('harness: ')}")
-    return TimingPass(round(time.time() - t0, 1))
+    return TimingPass(out, round(time.time() - t0, 1))
