@@ -27,29 +27,17 @@ import pandas as pd
 from kernels.errors import CaptureFailed
 from kernels.registry import get_kernel
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
-from profiler.errors import (
-    ApplicationFailed,
-    Interrupted,
-    ProfilerError,
-    ReportError,
-    ToolNotFound,
-    ToolTimeout,
-    refuse_special,
-)
+from profiler.errors import Interrupted, ProfilerError, ReportError, ToolNotFound, ToolTimeout, refuse_special
 from profiler.launch_table import LaunchTable, PcSamples
 from profiler.metrics import DEFAULT_PRESET, get_preset, with_source
-from profiler.ncu import check_collected, find_ncu, ncu_version, requested_metrics, run_ncu
-from profiler.ncu_reader import read_ncu_report
-from profiler.ncu_source import PcRead
-from profiler.nsys import find_nsys, importer_missing, nsys_version, run_nsys
-from profiler.nsys_reader import Timeline, read_nsys_sqlite, timeline_launches
-from profiler.proc import run_tool
+from profiler.ncu import find_ncu
+from profiler.nsys import find_nsys, importer_missing
+from profiler.nsys_reader import Timeline, read_nsys_sqlite
 from profiler.readers import NCU_REP, NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
 from profiler.rundir import (
     ANALYSIS,
     HARNESS,
     LAUNCHES,
-    TIMING,
     Manifest,
     RunDir,
     RunDirError,
@@ -58,6 +46,23 @@ from profiler.rundir import (
     default_run_name,
 )
 from roofline.analysis import Analysis, summarize
+from roofline.capture import (  # IncompleteRun, completeness and pc_samples_of: public here too
+    Capture,
+    IncompleteRun,
+    NcuCapture,
+    NsysCapture,
+    TimingPass,
+    capture_ncu,
+    capture_nsys,
+    completeness,
+    nsys_left_out,
+    or_discard,
+    pc_samples_of,
+    require_complete,
+    start_pc_read,
+    timeline_table,
+    timing_pass,
+)
 from roofline.chips import local_device_name, preset_for_device
 from roofline.comparison import DEFAULT_P_VALUE, CompareError, Comparison  # noqa: F401 (public API)
 from roofline.comparison import compare as compare_runs
@@ -88,10 +93,6 @@ KERNEL_COLUMNS = [
     "unit",
     "advice",
 ]
-
-
-class IncompleteRun(ReportError):
-    """The report holds fewer launches than the run asked for."""
 
 
 def sample_run() -> Path:
@@ -169,19 +170,6 @@ class Run:
         return out
 
 
-def completeness(launches: LaunchTable, iterations: int | None, expected: int | None) -> list[str]:
-    """Why a launch table is not the whole run ([] when it is): fewer launches than the tool said it
-    profiled, or a kernel whose launch count is not a multiple of the iterations asked for."""
-    problems = []
-    if expected is not None and len(launches) != expected:
-        problems.append(f"expected {expected} launches (as ncu's log reported them), found {len(launches)}")
-    if iterations:
-        for kernel, n in launches.frame.groupby("kernel", sort=False).size().items():
-            if n % iterations:
-                problems.append(f"{kernel}: {n} launches, not a multiple of the {iterations} iterations asked for")
-    return problems
-
-
 def _workload(spec: RunSpec | None, where: Path) -> VerifyWorkload | None:
     """The run's verify workload; None for a report without a spec and for a probe's run (workload {})."""
     if spec is None or not spec.workload:
@@ -215,8 +203,8 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
         timeline = read_nsys_sqlite(sqlite[0]) if sqlite else None
         if reports:
             ncu_reports = [p for p in reports if sniff(p) == NCU_REP]
-            pc_read = _start_pc_read(ncu_reports[0]) if len(ncu_reports) == 1 else None
-            tables = _or_discard(pc_read, lambda: [read_launches(p) for p in reports])
+            pc_read = start_pc_read(ncu_reports[0]) if len(ncu_reports) == 1 else None
+            tables = or_discard(pc_read, lambda: [read_launches(p) for p in reports])
             launches = tables[0]
             if len(tables) > 1:  # launch numbers repeat across the reports: no rule results
                 launches = dataclasses.replace(
@@ -225,23 +213,21 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
             counts = [e.launches for e in manifest.reports if e.tool == "ncu"]
             expected = sum(counts) if all(c is not None for c in counts) else None
         else:  # an nsys-only run: the timeline's launches, no counters
-            launches = _timeline_table(timeline, sqlite[0])
+            launches = timeline_table(timeline, sqlite[0])
     elif source.is_dir():
         launches = read_folder(source)
         if len(launches.timelines) == 1:  # nsys beside ncu: the timeline, not more launches
             timeline = read_nsys_sqlite(source / launches.timelines[0])
     elif sniff(source) in (NSYS_REP, NSYS_SQLITE):  # by content: a foreign SQLite file gets its own message
         timeline = read_nsys_sqlite(source)
-        launches = _timeline_table(timeline, source)
+        launches = timeline_table(timeline, source)
     else:
-        pc_read = _start_pc_read(source) if sniff(source) == NCU_REP else None
-        launches = _or_discard(pc_read, lambda: read_launches(source))
+        pc_read = start_pc_read(source) if sniff(source) == NCU_REP else None
+        launches = or_discard(pc_read, lambda: read_launches(source))
     pc_samples, pc_note = pc_samples_of(pc_read) if pc_read is not None else (None, None)
     workload = _workload(spec, source)
     iterations = spec.iterations if spec else None
     problems = completeness(launches, iterations, expected)
-    if launches.cut:
-        problems.insert(0, launches.cut)
     if problems and not allow_incomplete:
         raise IncompleteRun(
             f"{source}: incomplete capture: {'; '.join(problems)} "
@@ -256,63 +242,49 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
         preset=next(iter(presets)) if len(presets) == 1 else None,
         pc_samples=pc_samples,
     )
-    analysis.notes += warnings
-    if pc_note:
-        analysis.notes.append(pc_note)
+    return _run(
+        source,
+        launches,
+        analysis,
+        warnings + ([pc_note] if pc_note else []),
+        problems,
+        spec=spec,
+        workload=workload,
+        manifest=manifest,
+        timeline=timeline,
+        pc_samples=pc_samples,
+    )
+
+
+def _run(
+    source: Path,
+    launches: LaunchTable,
+    analysis: Analysis,
+    notes: list[str],
+    problems: list[str],
+    pc_samples: PcSamples | None = None,
+    **evidence,
+) -> Run:
+    """The Run of `analysis` (summarize's) with `notes` and what the launch table lacks added to its notes:
+    the incomplete capture's problems, the counters of a timeline. `evidence`: Run's spec, workload,
+    manifest and timeline."""
+    notes = list(notes)
     if problems:
-        analysis.notes.append("INCOMPLETE: " + "; ".join(problems) + " (no step time)")
+        notes.append("INCOMPLETE: " + "; ".join(problems) + " (no step time)")
     if not launches.counters:
-        analysis.notes.append(
+        notes.append(
             "launch times from the nsys timeline, no hardware counters: no bound or cause "
             "(profile with --tool ncu or both for them)"
         )
     return Run(
         source=source,
         launch_table=launches,
-        analysis=analysis,
-        spec=spec,
-        workload=workload,
-        manifest=manifest,
+        analysis=dataclasses.replace(analysis, notes=[*analysis.notes, *notes]),
         complete=not problems,
         problems=problems,
-        timeline=timeline,
         pc_samples=pc_samples.frame if pc_samples is not None else None,
+        **evidence,
     )
-
-
-def pc_samples_of(report: Path | PcRead) -> tuple[PcSamples | None, str | None]:
-    """(the report's PC samples, None), or (None, a note) when they cannot be read: they add to the
-    verdict, so a report whose launches read well is still analysed, and the note says what is missing.
-    `report`: a path, or a read already started (profiler.ncu_source.PcRead)."""
-    try:
-        return (report if isinstance(report, PcRead) else PcRead(report)).result(), None
-    except ReportError as exc:
-        return None, f"PC samples not read (no per-instruction breakdown of where the warps wait): {exc}"
-
-
-def _or_discard(pc_read, read: Callable):
-    """read(), stopping the PC samples' read when it fails (a damaged report: its error is the launches')."""
-    try:
-        return read()
-    except BaseException:
-        if isinstance(pc_read, PcRead):
-            pc_read.discard()
-        raise
-
-
-def _start_pc_read(report: Path) -> PcRead | Path:
-    """The PC samples' read, started now so that it overlaps the launches' (the path when it cannot start:
-    pc_samples_of then says why)."""
-    try:
-        return PcRead(report)
-    except ReportError:
-        return report
-
-
-def _timeline_table(timeline: Timeline, path: Path) -> LaunchTable:
-    table = timeline_launches(timeline)
-    table.frame["source"] = Path(path).name
-    return dataclasses.replace(table, source=str(path))
 
 
 def make_workload(ctx: int | str = "128k", **fields) -> VerifyWorkload:
@@ -379,7 +351,7 @@ def profile(
     **workload_fields,
 ) -> Run:
     """Run `kernel` on `workload` under Nsight Compute and/or Nsight Systems in a child process and
-    return the new run.
+    return the new run, analysed from what the capture read (each report is read once).
 
     `tool`: "ncu", "nsys" or "both"; None takes both when both are found, else the one found.
     `timeout` bounds the whole capture (seconds): past it the running tool's process group is ended.
@@ -446,52 +418,44 @@ def profile(
             say(note)
         if tool is None and len(tools) == 1 and not left_out:
             say(f"only {next(iter(tools))} was found: profiling with it alone (--tool both needs ncu and nsys)")
-        limit = f"--timeout {timeout:g} s (the whole capture)" if timeout is not None else None
-
-        def left() -> float | None:
-            return None if timeout is None else max(0.1, timeout - (time.time() - started))
-
-        launches = timeline = None
-        result: dict = {"profile": {"tools": list(tools)}}
+        cap = Capture(
+            writer,
+            app,
+            say,
+            env,
+            deadline=None if timeout is None else started + timeout,
+            limit=f"--timeout {timeout:g} s (the whole capture)" if timeout is not None else None,
+        )
+        ncu_run = nsys_run = timing = None
+        notes: list[str] = []  # what the capture says beside the analysis (analysis.json's notes)
         if "ncu" in tools:
             running = "ncu"
             if chip_note:
                 say(chip_note)
-            launches = _capture_ncu(
-                writer,
-                app,
-                tools["ncu"],
-                iterations,
-                workload,
-                say,
-                left(),
-                limit,
-                result,
-                env,
-                preset=preset,
-                resolved=resolved,
-                chip=chip,
-            )
+            ncu_run = capture_ncu(cap, tools["ncu"], iterations, workload, preset=preset, resolved=resolved, chip=chip)
+            notes += ncu_run.notes
         if "nsys" in tools:
             running = "nsys"
             try:
-                timeline = _capture_nsys(writer, app, tools["nsys"], say, left(), limit, result, env)
+                nsys_run = capture_nsys(cap, tools["nsys"])
             except ProfilerError as exc:
-                if tool is not None or launches is None or isinstance(exc, ToolTimeout):
+                if tool is not None or ncu_run is None or isinstance(exc, ToolTimeout):
                     raise  # asked for by name, nothing else captured, or out of time: the run failed
-                why = _nsys_left_out(writer, exc)
+                why = nsys_left_out(writer, exc)
                 say(why)
-                result.setdefault("notes", []).append(why)
-            if launches is None:
-                launches = _timeline_table(timeline, writer.path / Path(timeline.source).name)
-                problems = completeness(launches, iterations, None)
-                if problems:
-                    raise IncompleteRun(f"{timeline.source}: incomplete capture: {'; '.join(problems)}")
+                notes.append(why)
+        timeline = nsys_run.timeline if nsys_run is not None else None
+        if ncu_run is not None:
+            launches = ncu_run.launches
+        else:  # an nsys-only run: the timeline's launches, no counters
+            launches = timeline_table(timeline, Path(timeline.source))
+            require_complete(launches, iterations, None, Path(timeline.source))
+        harness = RunDir(writer.path).harness()
         if timing_samples:
             running = "timing"
-            _timing_pass(writer, app, timing_samples, say, left(), limit, result, env)
+            timing = timing_pass(cap, timing_samples, harness.get("device"))
+            notes += timing.notes
         running = "analysis"
-        harness = RunDir(writer.path).harness()
         writer.manifest.host = {
             "gpu": harness.get("device"),
             "torch": harness.get("torch"),
@@ -500,17 +464,16 @@ def profile(
             "python": sys.version.split()[0],
         }
         launches.frame.to_csv(writer.path / LAUNCHES, index=False)
-        ncu_preset = preset if "ncu" in tools else None
-        report = result.pop("ncu_report", None)
-        pc_samples, pc_note = pc_samples_of(report) if report is not None else (None, None)
-        analysis = summarize(launches, workload, iterations, preset=ncu_preset, pc_samples=pc_samples)
-        if pc_note:
-            analysis.notes.append(pc_note)
-        analysis.notes += result.pop("notes", [])
-        out_dict = analysis.to_dict()
-        result["profile"]["wall_s"] = round(time.time() - started, 1)
-        out_dict.update(result)
-        writer.write_json(ANALYSIS, out_dict)
+        pc_samples = ncu_run.pc_samples if ncu_run is not None else None
+        pc_notes = [ncu_run.pc_note] if ncu_run is not None and ncu_run.pc_note else []
+        analysis = summarize(
+            launches, workload, iterations, preset=ncu_run.preset if ncu_run else None, pc_samples=pc_samples
+        )
+        record = dataclasses.replace(analysis, notes=[*analysis.notes, *pc_notes, *notes]).to_dict()
+        record["profile"] = _profile_record(list(tools), ncu_run, nsys_run, timing, started)
+        if nsys_run is not None:
+            record["timeline"] = timeline.summary
+        writer.write_json(ANALYSIS, record)
         final = writer.commit()
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP as Interrupted: the run is kept
         signum = exc.exit_code - 128 if isinstance(exc, Interrupted) else signal.SIGINT
@@ -527,135 +490,36 @@ def profile(
             raise
         reason = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise CaptureFailed(str(exc) or reason, kept_at=writer.fail(reason), reason=reason) from exc
-    p = result["profile"]
-    passes = f"{max(p['passes'], default=0)} replay passes per launch, preset {p['preset']}, " if "passes" in p else ""
+    passes = f"{max(ncu_run.passes, default=0)} replay passes per launch, preset {ncu_run.preset}, " if ncu_run else ""
     say(f"wrote {final}: {passes}wall {time.time() - started:.1f} s")
-    return load(final)
-
-
-def _capture_ncu(
-    writer: RunWriter,
-    app: list[str],
-    exe: str,
-    iterations: int,
-    workload: VerifyWorkload,
-    say: Callable[[str], None],
-    timeout: float | None,
-    limit: str | None,
-    result: dict,
-    env: dict[str, str] | None = None,
-    *,
-    preset: str,
-    resolved,
-    chip: str,
-) -> LaunchTable:
-    """ncu into the run: report, log, version, the launch table (checked for missing metrics)."""
-    say(f"[ncu] profiling {spec_name(app)} ({workload.describe()}), preset {preset} ({chip}) -> {writer.final}")
-    t0 = time.time()
-    ncu_run = run_ncu(
-        app, writer.path, ncu=exe, progress=say, timeout=timeout, limit_name=limit, env=env, preset=resolved
-    )
-    writer.log_command(ncu_run.command)
-    writer.add_log(ncu_run.log)
-    writer.manifest.tools["ncu"] = {"path": exe, "version": ncu_version(exe)}
-    writer.add_report(
-        ncu_run.report, "ncu", launches=len(ncu_run.passes), passes=max(ncu_run.passes, default=None), preset=preset
-    )
-    say(
-        f"[ncu] done in {time.time() - t0:.1f} s: {len(ncu_run.passes)} launches profiled, "
-        f"{max(ncu_run.passes, default=0)} replay passes each"
-    )
-    absent = check_collected(read_ncu_report(ncu_run.report), requested_metrics(ncu_run.command), ncu_run.report)
-    if absent:
-        result.setdefault("notes", []).append(f"this GPU has no value for {', '.join(absent)} (chip-specific)")
-    launches = read_launches(ncu_run.report)
-    result["ncu_report"] = ncu_run.report  # its PC samples are read for the analysis
-    problems = completeness(launches, iterations, len(ncu_run.passes))
-    if problems:
-        raise IncompleteRun(f"{ncu_run.report}: incomplete capture: {'; '.join(problems)}")
-    result["profile"].update(passes=ncu_run.passes, ncu_wall_s=round(time.time() - t0, 1), preset=preset, chip=chip)
-    return launches
-
-
-def _capture_nsys(
-    writer: RunWriter,
-    app: list[str],
-    exe: str,
-    say: Callable[[str], None],
-    timeout: float | None,
-    limit: str | None,
-    result: dict,
-    env: dict[str, str] | None = None,
-) -> Timeline:
-    """nsys into the run: timeline report, sqlite export, log, version; the timeline read back."""
-    say(f"[nsys] timeline of {spec_name(app)} (-t cuda,nvtx) -> {writer.final}")
-    t0 = time.time()
-    nsys_run = run_nsys(app, writer.path, nsys=exe, progress=say, timeout=timeout, limit_name=limit, env=env)
-    writer.log_command(nsys_run.command)
-    writer.log_command(nsys_run.export)
-    writer.add_log(nsys_run.log)
-    writer.add_log(nsys_run.export_log)
-    writer.manifest.tools["nsys"] = {"path": exe, "version": nsys_version(exe)}
-    writer.add_report(nsys_run.report, "nsys")
-    timeline = read_nsys_sqlite(nsys_run.sqlite)
-    writer.add_report(nsys_run.sqlite, "nsys-sqlite", launches=timeline.summary["launches_in_range"])
-    s = timeline.summary
-    say(f"[nsys] done in {time.time() - t0:.1f} s: {s['steps']} steps, {s['launches_in_range']} launches in the range")
-    result["timeline"] = s
-    result["profile"]["nsys_wall_s"] = round(time.time() - t0, 1)
-    return timeline
-
-
-def _nsys_left_out(writer: RunWriter, exc: ProfilerError) -> str:
-    """Keep what a failed nsys left, named in the manifest (its logs; a raw .qdstrm stream, which
-    `nsys import` can still turn into a report) and say in one line why the run has no timeline."""
-    for kept in sorted(writer.path.glob("profile.nsys*.log")) + sorted(writer.path.glob("profile*.qdstrm")):
-        writer.add_log(kept)
-    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return (
-        f"[nsys] no timeline: {first} (the ncu capture is complete; --tool both would have failed the run; "
-        f"nsys's log: {', '.join(n for n in writer.manifest.logs if n.startswith('profile.nsys')) or 'none'})"
+    # what load(final) gives, from what the capture read: the reports are not read again
+    return _run(
+        final,
+        launches,
+        analysis,
+        pc_notes,
+        [],
+        pc_samples,
+        spec=spec,
+        workload=workload,
+        manifest=writer.manifest,
+        timeline=timeline,
     )
 
 
-def _timing_pass(
-    writer: RunWriter,
-    app: list[str],
-    samples: int,
-    say: Callable[[str], None],
-    timeout: float | None,
-    limit: str | None,
-    result: dict,
-    env: dict[str, str] | None = None,
-) -> None:
-    """The harness again, with no profiler attached: `samples` timings of the step into timing.json
-    (a report of tool "timing" in the manifest). Skipped, with a note, when the captured child
-    recorded no device in harness.json (a stand-in tool that never ran it)."""
-    if not RunDir(writer.path).harness().get("device"):
-        result.setdefault("notes", []).append(
-            "no timing pass: the profiled child recorded no device in "
-            f"{HARNESS}; compare will gate on the profiler's times"
-        )
-        return
-    out, log = writer.path / TIMING, writer.path / "timing.log"
-    cmd = app[: app.index("--iters")] + ["--timing-samples", str(samples), "--timing-out", str(out)]
-    say(f"[timing] {samples} samples of {spec_name(app)}'s step, no profiler attached (rotated inputs, CUDA graph)")
-    t0 = time.time()
-    done = run_tool(cmd, log, "the timing pass", timeout=timeout, env=env, limit_name=limit)
-    writer.log_command(cmd)
-    writer.add_log(log)
-    if done.returncode != 0 or not out.is_file():
-        raise ApplicationFailed(
-            f"the timing pass failed (exit code {done.returncode}); --timing-samples 0 skips it", done.lines, str(log)
-        )
-    writer.add_report(out, "timing")
-    result["profile"]["timing_wall_s"] = round(time.time() - t0, 1)
-    say(f"[timing] done in {time.time() - t0:.1f} s: {(done.lines or [''])[-1].removeprefix('harness: ')}")
-
-
-def spec_name(app: list[str]) -> str:
-    """The kernel a harness command line runs."""
-    return app[app.index("--kernel") + 1] if "--kernel" in app else "the program"
+def _profile_record(
+    tools: list[str], ncu: NcuCapture | None, nsys: NsysCapture | None, timing: TimingPass | None, started: float
+) -> dict:
+    """analysis.json's "profile": the tools, ncu's passes, preset and chip, each step's wall time."""
+    out: dict = {"tools": tools}
+    if ncu is not None:
+        out.update(passes=ncu.passes, ncu_wall_s=ncu.wall_s, preset=ncu.preset, chip=ncu.chip)
+    if nsys is not None:
+        out["nsys_wall_s"] = nsys.wall_s
+    if timing is not None and timing.wall_s is not None:
+        out["timing_wall_s"] = timing.wall_s
+    out["wall_s"] = round(time.time() - started, 1)
+    return out
 
 
 def report(
