@@ -46,10 +46,7 @@ from profiler.nsys_reader import Timeline, read_nsys_sqlite, timeline_launches
 from profiler.proc import run_tool
 from profiler.readers import NCU_REP, NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
 from profiler.rundir import (
-    ANALYSIS,
     HARNESS,
-    LAUNCHES,
-    TIMING,
     Manifest,
     RunDir,
     RunDirError,
@@ -438,7 +435,7 @@ def profile(
             "--iters",
             str(iterations),
             "--info",
-            str(writer.path / HARNESS),
+            str(writer.file("harness")),
         ]
         left_out: list[str] = []
         tools = choose_tools(tool, ncu, nsys, notes=left_out)
@@ -483,7 +480,7 @@ def profile(
                 say(why)
                 result.setdefault("notes", []).append(why)
             if launches is None:
-                launches = _timeline_table(timeline, writer.path / Path(timeline.source).name)
+                launches = _timeline_table(timeline, writer.file("nsys-sqlite"))
                 problems = completeness(launches, iterations, None)
                 if problems:
                     raise IncompleteRun(f"{timeline.source}: incomplete capture: {'; '.join(problems)}")
@@ -499,7 +496,7 @@ def profile(
             "cuda": harness.get("cuda"),
             "python": sys.version.split()[0],
         }
-        launches.frame.to_csv(writer.path / LAUNCHES, index=False)
+        launches.frame.to_csv(writer.file("launches"), index=False)
         ncu_preset = preset if "ncu" in tools else None
         report = result.pop("ncu_report", None)
         pc_samples, pc_note = pc_samples_of(report) if report is not None else (None, None)
@@ -510,7 +507,7 @@ def profile(
         out_dict = analysis.to_dict()
         result["profile"]["wall_s"] = round(time.time() - started, 1)
         out_dict.update(result)
-        writer.write_json(ANALYSIS, out_dict)
+        writer.write_json("analysis", out_dict)
         final = writer.commit()
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP as Interrupted: the run is kept
         signum = exc.exit_code - 128 if isinstance(exc, Interrupted) else signal.SIGINT
@@ -609,12 +606,11 @@ def _capture_nsys(
 def _nsys_left_out(writer: RunWriter, exc: ProfilerError) -> str:
     """Keep what a failed nsys left, named in the manifest (its logs; a raw .qdstrm stream, which
     `nsys import` can still turn into a report) and say in one line why the run has no timeline."""
-    for kept in sorted(writer.path.glob("profile.nsys*.log")) + sorted(writer.path.glob("profile*.qdstrm")):
-        writer.add_log(kept)
+    logs = [n for n in writer.keep_left_by("nsys") if n.endswith(".log")]
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return (
         f"[nsys] no timeline: {first} (the ncu capture is complete; --tool both would have failed the run; "
-        f"nsys's log: {', '.join(n for n in writer.manifest.logs if n.startswith('profile.nsys')) or 'none'})"
+        f"nsys's log: {', '.join(logs) or 'none'})"
     )
 
 
@@ -637,7 +633,7 @@ def _timing_pass(
             f"{HARNESS}; compare will gate on the profiler's times"
         )
         return
-    out, log = writer.path / TIMING, writer.path / "timing.log"
+    out, log = writer.file("timing"), writer.file("timing-log")
     cmd = app[: app.index("--iters")] + ["--timing-samples", str(samples), "--timing-out", str(out)]
     say(f"[timing] {samples} samples of {spec_name(app)}'s step, no profiler attached (rotated inputs, CUDA graph)")
     t0 = time.time()
