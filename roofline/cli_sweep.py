@@ -174,6 +174,10 @@ def sweep_cmd(
             | ({"fmt": fmt} if fmt != "text" else {}),
         )
     )
+    try:
+        SweepDir.create(sweep_dir)  # a folder that is not a sweep is refused before the progress bar
+    except SweepError as exc:
+        raise BadInputExit(str(exc)) from None
     outcome = _run_with_progress(points, sweep_dir, iters, ncu_path, gpu_list, resume)
     failed = [r for r in outcome.results if r.status == "failed"]
     _summary(sweep_dir, fmt)

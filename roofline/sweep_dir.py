@@ -82,7 +82,7 @@ class SweepDir:
             if foreign:
                 shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
                 raise SweepError(
-                    f"{sweep.path}: holds {shown} and no {SWEEP_FILE}: not a sweep folder; "
+                    f"{sweep.path}: not a sweep folder (no {SWEEP_FILE}, and files no sweep writes: {shown}); "
                     "choose another --out (a new or empty folder)"
                 )
         sweep.state()  # a sweep.json of another format is refused before anything runs

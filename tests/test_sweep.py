@@ -249,7 +249,10 @@ def test_a_folder_that_is_not_a_sweep_is_refused(tmp_path):
     mine.mkdir()
     (mine / "notes.txt").write_text("mine")
     r = sweep("--kernel", "triton_mla", "--ctx", "8k", "--page-size", "1", "--out", mine, "--ncu", ncu)
-    assert r.exit_code == 2 and f"{mine}: holds notes.txt and no sweep.json: not a sweep folder" in r.output
+    assert (
+        r.exit_code == 2
+        and f"{mine}: not a sweep folder (no sweep.json, and files no sweep writes: notes.txt)" in r.output
+    )
     assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"] and calls(tmp_path) == []
     with pytest.raises(SweepError, match="no sweep.json and no run directories: not a sweep"):
         SweepDir.open(mine)
