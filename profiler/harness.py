@@ -3,7 +3,7 @@
     python -m profiler.harness --spec run/spec.json --kernel triton_mla --iters 3
 
 Warm-up (Triton compilation, first launch) happens before the range, so a profiler told
-to include only the range (`ncu --nvtx --nvtx-include roofline/`) sees just the kernel's launches.
+to include only the range (`ncu --nvtx --nvtx-include roofline/`, profiler/nvtx.py) sees just the kernel's launches.
 
 The timing pass, run with no profiler attached (ncu and nsys distort time), writes timing.json:
 
@@ -19,10 +19,8 @@ import sys
 from kernels.launch_spec import device_facts
 from kernels.registry import get_kernel
 from kernels.spec import VerifyWorkload
+from profiler.nvtx import RANGE, STEP
 from profiler.timing import TimingSamples, write_timing
-
-NVTX_RANGE = "roofline"
-STEP_RANGE = "step"
 
 
 def run_in_range(call, iters: int, warmup: int = 1) -> None:
@@ -33,9 +31,9 @@ def run_in_range(call, iters: int, warmup: int = 1) -> None:
     for _ in range(warmup):
         call()
     torch.cuda.synchronize()
-    torch.cuda.nvtx.range_push(NVTX_RANGE)
+    torch.cuda.nvtx.range_push(RANGE)
     for _ in range(iters):
-        torch.cuda.nvtx.range_push(STEP_RANGE)
+        torch.cuda.nvtx.range_push(STEP)
         call()
         torch.cuda.nvtx.range_pop()
     torch.cuda.synchronize()

@@ -18,7 +18,9 @@ from profiler.errors import (
 )
 from profiler.launch_table import LaunchTable
 from profiler.metrics import DEFAULT_PRESET, STALL_REASONS, Preset, get_preset, stall_metric  # noqa: F401
+from profiler.nvtx import RANGE, include_filter
 from profiler.proc import find_tool, run_tool, tool_version
+from profiler.rundir import REPORT_STEM
 
 _INSTALL_GLOBS = ("/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu")
 
@@ -53,7 +55,7 @@ def ncu_command(
     app: list[str],
     report_base: Path,
     preset: str | Preset = DEFAULT_PRESET,
-    nvtx_range: str | None = "roofline",
+    nvtx_range: str | None = RANGE,
     extra: list[str] | None = None,
 ) -> list[str]:
     """The ncu command line for a preset (profiler/metrics.py; resolve it per chip first).
@@ -61,7 +63,7 @@ def ncu_command(
     preset = get_preset(preset) if isinstance(preset, str) else preset
     cmd = [ncu, "--config-file", "off", "--clock-control", "none", "--cache-control", "all"]
     if nvtx_range:
-        cmd += ["--nvtx", "--nvtx-include", f"{nvtx_range}/"]
+        cmd += ["--nvtx", "--nvtx-include", include_filter(nvtx_range)]
     cmd += preset.ncu_args()
     cmd += ["--export", str(report_base), "--force-overwrite"]
     return cmd + list(extra or []) + list(app)
@@ -95,7 +97,7 @@ def classify_failure(lines: list[str], returncode: int, log: Path) -> ProfilerEr
 def run_ncu(
     app: list[str],
     out_dir: Path,
-    name: str = "profile",
+    name: str = REPORT_STEM,
     ncu: str | None = None,
     env: dict[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
@@ -104,6 +106,7 @@ def run_ncu(
     **command_kwargs,
 ) -> NcuRun:
     """Profile `app` into `out_dir/<name>.ncu-rep`, streaming ncu's output into `<name>.ncu.log`.
+    The default name is the run writer's (profiler/rundir.py FILES names what ncu makes of it).
 
     ncu runs in its own process group, ended whole past `timeout` seconds or on Ctrl-C."""
     out_dir = Path(out_dir)

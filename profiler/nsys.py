@@ -20,6 +20,7 @@ from pathlib import Path
 
 from profiler.errors import ApplicationFailed, ImporterFailed, ProfilerError, exit_hint
 from profiler.proc import find_tool, run_tool, tool_version
+from profiler.rundir import REPORT_STEM
 
 INSTALL_GLOBS = (
     "/usr/local/cuda/bin/nsys",
@@ -156,7 +157,7 @@ def _generated(lines: list[str]) -> list[str]:
 def run_nsys(
     app: list[str],
     out_dir: Path,
-    name: str = "profile",
+    name: str = REPORT_STEM,
     nsys: str | None = None,
     env: dict[str, str] | None = None,
     progress: Callable[[str], None] | None = None,

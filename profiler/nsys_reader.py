@@ -30,11 +30,10 @@ from profiler.files import describe, plain_file
 from profiler.launch_table import LaunchTable
 from profiler.ncu_tidy import tidy_launches
 from profiler.nsys import export_command, find_nsys
+from profiler.nvtx import RANGE, STEP
 from profiler.proc import run_tool
 
 SCHEMA_MAJOR = "3"  # read and tested: 3.20.3 (nsys 2025.3.2 export)
-RANGE = "roofline"  # profiler/harness.py's outer range: what `ncu --nvtx-include roofline/` profiles
-STEP = "step"  # one launch of the kernel's step, nested inside RANGE
 NSYS_REP_MAGIC = b"NVIDIA Tegra Profiler Report"  # first bytes of every .nsys-rep seen (nsys 2025.3.1)
 SQLITE_MAGIC = b"SQLite format 3\x00"
 READ_BUDGET_S = 120.0  # a damaged file must not hang the reader

@@ -13,6 +13,10 @@
     launches.csv      the parsed table, one row per launch
     analysis.json     verdicts, roofline, floor
 
+Every name above is in FILES, by role ("ncu", "launches", ...): the writer and the reader hand out
+paths by role (`writer.file("launches")`), and a report or log the writer was not told the name of
+is refused. The manifest checksums every file the run holds.
+
 A run is written into a hidden temporary folder beside its final path and renamed into place only
 when complete, so a failed or interrupted run never replaces an earlier one: it is kept under
 `<name>.failed-<time>` with status "failed", its error and the tool's log.
@@ -40,13 +44,50 @@ LAUNCHES = "launches.csv"
 ANALYSIS = "analysis.json"
 HARNESS = "harness.json"
 TIMING = "timing.json"
+REPORT_STEM = "profile"  # the base name ncu and nsys are given (each adds its own suffix)
+FILES = {  # role -> the file's name in a run: every file a run holds
+    "manifest": MANIFEST,
+    "spec": SPEC,
+    "commands": COMMANDS,
+    "harness": HARNESS,
+    "ncu": f"{REPORT_STEM}.ncu-rep",
+    "ncu-log": f"{REPORT_STEM}.ncu.log",
+    "nsys": f"{REPORT_STEM}.nsys-rep",
+    "nsys-sqlite": f"{REPORT_STEM}.sqlite",
+    "nsys-log": f"{REPORT_STEM}.nsys.log",
+    "nsys-export-log": f"{REPORT_STEM}.nsys-export.log",
+    "nsys-stream": f"{REPORT_STEM}.qdstrm",  # what nsys leaves when its importer cannot run
+    "timing": TIMING,
+    "timing-log": "timing.log",
+    "launches": LAUNCHES,
+    "analysis": ANALYSIS,
+}
 FORMAT = "roofline-run/2"  # 2: `files` checksums every file besides the reports (spec.json too)
 OLD_FORMAT = "roofline-run/1"  # reports only: read with a warning that spec.json is not checksummed
 STATUSES = ("complete", "failed")
+FAILED_MARK = ".failed-"  # in the name of a kept failed attempt: `<name>.failed-<time>`
 
 
 class RunDirError(ReportError):
     """A run directory that is missing, failed, tampered with, or would be overwritten."""
+
+
+def file_name(role: str) -> str:
+    """The name of a run's file by its role (a key of FILES); an unknown role is a ValueError."""
+    try:
+        return FILES[role]
+    except KeyError:
+        raise ValueError(f"{role!r} is not a file of a run (roles: {', '.join(FILES)})") from None
+
+
+def failed_name(final: Path, n: int = 1) -> Path:
+    """Where a failed or interrupted attempt at `final` is kept: `<final>.failed-<UTC time>[-n]`."""
+    return final.parent / (f"{final.name}{FAILED_MARK}{utc_stamp()}" + (f"-{n}" if n > 1 else ""))
+
+
+def is_failed_attempt(path: Path) -> bool:
+    """A folder `RunWriter.fail` kept (`<name>.failed-<time>`)."""
+    return FAILED_MARK in Path(path).name
 
 
 def utc_stamp() -> str:
@@ -244,14 +285,18 @@ class RunDir:
     def is_run(path: Path) -> bool:
         return Path(path, MANIFEST).exists()  # a FIFO in its place is refused when read, not read as a folder
 
+    def file(self, role: str) -> Path:
+        """The path of the run's file of this role (a key of FILES), whether or not it exists."""
+        return self.path / file_name(role)
+
     def manifest(self) -> Manifest:
-        f = self.path / MANIFEST
+        f = self.file("manifest")
         if not f.exists():
             raise RunDirError(f"{self.path}: no {MANIFEST}: not a roofline run directory")
         return Manifest.from_dict(_read_json(f), str(f))
 
     def spec(self) -> RunSpec | None:
-        f = self.path / SPEC
+        f = self.file("spec")
         if not f.exists():
             return None
         self.verify(SPEC)
@@ -303,10 +348,10 @@ class RunDir:
         return next((e for e in self.manifest().reports if e.path == Path(report).name), None)
 
     def harness(self) -> dict:
-        f = self.path / HARNESS
+        f = self.file("harness")
         if not f.exists():
             return {}
-        if (self.path / MANIFEST).is_file():  # a finished run (a run being written has no manifest yet)
+        if self.file("manifest").is_file():  # a finished run (a run being written has no manifest yet)
             self.verify(HARNESS)
         return _read_json(f)
 
@@ -369,31 +414,53 @@ class RunWriter:
         self.started = time.time()
 
     # -- content
-    def write_json(self, name: str, data) -> Path:
-        p = self.path / name
+    def file(self, role: str) -> Path:
+        """Where the run's file of this role (a key of FILES) goes: ask for a path, never join a name."""
+        return self.path / file_name(role)
+
+    def write_json(self, role: str, data) -> Path:
+        p = self.file(role)
         p.write_text(json.dumps(data, indent=2) + "\n")
         return p
 
     def write_spec(self, spec: RunSpec) -> Path:
-        return self.write_json(SPEC, spec.to_dict())
+        return self.write_json("spec", spec.to_dict())
 
     def log_command(self, cmd: list[str]) -> None:
         line = shlex.join(cmd)
         self.manifest.commands.append(line)
-        with open(self.path / COMMANDS, "a") as f:
+        with open(self.file("commands"), "a") as f:
             f.write(line + "\n")
 
-    def add_report(self, path: Path, tool: str, **info) -> ReportEntry:
+    def _named(self, path: Path, role: str) -> Path:
+        """`path` if it is the run's file of `role`; else a ValueError (a file the writer did not name)."""
         path = Path(path)
-        if path.parent.resolve() != self.path.resolve():
-            raise ValueError(f"{path}: reports must be written inside the run ({self.path})")
+        if path.parent.resolve() != self.path.resolve() or path.name != file_name(role):
+            raise ValueError(f"{path}: not the run's {role} file ({self.file(role)})")
+        return path
+
+    def add_report(self, path: Path, tool: str, **info) -> ReportEntry:
+        """Name `path` in the manifest as the run's report of `tool` (a role: ncu, nsys, nsys-sqlite, timing)."""
+        path = self._named(path, tool)
         entry = ReportEntry(path=path.name, tool=tool, sha256=sha256(path), bytes=path.stat().st_size, **info)
         self.manifest.reports.append(entry)
         return entry
 
     def add_log(self, path: Path) -> None:
-        if Path(path).name not in self.manifest.logs:
-            self.manifest.logs.append(Path(path).name)
+        """Name a log in the manifest (shown with a failed run's error); it must be one FILES names."""
+        path = Path(path)
+        if path.name not in FILES.values() or path.parent.resolve() != self.path.resolve():
+            raise ValueError(f"{path}: not a file of this run ({', '.join(FILES.values())})")
+        if path.name not in self.manifest.logs:
+            self.manifest.logs.append(path.name)
+
+    def keep_left_by(self, tool: str) -> list[str]:
+        """Name in the manifest the logs and raw stream a failed `tool` ("nsys") left; return their names."""
+        kept = sorted(self.path.glob(f"{REPORT_STEM}.{tool}*.log")) + sorted(self.path.glob(f"{REPORT_STEM}*.qdstrm"))
+        for p in kept:
+            if p.name not in self.manifest.logs:
+                self.manifest.logs.append(p.name)
+        return [p.name for p in kept]
 
     # -- ending
     def _write_manifest(self) -> None:
@@ -404,7 +471,7 @@ class RunWriter:
             for p in sorted(self.path.iterdir())
             if p.is_file() and p.name != MANIFEST and p.name not in reports
         }
-        self.write_json(MANIFEST, self.manifest.to_dict())
+        self.write_json("manifest", self.manifest.to_dict())
 
     def commit(self) -> Path:
         """Mark complete and move into place (replacing an old run only now, when forced)."""
@@ -432,11 +499,9 @@ class RunWriter:
         """Keep what was captured, marked failed, beside the final path; return where it went."""
         self.manifest.status, self.manifest.error = "failed", error
         self._write_manifest()
-        dest = self.final.parent / f"{self.final.name}.failed-{utc_stamp()}"
-        n = 2
+        dest, n = failed_name(self.final), 2
         while dest.exists():
-            dest = self.final.parent / f"{self.final.name}.failed-{utc_stamp()}-{n}"
-            n += 1
+            dest, n = failed_name(self.final, n), n + 1
         os.rename(self.path, dest)
         self.path = dest
         return dest

@@ -32,7 +32,7 @@ _ERRORS = {
     "CompareError": "roofline.comparison",
     "MeasuredFileError": "roofline.gpus",
     "UnknownGpu": "roofline.gpus",
-    "SweepError": "roofline.sweeps",
+    "SweepError": "roofline.sweep_dir",
 }
 
 

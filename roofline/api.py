@@ -35,9 +35,6 @@ from profiler.nsys import find_nsys, importer_missing
 from profiler.nsys_reader import Timeline, read_nsys_sqlite
 from profiler.readers import NCU_REP, NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
 from profiler.rundir import (
-    ANALYSIS,
-    HARNESS,
-    LAUNCHES,
     Manifest,
     RunDir,
     RunDirError,
@@ -410,7 +407,7 @@ def profile(
             "--iters",
             str(iterations),
             "--info",
-            str(writer.path / HARNESS),
+            str(writer.file("harness")),
         ]
         left_out: list[str] = []
         tools = choose_tools(tool, ncu, nsys, notes=left_out)
@@ -463,7 +460,7 @@ def profile(
             "cuda": harness.get("cuda"),
             "python": sys.version.split()[0],
         }
-        launches.frame.to_csv(writer.path / LAUNCHES, index=False)
+        launches.frame.to_csv(writer.file("launches"), index=False)
         pc_samples = ncu_run.pc_samples if ncu_run is not None else None
         pc_notes = [ncu_run.pc_note] if ncu_run is not None and ncu_run.pc_note else []
         analysis = summarize(
@@ -473,7 +470,7 @@ def profile(
         record["profile"] = _profile_record(list(tools), ncu_run, nsys_run, timing, started)
         if nsys_run is not None:
             record["timeline"] = timeline.summary
-        writer.write_json(ANALYSIS, record)
+        writer.write_json("analysis", record)
         final = writer.commit()
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP as Interrupted: the run is kept
         signum = exc.exit_code - 128 if isinstance(exc, Interrupted) else signal.SIGINT

@@ -24,7 +24,7 @@ from profiler.ncu_tidy import raw_metrics, tidy_launches
 from profiler.nsys import nsys_version, run_nsys
 from profiler.nsys_reader import Timeline, read_nsys_sqlite, timeline_launches
 from profiler.proc import run_tool
-from profiler.rundir import HARNESS, TIMING, RunWriter
+from profiler.rundir import HARNESS, RunWriter
 
 
 class IncompleteRun(ReportError):
@@ -241,12 +241,11 @@ def capture_nsys(cap: Capture, exe: str) -> NsysCapture:
 def nsys_left_out(writer: RunWriter, exc: ProfilerError) -> str:
     """Keep what a failed nsys left, named in the manifest (its logs; a raw .qdstrm stream, which
     `nsys import` can still turn into a report) and say in one line why the run has no timeline."""
-    for kept in sorted(writer.path.glob("profile.nsys*.log")) + sorted(writer.path.glob("profile*.qdstrm")):
-        writer.add_log(kept)
+    logs = [n for n in writer.keep_left_by("nsys") if n.endswith(".log")]
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return (
         f"[nsys] no timeline: {first} (the ncu capture is complete; --tool both would have failed the run; "
-        f"nsys's log: {', '.join(n for n in writer.manifest.logs if n.startswith('profile.nsys')) or 'none'})"
+        f"nsys's log: {', '.join(logs) or 'none'})"
     )
 
 
@@ -259,7 +258,7 @@ def timing_pass(cap: Capture, samples: int, device: str | None) -> TimingPass:
         note += "compare will gate on the profiler's times"
         return TimingPass(None, None, [note])
     writer, app, say = cap.writer, cap.app, cap.say
-    out, log = writer.path / TIMING, writer.path / "timing.log"
+    out, log = writer.file("timing"), writer.file("timing-log")
     cmd = app[: app.index("--iters")] + ["--timing-samples", str(samples), "--timing-out", str(out)]
     say(f"[timing] {samples} samples of {cap.kernel}'s step, no profiler attached (rotated inputs, CUDA graph)")
     t0 = time.time()

@@ -16,20 +16,11 @@ from tqdm import tqdm
 from kernels.registry import get_kernel
 from kernels.spec import WorkloadError, parse_ctx_len
 from profiler.metrics import DEFAULT_PRESET
-from profiler.rundir import RunDir
-from reports.sweep import plot_sweep, render_summary_markdown, render_summary_text
+from reports.sweep import render_summary_markdown, render_summary_text
 from roofline.cli_common import BadInputExit, comma_list, format_option, ncu_option
 from roofline.cli_run import profile_cmd
-from roofline.sweeps import (
-    DEFAULT_TIMEOUT_S,
-    POINT_TOOL,
-    SUMMARY,
-    SweepError,
-    SweepPoint,
-    plan,
-    run_sweep,
-    summarize,
-)
+from roofline.sweep_dir import LAYOUT, SweepDir
+from roofline.sweeps import DEFAULT_TIMEOUT_S, POINT_TOOL, SweepError, SweepPoint, plan, run_sweep, summarize
 
 
 def _kernel(name: str) -> str:
@@ -69,19 +60,20 @@ def point_command(point: SweepPoint, sweep_dir: Path, iterations: int, ncu: str 
     same = ("batch", "heads", "q_len", "page_size", "tree_mask", "seed")  # option name = workload field
     values = {"kernel": point.kernel, "ctx_len": _ctx_text(w.ctx_len), **{f: getattr(w, f) for f in same}}
     values |= {"iters": iterations, "tool": POINT_TOOL, "preset": DEFAULT_PRESET, "timeout": f"{DEFAULT_TIMEOUT_S:g}"}
-    values |= {"out_dir": sweep_dir / point.name, "ncu_path": ncu}
+    values |= {"out_dir": SweepDir(sweep_dir).point(point.name), "ncu_path": ncu}
     return tuple(command_line(profile_cmd, values))
 
 
 def _summary(sweep_dir: Path, fmt: str, write: bool = True) -> None:
     """Print the sweep's table; with `write`, also save summary.csv and the chart in the folder."""
-    table = summarize(sweep_dir)
+    sweep = SweepDir.open(sweep_dir)
+    table = summarize(sweep.path)
     charts = []
     if write:
-        table.to_csv(sweep_dir / SUMMARY, index=False)
+        sweep.write_summary(table)
     if write and (table["status"] == "done").any() and table["step_ms"].notna().any():
         try:
-            charts = plot_sweep(table, sweep_dir / "sweep", title=_chart_title(sweep_dir, table))
+            charts = sweep.write_chart(table, title=_chart_title(sweep, table))
         except ImportError as exc:
             click.echo(f"no chart: {exc} (pip install matplotlib)", err=True)
     if fmt == "json":
@@ -96,24 +88,18 @@ def _summary(sweep_dir: Path, fmt: str, write: bool = True) -> None:
         for source, n in sources.items():
             click.echo(f"note: {n} point(s) without their run folder in {sweep_dir}: {source}", err=True)
     if not write:
-        click.echo(f"nothing written (pass --write to save {sweep_dir / SUMMARY} and the chart)", err=True)
+        click.echo(f"nothing written (pass --write to save {sweep.summary_file} and the chart)", err=True)
         return
     click.echo(
-        f"wrote {sweep_dir / SUMMARY}"
+        f"wrote {sweep.summary_file}"
         + (f", {', '.join(map(str, charts))}" if charts else " (no finished point: no chart)"),
         err=True,
     )
 
 
-def _chart_title(sweep_dir: Path, table) -> str:
-    for name in table.loc[table["status"] == "done", "run"]:
-        try:
-            gpu = RunDir(sweep_dir / name).manifest().host.get("gpu")
-        except Exception:  # noqa: BLE001 - the title only
-            continue
-        if gpu:
-            return f"{gpu}: kernel time per verify step vs context length"
-    return "kernel time per verify step vs context length"
+def _chart_title(sweep: SweepDir, table) -> str:
+    gpu = sweep.gpu(list(table.loc[table["status"] == "done", "run"]))
+    return f"{gpu + ': ' if gpu else ''}kernel time per verify step vs context length"
 
 
 @click.command("sweep")
@@ -129,7 +115,7 @@ def _chart_title(sweep_dir: Path, table) -> str:
     type=click.Path(file_okay=False),
     default="runs/sweep",
     show_default=True,
-    help="the sweep folder: one run directory per point, sweep.json, summary.csv, sweep.png/.svg",
+    help=f"the sweep folder: {LAYOUT}",
 )
 @click.option("--gpus", default=None, help="GPU indices of this host (0,1): one worker process per GPU")
 @ncu_option
@@ -140,7 +126,7 @@ def _chart_title(sweep_dir: Path, table) -> str:
     default=None,
     help="only print the table of an existing sweep folder (no GPU); writes nothing unless --write",
 )
-@click.option("--write", is_flag=True, help="with --summarize: also save summary.csv and sweep.png/.svg in the folder")
+@click.option("--write", is_flag=True, help="with --summarize: also save the table and the chart in the folder")
 @click.option(
     "--print-commands",
     is_flag=True,
@@ -188,6 +174,10 @@ def sweep_cmd(
             | ({"fmt": fmt} if fmt != "text" else {}),
         )
     )
+    try:
+        SweepDir.create(sweep_dir)  # a folder that is not a sweep is refused before the progress bar
+    except SweepError as exc:
+        raise BadInputExit(str(exc)) from None
     outcome = _run_with_progress(points, sweep_dir, iters, ncu_path, gpu_list, resume)
     failed = [r for r in outcome.results if r.status == "failed"]
     _summary(sweep_dir, fmt)

@@ -1,10 +1,8 @@
 """A sweep: one `roofline.profile` run per point of a grid (kernel x ctx x page size x heads x q_len),
-each in its own run directory under the sweep folder, named from its parameters so a rerun finds it.
-
-    SWEEP/sweep.json                      every point's status (done | failed | interrupted), error,
-                                          GPU, wall time, and where a failed attempt was kept
-    SWEEP/<kernel>-<ctx>-h<heads>-q<q>-p<page>/      a complete run directory (profiler/rundir.py)
-    SWEEP/<point>.failed-<time>/          what a failed or interrupted attempt captured
+each in its own run directory under the sweep folder, named from its parameters so a rerun finds it
+(`<kernel>-<ctx>-h<heads>-q<q>-p<page>`). The folder's files are named and read by its owner,
+roofline/sweep_dir.py `SweepDir`: sweep.json, summary.csv, the chart, each point's run directory and
+the failed attempts the run writer kept beside it.
 
 Resumable: a point whose folder is a complete run (its manifest says so, its reports match their
 checksums, its spec is this point) is kept and skipped; failed and interrupted points run again.
@@ -34,35 +32,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernels.errors import BadInput
 from kernels.spec import VerifyWorkload
 from profiler.metrics import DEFAULT_PRESET
 from profiler.rundir import RunDir, RunDirError, run_name
+from roofline.sweep_dir import SUMMARY, SUMMARY_COLUMNS, SWEEP_FILE, SweepDir, SweepError
 
-SWEEP_FILE = "sweep.json"
-FORMAT = "roofline-sweep/1"
-SUMMARY = "summary.csv"
 POINT_TOOL = "ncu"  # each point's counters; the timeline is not taken in a sweep
 DEFAULT_TIMEOUT_S = 900.0  # roofline.api.DEFAULT_TIMEOUT_S: each point's whole capture
 RESULT_FIELDS = ("step_ms", "floor_ms", "gap", "bound")  # what sweep.json keeps of a done point
-SUMMARY_COLUMNS = [
-    "kernel",
-    "ctx_len",
-    "page_size",
-    "heads",
-    "q_len",
-    "status",
-    "step_ms",
-    "floor_ms",
-    "gap",
-    "bound",
-    "error",
-    "run",
-]
-
-
-class SweepError(BadInput):
-    """A sweep folder or sweep.json that cannot be read, or a grid that cannot be run."""
 
 
 @dataclass(frozen=True)
@@ -121,28 +98,7 @@ def _now() -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# sweep.json: written by one process (the parent), atomically
-
-
-def read_state(sweep_dir: Path) -> dict:
-    f = Path(sweep_dir) / SWEEP_FILE
-    if not f.is_file():
-        return {"format": FORMAT, "points": {}}
-    try:
-        data = json.loads(f.read_text())
-    except (json.JSONDecodeError, OSError) as exc:
-        raise SweepError(f"{f}: cannot read ({exc})") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("points"), dict):
-        raise SweepError(f"{f}: not a roofline sweep file (format {FORMAT!r} with a 'points' object)")
-    return data
-
-
-def write_state(sweep_dir: Path, state: dict) -> None:
-    state["updated"] = _now()
-    f = Path(sweep_dir) / SWEEP_FILE
-    tmp = f.with_name(f".{f.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(state, indent=2) + "\n")
-    os.replace(tmp, f)
+# sweep.json's entries (the parent alone writes the file, through SweepDir)
 
 
 def record(state: dict, result: PointResult) -> None:
@@ -159,10 +115,10 @@ def record(state: dict, result: PointResult) -> None:
 # one point
 
 
-def finished(point: SweepPoint, sweep_dir: Path) -> bool:
+def finished(point: SweepPoint, sweep: SweepDir) -> bool:
     """True when the point's folder is a complete run of this point; False when there is none.
     Raises SweepError when the folder holds something else (it is never overwritten)."""
-    path = Path(sweep_dir) / point.name
+    path = sweep.point(point.name)
     if not path.exists():
         return False
     if not RunDir.is_run(path):
@@ -189,7 +145,7 @@ def _program_error(lines: list[str]) -> str | None:
 
 
 def run_point(
-    point: SweepPoint, sweep_dir: Path, iterations: int = 3, ncu: str | None = None, gpu: str | None = None
+    point: SweepPoint, sweep: SweepDir, iterations: int = 3, ncu: str | None = None, gpu: str | None = None
 ) -> PointResult:
     """Profile one point into SWEEP/<point>; never raises for the point's own failure or Ctrl-C."""
     from roofline.api import profile  # lazy
@@ -202,7 +158,7 @@ def run_point(
             point.kernel,
             point.workload,
             iterations=iterations,
-            out=Path(sweep_dir) / point.name,
+            out=sweep.point(point.name),
             ncu=ncu,
             tool=POINT_TOOL,
             preset=DEFAULT_PRESET,
@@ -269,7 +225,7 @@ def _first_interrupt_only(signum, frame):
     raise KeyboardInterrupt
 
 
-def _worker(gpu: str, tasks, results, sweep_dir: str, iterations: int, ncu: str | None) -> None:
+def _worker(gpu: str, tasks, results, sweep: SweepDir, iterations: int, ncu: str | None) -> None:
     signal.signal(signal.SIGINT, _first_interrupt_only)
     try:
         while True:
@@ -277,7 +233,7 @@ def _worker(gpu: str, tasks, results, sweep_dir: str, iterations: int, ncu: str 
             if point is None:
                 return
             results.put(("start", point.name, gpu))
-            result = run_point(point, Path(sweep_dir), iterations, ncu, gpu)
+            result = run_point(point, sweep, iterations, ncu, gpu)
             results.put(("done", result, gpu))
             if result.status == "interrupted":
                 return
@@ -299,25 +255,24 @@ def run_sweep(
 
     gpus: None runs the points one after another on whatever GPU the child sees; one GPU pins
     them to it; several start one worker process per GPU. Ctrl-C returns with `interrupted`."""
-    sweep_dir = Path(sweep_dir)
-    sweep_dir.mkdir(parents=True, exist_ok=True)
-    state = read_state(sweep_dir)
+    sweep = SweepDir.create(sweep_dir)
+    state = sweep.state()
     if command:
         state["command"] = command
-    outcome = SweepOutcome(sweep_dir)
+    outcome = SweepOutcome(sweep.path)
     by_name = {p.name: p for p in points}
 
     def done(result: PointResult) -> None:
         outcome.results.append(result)
         record(state, result)
-        write_state(sweep_dir, state)
+        sweep.write_state(state)
         if on_done:
             on_done(result)
 
     todo = []
     for p in points:
         try:
-            if finished(p, sweep_dir):
+            if finished(p, sweep):
                 done(PointResult(p.name, p.kernel, json.loads(p.workload.to_json()), "kept"))
                 continue
         except SweepError as exc:
@@ -327,7 +282,7 @@ def run_sweep(
         state["points"].setdefault(
             p.name, {"kernel": p.kernel, "workload": json.loads(p.workload.to_json()), "status": "pending"}
         )
-    write_state(sweep_dir, state)
+    sweep.write_state(state)
     if not todo:
         return outcome
     if not gpus or len(gpus) == 1:
@@ -336,7 +291,7 @@ def run_sweep(
             for p in todo:
                 if on_start:
                     on_start(p, gpu)
-                result = run_point(p, sweep_dir, iterations, ncu, gpu)
+                result = run_point(p, sweep, iterations, ncu, gpu)
                 done(result)
                 if result.status == "interrupted":
                     outcome.interrupted = True
@@ -344,11 +299,11 @@ def run_sweep(
         except KeyboardInterrupt:
             outcome.interrupted = True
         return outcome
-    _run_parallel(todo, by_name, sweep_dir, iterations, ncu, gpus, outcome, done, on_start)
+    _run_parallel(todo, by_name, sweep, iterations, ncu, gpus, outcome, done, on_start)
     return outcome
 
 
-def _run_parallel(todo, by_name, sweep_dir, iterations, ncu, gpus, outcome, done, on_start) -> None:
+def _run_parallel(todo, by_name, sweep, iterations, ncu, gpus, outcome, done, on_start) -> None:
     ctx = mp.get_context("spawn")  # no fork of a process that may hold threads
     tasks, results = ctx.Queue(), ctx.Queue()
     tasks.cancel_join_thread()  # points left in the queue after Ctrl-C must not hold up our exit
@@ -361,7 +316,7 @@ def _run_parallel(todo, by_name, sweep_dir, iterations, ncu, gpus, outcome, done
     workers = [
         ctx.Process(
             target=_worker,
-            args=(g, tasks, results, str(sweep_dir), iterations, ncu),
+            args=(g, tasks, results, sweep, iterations, ncu),
             name=f"roofline-sweep-gpu{g}",
             daemon=False,
         )
@@ -440,16 +395,6 @@ def _dominant_bound(run) -> str | None:
     return f"{k.bound} ({k.cause})" if k.cause else k.bound
 
 
-def _point_dirs(sweep_dir: Path) -> list[Path]:
-    """Run directories directly under the sweep folder (made by the sweep or by a job array),
-    leaving out the kept attempts of failed points and hidden temporary folders."""
-    return sorted(
-        p
-        for p in sweep_dir.iterdir()
-        if p.is_dir() and not p.name.startswith(".") and ".failed-" not in p.name and RunDir.is_run(p)
-    )
-
-
 def summarize(sweep_dir: str | Path) -> pd.DataFrame:
     """One row per point: kernel, workload, status, step ms, floor ms, gap, bound of the kernel that
     takes most of the step; failed points with their error. Reads only the folder, writes nothing.
@@ -458,12 +403,9 @@ def summarize(sweep_dir: str | Path) -> pd.DataFrame:
     sweep.json recorded for it, else those of the folder's summary.csv, and says so in its row."""
     from roofline.api import load  # lazy
 
-    sweep_dir = Path(sweep_dir)
-    if not sweep_dir.is_dir():
-        raise SweepError(f"{sweep_dir}: no such sweep folder")
-    state = read_state(sweep_dir)
-    entries = dict(state["points"])
-    for d in _point_dirs(sweep_dir):
+    sweep = SweepDir.open(sweep_dir)
+    entries = dict(sweep.state()["points"])
+    for d in sweep.runs():
         if d.name not in entries:
             spec = RunDir(d).spec()
             entries[d.name] = {
@@ -472,8 +414,10 @@ def summarize(sweep_dir: str | Path) -> pd.DataFrame:
                 "status": "done",
             }
     if not entries:
-        raise SweepError(f"{sweep_dir}: no {SWEEP_FILE} and no run directories: nothing to summarize")
-    saved = _saved_summary(sweep_dir)
+        raise SweepError(
+            f"{sweep.path}: {SWEEP_FILE} names no point and there are no run directories: nothing to summarize"
+        )
+    saved = sweep.saved_summary()
     rows = []
     for name, e in entries.items():
         w = e.get("workload") or {}
@@ -491,11 +435,11 @@ def summarize(sweep_dir: str | Path) -> pd.DataFrame:
             "error": e.get("error"),
             "run": name,
         }
-        if e.get("status") == "done" and not (sweep_dir / name).exists():
-            row.update(_recorded(name, e, saved, sweep_dir))
+        if e.get("status") == "done" and not sweep.point(name).exists():
+            row.update(_recorded(name, e, saved, sweep.path))
         elif e.get("status") == "done":
             try:
-                run = load(sweep_dir / name)
+                run = load(sweep.point(name))
             except Exception as exc:  # noqa: BLE001 - one bad point does not hide the others
                 row.update(status="unreadable", error=str(exc).splitlines()[0])
             else:
@@ -505,19 +449,6 @@ def summarize(sweep_dir: str | Path) -> pd.DataFrame:
     return table.sort_values(
         ["kernel", "heads", "q_len", "page_size", "ctx_len"], kind="stable", na_position="last"
     ).reset_index(drop=True)
-
-
-def _saved_summary(sweep_dir: Path) -> dict[str, dict]:
-    """The done rows of the folder's summary.csv by run name ({} when there is none or it is unreadable)."""
-    f = sweep_dir / SUMMARY
-    try:
-        table = pd.read_csv(f)
-    except (OSError, ValueError):
-        return {}
-    if not set(SUMMARY_COLUMNS) <= set(table.columns):
-        return {}
-    done = table[(table["status"] == "done") & table["step_ms"].notna()]
-    return {r["run"]: r for r in done.to_dict("records")}
 
 
 def _recorded(name: str, entry: dict, saved: dict[str, dict], sweep_dir: Path) -> dict:

@@ -16,7 +16,7 @@ from profiler.metrics import DEFAULT_PRESET
 from profiler.ncu import ncu_version, run_ncu
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
-from profiler.rundir import ANALYSIS, RunSpec, RunWriter
+from profiler.rundir import RunSpec, RunWriter
 from roofline.analysis import summarize
 from roofline.chips import local_device_name, preset_for_device
 
@@ -115,7 +115,7 @@ def _profile_probe(name: str, final: Path, ncu: str | None, resolved, say: Calla
         say(f"{name}: {max(run.passes, default=0)} replay passes per launch")
         analysis = summarize(tidy_launches(read_ncu_report(run.report)), preset=resolved.name)
         k = analysis.kernels[0]
-        writer.write_json(ANALYSIS, analysis.to_dict())
+        writer.write_json("analysis", analysis.to_dict())
         final = writer.commit()
     except KeyboardInterrupt as exc:
         signum = exc.exit_code - 128 if isinstance(exc, Interrupted) else signal.SIGINT

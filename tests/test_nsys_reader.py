@@ -3,8 +3,10 @@ against `nsys stats --report cuda_gpu_kern_sum` of the same exports, and on dama
 
 import gzip
 import io
+import re
 import shutil
 import sqlite3
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,7 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from profiler.errors import ReportError
+from profiler.ncu import ncu_command
 from profiler.nsys_reader import read_nsys_launches, read_nsys_sqlite, summarize_kernels
+from profiler.nvtx import RANGE, STEP, include_filter
 from profiler.readers import read_launches
 from tests.paths import FIXTURES, SAMPLE_RUN
 
@@ -228,3 +232,19 @@ def test_fuzz_truncated_and_bit_flipped_exports_only_give_clean_errors(tmp_path,
         assert "\n" not in str(exc) and str(path) in str(exc)
         return
     assert isinstance(t.summary, dict)  # a flip in a value sqlite cannot notice still reads
+
+
+def test_the_nvtx_range_names_are_defined_once():
+    """The harness marks, ncu filters on and the nsys reader looks up the same ranges, named in
+    profiler/nvtx.py alone: no other module defines a range name or pushes a literal one."""
+    cmd = ncu_command("ncu", ["app"], "out/profile")
+    assert cmd[cmd.index("--nvtx-include") + 1] == include_filter() == f"{RANGE}/"
+    t = read_nsys_sqlite(FAST8K)  # a real capture of the harness: its ranges are found by these names
+    assert t.summary["range"] == RANGE and len(t.steps) == 20
+    root = Path(__file__).parent.parent
+    for f in [p for pkg in ("kernels", "profiler", "roofline") for p in (root / pkg).rglob("*.py")]:
+        if f.name == "nvtx.py":
+            continue
+        text = f.read_text()
+        assert not re.search(r"range_push\(\s*[\"']", text), f"{f}: pushes a literal NVTX range"
+        assert not re.search(rf"^\w*(RANGE|STEP)\w* = [\"']({RANGE}|{STEP})[\"']", text, re.M), f"{f}: names a range"

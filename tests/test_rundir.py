@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 import roofline
 from kernels.spec import VerifyWorkload
-from profiler.rundir import MANIFEST, RunDirError, RunWriter, default_run_name, sha256
+from profiler.rundir import FILES, MANIFEST, RunDirError, RunWriter, default_run_name, sha256
 from roofline.cli import main
 from tests.paths import APP_FAILED_LOG, FIXTURES, SAMPLE_RUN, SAMPLE_V1, TORCH_DEFAULT
 
@@ -176,3 +176,30 @@ def test_api_load_gives_tables():
     assert k["bound"] == "latency" and k["launches"] == 3 and k["cause"] == "small grid"
     d = run.to_dict()
     assert d["complete"] is True and d["manifest"]["reports"][0]["tool"] == "ncu"
+
+
+def test_the_writer_hands_out_paths_by_role_and_refuses_files_it_did_not_name(tmp_path):
+    w = RunWriter(tmp_path / "run")
+    assert w.file("launches") == w.path / "launches.csv" and w.file("ncu") == w.path / "profile.ncu-rep"
+    with pytest.raises(ValueError, match="'launch' is not a file of a run"):
+        w.file("launch")
+    stray = w.path / "other.ncu-rep"
+    shutil.copy(TORCH_DEFAULT, stray)
+    with pytest.raises(ValueError, match="not the run's ncu file"):
+        w.add_report(stray, "ncu")
+    with pytest.raises(ValueError, match="not the run's timing file"):
+        w.add_report(stray, "timing")
+    with pytest.raises(ValueError, match="notes.log: not a file of this run"):
+        w.add_log(w.path / "notes.log")
+    w.write_json("analysis", {"kernels": []})
+    run = w.commit()
+    assert json.loads((run / MANIFEST).read_text())["files"]["analysis.json"] == sha256(run / "analysis.json")
+
+
+def test_every_file_of_a_profiled_run_is_named_by_the_writer_and_checksummed(profiled):
+    out, _ = profiled
+    manifest = json.loads((out / MANIFEST).read_text())
+    held = {p.name for p in out.iterdir()}
+    assert held <= set(FILES.values())
+    assert held - {MANIFEST} == set(manifest["files"]) | {r["path"] for r in manifest["reports"]}
+    assert manifest["logs"] == [FILES["ncu-log"]]

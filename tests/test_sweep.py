@@ -14,7 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from roofline.cli import main
-from roofline.sweeps import SWEEP_FILE, plan, summarize
+from roofline.sweep_dir import FORMAT, SWEEP_FILE, SweepDir, SweepError
+from roofline.sweeps import plan, summarize
 from tests.paths import APP_FAILED_LOG, SAMPLE_RUN, SAMPLE_V1
 
 ROOT = Path(__file__).parent.parent
@@ -227,6 +228,53 @@ def test_summarize_the_bundled_run_as_a_point(tmp_path):
     r = sweep("--summarize", tmp_path, "--format", "json")
     (row,) = json.loads(r.stdout)
     assert row["step_ms"] == pytest.approx(15.239, abs=1e-3) and row["bound"] == "latency (small grid)"
+    folder = SweepDir.open(tmp_path)
+    assert folder.runs() == [tmp_path / "triton_mla-128k-h8-q9-p1"]
+    assert folder.attempts("triton_mla-128k-h8-q9-p1") == [tmp_path / "triton_mla-128k-h8-q9-p1.failed-20261130-000000"]
+    assert folder.attempts("triton_mla-128k-h8-q9-p") == []  # another point's name is not a prefix match
+
+
+def test_a_folder_that_is_not_a_sweep_is_refused(tmp_path):
+    """A run directory, or a folder of other files, is never written into as a sweep nor read as one."""
+    run = tmp_path / "run"
+    shutil.copytree(SAMPLE_V1, run)
+    before = sorted(p.name for p in run.iterdir())
+    ncu = stand_in(tmp_path, fail=None)
+    r = sweep("--kernel", "triton_mla", "--ctx", "8k", "--page-size", "1", "--out", run, "--ncu", ncu)
+    assert r.exit_code == 2 and f"{run}: is a run directory (it has a manifest), not a sweep folder" in r.output
+    assert sorted(p.name for p in run.iterdir()) == before and calls(tmp_path) == []
+    r = sweep("--summarize", run)
+    assert r.exit_code == 2 and "is a run directory" in r.output and "Traceback" not in r.output
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    r = sweep("--kernel", "triton_mla", "--ctx", "8k", "--page-size", "1", "--out", mine, "--ncu", ncu)
+    assert (
+        r.exit_code == 2
+        and f"{mine}: not a sweep folder (no sweep.json, and files no sweep writes: notes.txt)" in r.output
+    )
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"] and calls(tmp_path) == []
+    with pytest.raises(SweepError, match="no sweep.json and no run directories: not a sweep"):
+        SweepDir.open(mine)
+
+
+def test_sweep_json_is_replaced_in_one_step(tmp_path, monkeypatch):
+    """A write that fails part-way (a bad value, a crash before the rename) leaves the old sweep.json
+    whole and no temporary file beside it."""
+    folder = SweepDir.create(tmp_path / "S")
+    folder.write_state({"format": FORMAT, "points": {"a": {"status": "done"}}})
+    old = (tmp_path / "S" / SWEEP_FILE).read_text()
+    with pytest.raises(TypeError):
+        folder.write_state({"format": FORMAT, "points": {"a": {"status": object()}}})
+
+    def crash(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("roofline.sweep_dir.os.replace", crash)
+    with pytest.raises(OSError, match="No space left"):
+        folder.write_state({"format": FORMAT, "points": {"b": {"status": "done"}}})
+    assert (tmp_path / "S" / SWEEP_FILE).read_text() == old and folder.state()["points"] == {"a": {"status": "done"}}
+    assert sorted(p.name for p in (tmp_path / "S").iterdir()) == [SWEEP_FILE]
 
 
 @pytest.mark.parametrize(
