@@ -63,6 +63,7 @@ from roofline.capture import (  # IncompleteRun, completeness and pc_samples_of:
 from roofline.chips import local_device_name, preset_for_device
 from roofline.comparison import DEFAULT_P_VALUE, CompareError, Comparison  # noqa: F401 (public API)
 from roofline.comparison import compare as compare_runs
+from roofline.removal import apply_removal
 from roofline.reporting import report as write_report
 from roofline.waits import stalls_by_class, stalls_by_line
 
@@ -111,6 +112,7 @@ class Run:
     problems: list[str] = field(default_factory=list)
     timeline: Timeline | None = None  # the nsys timeline, when the run or file has one
     pc_samples: pd.DataFrame | None = None  # per-PC stall samples (profiler/ncu_source.py), when read
+    removal: Path | None = None  # the removal experiment that named a kernel's cause (load(removal=...))
 
     @property
     def launches(self) -> pd.DataFrame:
@@ -177,9 +179,13 @@ def _workload(spec: RunSpec | None, where: Path) -> VerifyWorkload | None:
         raise RunDirError(f"{where}: workload: {exc}") from None
 
 
-def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=None) -> Run:
+def load(
+    path: str | Path | None = None, allow_incomplete: bool = False, gpu=None, removal: str | Path | None = None
+) -> Run:
     """Read captured evidence without a GPU: a run directory (only the reports its manifest names,
-    checked against their checksums), a report file, or a folder of reports. None: the bundled sample."""
+    checked against their checksums), a report file, or a folder of reports. None: the bundled sample.
+    `removal`: a removal experiment of the same GPU and workload (roofline/removal.py), whose result
+    names the timed kernel's cause."""
     source = Path(path) if path is not None else sample_run()
     if not source.exists():
         raise ReportError(f"{source}: no such run directory or report")
@@ -239,6 +245,8 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
         preset=next(iter(presets)) if len(presets) == 1 else None,
         pc_samples=pc_samples,
     )
+    if removal is not None:
+        apply_removal(analysis, removal)
     return _run(
         source,
         launches,
@@ -250,6 +258,7 @@ def load(path: str | Path | None = None, allow_incomplete: bool = False, gpu=Non
         manifest=manifest,
         timeline=timeline,
         pc_samples=pc_samples,
+        removal=Path(removal) if removal is not None else None,
     )
 
 

@@ -112,6 +112,15 @@ def allow_incomplete_option(what: str):
     return click.option("--allow-incomplete", is_flag=True, help=what)
 
 
+removal_option = click.option(
+    "--removal",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="a removal experiment of the same GPU and workload (benchmarks/ring_cuts.py --out FILE): the part "
+    "whose removal saves the most names the timed kernel's cause",
+)
+
+
 def make_workload(**kw) -> VerifyWorkload:
     try:
         return VerifyWorkload(**kw)

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import click
 
-from kernels.spec import WorkloadError
-from profiler.errors import ProfilerError
+from kernels.errors import RooflineError
 from reports.charts import ChartError
 from reports.markdown import ReportExists
-from roofline.cli_common import allow_incomplete_option, api, progress
+from roofline.cli_common import allow_incomplete_option, api, progress, removal_option
 from roofline.cli_common import fail as _fail
 from roofline.reporting import REPORT_NAME
 
@@ -27,7 +26,8 @@ from roofline.reporting import REPORT_NAME
 )
 @click.option("--force", is_flag=True, help="overwrite an existing report and its charts")
 @allow_incomplete_option("report on a capture holding fewer launches than its run asked for (said in the report)")
-def report_cmd(path, out, force, allow_incomplete) -> None:
+@removal_option
+def report_cmd(path, out, force, allow_incomplete, removal) -> None:
     """Write a GitHub-flavoured markdown report with roofline and stall charts (PNG + SVG)."""
     if not path:
         progress(f"no path given: reporting on the bundled H200 capture {api().sample_run()}")
@@ -35,8 +35,8 @@ def report_cmd(path, out, force, allow_incomplete) -> None:
     if out and (Path(out).is_dir() or out.endswith(("/", "\\"))):
         out_md = Path(out) / REPORT_NAME
     try:
-        run = api().load(path, allow_incomplete=allow_incomplete)
+        run = api().load(path, allow_incomplete=allow_incomplete, removal=removal)
         files = api().report(run, out_md, force=force, source=path)
-    except (ReportExists, ChartError, ProfilerError, WorkloadError, ValueError, OSError) as exc:
+    except (ReportExists, ChartError, RooflineError, ValueError, OSError) as exc:
         raise _fail(exc) from None
     click.echo(f"wrote {files[0]}" + (f" and {len(files) - 1} chart files beside it" if len(files) > 1 else ""))

@@ -8,8 +8,6 @@ import sys
 import click
 
 from kernels.errors import RooflineError
-from kernels.spec import WorkloadError
-from profiler.errors import ProfilerError
 from profiler.ncu_reader import discard_prefetched, prefetch_capture
 from profiler.proc import stop_signals_interrupt
 from reports.text import render_projection, render_text, render_timeline
@@ -23,12 +21,12 @@ from roofline.cli_common import (
     make_workload,
     ncu_option,
     progress,
+    removal_option,
     workload_options,
 )
 from roofline.cli_common import fail as _fail
 from roofline.gpus import match_gpu
 from roofline.projection import project
-from roofline.removal import apply_removal
 
 
 def print_run(run, fmt: str, project_to: str | None = None) -> dict:
@@ -158,13 +156,7 @@ def profile_cmd(
     help="also project the kernels onto this GPU (e.g. rtx-pro-6000)",
 )
 @allow_incomplete_option("analyze a report holding fewer launches than its run asked for (marked complete: false)")
-@click.option(
-    "--removal",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="a removal experiment of the same GPU and workload (benchmarks/ring_cuts.py --out FILE): the part "
-    "whose removal saves the most names the kernel's cause",
-)
+@removal_option
 @format_option()
 def analyze_cmd(path, project_to, allow_incomplete, removal, fmt) -> None:
     """Re-read a run directory, a report or a folder of reports (no GPU needed). Default: the bundled H200 sample."""
@@ -174,14 +166,9 @@ def analyze_cmd(path, project_to, allow_incomplete, removal, fmt) -> None:
     if not path and fmt == "text":
         progress(f"no path given: analyzing the bundled H200 capture {api().sample_run()}")
     try:
-        run = api().load(path, allow_incomplete=allow_incomplete)
-    except (ProfilerError, WorkloadError, ValueError) as exc:
+        run = api().load(path, allow_incomplete=allow_incomplete, removal=removal)
+    except (RooflineError, ValueError) as exc:  # a bad report, workload or experiment file
         if path:
             discard_prefetched()  # refused before its report was read: end that read
         raise _fail(exc) from None
-    if removal:
-        try:
-            progress(apply_removal(run.analysis, removal))
-        except RooflineError as exc:
-            raise _fail(exc) from None
     print_run(run, fmt, project_to)

@@ -88,7 +88,11 @@ def build_meta(run, out_md: Path | None = None, source: str | Path | None = None
         if v := _version(dist):
             versions["roofline" if dist == "roofline" else f"{dist} (this report)"] = v
     gpu = match_gpu(run.analysis.gpu.get("name"))
-    report_cmd = f"roofline report {shlex.quote(str(src))}" + (f" -o {shlex.quote(str(out_md))}" if out_md else "")
+    report_cmd = (
+        f"roofline report {shlex.quote(str(src))}"
+        + (f" --removal {shlex.quote(str(run.removal))}" if getattr(run, "removal", None) else "")
+        + (f" -o {shlex.quote(str(out_md))}" if out_md else "")
+    )
     return ReportMeta(
         source=str(src),
         source_kind=kind,

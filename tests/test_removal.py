@@ -98,3 +98,13 @@ def test_analyze_takes_a_removal_experiment():
     other = str(RUNS / "h200-triton_mla_fast-128k-h64")  # 64 heads: the file has no such rows
     r = CliRunner().invoke(main, ["analyze", other, "--removal", str(RING_CUTS)])
     assert r.exit_code == 2 and "no rows for this capture's ctx_len=131072 heads=64" in r.output
+
+
+def test_the_report_names_the_experiment_and_reproduces_with_it(tmp_path):
+    run = roofline.load(RUNS / "h200-triton_mla_fast-ring-128k-p1", removal=RING_CUTS)
+    (k,) = [k for k in run.analysis.kernels if k.kernel == "_gluon_ring_kernel"]
+    assert k.cause == "pipelined: the loads set the pace, the page gathers most, by a removal experiment"
+    assert run.removal == RING_CUTS and any(str(RING_CUTS) in n for n in run.analysis.notes)
+    (md, *_) = roofline.report(run, tmp_path / "report.md")
+    text = md.read_text()
+    assert f"--removal {RING_CUTS}" in text and "without the gathers 0.0637 ms (-13.6%)" in text
