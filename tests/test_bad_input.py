@@ -12,7 +12,13 @@ import pytest
 from click.testing import CliRunner
 
 from roofline.cli import main
-from tests.paths import FIXTURES, RUNS, SAMPLE_RUN
+from tests.paths import FIXTURES, ROOT, RUNS, SAMPLE_RUN
+from tests.stubs import (
+    alive,
+    hanging_tool,
+    kept_run,
+    stand_in,
+)
 
 TRITON_MLA_RUN = RUNS / "h200-triton_mla-128k"  # 3 launches of _verify_extend_kernel
 REPORT = TRITON_MLA_RUN / "profile.ncu-rep"
@@ -144,7 +150,7 @@ def test_manifest_fields_are_type_checked(tmp_path, field, value, message):
 
 # -- sweep --summarize reads; it writes only with --write ------------------------------------------
 
-COMMITTED_SWEEP = Path(__file__).parent.parent / "docs" / "results" / "h200-sweep"
+COMMITTED_SWEEP = ROOT / "docs" / "results" / "h200-sweep"
 
 
 def _sweep(*args):
@@ -198,7 +204,6 @@ def test_point_commands_carry_tool_preset_and_timeout(tmp_path):
 
 
 def test_a_sweep_records_each_points_numbers_in_sweep_json(tmp_path):
-    from tests.test_sweep import stand_in
 
     out = tmp_path / "S"
     r = _sweep("--kernel", "triton_mla", "--ctx", "8k", "--page-size", "1", "--out", out, "--ncu", stand_in(tmp_path))
@@ -287,14 +292,14 @@ def _roofline(*args, timeout=120):
     import subprocess
     import sys
 
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-m", "roofline", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=timeout,
         env=env,
-        cwd=Path(__file__).parent.parent,
+        cwd=ROOT,
     )
 
 
@@ -340,8 +345,6 @@ def test_sigterm_and_sighup_end_the_tools_group_like_ctrl_c(tmp_path, sig):
     import subprocess
     import sys
     import time
-
-    from tests.test_failures import ROOT, alive, hanging_tool, kept_run
 
     ncu = hanging_tool(tmp_path)
     proc = subprocess.Popen(
@@ -445,7 +448,7 @@ def test_python_m_roofline_beside_a_clone_named_roofline_says_why(tmp_path):
     import subprocess
     import sys
 
-    root = Path(__file__).parent.parent
+    root = ROOT
     (tmp_path / "roofline").symlink_to(root, target_is_directory=True)  # cwd/roofline: the clone
     script = tmp_path / "editable_run.py"
     script.write_text(EDITABLE_RUN)
@@ -474,7 +477,7 @@ def test_a_measured_file_of_another_gpu_is_refused(tmp_path, monkeypatch):
 
 
 def test_bench_from_a_row_with_a_text_number_is_refused(tmp_path):
-    data = json.loads((Path(__file__).parent.parent / "docs" / "results" / "h200-bench-scaling.json").read_text())
+    data = json.loads((ROOT / "docs" / "results" / "h200-bench-scaling.json").read_text())
     data["rows"][1]["median_ms"] = "fast"  # was read as NaN: the row dropped from the fits without a word
     f = tmp_path / "bench.json"
     f.write_text(json.dumps(data))

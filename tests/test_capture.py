@@ -15,7 +15,10 @@ import roofline
 from profiler import ncu_reader, nsys_reader
 from profiler.ncu_source import PcRead
 from tests.paths import SAMPLE_RUN
-from tests.test_failures import ncu_stub, nsys_stub
+from tests.stubs import (
+    ncu_stub,
+    nsys_stub,
+)
 
 
 def profile(tmp_path, tool, **kw):

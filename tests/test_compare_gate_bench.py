@@ -1,11 +1,12 @@
 """benchmarks/compare_gate.py's pure parts on CPU (its GPU part is one call of profiler.bench.time_step)."""
 
 import importlib.util
-from pathlib import Path
 
 import numpy as np
 
-SCRIPT = Path(__file__).parent.parent / "benchmarks" / "compare_gate.py"
+from tests.paths import ROOT
+
+SCRIPT = ROOT / "benchmarks" / "compare_gate.py"
 spec = importlib.util.spec_from_file_location("compare_gate", SCRIPT)
 gate = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(gate)

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -25,10 +24,10 @@ from roofline.cli import main
 from roofline.gpus import get_gpu
 from roofline.kernel_models import kernel_model
 from roofline.resources import kernel_resources
-from tests.paths import RUNS
+from tests.paths import ROOT, RUNS
 from tests.ptx_check import ptx_code
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = ROOT / "tests" / "fixtures"
 # One workload for every compile here: compiled code depends on constexprs and integer
 # specialization, not on ctx_len, so compiles are shared (and cached) across the tests.
 W = VerifyWorkload(ctx_len=131072, heads=8, page_size=64)
@@ -127,7 +126,7 @@ def test_fast_kernel_ptx_as_stored_under_triton_36():
         capture_output=True,
         text=True,
         env=env,
-        cwd=Path(__file__).parents[1],
+        cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
 

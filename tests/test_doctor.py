@@ -5,15 +5,12 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 from click.testing import CliRunner
 
 import profiler.nsys as nsys_driver
 from roofline.cli import main
 from roofline.doctor import Check, check_counters, check_gpu, check_tools, verdict
-
-ROOT = Path(__file__).parent.parent
 
 
 def tool(tmp_path, name, text, code=0):

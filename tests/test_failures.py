@@ -26,11 +26,18 @@ from profiler.ncu import check_collected, requested_metrics
 from profiler.ncu_reader import read_ncu_report
 from profiler.proc import group_alive, kill_group, run_tool
 from roofline.cli import main
-from tests.paths import FIXTURES, NO_KERNELS_LOG, SAMPLE_RUN
+from tests.paths import FIXTURES, NO_KERNELS_LOG, ROOT, SAMPLE_RUN
+from tests.stubs import (
+    LOGS,
+    NSYS_DIR,
+    alive,
+    hanging_tool,
+    kept_run,
+    ncu_stub,
+    nsys_stub,
+    stub,
+)
 
-LOGS = FIXTURES / "logs"
-NSYS_DIR = FIXTURES / "nsys"
-ROOT = Path(__file__).parent.parent
 ERR_NVGPUCTRPERM = (
     "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance "
     "Counters on the target device 0. For instructions on enabling permissions and to get more "
@@ -38,52 +45,8 @@ ERR_NVGPUCTRPERM = (
 )
 
 
-def stub(tmp_path, name, body):
-    path = tmp_path / name
-    path.write_text("#!/bin/sh\n" + body)
-    path.chmod(0o755)
-    return str(path)
-
-
-def ncu_stub(tmp_path, log=None, text=None, report=None, code=0, name="ncu"):
-    """Prints a real ncu log (or `text`), writes `report` where ncu writes its report, exits `code`."""
-    out = f"cat '{log}'\n" if log else f"cat <<'EOF'\n{text}\nEOF\n"
-    if report:
-        out += f'while [ "$1" != "--export" ]; do shift; done\ncp \'{report}\' "$2.ncu-rep"\n'
-    return stub(tmp_path, name, out + f"exit {code}\n")
-
-
-def nsys_stub(
-    tmp_path,
-    log=NSYS_DIR / "triton_mla_8k.log",
-    report=NSYS_DIR / "triton_mla_8k.nsys-rep",
-    sqlite=NSYS_DIR / "triton_mla_8k.sqlite",
-    code=0,
-    qdstrm=False,
-):
-    """`nsys profile` prints a real nsys log and writes the real report; `nsys export` writes the
-    sqlite the real nsys exported from it. `-o` names the output in both."""
-    write = (f"cp '{report}' \"$out.nsys-rep\"\n" if report else "") + (': > "$out.qdstrm"\n' if qdstrm else "")
-    return stub(
-        tmp_path,
-        "nsys",
-        'if [ "$1" = "--version" ]; then echo "NVIDIA Nsight Systems version 2025.3.1.90-253135822234v0"; exit 0; fi\n'
-        'cmd=$1; while [ "$1" != "-o" ]; do shift; done; out=$2\n'
-        f'if [ "$cmd" = "export" ]; then cp \'{sqlite}\' "$out"; exit 0; fi\n'
-        f"cat '{log}'\n{write}exit {code}\n",
-    )
-
-
 def cli(*args):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
-def kept_run(tmp_path, name="run"):
-    (kept,) = tmp_path.glob(f"{name}.failed-*")
-    manifest = json.loads((kept / "manifest.json").read_text())
-    assert manifest["status"] == "failed" and manifest["error"]
-    assert (kept / "spec.json").exists()
-    return kept, manifest
 
 
 def first_line(output: str) -> str:
@@ -235,24 +198,6 @@ def test_nsys_export_without_kernel_table(tmp_path):
 
 
 # -- the whole capture: time limit and Ctrl-C -------------------------------------------------
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
-
-
-def hanging_tool(tmp_path, name="ncu"):
-    """Prints the first lines real ncu printed, starts a child of its own, then hangs."""
-    return stub(
-        tmp_path,
-        name,
-        f"head -3 '{SAMPLE_RUN / 'profile.ncu.log'}'\n"
-        f"sleep 300 & echo $! > '{tmp_path}/child.pid'\necho $$ > '{tmp_path}/tool.pid'\nsleep 300\n",
-    )
 
 
 def test_timeout_ends_the_whole_process_group(tmp_path):

@@ -5,7 +5,6 @@ with a reason when not built, its limits (page size 64, chain mask) as one-line 
 import importlib.util
 import json
 import zipfile
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -14,8 +13,8 @@ from kernels import flashmla
 from kernels.registry import KernelUnsupported, get_kernel
 from kernels.spec import VerifyWorkload
 from roofline.cli import main
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("build_flashmla", ROOT / "tools" / "build_flashmla.py")
 build_flashmla = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(build_flashmla)

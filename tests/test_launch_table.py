@@ -14,9 +14,8 @@ from profiler.errors import ReportError
 from profiler.launch_table import LaunchTable
 from profiler.nsys_reader import read_nsys_sqlite
 from profiler.readers import read_launches
-from tests.paths import FIXTURES, SAMPLE_RUN
+from tests.paths import FIXTURES, ROOT, SAMPLE_RUN
 
-ROOT = Path(__file__).parent.parent
 PACKAGES = ("kernels", "profiler", "roofline", "reports")
 TEMP_DIR = re.compile(r"roofline-[a-z0-9_]{8}")  # tempfile's names for the decompressed copies
 

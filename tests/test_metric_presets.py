@@ -33,10 +33,9 @@ from roofline.analysis import summarize
 from roofline.chips import chip_of, preset_for_device
 from roofline.cli import main
 from tests.fixtures.capture import metric_candidates
-from tests.paths import FIXTURES
+from tests.paths import FIXTURES, ROOT
 
 PASSES = FIXTURES / "passes"
-ROOT = Path(__file__).parent.parent
 
 
 @cache

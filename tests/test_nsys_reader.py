@@ -6,7 +6,6 @@ import io
 import re
 import shutil
 import sqlite3
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,7 +18,7 @@ from profiler.ncu import ncu_command
 from profiler.nsys_reader import read_nsys_launches, read_nsys_sqlite, summarize_kernels
 from profiler.nvtx import RANGE, STEP, include_filter
 from profiler.readers import read_launches
-from tests.paths import FIXTURES, SAMPLE_RUN
+from tests.paths import FIXTURES, ROOT, SAMPLE_RUN
 
 NSYS = FIXTURES / "nsys"
 FAST8K = NSYS / "triton_mla_fast_8k.sqlite"
@@ -241,7 +240,7 @@ def test_the_nvtx_range_names_are_defined_once():
     assert cmd[cmd.index("--nvtx-include") + 1] == include_filter() == f"{RANGE}/"
     t = read_nsys_sqlite(FAST8K)  # a real capture of the harness: its ranges are found by these names
     assert t.summary["range"] == RANGE and len(t.steps) == 20
-    root = Path(__file__).parent.parent
+    root = ROOT
     for f in [p for pkg in ("kernels", "profiler", "roofline") for p in (root / pkg).rglob("*.py")]:
         if f.name == "nvtx.py":
             continue

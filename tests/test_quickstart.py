@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
+
 QUICKSTART = ROOT / "tools" / "quickstart.sh"
 
 _spec = importlib.util.spec_from_file_location("quickstart_env", ROOT / "tools" / "quickstart_env.py")

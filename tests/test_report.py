@@ -14,7 +14,7 @@ from reports.markdown import render_markdown
 from reports.meta import ReportMeta
 from roofline.api import load
 from roofline.cli import main
-from tests.paths import FULL_SET, RUNS, TORCH_DEFAULT  # numbers of the first sample
+from tests.paths import FULL_SET, ROOT, RUNS, TORCH_DEFAULT  # numbers of the first sample
 from tests.paths import SAMPLE_V1 as SAMPLE_RUN
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -183,7 +183,7 @@ def test_api_report(tmp_path):
 # --- issue 21, part 2: the report tells the whole story -------------------------------------------
 
 NSYS_FAST_128K = RUNS.parent / "nsys" / "triton_mla_fast_128k.sqlite"
-SAMPLE = Path(__file__).parent.parent / "roofline" / "data" / "samples" / "h200-triton_mla-128k"  # both tools
+SAMPLE = ROOT / "roofline" / "data" / "samples" / "h200-triton_mla-128k"  # both tools
 
 
 @pytest.fixture(scope="module")
@@ -311,7 +311,7 @@ def test_roofline_axis_ignores_an_outlier(tmp_path):
 def _make_examples():
     import importlib.util
 
-    path = Path(__file__).parent.parent / "tools" / "make_examples.py"
+    path = ROOT / "tools" / "make_examples.py"
     spec = importlib.util.spec_from_file_location("make_examples", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -323,7 +323,7 @@ def test_readme_example_report_and_quoted_output_do_not_drift(tmp_path):
     output on the committed sample: regenerated here and compared (charts: that they exist and
     the markdown links them; the versions of the tools that drew the report are left out)."""
     make = _make_examples()
-    root = Path(__file__).parent.parent
+    root = ROOT
     make.build(tmp_path / "report.md")
     mine = (root / make.EXAMPLE).read_text()
     fresh = (tmp_path / "report.md").read_text()

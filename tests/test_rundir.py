@@ -11,20 +11,14 @@ import roofline
 from kernels.spec import VerifyWorkload
 from profiler.rundir import FILES, MANIFEST, RunDirError, RunWriter, default_run_name, sha256
 from roofline.cli import main
-from tests.paths import APP_FAILED_LOG, FIXTURES, SAMPLE_RUN, SAMPLE_V1, TORCH_DEFAULT
+from tests.paths import APP_FAILED_LOG, FIXTURES, SAMPLE_V1, TORCH_DEFAULT
+from tests.stubs import (
+    replaying_ncu,
+)
 
 
 def cli(*args):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
-def replaying_ncu(tmp_path, log=SAMPLE_RUN / "profile.ncu.log", report=SAMPLE_RUN / "profile.ncu-rep", exit_code=0):
-    """An ncu stand-in that prints a real H200 log and writes the real report it came with."""
-    stub = tmp_path / f"ncu-{exit_code}"
-    copy = f"cp '{report}' \"$2.ncu-rep\"\n" if report else ""
-    stub.write_text(f'#!/bin/sh\ncat \'{log}\'\nwhile [ "$1" != "--export" ]; do shift; done\n{copy}exit {exit_code}\n')
-    stub.chmod(0o755)
-    return str(stub)
 
 
 @pytest.fixture

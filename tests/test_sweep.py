@@ -16,34 +16,11 @@ from click.testing import CliRunner
 from roofline.cli import main
 from roofline.sweep_dir import FORMAT, SWEEP_FILE, SweepDir, SweepError
 from roofline.sweeps import plan, summarize
-from tests.paths import APP_FAILED_LOG, SAMPLE_RUN, SAMPLE_V1
-
-ROOT = Path(__file__).parent.parent
-
-
-def stand_in(tmp_path: Path, fail: str = "-p48.tmp-", interrupt: str | None = None) -> str:
-    """An ncu stand-in: logs each call (with CUDA_VISIBLE_DEVICES) to calls.log, fails for points
-    whose run folder matches `fail`, sends Ctrl-C (SIGINT) to its parent for `interrupt`."""
-    stub = tmp_path / "ncu"
-    calls = tmp_path / "calls.log"
-    lines = ["#!/bin/sh", f'echo "gpu=${{CUDA_VISIBLE_DEVICES-none}} $*" >> "{calls}"']
-    if interrupt:
-        lines.append(f'case "$*" in *{interrupt}*) kill -INT $PPID; sleep 5; exit 130;; esac')
-    if fail:
-        lines.append(f"case \"$*\" in *{fail}*) cat '{APP_FAILED_LOG}'; exit 1;; esac")
-    lines += [
-        f"cat '{SAMPLE_RUN / 'profile.ncu.log'}'",
-        'while [ "$1" != "--export" ]; do shift; done',
-        f"cp '{SAMPLE_RUN / 'profile.ncu-rep'}' \"$2.ncu-rep\"",
-    ]
-    stub.write_text("\n".join(lines) + "\n")
-    stub.chmod(0o755)
-    return str(stub)
-
-
-def calls(tmp_path: Path) -> list[str]:
-    f = tmp_path / "calls.log"
-    return [c for c in f.read_text().splitlines() if "--export" in c] if f.exists() else []  # not --version
+from tests.paths import ROOT, SAMPLE_V1
+from tests.stubs import (
+    calls,
+    stand_in,
+)
 
 
 def sweep(*args):

@@ -8,7 +8,9 @@ from click.testing import CliRunner
 from profiler.rundir import MANIFEST
 from roofline.cli import main
 from tests.paths import SAMPLE_RUN
-from tests.test_rundir import replaying_ncu
+from tests.stubs import (
+    replaying_ncu,
+)
 
 BENCH_JSON = SAMPLE_RUN.parent.parent.parent.parent / "docs" / "results" / "h200-bench.json"
 

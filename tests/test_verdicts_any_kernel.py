@@ -2,7 +2,6 @@
 
 import json
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -17,7 +16,7 @@ from reports.text import WRAP, render_text, short_names
 from roofline.analysis import summarize
 from roofline.cli import main
 from roofline.verdict import memory_units, sm_units
-from tests.paths import FULL_SET, PROBES, RUNS, SAMPLE_V1, TORCH_DEFAULT
+from tests.paths import FULL_SET, PROBES, ROOT, RUNS, SAMPLE_V1, TORCH_DEFAULT
 
 ALL_REPORTS = [
     TORCH_DEFAULT,
@@ -81,7 +80,7 @@ def test_attention_advice_only_for_the_projects_kernels():
 
 
 def test_registry_names_the_gpu_kernels_its_kernels_launch():
-    sources = "".join(p.read_text() for p in Path(__file__).parent.parent.glob("kernels/**/*.py"))
+    sources = "".join(p.read_text() for p in ROOT.glob("kernels/**/*.py"))
     for info in KERNELS.values():
         if info.availability:  # an optional peer (flashmla): its CUDA source is not in the project
             continue

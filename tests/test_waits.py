@@ -2,7 +2,6 @@
 line), causes that fit pipelined kernels (never occupancy advice for them), and the at-size floor."""
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -16,7 +15,7 @@ from roofline.analysis import summarize
 from roofline.cli import main
 from roofline.floor import at_size_line, workload_floor
 from roofline.gpus import get_gpu
-from tests.paths import FIXTURES, RUNS
+from tests.paths import FIXTURES, ROOT, RUNS
 
 RING = {p: RUNS / f"h200-triton_mla_fast-ring-128k-p{p}" for p in (1, 64)}
 SEESAW = RUNS / "h200-triton_mla_fast-gluon-128k-p64"
@@ -130,7 +129,7 @@ def test_at_size_floor_in_analyze_model_and_bench():
     assert "at-size floor: 44.44 us per layer" in out and "1.59x from the at-size floor 0.04444 ms" in out
     model = CliRunner().invoke(main, ["model", "--ctx", "8k"]).output
     assert "at size      14.06 us per layer" in model and "the fixed part is most of the time" in model
-    saved = Path(__file__).parent.parent / "docs" / "results" / "h200-bench-scaling.json"
+    saved = ROOT / "docs" / "results" / "h200-bench-scaling.json"
     bench = CliRunner().invoke(main, ["bench", "--from", str(saved)]).output
     assert "at-size ms  gap at size" in bench and "0.0444      1.66x" in bench
 
