@@ -13,7 +13,6 @@ cmp.speedup, cmp.passed, cmp.to_dict()               # step, kernels (value, del
 from __future__ import annotations
 
 import dataclasses
-import json
 import signal
 import sys
 import time
@@ -421,7 +420,7 @@ def profile(
     try:
         spec = RunSpec(
             kernel=name,
-            workload=json.loads(workload.to_json()),
+            workload=workload.to_dict(),
             iterations=iterations,
             created=writer.manifest.created,
             command=tuple(command or sys.argv),

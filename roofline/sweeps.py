@@ -173,7 +173,7 @@ def finished(point: SweepPoint, sweep_dir: Path) -> bool:
         spec = run.spec()
     except RunDirError as exc:
         raise SweepError(f"{exc}; move it away to run this point again") from None
-    want = json.loads(point.workload.to_json())
+    want = point.workload.to_dict()
     if spec is None or spec.kernel != point.kernel or {**spec.workload, "seed": 0} != {**want, "seed": 0}:
         raise SweepError(f"{path}: holds a run of another kernel or workload; move it away to run this point")
     return True
@@ -195,7 +195,7 @@ def run_point(
     from roofline.api import profile  # lazy
 
     started = time.time()
-    base = dict(name=point.name, kernel=point.kernel, workload=json.loads(point.workload.to_json()), gpu=gpu)
+    base = dict(name=point.name, kernel=point.kernel, workload=point.workload.to_dict(), gpu=gpu)
     env = {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else None
     try:
         run = profile(
@@ -318,15 +318,13 @@ def run_sweep(
     for p in points:
         try:
             if finished(p, sweep_dir):
-                done(PointResult(p.name, p.kernel, json.loads(p.workload.to_json()), "kept"))
+                done(PointResult(p.name, p.kernel, p.workload.to_dict(), "kept"))
                 continue
         except SweepError as exc:
-            done(PointResult(p.name, p.kernel, json.loads(p.workload.to_json()), "failed", error=str(exc)))
+            done(PointResult(p.name, p.kernel, p.workload.to_dict(), "failed", error=str(exc)))
             continue
         todo.append(p)
-        state["points"].setdefault(
-            p.name, {"kernel": p.kernel, "workload": json.loads(p.workload.to_json()), "status": "pending"}
-        )
+        state["points"].setdefault(p.name, {"kernel": p.kernel, "workload": p.workload.to_dict(), "status": "pending"})
     write_state(sweep_dir, state)
     if not todo:
         return outcome
@@ -415,7 +413,7 @@ def _run_parallel(todo, by_name, sweep_dir, iterations, ncu, gpus, outcome, done
                 PointResult(
                     name,
                     p.kernel,
-                    json.loads(p.workload.to_json()),
+                    p.workload.to_dict(),
                     status,
                     gpu=gpu,
                     error="interrupted (Ctrl-C)" if outcome.interrupted else "the worker process died",
