@@ -119,9 +119,9 @@ def render_text(analysis: Analysis) -> str:
     if analysis.floor:
         f = analysis.floor
         out.append(
-            f"floor: {us(f['floor_ms'])} us per layer ({f['bound']}-bound: "
-            f"{f['kv_bytes'] / 1e6:.1f} MB of KV at {f['bandwidth_gbps']:.0f} GB/s {f['bandwidth_kind']}, "
-            f"{f['flops'] / 1e9:.2f} GFLOP at {f['peak_tflops']:.0f} TFLOP/s {f['peak_kind']})"
+            f"floor: {us(f.floor_ms)} us per layer ({f.bound}-bound: "
+            f"{f.kv_bytes / 1e6:.1f} MB of KV at {f.bandwidth_gbps:.0f} GB/s {f.bandwidth_kind}, "
+            f"{f.flops / 1e9:.2f} GFLOP at {f.peak_tflops:.0f} TFLOP/s {f.peak_kind})"
         )
         out += wrap(
             at_size_line(f) or "at-size floor: none (no measured read fit for this GPU: `roofline calibrate`)", "  "
@@ -147,13 +147,9 @@ def render_text(analysis: Analysis) -> str:
     if analysis.step:
         s = analysis.step
         out.append(
-            f"\nstep: {ms(s['kernel_ms_per_step'])} ms of kernels vs floor {ms(s['floor_ms'])} ms: "
-            f"{ratio(s['gap'])} from the floor"
-            + (
-                f", {ratio(s['gap_at_size'])} from the at-size floor {ms(s['at_size_ms'])} ms"
-                if s.get("at_size_ms")
-                else ""
-            )
+            f"\nstep: {ms(s.kernel_ms_per_step)} ms of kernels vs floor {ms(s.floor_ms)} ms: "
+            f"{ratio(s.gap)} from the floor"
+            + (f", {ratio(s.gap_at_size)} from the at-size floor {ms(s.at_size_ms)} ms" if s.at_size_ms else "")
         )
     for n in analysis.notes:
         out += wrap(f"note: {n}", "  ")

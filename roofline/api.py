@@ -60,6 +60,7 @@ from roofline.analysis import Analysis, summarize
 from roofline.chips import local_device_name, preset_for_device
 from roofline.comparison import DEFAULT_P_VALUE, CompareError, Comparison  # noqa: F401 (public API)
 from roofline.comparison import compare as compare_runs
+from roofline.floor import Step
 from roofline.reporting import report as write_report
 from roofline.waits import stalls_by_class, stalls_by_line
 
@@ -141,7 +142,7 @@ class Run:
         return pd.DataFrame(rows, columns=KERNEL_COLUMNS + ["top_stalls"])
 
     @property
-    def step(self) -> dict | None:
+    def step(self) -> Step | None:
         return self.analysis.step
 
     def to_dict(self) -> dict:

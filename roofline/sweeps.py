@@ -239,11 +239,11 @@ def run_point(
 
 def _numbers(run) -> dict:
     """A run's step, floor, gap and dominant bound (what a summary row shows)."""
-    step = run.step or {}
+    step = run.step
     return dict(
-        step_ms=step.get("kernel_ms_per_step"),
-        floor_ms=step.get("floor_ms"),
-        gap=step.get("gap"),
+        step_ms=step.kernel_ms_per_step if step else None,
+        floor_ms=step.floor_ms if step else None,
+        gap=step.gap if step else None,
         bound=_dominant_bound(run),
     )
 
