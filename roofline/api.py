@@ -36,7 +36,7 @@ from profiler.errors import (
     refuse_special,
 )
 from profiler.launch_table import LaunchTable, PcSamples
-from profiler.metrics import DEFAULT_PRESET, get_preset, with_source
+from profiler.metrics import ResolvedPreset, resolve_preset
 from profiler.ncu import check_collected, find_ncu, ncu_version, requested_metrics, run_ncu
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_source import PcRead
@@ -57,7 +57,7 @@ from profiler.rundir import (
     default_run_name,
 )
 from roofline.analysis import Analysis, summarize
-from roofline.chips import local_device_name, preset_for_device
+from roofline.chips import local_device_name
 from roofline.comparison import DEFAULT_P_VALUE, CompareError, Comparison  # noqa: F401 (public API)
 from roofline.comparison import compare as compare_runs
 from roofline.floor import Step
@@ -395,10 +395,8 @@ def profile(
     """
 
     say = progress or (lambda msg: None)
-    preset = get_preset(preset or DEFAULT_PRESET).name  # unknown name: error before anything runs
-    resolved, chip, chip_note = preset_for_device(preset, chip, None if chip else local_device_name())
-    if source:
-        resolved = with_source(resolved)
+    # resolved once (unknown names: an error before anything runs); it travels to ncu and the run's records
+    resolved = resolve_preset(preset, chip, None if chip else local_device_name(), source=source)
     info = get_kernel(kernel)
     name = info.name
     workload = workload or make_workload(**workload_fields)
@@ -455,8 +453,8 @@ def profile(
         result: dict = {"profile": {"tools": list(tools)}}
         if "ncu" in tools:
             running = "ncu"
-            if chip_note:
-                say(chip_note)
+            if resolved.note:
+                say(resolved.note)
             launches = _capture_ncu(
                 writer,
                 app,
@@ -468,9 +466,7 @@ def profile(
                 limit,
                 result,
                 env,
-                preset=preset,
-                resolved=resolved,
-                chip=chip,
+                preset=resolved,
             )
         if "nsys" in tools:
             running = "nsys"
@@ -500,7 +496,7 @@ def profile(
             "python": sys.version.split()[0],
         }
         launches.frame.to_csv(writer.path / LAUNCHES, index=False)
-        ncu_preset = preset if "ncu" in tools else None
+        ncu_preset = resolved.name if "ncu" in tools else None
         report = result.pop("ncu_report", None)
         pc_samples, pc_note = pc_samples_of(report) if report is not None else (None, None)
         analysis = summarize(launches, workload, iterations, preset=ncu_preset, pc_samples=pc_samples)
@@ -545,21 +541,25 @@ def _capture_ncu(
     result: dict,
     env: dict[str, str] | None = None,
     *,
-    preset: str,
-    resolved,
-    chip: str,
+    preset: ResolvedPreset,
 ) -> LaunchTable:
     """ncu into the run: report, log, version, the launch table (checked for missing metrics)."""
-    say(f"[ncu] profiling {spec_name(app)} ({workload.describe()}), preset {preset} ({chip}) -> {writer.final}")
+    say(
+        f"[ncu] profiling {spec_name(app)} ({workload.describe()}), preset {preset.name} ({preset.chip}) -> {writer.final}"
+    )
     t0 = time.time()
     ncu_run = run_ncu(
-        app, writer.path, ncu=exe, progress=say, timeout=timeout, limit_name=limit, env=env, preset=resolved
+        app, writer.path, ncu=exe, progress=say, timeout=timeout, limit_name=limit, env=env, preset=preset
     )
     writer.log_command(ncu_run.command)
     writer.add_log(ncu_run.log)
     writer.manifest.tools["ncu"] = {"path": exe, "version": ncu_version(exe)}
     writer.add_report(
-        ncu_run.report, "ncu", launches=len(ncu_run.passes), passes=max(ncu_run.passes, default=None), preset=preset
+        ncu_run.report,
+        "ncu",
+        launches=len(ncu_run.passes),
+        passes=max(ncu_run.passes, default=None),
+        preset=preset.name,
     )
     say(
         f"[ncu] done in {time.time() - t0:.1f} s: {len(ncu_run.passes)} launches profiled, "
@@ -573,7 +573,9 @@ def _capture_ncu(
     problems = completeness(launches, iterations, len(ncu_run.passes))
     if problems:
         raise IncompleteRun(f"{ncu_run.report}: incomplete capture: {'; '.join(problems)}")
-    result["profile"].update(passes=ncu_run.passes, ncu_wall_s=round(time.time() - t0, 1), preset=preset, chip=chip)
+    result["profile"].update(
+        passes=ncu_run.passes, ncu_wall_s=round(time.time() - t0, 1), preset=preset.name, chip=preset.chip
+    )
     return launches
 
 
