@@ -113,8 +113,8 @@ def render_text(analysis: Analysis) -> str:
     if analysis.workload:
         w = analysis.workload
         out.append(
-            f"workload: ctx_len={w['ctx_lens'] or w['ctx_len']} batch={w['batch']} heads={w['heads']} "
-            f"q_len={w['q_len']} page_size={w['page_size']} {w['dtype']} mask={w['tree_mask']}"
+            f"workload: ctx_len={w.ctx_lens or w.ctx_len} batch={w.batch} heads={w.heads} "
+            f"q_len={w.q_len} page_size={w.page_size} {w.dtype} mask={w.tree_mask}"
         )
     if analysis.floor:
         f = analysis.floor
@@ -140,7 +140,7 @@ def render_text(analysis: Analysis) -> str:
         elif getattr(k, "ncu_rule_note", None):
             out += wrap(f"  - {k.ncu_rule_note}")
         if k.hierarchy:
-            out += wrap("  - " + hierarchy_line(k.hierarchy, (analysis.workload or {}).get("q_len")))
+            out += wrap("  - " + hierarchy_line(k.hierarchy, analysis.workload.q_len if analysis.workload else None))
         if k.advice:
             out += wrap(f"  - try: {k.advice}")
     out += waits_text(analysis)

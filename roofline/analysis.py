@@ -77,7 +77,7 @@ class KernelSummary:
 class Analysis:
     gpu: dict
     kernels: list[KernelSummary]
-    workload: dict | None = None
+    workload: VerifyWorkload | None = None
     floor: Floor | None = None
     step: Step | None = None
     notes: list[str] = field(default_factory=list)
@@ -246,7 +246,7 @@ def summarize(
     return Analysis(
         gpu=gpu_info,
         kernels=kernels,
-        workload=dataclasses.asdict(workload) if workload else None,
+        workload=workload,
         floor=floor,
         step=step,
         notes=notes,
