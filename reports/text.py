@@ -12,7 +12,7 @@ from reports.numbers import ms, ratio, us
 from reports.table import align
 from reports.waits import waits_text
 from roofline.analysis import Analysis
-from roofline.floor import at_size_line
+from roofline.floor import Floor, at_size_line
 from roofline.hierarchy import padding_note
 
 WRAP = 100  # text width for rule text and notes
@@ -279,10 +279,10 @@ def _times(value) -> str:
 def render_projection(p: dict) -> str:
     out = [f"projection onto {p['target_name']} (from {p['source']})"]
     if p.get("floor"):
-        f = p["floor"]
+        f = Floor.from_dict(p["floor"])
         out.append(
-            f"  floor on target: {us(f['floor_ms'])} us per layer, {f['bound']}-bound "
-            f"({f['bandwidth_gbps']:.0f} GB/s {f['bandwidth_kind']}, {f['peak_tflops']:.0f} TFLOP/s {f['peak_kind']})"
+            f"  floor on target: {us(f.floor_ms)} us per layer, {f.bound}-bound "
+            f"({f.bandwidth_gbps:.0f} GB/s {f.bandwidth_kind}, {f.peak_tflops:.0f} TFLOP/s {f.peak_kind})"
         )
     for r in p["kernels"]:
         projected = f"{ms(r['projected_ms'])} ms" if r["projected_ms"] is not None else "-"
