@@ -141,8 +141,15 @@ class VerifyWorkload:
         """Bytes of one cached token (1,152 for bf16 MLA)."""
         return self.head_dim * DTYPE_BYTES[self.dtype]
 
+    def to_dict(self) -> dict:
+        """The fields as JSON types (ctx_lens a list): what spec.json and analysis.json hold."""
+        d = dataclasses.asdict(self)
+        if d["ctx_lens"] is not None:
+            d["ctx_lens"] = list(d["ctx_lens"])
+        return d
+
     def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), indent=2)
+        return json.dumps(self.to_dict(), indent=2)
 
     @classmethod
     def from_dict(cls, data: dict) -> VerifyWorkload:

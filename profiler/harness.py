@@ -108,7 +108,7 @@ def timing_pass(kernel: str, workload, samples: int, out: str) -> int:
             input_sets=t.input_sets,
             replays_per_sample=t.replays_per_sample,
             kernel=kernel,
-            workload=json.loads(workload.to_json()),
+            workload=workload.to_dict(),
             host={"gpu": info["device"], **{k: info[k] for k in ("torch", "triton", "cuda")}},
         ),
     )

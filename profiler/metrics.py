@@ -29,7 +29,8 @@ for verdict + source).
 
 Chips rename metrics: a preset names Hopper (gh100) metrics and `resolve` maps them to the chip's
 own names (CHIP_NAMES) or drops what the chip lacks (CHIP_LACKS); the analysis reads either name
-(profiler/ncu_tidy.py ALTERNATES).
+(profiler/ncu_tidy.py ALTERNATES). `resolve_preset` does it once per capture, for the chip given or
+the device's, and its ResolvedPreset travels to ncu's command line and into the run's records.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kernels.errors import BadInput
-from kernels.hardware import CHIPS  # `ncu --list-chips` names, from the hardware table
+from kernels.hardware import CHIPS, HARDWARE_FILE, chip_of  # `ncu --list-chips` names, from the hardware table
 
 STALL_REASONS = (
     "barrier",
@@ -243,6 +244,45 @@ def resolve(preset: str | Preset, chip: str | None = BASE_CHIP) -> Preset:
     return Preset(
         p.name, p.description, metrics, p.sections, p.sets, p.passes_h200 if chip == BASE_CHIP else None, p.options
     )
+
+
+@dataclass(frozen=True)
+class ResolvedPreset:
+    """A preset resolved once for one chip (resolve_preset): what ncu collects, and the (name, chip)
+    a run records."""
+
+    name: str
+    chip: str
+    ncu: Preset  # the chip's own metric names, without those it lacks (+ the source counters with --source)
+    note: str | None = None  # said when the chip is a guess (an unknown device gets the gh100 names)
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return self.ncu.metrics
+
+    def ncu_args(self) -> list[str]:
+        return self.ncu.ncu_args()
+
+
+def resolve_preset(
+    name: str | None = None, chip: str | None = None, device_name: str | None = None, source: bool = False
+) -> ResolvedPreset:
+    """`name` (default DEFAULT_PRESET) for `chip` if given, else for the chip of `device_name` (the
+    hardware table); an unknown device gets the gh100 names and a note saying so (absent metrics come
+    back n/a, never as wrong numbers). `source`: with_source. Unknown names are UnknownPreset/UnknownChip."""
+    preset = get_preset(name or DEFAULT_PRESET)
+    note = None
+    if chip is None:
+        chip = chip_of(device_name)
+        if chip is None:
+            note = (
+                f"device {device_name!r} has no ncu chip in {HARDWARE_FILE}: using {BASE_CHIP} metric names"
+                if device_name
+                else f"no GPU name from nvidia-smi: using {BASE_CHIP} metric names"
+            )
+            chip = BASE_CHIP
+    ncu = resolve(preset, check_chip(chip))
+    return ResolvedPreset(preset.name, chip, with_source(ncu) if source else ncu, note)
 
 
 def alternates(metric: str) -> tuple[str, ...]:

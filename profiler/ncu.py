@@ -17,7 +17,7 @@ from profiler.errors import (
     exit_hint,
 )
 from profiler.launch_table import LaunchTable
-from profiler.metrics import DEFAULT_PRESET, STALL_REASONS, Preset, get_preset, stall_metric  # noqa: F401
+from profiler.metrics import BASE_CHIP, DEFAULT_PRESET, STALL_REASONS, ResolvedPreset, resolve_preset, stall_metric  # noqa: F401
 from profiler.nvtx import RANGE, include_filter
 from profiler.proc import find_tool, run_tool, tool_version
 from profiler.rundir import REPORT_STEM
@@ -54,13 +54,13 @@ def ncu_command(
     ncu: str,
     app: list[str],
     report_base: Path,
-    preset: str | Preset = DEFAULT_PRESET,
+    preset: ResolvedPreset | str = DEFAULT_PRESET,
     nvtx_range: str | None = RANGE,
     extra: list[str] | None = None,
 ) -> list[str]:
-    """The ncu command line for a preset (profiler/metrics.py; resolve it per chip first).
-    Clocks are left alone; caches flushed between replay passes."""
-    preset = get_preset(preset) if isinstance(preset, str) else preset
+    """The ncu command line for a preset resolved for the GPU's chip (profiler.metrics.resolve_preset;
+    a name is taken with the gh100 metric names). Clocks are left alone; caches flushed between replay passes."""
+    preset = resolve_preset(preset, BASE_CHIP) if isinstance(preset, str) else preset
     cmd = [ncu, "--config-file", "off", "--clock-control", "none", "--cache-control", "all"]
     if nvtx_range:
         cmd += ["--nvtx", "--nvtx-include", include_filter(nvtx_range)]

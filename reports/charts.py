@@ -13,6 +13,7 @@ from statistics import median
 
 from reports.meta import KINDS, STALL_UNIT, Roof
 from reports.numbers import ratio, us
+from roofline.floor import Floor, floor_and_step
 
 MAX_KERNELS = 10  # on a chart; the tables list every kernel
 LEVEL_COLOR = {"DRAM": "tab:blue", "L2": "tab:green", "L1": "tab:purple", "tensor": "tab:red", "fp32": "tab:orange"}
@@ -131,17 +132,12 @@ def roofline_points(analysis: dict) -> list[dict]:
     return points
 
 
-def floor_point(analysis: dict) -> dict | None:
+def floor_point(f: Floor | None) -> dict | None:
     """The workload's floor on the roofline: its own intensity (FLOPs over KV + Q/O bytes) at the
     rate it would run at the floor's time."""
-    f = analysis.get("floor")
-    if not f or not f.get("floor_ms") or not f.get("arithmetic_intensity"):
+    if f is None or not f.floor_ms or not f.arithmetic_intensity:
         return None
-    return {
-        "ai": f["arithmetic_intensity"],
-        "tflops": f["flops"] / (f["floor_ms"] * 1e-3) / 1e12,
-        "floor_ms": f["floor_ms"],
-    }
+    return {"ai": f.arithmetic_intensity, "tflops": f.flops / (f.floor_ms * 1e-3) / 1e12, "floor_ms": f.floor_ms}
 
 
 def _ridges(roofs: list[Roof]) -> list[float]:
@@ -154,7 +150,7 @@ def roofline_layout(analysis: dict, roofs: list[Roof]) -> dict:
     lists what falls outside (label, level, FLOP/B): drawn at the edge and named under the chart."""
     points = top_points(roofline_points(analysis))
     roofs = [r for r in roofs if r.value and r.value > 0]
-    fl = floor_point(analysis)
+    fl = floor_point(floor_and_step(analysis)[0])
     anchors = [p["ai"] for p in points] + _ridges(roofs) + ([fl["ai"]] if fl else [])
     extras = [(f"K{p['index'] + 1}", lv, ai) for p in points for lv, ai in p["levels"].items() if lv != p["level"]]
     extras += [(f"K{p['index'] + 1}", "executed", p["executed"]["ai"]) for p in points if p["executed"]]
@@ -241,7 +237,7 @@ def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "
     if not points:
         return []
     matplotlib, plt = _pyplot()
-    fl = floor_point(analysis)
+    fl = floor_point(floor_and_step(analysis)[0])
     roofs = [r for r in roofs if r.value and r.value > 0]
     mem = [r for r in roofs if r.is_memory]
     comp = [r for r in roofs if not r.is_memory]

@@ -21,7 +21,7 @@ from reports.charts import (
 from reports.meta import KINDS, LAUNCH_BOUND_PCT, STALL_UNIT, STALL_UNIT_SHORT, ReportMeta, nsys_version
 from reports.numbers import ms, ratio, us
 from reports.waits import waits_chart, waits_markdown
-from roofline.floor import at_size_line
+from roofline.floor import Floor, Step, at_size_line, floor_and_step
 from roofline.hierarchy import padding_note
 from roofline.verdict import STALL_MEANING
 
@@ -108,16 +108,15 @@ def _measured_dram(meta: ReportMeta) -> float | None:
     return next((r.value for r in meta.roofs if r.level == "DRAM" and r.kind == "measured"), None)
 
 
-def _title(analysis: dict, meta: ReportMeta) -> list[str]:
+def _title(analysis: dict, meta: ReportMeta, s: Step | None) -> list[str]:
     name = Path(meta.source).name or meta.source
     gpu = analysis["gpu"].get("name") or "unknown GPU"
     ks = analysis.get("kernels", [])
     line = f"{len(ks)} kernel{'s' if len(ks) != 1 else ''} on {gpu}"
-    if analysis.get("step"):
-        s = analysis["step"]
+    if s:
         line += (
-            f"; {ms(s['kernel_ms_per_step'])} ms of kernels per step against a floor of "
-            f"{us(s['floor_ms'])} µs: **{ratio(s['gap'])}** from the floor"
+            f"; {ms(s.kernel_ms_per_step)} ms of kernels per step against a floor of "
+            f"{us(s.floor_ms)} µs: **{ratio(s.gap)}** from the floor"
         )
     elif ks:
         slowest = max(ks, key=lambda k: (k.get("duration_ms") or 0) * k["launches"])
@@ -210,14 +209,13 @@ def _workload(analysis: dict, meta: ReportMeta) -> list[str]:
     return out + _table(["field", "value"], rows) + [""]
 
 
-def _floor(analysis: dict) -> list[str]:
-    f, s = analysis.get("floor"), analysis.get("step")
+def _floor(f: Floor | None, s: Step | None) -> list[str]:
     if not f:
         return []
     out = [
         "## Floor",
         "",
-        f"The least time the GPU allows for this workload (one layer): **{us(f['floor_ms'])} µs**, {f['bound']}-bound.",
+        f"The least time the GPU allows for this workload (one layer): **{us(f.floor_ms)} µs**, {f.bound}-bound.",
         "",
     ]
     out += _table(
@@ -225,15 +223,15 @@ def _floor(analysis: dict) -> list[str]:
         [
             [
                 "memory",
-                f"{f['kv_bytes'] / 1e6:,.1f} MB KV + {f['io_bytes'] / 1e6:,.2f} MB Q/O",
-                f"{f['bandwidth_gbps']:,.0f} GB/s ({KINDS.get(f['bandwidth_kind'], f['bandwidth_kind'])})",
-                f"{us(f['memory_ms'])} µs",
+                f"{f.kv_bytes / 1e6:,.1f} MB KV + {f.io_bytes / 1e6:,.2f} MB Q/O",
+                f"{f.bandwidth_gbps:,.0f} GB/s ({KINDS.get(f.bandwidth_kind, f.bandwidth_kind)})",
+                f"{us(f.memory_ms)} µs",
             ],
             [
                 "compute",
-                f"{f['flops'] / 1e9:,.2f} GFLOP ({f['arithmetic_intensity']:.0f} FLOP/B)",
-                f"{f['peak_tflops']:,.0f} TFLOP/s ({KINDS.get(f['peak_kind'], f['peak_kind'])})",
-                f"{us(f['compute_ms'])} µs",
+                f"{f.flops / 1e9:,.2f} GFLOP ({f.arithmetic_intensity:.0f} FLOP/B)",
+                f"{f.peak_tflops:,.0f} TFLOP/s ({KINDS.get(f.peak_kind, f.peak_kind)})",
+                f"{us(f.compute_ms)} µs",
             ],
         ],
         "llll",
@@ -242,8 +240,8 @@ def _floor(analysis: dict) -> list[str]:
     if s:
         out += [
             "",
-            f"Kernels per step: **{ms(s['kernel_ms_per_step'])} ms**, {ratio(s['gap'])} the floor"
-            + (f", {ratio(s['gap_at_size'])} the at-size floor." if s.get("at_size_ms") else "."),
+            f"Kernels per step: **{ms(s.kernel_ms_per_step)} ms**, {ratio(s.gap)} the floor"
+            + (f", {ratio(s.gap_at_size)} the at-size floor." if s.at_size_ms else "."),
         ]
     return out + [""]
 
@@ -559,7 +557,7 @@ def _timeline_only(analysis: dict) -> bool:
     )
 
 
-def _charts(charts: dict[str, Path], analysis: dict, meta: ReportMeta) -> list[str]:
+def _charts(charts: dict[str, Path], analysis: dict, meta: ReportMeta, floor: Floor | None) -> list[str]:
     out = ["## Charts", ""]
     gpu = analysis["gpu"].get("name") or "the GPU"
     if "roofline" in charts:
@@ -579,7 +577,7 @@ def _charts(charts: dict[str, Path], analysis: dict, meta: ReportMeta) -> list[s
             )
             + (
                 " The star is the workload's floor: the vertical distance from a point to it is the gap."
-                if floor_point(analysis)
+                if floor_point(floor)
                 else ""
             )
             + _off_chart(analysis, report_roofs(analysis) + list(meta.roofs)),
@@ -656,14 +654,15 @@ def render_markdown(analysis: dict, meta: ReportMeta, charts: dict[str, Path] | 
     'roofline'/'stalls'/'timeline' to PNG paths
     relative to where the markdown will live (each with an SVG of the same stem beside it)."""
     charts = charts or {}
-    out = _title(analysis, meta) + _gpu(analysis, meta) + _workload(analysis, meta) + _floor(analysis)
+    floor, step = floor_and_step(analysis)
+    out = _title(analysis, meta, step) + _gpu(analysis, meta) + _workload(analysis, meta) + _floor(floor, step)
     out += _kernel_table(analysis, meta)
     q_len = (analysis.get("workload") or {}).get("q_len")
     for i, k in enumerate(analysis.get("kernels", [])):
         out += _kernel_section(i, k, meta, q_len)
     out += _timeline(analysis, meta)
     out += waits_markdown(analysis, charts.get("waits"))
-    out += _charts(charts, analysis, meta) + _reproduce(meta)
+    out += _charts(charts, analysis, meta, floor) + _reproduce(meta)
     if analysis.get("notes"):
         out += ["## Notes", ""] + [f"- {_prose(n)}" for n in analysis["notes"]] + [""]
     if analysis.get("missing_metrics"):

@@ -3,8 +3,6 @@ Light on purpose (no pandas): `roofline model` starts without it."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from roofline.floor import BALANCED, at_size_line
 
 
@@ -20,7 +18,7 @@ def render_model(m) -> str:
         f"  compute time {f.compute_ms:.3f} ms at {f.peak_tflops:.0f} TFLOP/s ({f.peak_kind})",
         f"  floor        {f.floor_ms:.3f} ms, {f.bound}-bound",
     ]
-    fit = at_size_line(dataclasses.asdict(f))
+    fit = at_size_line(f)
     out.append(
         f"  at size      {fit[len('at-size floor: ') :]}"
         if fit

@@ -12,7 +12,7 @@ from reports.numbers import ms, ratio, us
 from reports.table import align
 from reports.waits import waits_text
 from roofline.analysis import Analysis
-from roofline.floor import at_size_line
+from roofline.floor import Floor, at_size_line
 from roofline.hierarchy import padding_note
 
 WRAP = 100  # text width for rule text and notes
@@ -113,15 +113,15 @@ def render_text(analysis: Analysis) -> str:
     if analysis.workload:
         w = analysis.workload
         out.append(
-            f"workload: ctx_len={w['ctx_lens'] or w['ctx_len']} batch={w['batch']} heads={w['heads']} "
-            f"q_len={w['q_len']} page_size={w['page_size']} {w['dtype']} mask={w['tree_mask']}"
+            f"workload: ctx_len={w.ctx_lens or w.ctx_len} batch={w.batch} heads={w.heads} "
+            f"q_len={w.q_len} page_size={w.page_size} {w.dtype} mask={w.tree_mask}"
         )
     if analysis.floor:
         f = analysis.floor
         out.append(
-            f"floor: {us(f['floor_ms'])} us per layer ({f['bound']}-bound: "
-            f"{f['kv_bytes'] / 1e6:.1f} MB of KV at {f['bandwidth_gbps']:.0f} GB/s {f['bandwidth_kind']}, "
-            f"{f['flops'] / 1e9:.2f} GFLOP at {f['peak_tflops']:.0f} TFLOP/s {f['peak_kind']})"
+            f"floor: {us(f.floor_ms)} us per layer ({f.bound}-bound: "
+            f"{f.kv_bytes / 1e6:.1f} MB of KV at {f.bandwidth_gbps:.0f} GB/s {f.bandwidth_kind}, "
+            f"{f.flops / 1e9:.2f} GFLOP at {f.peak_tflops:.0f} TFLOP/s {f.peak_kind})"
         )
         out += wrap(
             at_size_line(f) or "at-size floor: none (no measured read fit for this GPU: `roofline calibrate`)", "  "
@@ -140,20 +140,16 @@ def render_text(analysis: Analysis) -> str:
         elif getattr(k, "ncu_rule_note", None):
             out += wrap(f"  - {k.ncu_rule_note}")
         if k.hierarchy:
-            out += wrap("  - " + hierarchy_line(k.hierarchy, (analysis.workload or {}).get("q_len")))
+            out += wrap("  - " + hierarchy_line(k.hierarchy, analysis.workload.q_len if analysis.workload else None))
         if k.advice:
             out += wrap(f"  - try: {k.advice}")
     out += waits_text(analysis)
     if analysis.step:
         s = analysis.step
         out.append(
-            f"\nstep: {ms(s['kernel_ms_per_step'])} ms of kernels vs floor {ms(s['floor_ms'])} ms: "
-            f"{ratio(s['gap'])} from the floor"
-            + (
-                f", {ratio(s['gap_at_size'])} from the at-size floor {ms(s['at_size_ms'])} ms"
-                if s.get("at_size_ms")
-                else ""
-            )
+            f"\nstep: {ms(s.kernel_ms_per_step)} ms of kernels vs floor {ms(s.floor_ms)} ms: "
+            f"{ratio(s.gap)} from the floor"
+            + (f", {ratio(s.gap_at_size)} from the at-size floor {ms(s.at_size_ms)} ms" if s.at_size_ms else "")
         )
     for n in analysis.notes:
         out += wrap(f"note: {n}", "  ")
@@ -283,10 +279,10 @@ def _times(value) -> str:
 def render_projection(p: dict) -> str:
     out = [f"projection onto {p['target_name']} (from {p['source']})"]
     if p.get("floor"):
-        f = p["floor"]
+        f = Floor.from_dict(p["floor"])
         out.append(
-            f"  floor on target: {us(f['floor_ms'])} us per layer, {f['bound']}-bound "
-            f"({f['bandwidth_gbps']:.0f} GB/s {f['bandwidth_kind']}, {f['peak_tflops']:.0f} TFLOP/s {f['peak_kind']})"
+            f"  floor on target: {us(f.floor_ms)} us per layer, {f.bound}-bound "
+            f"({f.bandwidth_gbps:.0f} GB/s {f.bandwidth_kind}, {f.peak_tflops:.0f} TFLOP/s {f.peak_kind})"
         )
     for r in p["kernels"]:
         projected = f"{ms(r['projected_ms'])} ms" if r["projected_ms"] is not None else "-"

@@ -12,7 +12,7 @@ from kernels.registry import project_kernel_of
 from kernels.spec import VerifyWorkload
 from profiler.launch_table import LaunchTable, PcSamples
 from profiler.metrics import CHIP_NAMES, PRESETS
-from roofline.floor import WorkloadFloor, workload_floor
+from roofline.floor import Floor, Step, workload_floor
 from roofline.gpus import GpuSpec, match_gpu
 from roofline.hierarchy import hierarchical_roofline, useful_flops_per_launch, with_useful_work
 from roofline.pipeline import memory_facts
@@ -77,14 +77,16 @@ class KernelSummary:
 class Analysis:
     gpu: dict
     kernels: list[KernelSummary]
-    workload: dict | None = None
-    floor: dict | None = None
-    step: dict | None = None
+    workload: VerifyWorkload | None = None
+    floor: Floor | None = None
+    step: Step | None = None
     notes: list[str] = field(default_factory=list)
     missing_metrics: list[str] = field(default_factory=list)  # ncu metrics the report lacks
 
     def to_dict(self) -> dict:
-        return _clean(dataclasses.asdict(self))
+        d = dataclasses.asdict(self)
+        d["step"] = self.step.to_dict() if self.step else None
+        return _clean(d)
 
     @staticmethod
     def clean(obj):
@@ -143,7 +145,7 @@ def summarize(
     device = next((d for d in launches.get("device", pd.Series(dtype=object)).dropna()), None)
     gpu = gpu or match_gpu(device)
     rules = table.rules
-    floor: WorkloadFloor | None = workload_floor(workload, gpu) if (workload and gpu) else None
+    floor: Floor | None = workload_floor(workload, gpu) if (workload and gpu) else None
     memory = memory_facts(gpu)
     if "mangled_name" not in launches:
         launches = launches.assign(mangled_name=launches["kernel"])
@@ -209,10 +211,7 @@ def summarize(
     step = None
     notes = list(table.notes)  # what the source could not hold (e.g. ncu CSV: no rules)
     if floor is not None and iterations:
-        step_ms = total_ms / iterations
-        step = {"kernel_ms_per_step": step_ms, "floor_ms": floor.floor_ms, "gap": step_ms / floor.floor_ms}
-        if floor.at_size_ms:
-            step.update(at_size_ms=floor.at_size_ms, gap_at_size=step_ms / floor.at_size_ms)
+        step = Step.of(total_ms / iterations, floor)
     if pc_samples is not None and pc_samples.frame.empty:
         notes.append(
             "no PC samples in this capture (smsp__pcsamp_*): no per-instruction breakdown of where the warps wait"
@@ -247,8 +246,8 @@ def summarize(
     return Analysis(
         gpu=gpu_info,
         kernels=kernels,
-        workload=dataclasses.asdict(workload) if workload else None,
-        floor=dataclasses.asdict(floor) if floor else None,
+        workload=workload,
+        floor=floor,
         step=step,
         notes=notes,
         missing_metrics=list(missing),

@@ -13,7 +13,6 @@ cmp.speedup, cmp.passed, cmp.to_dict()               # step, kernels (value, del
 from __future__ import annotations
 
 import dataclasses
-import json
 import signal
 import sys
 import time
@@ -29,7 +28,7 @@ from kernels.registry import get_kernel
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
 from profiler.errors import Interrupted, ProfilerError, ReportError, ToolNotFound, ToolTimeout, refuse_special
 from profiler.launch_table import LaunchTable, PcSamples
-from profiler.metrics import DEFAULT_PRESET, get_preset, with_source
+from profiler.metrics import resolve_preset
 from profiler.ncu import find_ncu
 from profiler.nsys import find_nsys, importer_missing
 from profiler.nsys_reader import Timeline, read_nsys_sqlite
@@ -60,9 +59,10 @@ from roofline.capture import (  # IncompleteRun, completeness and pc_samples_of:
     timeline_table,
     timing_pass,
 )
-from roofline.chips import local_device_name, preset_for_device
+from roofline.chips import local_device_name
 from roofline.comparison import DEFAULT_P_VALUE, CompareError, Comparison  # noqa: F401 (public API)
 from roofline.comparison import compare as compare_runs
+from roofline.floor import Step
 from roofline.removal import apply_removal
 from roofline.reporting import report as write_report
 from roofline.waits import stalls_by_class, stalls_by_line
@@ -142,7 +142,7 @@ class Run:
         return pd.DataFrame(rows, columns=KERNEL_COLUMNS + ["top_stalls"])
 
     @property
-    def step(self) -> dict | None:
+    def step(self) -> Step | None:
         return self.analysis.step
 
     def to_dict(self) -> dict:
@@ -373,10 +373,8 @@ def profile(
     """
 
     say = progress or (lambda msg: None)
-    preset = get_preset(preset or DEFAULT_PRESET).name  # unknown name: error before anything runs
-    resolved, chip, chip_note = preset_for_device(preset, chip, None if chip else local_device_name())
-    if source:
-        resolved = with_source(resolved)
+    # resolved once (unknown names: an error before anything runs); it travels to ncu and the run's records
+    resolved = resolve_preset(preset, chip, None if chip else local_device_name(), source=source)
     info = get_kernel(kernel)
     name = info.name
     workload = workload or make_workload(**workload_fields)
@@ -399,7 +397,7 @@ def profile(
     try:
         spec = RunSpec(
             kernel=name,
-            workload=json.loads(workload.to_json()),
+            workload=workload.to_dict(),
             iterations=iterations,
             created=writer.manifest.created,
             command=tuple(command or sys.argv),
@@ -436,9 +434,9 @@ def profile(
         notes: list[str] = []  # what the capture says beside the analysis (analysis.json's notes)
         if "ncu" in tools:
             running = "ncu"
-            if chip_note:
-                say(chip_note)
-            ncu_run = capture_ncu(cap, tools["ncu"], iterations, workload, preset=preset, resolved=resolved, chip=chip)
+            if resolved.note:
+                say(resolved.note)
+            ncu_run = capture_ncu(cap, tools["ncu"], iterations, workload, preset=resolved)
             notes += ncu_run.notes
         if "nsys" in tools:
             running = "nsys"

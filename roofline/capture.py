@@ -17,6 +17,7 @@ from kernels.spec import VerifyWorkload
 from profiler.errors import ApplicationFailed, ProfilerError, ReportError
 from profiler.files import KIND_NAMES, NCU_REP, one_line
 from profiler.launch_table import LaunchTable, PcSamples
+from profiler.metrics import ResolvedPreset
 from profiler.ncu import check_collected, ncu_version, requested_metrics, run_ncu
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_source import PcRead
@@ -156,12 +157,12 @@ class TimingPass:
 
 
 def capture_ncu(
-    cap: Capture, exe: str, iterations: int, workload: VerifyWorkload, *, preset: str, resolved, chip: str
+    cap: Capture, exe: str, iterations: int, workload: VerifyWorkload, *, preset: ResolvedPreset
 ) -> NcuCapture:
     """ncu into the run: report, log, version; the report read once for the launch table (checked for
     missing metrics and launches) and, in a child beside it, the PC samples."""
     writer, say = cap.writer, cap.say
-    say(f"[ncu] profiling {cap.kernel} ({workload.describe()}), preset {preset} ({chip}) -> {writer.final}")
+    say(f"[ncu] profiling {cap.kernel} ({workload.describe()}), preset {preset.name} ({preset.chip}) -> {writer.final}")
     t0 = time.time()
     ncu_run = run_ncu(
         cap.app,
@@ -171,13 +172,17 @@ def capture_ncu(
         timeout=cap.left(),
         limit_name=cap.limit,
         env=cap.env,
-        preset=resolved,
+        preset=preset,
     )
     writer.log_command(ncu_run.command)
     writer.add_log(ncu_run.log)
     writer.manifest.tools["ncu"] = {"path": exe, "version": ncu_version(exe)}
     writer.add_report(
-        ncu_run.report, "ncu", launches=len(ncu_run.passes), passes=max(ncu_run.passes, default=None), preset=preset
+        ncu_run.report,
+        "ncu",
+        launches=len(ncu_run.passes),
+        passes=max(ncu_run.passes, default=None),
+        preset=preset.name,
     )
     say(
         f"[ncu] done in {time.time() - t0:.1f} s: {len(ncu_run.passes)} launches profiled, "
@@ -194,8 +199,8 @@ def capture_ncu(
         pc_samples=pc_samples,
         pc_note=pc_note,
         passes=ncu_run.passes,
-        preset=preset,
-        chip=chip,
+        preset=preset.name,
+        chip=preset.chip,
         wall_s=round(time.time() - t0, 1),
         notes=[f"this GPU has no value for {', '.join(absent)} (chip-specific)"] if absent else [],
     )

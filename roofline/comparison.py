@@ -448,8 +448,8 @@ def compare(
     step = None
     if base_run.step and head_run.step:
         step = timing_change(
-            base_run.step["kernel_ms_per_step"],
-            head_run.step["kernel_ms_per_step"],
+            base_run.step.kernel_ms_per_step,
+            head_run.step.kernel_ms_per_step,
             step_spread_pct(base_run),
             step_spread_pct(head_run),
         )

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
+from kernels.errors import BadInput
 from kernels.spec import DTYPE_BYTES, VerifyWorkload
 from roofline.gpus import Ceiling, GpuSpec, ReadFit
 
 
 @dataclass(frozen=True)
-class WorkloadFloor:
+class Floor:
+    """The floor of one workload on one GPU: its bytes and FLOPs, the ceilings used, and both floors."""
+
     gpu: str
     layers: int
     kv_bytes: int  # every cached token read once, per the layers asked
@@ -34,6 +38,46 @@ class WorkloadFloor:
     fixed_share: float | None = None  # of the at-size memory time
     at_size_note: str = ""  # the fit's source, and whether these bytes lie outside the sizes it was fitted on
 
+    def to_dict(self) -> dict:
+        """Every field: what analysis.json and `model --format json` hold under "floor"."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Floor:
+        """The inverse of to_dict (e.g. an analysis.json's "floor"); a missing or unknown field is BadInput."""
+        return cls(**checked_fields(cls, data, "floor"))
+
+
+@dataclass(frozen=True)
+class Step:
+    """One verify step's kernel time against the floor (per step: the run's launches over its iterations)."""
+
+    kernel_ms_per_step: float
+    floor_ms: float
+    gap: float  # kernel_ms_per_step / floor_ms
+    at_size_ms: float | None = None  # the at-size floor, where the GPU has a measured read fit
+    gap_at_size: float | None = None
+
+    @classmethod
+    def of(cls, kernel_ms_per_step: float, floor: Floor) -> Step:
+        at_size = floor.at_size_ms or None
+        return cls(
+            kernel_ms_per_step=kernel_ms_per_step,
+            floor_ms=floor.floor_ms,
+            gap=kernel_ms_per_step / floor.floor_ms,
+            at_size_ms=at_size,
+            gap_at_size=kernel_ms_per_step / at_size if at_size else None,
+        )
+
+    def to_dict(self) -> dict:
+        """The fields; the at-size ones only where there is an at-size floor (as analysis.json holds them)."""
+        d = dataclasses.asdict(self)
+        return d if self.at_size_ms else {k: v for k, v in d.items() if k not in ("at_size_ms", "gap_at_size")}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Step:
+        return cls(**checked_fields(cls, data, "step"))
+
 
 # From this balance on, the floor needs DRAM and the tensor cores near their ceilings together: a kernel
 # that overlaps them imperfectly lands between floor_ms and serial_ms, whichever bound it is given.
@@ -47,7 +91,7 @@ def workload_floor(
     bandwidth: Ceiling | None = None,
     peak: Ceiling | None = None,
     read_fit: ReadFit | None = None,
-) -> WorkloadFloor:
+) -> Floor:
     """Bytes: KV read once + Q in + O out. FLOPs: 2 * heads * visible tokens * (Lk + Lv) per query.
 
     `bandwidth` and `peak` override the catalogue's ceilings (e.g. ones measured in the same run);
@@ -65,7 +109,7 @@ def workload_floor(
     memory_ms = (kv_bytes + io_bytes) / (bw.value * 1e9) * 1e3
     compute_ms = flops / (peak.value * 1e12) * 1e3
     at_size = at_size_floor(kv_bytes + io_bytes, layers, compute_ms, read_fit or gpu.read_fit())
-    return WorkloadFloor(
+    return Floor(
         gpu=gpu.short_name,
         layers=layers,
         kv_bytes=kv_bytes,
@@ -87,7 +131,7 @@ def workload_floor(
 
 
 def at_size_floor(nbytes: int, layers: int, compute_ms: float, fit: ReadFit | None) -> dict:
-    """The at-size fields of WorkloadFloor: each layer's read takes fit.fixed_us + its bytes at fit.gbps."""
+    """The at-size fields of Floor: each layer's read takes fit.fixed_us + its bytes at fit.gbps."""
     if fit is None:
         return {}
     per_layer = nbytes / layers
@@ -107,13 +151,39 @@ def at_size_floor(nbytes: int, layers: int, compute_ms: float, fit: ReadFit | No
     }
 
 
-def at_size_line(f: dict) -> str | None:
-    """One line on the at-size floor (a WorkloadFloor as a dict), or None without a fit."""
-    if f.get("at_size_ms") is None:
+def at_size_line(f: Floor) -> str | None:
+    """One line on the at-size floor, or None without a fit."""
+    if f.at_size_ms is None:
         return None
-    most = ": the fixed part is most of the time" if f["fixed_share"] > 0.5 else ""
+    most = ": the fixed part is most of the time" if f.fixed_share > 0.5 else ""
     return (
-        f"at-size floor: {f['at_size_ms'] * 1e3:.4g} us per layer: a read of these bytes takes "
-        f"{f['fixed_us']:.1f} us fixed ({100 * f['fixed_share']:.0f}% of it{most}) + the bytes at "
-        f"{f['fit_gbps']:.0f} GB/s ({f['at_size_note']})"
+        f"at-size floor: {f.at_size_ms * 1e3:.4g} us per layer: a read of these bytes takes "
+        f"{f.fixed_us:.1f} us fixed ({100 * f.fixed_share:.0f}% of it{most}) + the bytes at "
+        f"{f.fit_gbps:.0f} GB/s ({f.at_size_note})"
     )
+
+
+def checked_fields(cls, data: dict, what: str) -> dict:
+    """`data` checked against the dataclass's fields: every required one present, none unknown."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    required = {
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    }
+    unknown, missing = sorted(set(data) - names), sorted(required - set(data))
+    if unknown or missing:
+        raise BadInput(
+            f"{what}: "
+            + "; ".join(
+                ([f"unknown fields {', '.join(unknown)}"] if unknown else [])
+                + ([f"missing fields {', '.join(missing)}"] if missing else [])
+            )
+        )
+    return dict(data)
+
+
+def floor_and_step(analysis: dict) -> tuple[Floor | None, Step | None]:
+    """The typed floor and step of an analysis as a dict (Analysis.to_dict(), Run.to_dict(), analysis.json)."""
+    f, s = analysis.get("floor"), analysis.get("step")
+    return (Floor.from_dict(f) if f else None), (Step.from_dict(s) if s else None)

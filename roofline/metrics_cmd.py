@@ -6,19 +6,19 @@ import json
 
 import click
 
-from profiler.metrics import BASE_CHIP, CHIPS, DEFAULT_PRESET, PRESETS, UnknownChip, UnknownPreset, resolve
+from profiler.metrics import BASE_CHIP, CHIPS, DEFAULT_PRESET, PRESETS, UnknownChip, UnknownPreset, resolve_preset
 
 
 def resolved_list(chip: str, preset: str) -> dict:
     """{"chip", "preset", "metrics", "sections", "sets", "passes_h200"}; one-line errors for unknown names."""
-    p = resolve(preset, chip)
+    r = resolve_preset(preset, chip)
     return {
-        "chip": chip,
-        "preset": p.name,
-        "metrics": list(p.metrics),
-        "sections": list(p.sections),
-        "sets": list(p.sets),
-        "passes_h200": p.passes_h200,
+        "chip": r.chip,
+        "preset": r.name,
+        "metrics": list(r.metrics),
+        "sections": list(r.ncu.sections),
+        "sets": list(r.ncu.sets),
+        "passes_h200": r.ncu.passes_h200,
     }
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from kernels.errors import BadInput
 from kernels.launch import ARCHS, SPECS
 from kernels.spec import VerifyWorkload, check_workload
-from roofline.floor import WorkloadFloor, workload_floor
+from roofline.floor import Floor, workload_floor
 from roofline.gpus import GpuSpec
 from roofline.kernel_models import KernelModel, assumption_note, kernel_model
 from roofline.resources import kernel_resources
@@ -22,7 +22,7 @@ class Model:
     gpu: GpuSpec
     workload: VerifyWorkload
     layers: int
-    floor: WorkloadFloor
+    floor: Floor
     kernel: str | None = None
     kernel_model: KernelModel | None = None
     notes: list[str] = field(default_factory=list)
@@ -32,7 +32,7 @@ class Model:
         return assumption_note(self.kernel_model, self.gpu) if self.kernel_model else None
 
     def to_dict(self) -> dict:
-        out = dataclasses.asdict(self.floor)
+        out = self.floor.to_dict()
         out["gpu_name"] = self.gpu.name
         out["ceilings"] = [dataclasses.asdict(c) for c in self.gpu.ceilings()]
         if self.notes:

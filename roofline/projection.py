@@ -11,8 +11,6 @@ The workload floor on the target comes from the workload spec and the target's c
 
 from __future__ import annotations
 
-import dataclasses
-
 from kernels.spec import VerifyWorkload
 from roofline.floor import workload_floor
 from roofline.gpus import GpuSpec
@@ -86,7 +84,7 @@ def project(kernels: list, source: GpuSpec, target: GpuSpec, workload: VerifyWor
     }
     if workload is not None:
         f = workload_floor(workload, target)
-        out["floor"] = dataclasses.asdict(f)
+        out["floor"] = f.to_dict()
         out["workload_bound_on_target"] = f.bound
     total = [r["projected_ms"] for r in rows]
     if rows and all(t is not None for t in total):

@@ -87,11 +87,14 @@ def read_removal(path: str | Path) -> list[Removal]:
     ]
 
 
-def matching(removals: list[Removal], device: str | None, workload: dict | None) -> Removal:
-    """The experiment of this capture's GPU and workload; an error saying what differs otherwise."""
+def matching(removals: list[Removal], device: str | None, workload) -> Removal:
+    """The experiment of this capture's GPU and workload (a VerifyWorkload or its dict); an error saying
+    what differs otherwise."""
     if not removals:
         raise RemovalError("the removal experiment holds no rows")
     source = removals[0].source
+    if workload is not None and not isinstance(workload, dict):
+        workload = workload.to_dict()
     if workload is None:
         raise RemovalError(f"{source}: the capture names no workload (a report without its run directory)")
     if device and removals[0].device not in device and device not in removals[0].device:

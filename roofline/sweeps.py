@@ -18,7 +18,6 @@ takes points from a shared queue; only the parent writes sweep.json.
 from __future__ import annotations
 
 import itertools
-import json
 import multiprocessing as mp
 import os
 import queue
@@ -129,7 +128,7 @@ def finished(point: SweepPoint, sweep: SweepDir) -> bool:
         spec = run.spec()
     except RunDirError as exc:
         raise SweepError(f"{exc}; move it away to run this point again") from None
-    want = json.loads(point.workload.to_json())
+    want = point.workload.to_dict()
     if spec is None or spec.kernel != point.kernel or {**spec.workload, "seed": 0} != {**want, "seed": 0}:
         raise SweepError(f"{path}: holds a run of another kernel or workload; move it away to run this point")
     return True
@@ -151,7 +150,7 @@ def run_point(
     from roofline.api import profile  # lazy
 
     started = time.time()
-    base = dict(name=point.name, kernel=point.kernel, workload=json.loads(point.workload.to_json()), gpu=gpu)
+    base = dict(name=point.name, kernel=point.kernel, workload=point.workload.to_dict(), gpu=gpu)
     env = {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else None
     try:
         run = profile(
@@ -195,11 +194,11 @@ def run_point(
 
 def _numbers(run) -> dict:
     """A run's step, floor, gap and dominant bound (what a summary row shows)."""
-    step = run.step or {}
+    step = run.step
     return dict(
-        step_ms=step.get("kernel_ms_per_step"),
-        floor_ms=step.get("floor_ms"),
-        gap=step.get("gap"),
+        step_ms=step.kernel_ms_per_step if step else None,
+        floor_ms=step.floor_ms if step else None,
+        gap=step.gap if step else None,
         bound=_dominant_bound(run),
     )
 
@@ -273,15 +272,13 @@ def run_sweep(
     for p in points:
         try:
             if finished(p, sweep):
-                done(PointResult(p.name, p.kernel, json.loads(p.workload.to_json()), "kept"))
+                done(PointResult(p.name, p.kernel, p.workload.to_dict(), "kept"))
                 continue
         except SweepError as exc:
-            done(PointResult(p.name, p.kernel, json.loads(p.workload.to_json()), "failed", error=str(exc)))
+            done(PointResult(p.name, p.kernel, p.workload.to_dict(), "failed", error=str(exc)))
             continue
         todo.append(p)
-        state["points"].setdefault(
-            p.name, {"kernel": p.kernel, "workload": json.loads(p.workload.to_json()), "status": "pending"}
-        )
+        state["points"].setdefault(p.name, {"kernel": p.kernel, "workload": p.workload.to_dict(), "status": "pending"})
     sweep.write_state(state)
     if not todo:
         return outcome
@@ -370,7 +367,7 @@ def _run_parallel(todo, by_name, sweep, iterations, ncu, gpus, outcome, done, on
                 PointResult(
                     name,
                     p.kernel,
-                    json.loads(p.workload.to_json()),
+                    p.workload.to_dict(),
                     status,
                     gpu=gpu,
                     error="interrupted (Ctrl-C)" if outcome.interrupted else "the worker process died",

@@ -12,13 +12,13 @@ from pathlib import Path
 
 from kernels.errors import BadInput, CaptureFailed
 from profiler.errors import Interrupted
-from profiler.metrics import DEFAULT_PRESET
+from profiler.metrics import ResolvedPreset, resolve_preset
 from profiler.ncu import ncu_version, run_ncu
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
 from profiler.rundir import RunSpec, RunWriter
 from roofline.analysis import summarize
-from roofline.chips import local_device_name, preset_for_device
+from roofline.chips import local_device_name
 
 
 @dataclass(frozen=True)
@@ -88,17 +88,22 @@ def validate(
     if unknown:
         raise BadInput(f"unknown probe(s) {unknown}; known: {', '.join(EXPECTED)}")
     try:
-        resolved, chip, note = preset_for_device(preset or DEFAULT_PRESET, device_name=local_device_name())
+        resolved = resolve_preset(preset, device_name=local_device_name())
     except ValueError as exc:
         raise BadInput(str(exc)) from exc
     checks = []
     for name in names:
-        say(f"profiling probe {name} (preset {resolved.name}, {chip})" + (f": {note}" if note else ""))
+        say(
+            f"profiling probe {name} (preset {resolved.name}, {resolved.chip})"
+            + (f": {resolved.note}" if resolved.note else "")
+        )
         checks.append(_profile_probe(name, Path(out) / name, ncu, resolved, say))
-    return Validation(tuple(checks), resolved.name, chip)
+    return Validation(tuple(checks), resolved.name, resolved.chip)
 
 
-def _profile_probe(name: str, final: Path, ncu: str | None, resolved, say: Callable[[str], None]) -> ProbeCheck:
+def _profile_probe(
+    name: str, final: Path, ncu: str | None, resolved: ResolvedPreset, say: Callable[[str], None]
+) -> ProbeCheck:
     writer = RunWriter(final, unique=True)
     app = [sys.executable, "-m", "profiler.probes", name, "--iters", "1"]
     try:

@@ -143,7 +143,7 @@ def test_the_flashmla_capture_analyzes_on_cpu():
     assert "occupancy" not in split.advice
     assert (combine.grid_size, combine.bound, combine.cause) == (9, "latency", "small grid")  # 9 rows x 8 heads / 8
     assert {project_kernel_of(n) for n in k.index} == {"flashmla"}
-    assert abs(flash.step["kernel_ms_per_step"] - 0.0988) < 5e-4 and abs(flash.step["gap"] - 2.93) < 0.01
+    assert abs(flash.step.kernel_ms_per_step - 0.0988) < 5e-4 and abs(flash.step.gap - 2.93) < 0.01
     cmp = roofline.compare(RUNS / "h200-flashmla-chain-128k-p64", RUNS / "h200-triton_mla_fast-chain-128k-p64")
     assert cmp.same_workload and abs(cmp.speedup - 1.41) < 0.01
     r = run("analyze", str(RUNS / "h200-flashmla-chain-128k-p64"))

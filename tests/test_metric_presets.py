@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from kernels.hardware import chip_of
 from profiler.metrics import (
     CHIP_LACKS,
     CHIP_NAMES,
@@ -24,13 +25,14 @@ from profiler.metrics import (
     UnknownPreset,
     pcsamp_metric,
     resolve,
+    resolve_preset,
     stall_metric,
 )
+from profiler.ncu import ncu_command
 from profiler.ncu_reader import ID_COLUMNS, read_ncu_report
 from profiler.ncu_tidy import tidy_launches
 from profiler.readers import plain_file, read_launches
 from roofline.analysis import summarize
-from roofline.chips import chip_of, preset_for_device
 from roofline.cli import main
 from tests.fixtures.capture import metric_candidates
 from tests.paths import FIXTURES, ROOT
@@ -184,14 +186,29 @@ def test_device_names_map_to_chips():
     assert chip_of("NVIDIA B200") == chip_of("NVIDIA GB200") == "gb100"
     assert chip_of("NVIDIA RTX PRO 6000 Blackwell Workstation Edition") == chip_of("NVIDIA GeForce RTX 5090") == "gb202"
     assert chip_of("NVIDIA A100-SXM4-80GB") is None
-    p, chip, note = preset_for_device("verdict", device_name="NVIDIA RTX PRO 6000 Blackwell Server Edition")
-    assert chip == "gb202" and note is None and pcsamp_metric("gmma") not in p.metrics
-    p, chip, note = preset_for_device("verdict", device_name="NVIDIA A100")
-    assert chip == "gh100" and "has no ncu chip in kernels/data/hardware.json" in note
+    p = resolve_preset("verdict", device_name="NVIDIA RTX PRO 6000 Blackwell Server Edition")
+    assert (p.name, p.chip, p.note) == ("verdict", "gb202", None) and pcsamp_metric("gmma") not in p.metrics
+    p = resolve_preset("verdict", device_name="NVIDIA A100")
+    assert p.chip == "gh100" and "has no ncu chip in kernels/data/hardware.json" in p.note
     with pytest.raises(UnknownChip, match="known: gh100, gb100, gb202"):
         resolve("verdict", "gx100")
     with pytest.raises(UnknownPreset, match="known: verdict, roofline, full"):
         resolve("fast", "gh100")
+
+
+def test_a_preset_is_resolved_once_and_travels_to_ncu():
+    p = resolve_preset(None, device_name="NVIDIA GeForce RTX 5090", source=True)  # as `profile --source` does
+    assert (p.name, p.chip) == (DEFAULT_PRESET, "gb202") and p.metrics == p.ncu.metrics
+    assert resolve("roofline", "gb202").metrics != resolve("roofline", "gh100").metrics
+    assert p.metrics == resolve("roofline", "gb202").metrics + ("inst_executed",)  # gb202's names + source counters
+    cmd = ncu_command("ncu", ["app"], "out/profile", preset=p)
+    assert cmd[cmd.index("--metrics") + 1] == ",".join(p.metrics) and "--import-source" in cmd
+    assert resolve_preset("verdict", "gh100", device_name="NVIDIA GeForce RTX 5090").chip == "gh100"  # --chip wins
+    assert resolve_preset(device_name=None).note == "no GPU name from nvidia-smi: using gh100 metric names"
+    with pytest.raises(UnknownPreset):  # the name is checked first, before the chip
+        resolve_preset("fast", "gx100")
+    with pytest.raises(UnknownChip, match="unknown chip 'gx100'"):
+        resolve_preset("verdict", "gx100")
 
 
 def test_metrics_command():

@@ -47,11 +47,11 @@ def test_an_experiment_of_another_workload_or_gpu_is_refused(tmp_path):
     r, _ = ring("h200-triton_mla_fast-ring-128k-p64")
     removals = read_removal(RING_CUTS)
     with pytest.raises(RemovalError, match=r"no rows for this capture's ctx_len=131072 heads=64 page_size=64"):
-        matching(removals, "NVIDIA H200", {**r.analysis.workload, "heads": 64})
+        matching(removals, "NVIDIA H200", {**r.analysis.workload.to_dict(), "heads": 64})
     with pytest.raises(RemovalError, match="measured on NVIDIA H200, the capture on NVIDIA B200"):
         matching(removals, "NVIDIA B200", r.analysis.workload)
     with pytest.raises(RemovalError, match="no rows for this capture"):
-        matching(removals, "NVIDIA H200", {**r.analysis.workload, "q_len": 4})  # the file's common fields count
+        matching(removals, "NVIDIA H200", {**r.analysis.workload.to_dict(), "q_len": 4})  # the file's common fields count
 
 
 @pytest.mark.parametrize(

@@ -41,7 +41,7 @@ def test_a_stray_report_in_a_run_is_not_read(sample_copy):
     shutil.copy(TORCH_DEFAULT, sample_copy / "a_stray.ncu-rep")  # sorts before profile.ncu-rep
     after = roofline.load(sample_copy)
     assert list(after.kernels["kernel"]) == list(before.kernels["kernel"]) == ["_verify_extend_kernel"]
-    assert after.step["gap"] == pytest.approx(before.step["gap"])
+    assert after.step.gap == pytest.approx(before.step.gap)
 
 
 def test_a_changed_report_fails_its_checksum(sample_copy):
@@ -114,7 +114,7 @@ def test_a_failed_forced_reprofile_leaves_the_old_run_intact(profiled, tmp_path)
     r = cli("profile", "--ctx", "8k", "--heads", "64", "--out", str(out), "--force", "--ncu", bad)
     assert r.exit_code == 1 and "failed with exit code 1" in r.output
     assert (out / "spec.json").read_text() == spec_before  # old workload still paired with old report
-    assert roofline.load(out).step["gap"] > 100
+    assert roofline.load(out).step.gap > 100
     (failed,) = tmp_path.glob("run.failed-*")
     m = json.loads((failed / MANIFEST).read_text())
     assert m["status"] == "failed" and (failed / "profile.ncu.log").exists()

@@ -41,5 +41,7 @@ def test_workload_derived_sizes_and_roundtrip():
     import json
 
     assert VerifyWorkload.from_dict(json.loads(w.to_json())) == w
+    assert w.to_dict() == json.loads(w.to_json()) and w.to_dict()["ctx_lens"] == [1000, 37]  # JSON types
+    assert VerifyWorkload.from_dict(w.to_dict()) == w and VerifyWorkload().to_dict()["ctx_lens"] is None
     with pytest.raises(WorkloadError, match="unknown workload fields: bogus"):
         VerifyWorkload.from_dict({"bogus": 1})

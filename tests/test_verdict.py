@@ -1,9 +1,14 @@
+import dataclasses
+import json
+
 import pytest
 
+from kernels.errors import BadInput
 from kernels.spec import VerifyWorkload
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
 from roofline.analysis import summarize
+from roofline.floor import Floor, Step, floor_and_step
 from roofline.verdict import agrees_with_ncu, classify
 from tests.paths import FULL_SET, SAMPLE_V1, TORCH_DEFAULT
 
@@ -49,9 +54,24 @@ def test_sample_capture_triton_mla_is_a_small_grid():
     assert any("grid of 8 blocks on 132 SMs" in e for e in k.evidence)
     assert k.top_stalls[0]["reason"] == "long_scoreboard"
     assert k.ncu_rule.startswith("Small Grid")  # ncu's own rule agrees
-    assert a.floor["bound"] == "bandwidth" and a.floor["kv_bytes"] == (131072 + 9) * 1152
+    assert a.floor.bound == "bandwidth" and a.floor.kv_bytes == (131072 + 9) * 1152
     assert k.gap_to_floor > 100  # far from the floor: the point of the sample
-    assert a.step["gap"] == pytest.approx(k.gap_to_floor, rel=0.01)
+    assert a.step.gap == pytest.approx(k.gap_to_floor, rel=0.01)
+
+
+def test_floor_and_step_round_trip_through_to_dict():
+    a = summarize(tidy_launches(read_ncu_report(SAMPLE_V1 / "profile.ncu-rep")), VerifyWorkload(), iterations=3)
+    d = json.loads(json.dumps(a.to_dict()))  # as analysis.json holds it
+    assert d["floor"] == a.floor.to_dict() and d["step"] == a.step.to_dict()
+    assert floor_and_step(d) == (a.floor, a.step) and floor_and_step({}) == (None, None)
+    assert a.step == Step.of(a.step.kernel_ms_per_step, a.floor) and a.step.gap_at_size < a.step.gap
+    no_fit = Step.of(1.0, dataclasses.replace(a.floor, at_size_ms=None))  # a GPU without a measured read fit
+    assert list(no_fit.to_dict()) == ["kernel_ms_per_step", "floor_ms", "gap"] and no_fit.gap_at_size is None
+    assert Step.from_dict(no_fit.to_dict()) == no_fit
+    with pytest.raises(BadInput, match="^step: unknown fields bogus$"):
+        Step.from_dict({**d["step"], "bogus": 1})
+    with pytest.raises(BadInput, match="^floor: missing fields flops, kv_bytes$"):
+        Floor.from_dict({k: v for k, v in d["floor"].items() if k not in ("kv_bytes", "flops")})
 
 
 def test_other_kernels_get_sensible_verdicts():

@@ -131,7 +131,7 @@ def test_gap_only_where_one_kernel_is_the_step_and_share_otherwise():
     combine = _kernel(a, "_combine")
     assert combine.gap_to_floor is None and 0 < combine.share_of_step < 0.01
     assert sum(k.share_of_step for k in a.kernels) == pytest.approx(1.0)
-    assert a.step["gap"] > 40
+    assert a.step.gap > 40
     text = render_text(a)
     assert "0.1x" not in text and "43.2x from the floor" in text
 

@@ -1,8 +1,6 @@
 """Issue 19 on real H200 captures: where the warps wait (PC samples by instruction class and source
 line), causes that fit pipelined kernels (never occupancy advice for them), and the at-size floor."""
 
-import dataclasses
-
 import pytest
 from click.testing import CliRunner
 
@@ -120,7 +118,7 @@ def test_at_size_floor_at_128k_and_8k():
     assert f.floor_ms * 1e3 == pytest.approx(33.7, abs=0.05) and f.at_size_ms * 1e3 == pytest.approx(44.4, abs=0.05)
     assert f.fixed_us == pytest.approx(12.0, abs=0.01) and f.fixed_share < 0.5
     small = workload_floor(VerifyWorkload(ctx_len=8192), h200)
-    assert small.fixed_share > 0.8 and "the fixed part is most of the time" in at_size_line(dataclasses.asdict(small))
+    assert small.fixed_share > 0.8 and "the fixed part is most of the time" in at_size_line(small)
     assert "outside the 75 MB to 1.2 GB it was fitted over" in small.at_size_note
 
 
