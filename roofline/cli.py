@@ -9,7 +9,7 @@ import importlib
 import click
 
 # command -> ("module:attribute", what `roofline --help` says of it: the start of the command's docstring,
-# so that --help imports no command module; tests/test_cli.py holds the two together)
+# so that --help imports no command module; tests/cli/test_cli.py holds the two together)
 COMMANDS = {
     "analyze": ("roofline.cli_run:analyze_cmd", "Re-read a run directory, a report or a folder of reports"),
     "bench": ("roofline.cli_bench:bench_cmd", "Time every kernel x ctx x page size x heads on this GPU"),

@@ -10,7 +10,7 @@ Triton (3.6.0) installed, on the tree before and after the change, and compare:
 
 Uses only kernels.launch.fast_specs and kernels.xcompile's specialization, so that it runs on
 either tree. Exit status 1 when any case differs. tests/fixtures/ptx_sm90_triton36.txt holds the
-sha256 of each case's code with Triton 3.6.0 (tests/test_compile.py checks them under that Triton).
+sha256 of each case's code with Triton 3.6.0 (tests/kernels/test_compile.py checks them under that Triton).
 """
 
 from __future__ import annotations

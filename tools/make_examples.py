@@ -4,7 +4,7 @@
     python tools/make_examples.py           # rewrite docs/examples/report/ and the README's block
     python tools/make_examples.py --check   # exit 1, naming what drifted, instead of writing
 
-tests/test_report.py builds both into a temporary folder and fails when the committed ones drift.
+tests/reports/test_report.py builds both into a temporary folder and fails when the committed ones drift.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ entries while it works on tile t; without it the tail waits for a gather one til
 announces it.
 
 tests/ring_protocol.py models these waits and arrivals and searches them for deadlocks
-(tests/test_ring_protocol.py runs it): change the two together.
+(tests/kernels/test_ring_protocol.py runs it): change the two together.
 
 Removal experiments (benchmarks/ring_cuts.py): NO_MMA, NO_SOFTMAX and NO_GATHER (config fields no_mma,
 no_softmax, no_gather; off by default, the code compiled then is the kernel's own) leave out every MMA,

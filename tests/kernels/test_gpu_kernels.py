@@ -1,5 +1,5 @@
 """Full-size kernel checks on the GPU (bf16). Skipped without one; run on the H200:
-ROOFLINE_GPU_TESTS=1 python -m pytest -m gpu tests/test_gpu_kernels.py
+ROOFLINE_GPU_TESTS=1 python -m pytest -m gpu tests/kernels/test_gpu_kernels.py
 """
 
 import pytest

@@ -1,7 +1,7 @@
 """`roofline.profile` parses once (issue 22, part 5): each report of a capture is read once, and the
 run it returns, analysed from those reads, is the run `load` reads back from the folder.
 
-ncu and nsys are the stand-ins of tests/test_failures.py: they print the real H200 logs and write the
+ncu and nsys are the stand-ins of tests/api/test_failures.py: they print the real H200 logs and write the
 real reports (the bundled 128k ncu capture; the 8k nsys timeline and its sqlite export).
 """
 
