@@ -87,7 +87,8 @@ def test_registry_names_the_gpu_kernels_its_kernels_launch():
         for name in info.device_kernels:
             assert re.search(rf"@(triton|gluon)\.jit\s+def {name}\(", sources), name
     assert project_kernel_of("_fast_split_kernel") == "triton_mla_fast"
-    assert project_kernel_of("flash_fwd_splitkv_mla_kernel") == "flashmla"  # as ncu names it (tests/kernels/test_flashmla.py)
+    # as ncu names it (tests/kernels/test_flashmla.py)
+    assert project_kernel_of("flash_fwd_splitkv_mla_kernel") == "flashmla"
     assert project_kernel_of("nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT") is None
 
 
