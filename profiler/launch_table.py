@@ -6,7 +6,6 @@ in a frame's `attrs` (which pandas calls experimental and deep-copies on every c
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -36,10 +35,6 @@ class LaunchTable:
     cut: str | None = None
     counters: bool = True
     timelines: list[str] = field(default_factory=list)
-
-    def with_frame(self, frame: pd.DataFrame) -> LaunchTable:
-        """The same metadata over another frame (e.g. some columns dropped)."""
-        return dataclasses.replace(self, frame=frame)
 
     def __len__(self) -> int:
         return len(self.frame)

@@ -496,8 +496,12 @@ class RunWriter:
         shutil.rmtree(self.path, ignore_errors=True)
 
     def fail(self, error: str) -> Path:
-        """Keep what was captured, marked failed, beside the final path; return where it went."""
+        """Keep what was captured, marked failed, beside the final path; return where it went. The logs a
+        tool wrote before it failed are named in the manifest (a failing tool never got to add them)."""
         self.manifest.status, self.manifest.error = "failed", error
+        for name in FILES.values():
+            if name.endswith(".log") and (self.path / name).is_file() and name not in self.manifest.logs:
+                self.manifest.logs.append(name)
         self._write_manifest()
         dest, n = failed_name(self.final), 2
         while dest.exists():

@@ -493,7 +493,10 @@ def profile(
             writer.discard()
             raise
         reason = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise CaptureFailed(str(exc) or reason, kept_at=writer.fail(reason), reason=reason) from exc
+        writing = str(writer.path)
+        kept = writer.fail(reason)
+        # the tool's message names files in the folder being written, which is now kept under another name
+        raise CaptureFailed((str(exc) or reason).replace(writing, str(kept)), kept_at=kept, reason=reason) from exc
     passes = f"{max(ncu_run.passes, default=0)} replay passes per launch, preset {ncu_run.preset}, " if ncu_run else ""
     say(f"wrote {final}: {passes}wall {time.time() - started:.1f} s")
     # what load(final) gives, from what the capture read: the reports are not read again

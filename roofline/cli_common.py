@@ -60,7 +60,7 @@ def comma_list(text: str, parse: Callable[[str], T], option: str) -> list[T]:
     try:
         return [parse(x) for x in items]
     except (ValueError, BadInput) as exc:
-        raise click.BadParameter(f"{text!r}: {str(exc).strip(chr(39) + chr(34))}", param_hint=option) from None
+        raise click.BadParameter(f"{text!r}: {exc}", param_hint=option) from None
 
 
 class CtxLen(click.ParamType):

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
+from kernels.errors import RooflineError
 from kernels.registry import get_kernel
 from kernels.spec import WorkloadError, parse_ctx_len
 from profiler.metrics import DEFAULT_PRESET
@@ -140,8 +141,8 @@ def sweep_cmd(
     if summarize_dir is not None:
         try:
             _summary(Path(summarize_dir), fmt, write=write)
-        except (SweepError, ValueError) as exc:
-            raise BadInputExit(str(exc)) from None
+        except (RooflineError, ValueError) as exc:  # the sweep file, or a run in it that cannot be read
+            raise BadInputExit(str(exc).splitlines()[0]) from None
         return
     if write:
         raise BadInputExit("--write goes with --summarize DIR (a sweep run always writes its summary)")

@@ -62,10 +62,14 @@ def read_removal(path: str | Path) -> list[Removal]:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         got = data.get("format") if isinstance(data, dict) else type(data).__name__
         raise RemovalError(f"{path}: not a removal experiment (format {FORMAT!r} expected, got {got!r})")
-    for key in ("kernel", "device", "rows"):
+    for key, kind in (("kernel", str), ("device", str), ("rows", list)):
         if not data.get(key):
             raise RemovalError(f"{path}: missing {key!r}")
+        if not isinstance(data[key], kind):
+            raise RemovalError(f"{path}: {key!r} must be a {kind.__name__}, got {data[key]!r}")
     common = data.get("workload") or {}
+    if not isinstance(common, dict):
+        raise RemovalError(f"{path}: 'workload' must be an object of workload fields, got {common!r}")
     by_point: dict[tuple, dict[str, float]] = {}
     for i, row in enumerate(data["rows"]):
         ms = row.get("graph_ms") if isinstance(row, dict) else None
@@ -97,19 +101,24 @@ def matching(removals: list[Removal], device: str | None, workload) -> Removal:
         workload = workload.to_dict()
     if workload is None:
         raise RemovalError(f"{source}: the capture names no workload (a report without its run directory)")
-    if device and removals[0].device not in device and device not in removals[0].device:
+    if device and _same_gpu(removals[0].device) != _same_gpu(device):  # the whole name: an H20 is no H200
         raise RemovalError(f"{source}: measured on {removals[0].device}, the capture on {device}")
     for r in removals:
         if all(workload.get(k) == v for k, v in r.workload.items()):
             if FULL not in r.ms:
                 raise RemovalError(f"{source}: no {FULL!r} row (the kernel as shipped) for {_point(r.workload)}")
             return r
-    have = "; ".join(_point(r.workload) for r in removals)
-    raise RemovalError(f"{source}: no rows for this capture's {_point(workload)} (it holds {have})")
+    keys = list(removals[0].workload)  # the rows' keys and the file's common fields
+    have = "; ".join(_point(r.workload, keys) for r in removals)
+    raise RemovalError(f"{source}: no rows for this capture's {_point(workload, keys)} (it holds {have})")
 
 
-def _point(w: dict) -> str:
-    return " ".join(f"{k}={w.get(k)}" for k in KEYS)
+def _same_gpu(name: str) -> str:
+    return " ".join(name.split()).lower()
+
+
+def _point(w: dict, keys=KEYS) -> str:
+    return " ".join(f"{k}={w.get(k)}" for k in keys)
 
 
 def removal_verdict(r: Removal, inferred: str | None = None) -> RemovalVerdict:

@@ -7,6 +7,7 @@ import shlex
 from importlib import metadata
 from pathlib import Path
 
+from profiler.rundir import RunDir, RunDirError
 from reports.markdown import write_report
 from reports.meta import ReportMeta, Roof, nsys_version
 from roofline.gpus import GpuSpec, match_gpu
@@ -115,5 +116,12 @@ def report(run, out_md: str | Path | None = None, force: bool = False, source: s
     path) with its charts. Default place: ./<run name>-report/report.md. Returns the files written;
     refuses to replace an existing report unless `force` (reports.markdown.ReportExists)."""
     out = Path(out_md) if out_md is not None else default_output(Path(run.source))
+    where = out.resolve().parent
+    for folder in (where, *where.parents):
+        if RunDir.is_run(folder):  # evidence holds only what its capture wrote
+            raise RunDirError(
+                f"{out}: inside the run directory {folder}; a report goes beside a run, never into it "
+                "(choose another -o)"
+            )
     meta = build_meta(run, out if out_md is not None else None, source)
     return write_report(run.to_dict(), meta, out, force=force)

@@ -129,6 +129,11 @@ class SweepDir:
             raise SweepError(f"{f}: cannot read ({exc})") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("points"), dict):
             raise SweepError(f"{f}: not a roofline sweep file (format {FORMAT!r} with a 'points' object)")
+        bad = [name for name, entry in data["points"].items() if not isinstance(entry, dict)]
+        if bad:
+            raise SweepError(
+                f"{f}: points[{bad[0]!r}] must be an object (status, workload, ...), got {data['points'][bad[0]]!r}"
+            )
         return data
 
     def write_state(self, state: dict) -> Path:
@@ -164,14 +169,6 @@ class SweepDir:
             if p.is_dir() and not p.name.startswith(".") and not is_failed_attempt(p) and RunDir.is_run(p)
         )
 
-    def attempts(self, name: str) -> list[Path]:
-        """The failed or interrupted attempts at a point that the run writer kept, oldest first."""
-        if not self.path.is_dir():
-            return []
-        return sorted(
-            p for p in self.path.iterdir() if p.is_dir() and is_failed_attempt(p) and p.name.startswith(f"{name}.")
-        )
-
     def gpu(self, names: list[str]) -> str | None:
         """The GPU the first of these points' runs recorded (for the chart's title), None if none did."""
         for name in names:
@@ -187,10 +184,6 @@ class SweepDir:
     @property
     def summary_file(self) -> Path:
         return self.path / SUMMARY
-
-    @property
-    def chart_files(self) -> list[Path]:
-        return [self.path / n for n in CHART_FILES]
 
     def saved_summary(self) -> dict[str, dict]:
         """The done rows of summary.csv by run name ({} when there is none or it is unreadable)."""

@@ -155,7 +155,9 @@ def test_application_fails_or_is_killed_under_ncu(tmp_path, log, code, message):
     ncu = ncu_stub(tmp_path, log=log, code=code)
     r = cli("profile", "--ctx", "128k", "--tool", "ncu", "--ncu", ncu, "--out", str(tmp_path / "run"))
     assert r.exit_code == 1 and message in first_line(r.output)
-    kept_run(tmp_path)
+    kept, manifest = kept_run(tmp_path)
+    assert manifest["logs"] == ["profile.ncu.log"]  # named, though ncu failed before the writer could add it
+    assert f"(full log: {kept / 'profile.ncu.log'})" in r.output and ".tmp-" not in r.output
 
 
 # -- nsys's failures --------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from roofline.cli import main
 from roofline.sweep_dir import FORMAT, SWEEP_FILE, SweepDir, SweepError
 from roofline.sweeps import plan, summarize
-from tests.paths import ROOT, SAMPLE_V1
+from tests.paths import ROOT, RUNS, SAMPLE_V1
 from tests.stubs import (
     calls,
     stand_in,
@@ -206,9 +206,7 @@ def test_summarize_the_bundled_run_as_a_point(tmp_path):
     (row,) = json.loads(r.stdout)
     assert row["step_ms"] == pytest.approx(15.239, abs=1e-3) and row["bound"] == "latency (small grid)"
     folder = SweepDir.open(tmp_path)
-    assert folder.runs() == [tmp_path / "triton_mla-128k-h8-q9-p1"]
-    assert folder.attempts("triton_mla-128k-h8-q9-p1") == [tmp_path / "triton_mla-128k-h8-q9-p1.failed-20261130-000000"]
-    assert folder.attempts("triton_mla-128k-h8-q9-p") == []  # another point's name is not a prefix match
+    assert folder.runs() == [tmp_path / "triton_mla-128k-h8-q9-p1"]  # the kept failed attempt is not a run
 
 
 def test_a_folder_that_is_not_a_sweep_is_refused(tmp_path):
@@ -261,10 +259,33 @@ def test_sweep_json_is_replaced_in_one_step(tmp_path, monkeypatch):
         (["--kernel", "triton_mla", "--ctx", "8q"], "Invalid value for --ctx: '8q': context length '8q'"),
         (["--kernel", "triton_mla", "--ctx", "8k,,32k"], "an empty item between commas"),
         (["--kernel", "nope"], "unknown kernel 'nope'"),
-        (["--kernel", "triton_mla", "--gpus", "a"], "not a GPU index"),
+        (["--kernel", "triton_mla", "--gpus", "0,x"], "'0,x': 'x' is not a GPU index"),
         (["--ctx", "8k"], "--kernel is required"),
     ],
 )
 def test_bad_input_exits_2(args, message):
     r = sweep(*args)
     assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize(
+    "points,message",
+    [
+        ({"x": "bad"}, "points['x'] must be an object"),
+        (None, "not a roofline sweep file"),
+    ],
+)
+def test_a_damaged_sweep_json_is_one_line(tmp_path, points, message):
+    (tmp_path / "S").mkdir()
+    data = {"format": FORMAT, "points": points} if points is not None else {"format": FORMAT}
+    (tmp_path / "S" / SWEEP_FILE).write_text(json.dumps(data))
+    r = sweep("--summarize", tmp_path / "S")
+    assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output
+
+
+def test_a_run_whose_spec_cannot_be_read_is_one_line_in_a_summary(tmp_path):
+    point = tmp_path / "S" / "triton_mla_fast-128k-h8-q9-p64"  # a point folder of a job array (no sweep.json)
+    shutil.copytree(RUNS / "h200-triton_mla_fast-ring-128k-p64", point)
+    (point / "spec.json").write_text("{")
+    r = sweep("--summarize", tmp_path / "S")
+    assert r.exit_code == 2 and f"{point / 'spec.json'}: not valid JSON" in r.output and "Traceback" not in r.output

@@ -153,7 +153,9 @@ def test_derived_theoretical_occupancy_matches_ncus_on_every_full_capture():
         with plain_file(f) as p:
             raw = read_ncu_report(p)
         ncu_own = raw.frame["sm__maximum_warps_per_active_cycle_pct"].astype(float)
-        derived = tidy_launches(raw.with_frame(raw.frame.drop(columns=["sm__maximum_warps_per_active_cycle_pct"])))
+        derived = tidy_launches(
+            dataclasses.replace(raw, frame=raw.frame.drop(columns=["sm__maximum_warps_per_active_cycle_pct"]))
+        )
         assert list(derived.frame["theoretical_occupancy_pct"]) == pytest.approx(list(ncu_own)), f.name
 
 

@@ -371,3 +371,17 @@ def read_timing_samples(run):
     from profiler.timing import read_timing
 
     return read_timing(run.source).samples_ms
+
+
+def test_a_report_is_never_written_into_a_run_directory(tmp_path):
+    import shutil
+
+    from roofline.cli import main as cli_main
+
+    run = tmp_path / "run"
+    shutil.copytree(SAMPLE_RUN, run)
+    before = sorted(p.name for p in run.iterdir())
+    for out in (run, run / "sub" / "report.md"):
+        r = CliRunner().invoke(cli_main, ["report", str(run), "-o", str(out)])
+        assert r.exit_code == 1 and f"inside the run directory {run}" in r.output and "Traceback" not in r.output
+    assert sorted(p.name for p in run.iterdir()) == before

@@ -46,10 +46,14 @@ def test_the_ring_kernels_cause_is_what_its_removal_experiment_shows(run, cause,
 def test_an_experiment_of_another_workload_or_gpu_is_refused(tmp_path):
     r, _ = ring("h200-triton_mla_fast-ring-128k-p64")
     removals = read_removal(RING_CUTS)
-    with pytest.raises(RemovalError, match=r"no rows for this capture's ctx_len=131072 heads=64 page_size=64"):
+    with pytest.raises(
+        RemovalError,
+        match=r"no rows for this capture's batch=1 q_len=9 tree_mask=tree ctx_len=131072 heads=64 page_size=64 \(it holds",
+    ):
         matching(removals, "NVIDIA H200", {**r.analysis.workload.to_dict(), "heads": 64})
-    with pytest.raises(RemovalError, match="measured on NVIDIA H200, the capture on NVIDIA B200"):
-        matching(removals, "NVIDIA B200", r.analysis.workload)
+    for other in ("NVIDIA B200", "NVIDIA H20", "NVIDIA"):  # the whole name: an H20 is no H200
+        with pytest.raises(RemovalError, match=f"measured on NVIDIA H200, the capture on {other}$"):
+            matching(removals, other, r.analysis.workload)
     other_q_len = {**r.analysis.workload.to_dict(), "q_len": 4}  # the file's common fields count too
     with pytest.raises(RemovalError, match="no rows for this capture"):
         matching(removals, "NVIDIA H200", other_q_len)
@@ -63,6 +67,8 @@ def test_an_experiment_of_another_workload_or_gpu_is_refused(tmp_path):
         (lambda d: d["rows"][1].update(graph_ms=float("nan")), "rows[1]: graph_ms must be a positive number"),
         (lambda d: d["rows"][2].pop("page_size"), "rows[2]: needs integer ctx_len, heads, page_size"),
         (lambda d: d.pop("kernel"), "missing 'kernel'"),
+        (lambda d: d.update(device=123), "'device' must be a str, got 123"),
+        (lambda d: d.update(workload=[1]), "'workload' must be an object of workload fields"),
     ],
 )
 def test_a_bad_experiment_file_is_named_with_what_is_wrong(tmp_path, edit, message):
@@ -98,7 +104,10 @@ def test_analyze_takes_a_removal_experiment():
     assert not any(e.startswith("whether the loads or the math") for e in k["evidence"])  # the hint was taken
     other = str(RUNS / "h200-triton_mla_fast-128k-h64")  # 64 heads: the file has no such rows
     r = CliRunner().invoke(main, ["analyze", other, "--removal", str(RING_CUTS)])
-    assert r.exit_code == 2 and "no rows for this capture's ctx_len=131072 heads=64" in r.output
+    assert (
+        r.exit_code == 2
+        and "no rows for this capture's batch=1 q_len=9 tree_mask=tree ctx_len=131072 heads=64" in r.output
+    )
 
 
 def test_the_report_names_the_experiment_and_reproduces_with_it(tmp_path):
@@ -109,3 +118,12 @@ def test_the_report_names_the_experiment_and_reproduces_with_it(tmp_path):
     (md, *_) = roofline.report(run, tmp_path / "report.md")
     text = md.read_text()
     assert f"--removal {RING_CUTS}" in text and "without the gathers 0.0637 ms (-13.6%)" in text
+
+
+def test_a_workload_that_differs_only_in_its_mask_says_so():
+    chain = roofline.load(RUNS / "h200-flashmla-chain-128k-p64")  # tree_mask chain; the experiment's is tree
+    with pytest.raises(RemovalError) as info:
+        matching(read_removal(RING_CUTS), chain.analysis.gpu.get("name"), chain.analysis.workload)
+    assert "no rows for this capture's batch=1 q_len=9 tree_mask=chain ctx_len=131072 heads=8 page_size=64" in str(
+        info.value
+    )
