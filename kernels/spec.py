@@ -25,6 +25,11 @@ class WorkloadError(BadInput):
     """A workload parameter that cannot describe a real verify step."""
 
 
+def ctx_text(ctx_len: int) -> str:
+    """A context length as parse_ctx_len reads it back: `128k` for a multiple of 1024, else the count."""
+    return f"{ctx_len // 1024}k" if ctx_len % 1024 == 0 else str(ctx_len)
+
+
 def parse_ctx_len(text: str | int) -> int:
     """Parse a context length: `131072`, `128k`, `128K`, `1m` (k = 1024, m = 1024**2)."""
     if isinstance(text, bool):

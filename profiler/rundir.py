@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kernels.spec import ctx_text
 from profiler.errors import ReportError, refuse_special
 
 MANIFEST = "manifest.json"
@@ -368,10 +369,7 @@ def default_run_name(kernel: str, workload) -> str:
 def run_name(kernel: str, workload) -> str:
     """`<kernel>-<ctx>-h<heads>-q<q_len>-p<page>[-b<batch>][-chain]`: the same name for the same
     kernel and workload (a sweep's point folders; a rerun finds them). The seed is not in it."""
-    ctx = workload.ctx_len
-    ctx_s = f"{ctx // 1024}k" if ctx % 1024 == 0 else str(ctx)
-    if workload.ctx_lens:
-        ctx_s = "ragged"
+    ctx_s = "ragged" if workload.ctx_lens else ctx_text(workload.ctx_len)
     parts = [kernel, ctx_s, f"h{workload.heads}", f"q{workload.q_len}", f"p{workload.page_size}"]
     if workload.batch != 1:
         parts.append(f"b{workload.batch}")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from kernels.spec import ctx_text
 from reports.text import align
 
 
@@ -17,8 +18,7 @@ def _num(v, spec: str) -> str:
 def _ctx(v) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
-    v = int(v)
-    return f"{v // 1024}k" if v % 1024 == 0 else str(v)
+    return ctx_text(int(v))
 
 
 def summary_rows(table: pd.DataFrame) -> list[list[str]]:

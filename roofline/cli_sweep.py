@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from kernels.errors import RooflineError
 from kernels.registry import get_kernel
-from kernels.spec import WorkloadError, parse_ctx_len
+from kernels.spec import WorkloadError, ctx_text, parse_ctx_len
 from profiler.metrics import DEFAULT_PRESET
 from reports.sweep import render_summary_markdown, render_summary_text
 from roofline.cli_common import BadInputExit, comma_list, format_option, ncu_option
@@ -32,10 +32,6 @@ def _gpu_index(text: str) -> str:
     if not text.isdigit():
         raise ValueError(f"{text!r} is not a GPU index (0, 1, ...)")
     return text
-
-
-def _ctx_text(ctx_len: int) -> str:
-    return f"{ctx_len // 1024}k" if ctx_len % 1024 == 0 else str(ctx_len)
 
 
 def command_line(command: click.Command, values: dict) -> list[str]:
@@ -59,7 +55,7 @@ def point_command(point: SweepPoint, sweep_dir: Path, iterations: int, ncu: str 
     timeout as the sweep's own run of it (roofline.sweeps.run_point)."""
     w = point.workload
     same = ("batch", "heads", "q_len", "page_size", "tree_mask", "seed")  # option name = workload field
-    values = {"kernel": point.kernel, "ctx_len": _ctx_text(w.ctx_len), **{f: getattr(w, f) for f in same}}
+    values = {"kernel": point.kernel, "ctx_len": ctx_text(w.ctx_len), **{f: getattr(w, f) for f in same}}
     values |= {"iters": iterations, "tool": POINT_TOOL, "preset": DEFAULT_PRESET, "timeout": f"{DEFAULT_TIMEOUT_S:g}"}
     values |= {"out_dir": SweepDir(sweep_dir).point(point.name), "ncu_path": ncu}
     return tuple(command_line(profile_cmd, values))
