@@ -30,13 +30,15 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kernels.errors import CaptureFailed
 from kernels.spec import ctx_text
-from profiler.errors import ReportError, refuse_special
+from profiler.errors import Interrupted, ReportError, refuse_special
 
 MANIFEST = "manifest.json"
 SPEC = "spec.json"
@@ -492,6 +494,25 @@ class RunWriter:
     def discard(self) -> None:
         """Remove the run being written: for a run refused before anything was captured."""
         shutil.rmtree(self.path, ignore_errors=True)
+
+    def kept_error(self, exc: BaseException, running: str | None = None) -> BaseException:
+        """Keep the run marked failed (fail()) and return the error to raise from `exc`: Interrupted for
+        Ctrl-C, SIGTERM or SIGHUP (naming the tool `running`, whose process group was ended), else
+        CaptureFailed. Both carry kept_at; a message naming files in the folder being written names them
+        where they are kept."""
+        if isinstance(exc, KeyboardInterrupt):
+            signum = exc.exit_code - 128 if isinstance(exc, Interrupted) else signal.SIGINT
+            how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+            reason = (
+                f"interrupted ({how}) while {running} was running; its process group was ended"
+                if running
+                else f"interrupted ({how})"
+            )
+            return Interrupted(signum, kept_at=self.fail(reason), reason=reason)
+        reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+        writing = str(self.path)
+        kept = self.fail(reason)
+        return CaptureFailed((str(exc) or reason).replace(writing, str(kept)), kept_at=kept, reason=reason)
 
     def fail(self, error: str) -> Path:
         """Keep what was captured, marked failed, beside the final path; return where it went. The logs a

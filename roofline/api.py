@@ -13,7 +13,6 @@ cmp.speedup, cmp.passed, cmp.to_dict()               # step, kernels (value, del
 from __future__ import annotations
 
 import dataclasses
-import signal
 import sys
 import time
 from collections.abc import Callable
@@ -23,10 +22,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernels.errors import CaptureFailed
 from kernels.registry import get_kernel
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
-from profiler.errors import Interrupted, ProfilerError, ReportError, ToolNotFound, ToolTimeout, refuse_special
+from profiler.errors import ProfilerError, ReportError, ToolNotFound, ToolTimeout, refuse_special
 from profiler.launch_table import LaunchTable, PcSamples
 from profiler.metrics import resolve_preset
 from profiler.ncu import find_ncu
@@ -480,23 +478,12 @@ def profile(
         writer.write_json("analysis", record)
         final = writer.commit()
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP as Interrupted: the run is kept
-        signum = exc.exit_code - 128 if isinstance(exc, Interrupted) else signal.SIGINT
-        how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
-        reason = (
-            f"interrupted ({how}) while {running} was running; its process group was ended"
-            if running in ("ncu", "nsys")
-            else f"interrupted ({how})"
-        )
-        raise Interrupted(signum, kept_at=writer.fail(reason), reason=reason) from exc
+        raise writer.kept_error(exc, running if running in ("ncu", "nsys") else None) from exc
     except Exception as exc:
         if running == "setup":  # refused before anything ran: no folder is left
             writer.discard()
             raise
-        reason = (str(exc).splitlines() or [type(exc).__name__])[0]
-        writing = str(writer.path)
-        kept = writer.fail(reason)
-        # the tool's message names files in the folder being written, which is now kept under another name
-        raise CaptureFailed((str(exc) or reason).replace(writing, str(kept)), kept_at=kept, reason=reason) from exc
+        raise writer.kept_error(exc) from exc
     passes = f"{max(ncu_run.passes, default=0)} replay passes per launch, preset {ncu_run.preset}, " if ncu_run else ""
     say(f"wrote {final}: {passes}wall {time.time() - started:.1f} s")
     # what load(final) gives, from what the capture read: the reports are not read again

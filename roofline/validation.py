@@ -4,14 +4,12 @@ writer, and check each verdict against what the probe's construction guarantees.
 from __future__ import annotations
 
 import dataclasses
-import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernels.errors import BadInput, CaptureFailed
-from profiler.errors import Interrupted
+from kernels.errors import BadInput
 from profiler.metrics import ResolvedPreset, resolve_preset
 from profiler.ncu import ncu_version, run_ncu
 from profiler.ncu_reader import read_ncu_report
@@ -122,12 +120,8 @@ def _profile_probe(
         k = analysis.kernels[0]
         writer.write_json("analysis", analysis.to_dict())
         final = writer.commit()
-    except KeyboardInterrupt as exc:
-        signum = exc.exit_code - 128 if isinstance(exc, Interrupted) else signal.SIGINT
-        how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
-        reason = f"interrupted ({how}) while ncu was profiling probe {name}; its process group was ended"
-        raise Interrupted(signum, kept_at=writer.fail(reason), reason=reason) from exc
+    except KeyboardInterrupt as exc:  # the probe's run kept, as profile keeps its own
+        raise writer.kept_error(exc, "ncu") from exc
     except Exception as exc:
-        reason = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise CaptureFailed(str(exc) or reason, kept_at=writer.fail(reason), reason=reason) from exc
+        raise writer.kept_error(exc) from exc
     return dataclasses.replace(check_probe(name, k.bound, k.roof, k.cause), run=final)

@@ -67,6 +67,7 @@ def test_validate_keeps_a_failed_capture(tmp_path):
         validate(["stream_copy"], out=tmp_path / "v", ncu=ncu)
     (kept,) = (tmp_path / "v").glob("stream_copy.failed-*")
     assert info.value.kept_at == kept and (kept / "profile.ncu.log").exists()
+    assert f"(full log: {kept / 'profile.ncu.log'})" in str(info.value) and ".tmp-" not in str(info.value)
 
 
 def test_validate_refuses_an_unknown_probe(tmp_path):
