@@ -20,7 +20,7 @@ from profiler.launch_table import LaunchTable
 from profiler.metrics import BASE_CHIP, DEFAULT_PRESET, STALL_REASONS, ResolvedPreset, resolve_preset, stall_metric  # noqa: F401
 from profiler.nvtx import RANGE, include_filter
 from profiler.proc import find_tool, run_tool, tool_version
-from profiler.rundir import REPORT_STEM
+from profiler.rundir import REPORT_STEM, RunWriter
 
 _INSTALL_GLOBS = ("/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu")
 
@@ -128,6 +128,16 @@ def run_ncu(
         raise ProfilerError(f"ncu finished but wrote no report at {report}", lines, str(log))
     passes = [int(m.group(1)) for line in lines if line.startswith("==PROF==") for m in [_PASSES.search(line)] if m]
     return NcuRun(command=cmd, report=report, log=log, returncode=returncode, passes=passes)
+
+
+def record_in_run(writer: RunWriter, run: NcuRun, preset: str) -> None:
+    """Name an ncu capture in the run being written: its command, its log, ncu's path and version, and
+    the report with its launches, replay passes and preset."""
+    writer.log_command(run.command)
+    writer.add_log(run.log)
+    exe = run.command[0]
+    writer.manifest.tools["ncu"] = {"path": exe, "version": ncu_version(exe)}
+    writer.add_report(run.report, "ncu", launches=len(run.passes), passes=max(run.passes, default=None), preset=preset)
 
 
 def requested_metrics(cmd: list[str]) -> list[str]:

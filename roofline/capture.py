@@ -18,7 +18,7 @@ from profiler.errors import ApplicationFailed, ProfilerError, ReportError
 from profiler.files import KIND_NAMES, NCU_REP, one_line
 from profiler.launch_table import LaunchTable, PcSamples
 from profiler.metrics import ResolvedPreset
-from profiler.ncu import check_collected, ncu_version, requested_metrics, run_ncu
+from profiler.ncu import check_collected, record_in_run, requested_metrics, run_ncu
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_source import PcRead
 from profiler.ncu_tidy import raw_metrics, tidy_launches
@@ -174,16 +174,7 @@ def capture_ncu(
         env=cap.env,
         preset=preset,
     )
-    writer.log_command(ncu_run.command)
-    writer.add_log(ncu_run.log)
-    writer.manifest.tools["ncu"] = {"path": exe, "version": ncu_version(exe)}
-    writer.add_report(
-        ncu_run.report,
-        "ncu",
-        launches=len(ncu_run.passes),
-        passes=max(ncu_run.passes, default=None),
-        preset=preset.name,
-    )
+    record_in_run(writer, ncu_run, preset.name)
     say(
         f"[ncu] done in {time.time() - t0:.1f} s: {len(ncu_run.passes)} launches profiled, "
         f"{max(ncu_run.passes, default=0)} replay passes each"

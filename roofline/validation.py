@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kernels.errors import BadInput
 from profiler.metrics import ResolvedPreset, resolve_preset
-from profiler.ncu import ncu_version, run_ncu
+from profiler.ncu import record_in_run, run_ncu
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
 from profiler.rundir import RunSpec, RunWriter
@@ -109,12 +109,7 @@ def _profile_probe(
             RunSpec(f"probe {name}", {}, 1, writer.manifest.created, ("roofline", "validate", "--probe", name))
         )
         run = run_ncu(app, writer.path, ncu=ncu, progress=say, preset=resolved)
-        writer.log_command(run.command)
-        writer.add_log(run.log)
-        writer.manifest.tools["ncu"] = {"path": run.command[0], "version": ncu_version(run.command[0])}
-        writer.add_report(
-            run.report, "ncu", launches=len(run.passes), passes=max(run.passes, default=None), preset=resolved.name
-        )
+        record_in_run(writer, run, resolved.name)
         say(f"{name}: {max(run.passes, default=0)} replay passes per launch")
         analysis = summarize(tidy_launches(read_ncu_report(run.report)), preset=resolved.name)
         k = analysis.kernels[0]
