@@ -3,10 +3,15 @@ kernels/ or profiler/ (it also runs when a foreign package shadows them)."""
 
 from __future__ import annotations
 
+import json
+
 from roofline.doctor import Diagnosis
 
 
-def render_doctor(d: Diagnosis) -> str:
+def render_doctor(d: Diagnosis, fmt: str = "text") -> str:
+    """The checks as text (fmt "text") or JSON ("json")."""
+    if fmt == "json":
+        return json.dumps(d.to_dict(), indent=2)
     width = max(len(c.name) for c in d.checks)
     lines = []
     for c in d.checks:

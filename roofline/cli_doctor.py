@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -17,5 +16,5 @@ from roofline.doctor import doctor
 def doctor_cmd(fmt: str) -> None:
     """Can this machine profile? Tools, GPU, counters, libraries, each problem with its fix."""
     d = doctor()
-    click.echo(json.dumps(d.to_dict(), indent=2) if fmt == "json" else render_doctor(d))
+    click.echo(render_doctor(d, fmt))
     sys.exit(0 if d.ok else 1)

@@ -10,13 +10,11 @@ from roofline.shadowing import exit_if_shadowed
 
 def _doctor(argv: list[str]) -> int:
     """`roofline doctor` without the CLI (which imports the shadowed packages): the checks, exit 1."""
-    import json  # lazy: only on this path
-
     from reports.doctor import render_doctor  # lazy: as below, it imports kernels/profiler only once ours
     from roofline.doctor import doctor  # lazy: doctor imports profiler only once it is ours
 
     d = doctor()
-    print(json.dumps(d.to_dict(), indent=2) if "json" in argv else render_doctor(d))
+    print(render_doctor(d, "json" if "json" in argv else "text"))
     return 0 if d.ok else 1
 
 
