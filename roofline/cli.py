@@ -37,11 +37,11 @@ class LazyGroup(click.Group):
         self.lazy_commands = lazy_commands
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self.lazy_commands})
+        return sorted(self.lazy_commands)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.lazy_commands:
-            return super().get_command(ctx, cmd_name)
+            return None  # click says "No such command"
         module, attr = self.lazy_commands[cmd_name][0].split(":")
         return getattr(importlib.import_module(module), attr)
 

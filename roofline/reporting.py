@@ -91,7 +91,7 @@ def build_meta(run, out_md: Path | None = None, source: str | Path | None = None
     gpu = match_gpu(run.analysis.gpu.get("name"))
     report_cmd = (
         f"roofline report {shlex.quote(str(src))}"
-        + (f" --removal {shlex.quote(str(run.removal))}" if getattr(run, "removal", None) else "")
+        + (f" --removal {shlex.quote(str(run.removal))}" if run.removal else "")
         + (f" -o {shlex.quote(str(out_md))}" if out_md else "")
     )
     return ReportMeta(
