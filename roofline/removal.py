@@ -101,7 +101,11 @@ def matching(removals: list[Removal], device: str | None, workload) -> Removal:
         workload = workload.to_dict()
     if workload is None:
         raise RemovalError(f"{source}: the capture names no workload (a report without its run directory)")
-    if device and _same_gpu(removals[0].device) != _same_gpu(device):  # the whole name: an H20 is no H200
+    if not device:
+        raise RemovalError(
+            f"{source}: the capture names no GPU, so an experiment on {removals[0].device} cannot be matched"
+        )
+    if _same_gpu(removals[0].device) != _same_gpu(device):  # the whole name: an H20 is no H200
         raise RemovalError(f"{source}: measured on {removals[0].device}, the capture on {device}")
     for r in removals:
         if all(workload.get(k) == v for k, v in r.workload.items()):

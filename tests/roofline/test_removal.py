@@ -51,6 +51,8 @@ def test_an_experiment_of_another_workload_or_gpu_is_refused(tmp_path):
         match=r"no rows for this capture's batch=1 q_len=9 tree_mask=tree ctx_len=131072 heads=64 page_size=64 \(it holds",
     ):
         matching(removals, "NVIDIA H200", {**r.analysis.workload.to_dict(), "heads": 64})
+    with pytest.raises(RemovalError, match="the capture names no GPU"):
+        matching(removals, None, r.analysis.workload)
     for other in ("NVIDIA B200", "NVIDIA H20", "NVIDIA"):  # the whole name: an H20 is no H200
         with pytest.raises(RemovalError, match=f"measured on NVIDIA H200, the capture on {other}$"):
             matching(removals, other, r.analysis.workload)
