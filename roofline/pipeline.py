@@ -128,6 +128,10 @@ ADVICE = {
         "overlap the softmax with the next tile's MMA (two consumer warpgroups in ping-pong), wait on the "
         "previous tile's MMA rather than the current one, fewer padded rows"
     ),
+    "tensor": (
+        "tensor-pipe-bound, on warpgroup MMAs already: fewer padded rows, keep the pipe fed across tiles "
+        "(issue the next tile's score MMA before this tile's softmax, ping-pong consumers), lower precision"
+    ),
     "handoff": (
         "shorten the handoff between roles: split it (a barrier per slice, not per tile), let the producer "
         "run further ahead (a deeper ring), overlap the softmax with the next tile's MMA"

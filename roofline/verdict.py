@@ -40,6 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from profiler.ncu_tidy import MEMORY_UNITS, SM_UNITS
+from roofline.pipeline import ADVICE as PIPELINE_ADVICE
 from roofline.pipeline import MemoryFacts, memory_facts, pipeline_cause, pipelined
 from roofline.waits import WarpWaits
 
@@ -316,7 +317,12 @@ def classify(
     if stall_line:
         evidence.append(stall_line)
     key = "issue" if (unit or "").startswith("issue-bound") else roof
-    return Verdict(bound, cause, roof, evidence, advice_for(key, attention), unit)
+    advice = advice_for(key, attention)
+    why = pipelined(m, traits) if roof == "tensor pipe" else None
+    if why is not None:  # already on warpgroup (or tcgen05) MMAs: "a faster MMA path" would be wrong
+        evidence.append(why)
+        advice = PIPELINE_ADVICE["tensor"]
+    return Verdict(bound, cause, roof, evidence, advice, unit)
 
 
 def _pipelined_cause(m, waves, duration, traits, waits, memory):

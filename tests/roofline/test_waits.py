@@ -13,6 +13,7 @@ from roofline.analysis import summarize
 from roofline.cli import main
 from roofline.floor import at_size_line, workload_floor
 from roofline.gpus import get_gpu
+from roofline.verdict import classify
 from tests.paths import FIXTURES, ROOT, RUNS
 
 RING = {p: RUNS / f"h200-triton_mla_fast-ring-128k-p{p}" for p in (1, 64)}
@@ -161,3 +162,30 @@ def test_a_source_capture_names_each_line_with_its_text():
     assert "mbarrier.wait(p_bar, t & 1)" in " ".join(ring["line_text"].astype(str).head(3))
     ring_kernel = next(k for k in run.analysis.kernels if k.kernel == "_gluon_ring_kernel")
     assert "pipelined" in ring_kernel.cause and "occupancy" not in (ring_kernel.advice or "")
+
+
+H64 = {k: RUNS / f"h200-{k}-h64-128k-p64-source" for k in ("triton_mla_fast", "flashmla")}
+
+
+def test_at_64_heads_the_seesaw_waits_on_its_mmas_and_flashmla_is_tensor_bound():
+    """128k, 64 heads, page 64, chain mask, with source counters (tests/fixtures/README.md): the seesaw
+    (0.3294 ms a step timed) gets the pipelined "math is late" cause with its waits; FlashMLA's split
+    kernel (0.2613 ms) is tensor-pipe-bound, and is not told to use the wgmma it already issues."""
+    ours = _kernel(roofline.load(H64["triton_mla_fast"]), "_gluon_seesaw_kernel")
+    assert (ours.bound, ours.cause) == ("latency", "pipelined: the math is late")
+    assert "occupancy" not in ours.advice and "registers" not in ours.advice
+    share = ours.waits.by_class
+    assert max(share, key=share.get) == "MMA wait" and share["load barrier"] > share["role barrier"] > 0
+    theirs = _kernel(roofline.load(H64["flashmla"]), "flash_fwd_splitkv_mla_kernel")
+    assert (theirs.bound, theirs.roof) == ("compute", "tensor pipe")
+    assert "wgmma" not in theirs.advice and "on warpgroup MMAs already" in theirs.advice
+    assert any(e.startswith("one block per SM by design") and "warpgroup MMAs" in e for e in theirs.evidence)
+
+
+def test_a_tensor_bound_kernel_without_warpgroup_mmas_keeps_the_faster_mma_advice():
+    """The advice changes only for a kernel that already issues warpgroup MMAs one block per SM: with
+    no SASS and no launch limits holding the SM, the classic advice stays."""
+    m = dict(sm_throughput_pct=80.0, memory_throughput_pct=30.0, tensor_pipe_pct=80.0, grid_size=1000, sm_count=132)
+    assert "wgmma on Hopper" in classify(m, attention=True).advice
+    held = dict(m, occupancy_limit_registers=1, occupancy_limit_shared_mem=1)
+    assert "on warpgroup MMAs already" in classify(held, attention=True).advice
