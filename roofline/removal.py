@@ -5,10 +5,13 @@ whose removal saves the most. Written by `benchmarks/ring_cuts.py` (format roofl
 
     {"format": "roofline-removal/1", "kernel": "_gluon_ring_kernel", "device": "NVIDIA H200",
      "method": "...", "made_by": "...", "workload": {"batch": 1, "q_len": 9, "tree_mask": "tree"},
-     "rows": [{"ctx_len": 131072, "heads": 8, "page_size": 64, "variant": "ring", "graph_ms": 0.0707}, ...]}
+     "rows": [{"ctx_len": 131072, "heads": 8, "page_size": 64, "variant": "full", "graph_ms": 0.0707}, ...]}
 
-Variants: the kernel as shipped (`FULL`), `no-mma`, `no-softmax`, `no-gather`, `loads-only` (no MMA and
-no softmax). A missing variant is left out of the verdict, never guessed.
+Variants: the kernel as shipped (`FULL`; the first file, the ring kernel's, named it "ring"), `no-mma`,
+`no-softmax`, `no-gather`, `loads-only` (no MMA and no softmax), and `read`: a bare read of the same KV
+bytes (what any reader of them takes; evidence, never a cause). A missing variant is left out of the
+verdict, never guessed. A pipelined kernel's cause becomes the experiment's; a classic kernel (one
+whose capture gave no pipelined cause) keeps its own, with the experiment beside it as evidence.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from kernels.errors import BadInput
 from roofline.pipeline import REMOVAL_HINT
 
 FORMAT = "roofline-removal/1"
-FULL = "ring"
+FULL = "full"
+FULL_ALIASES = {"ring": FULL}  # the ring kernel's file (docs/results/h200-ring-cuts.json) named it so
+READ = "read"
 CUTS = {"no-mma": "the MMAs", "no-softmax": "the softmax", "no-gather": "the gathers"}
 LOADS_ONLY = "loads-only"
 LOADS_SET_THE_PACE = 0.8  # the loads alone take 80% of the step or more: the math hides behind them
@@ -45,10 +50,13 @@ class Removal:
     ms: dict[str, float]
 
 
+_BY = ", by a removal experiment"
+
+
 @dataclass(frozen=True)
 class RemovalVerdict:
     cause: str
-    advice: str
+    advice: str | None  # None: the kernel's own advice stands (a classic kernel)
     evidence: list[str]
 
 
@@ -77,7 +85,8 @@ def read_removal(path: str | Path) -> list[Removal]:
             raise RemovalError(f"{path}: rows[{i}]: graph_ms must be a positive number of milliseconds, got {ms!r}")
         if not all(isinstance(row.get(k), int) for k in KEYS) or not isinstance(row.get("variant"), str):
             raise RemovalError(f"{path}: rows[{i}]: needs integer {', '.join(KEYS)} and a variant name")
-        by_point.setdefault(tuple(row[k] for k in KEYS), {})[row["variant"]] = float(ms)
+        variant = FULL_ALIASES.get(row["variant"], row["variant"])
+        by_point.setdefault(tuple(row[k] for k in KEYS), {})[variant] = float(ms)
     return [
         Removal(
             kernel=data["kernel"],
@@ -138,6 +147,8 @@ def removal_verdict(r: Removal, inferred: str | None = None) -> RemovalVerdict:
     loads = r.ms.get(LOADS_ONLY)
     if loads is not None:
         parts.append(f"the loads alone {loads:.4f} ms ({100 * loads / full:.0f}% of it)")
+    if READ in r.ms:
+        parts.append(f"a bare read of the same bytes {r.ms[READ]:.4f} ms ({100 * r.ms[READ] / full:.0f}% of it)")
     evidence = [
         f"removal experiment ({r.source}; {r.device}, {r.method}): the step takes {full:.4f} ms; " + ", ".join(parts)
     ]
@@ -168,6 +179,9 @@ def removal_verdict(r: Removal, inferred: str | None = None) -> RemovalVerdict:
         }[largest]
     else:
         cause, advice = "pipelined: no removed part saves time, by a removal experiment", "see the evidence"
+    if inferred and not inferred.startswith("pipelined"):  # a classic kernel keeps its cause
+        evidence.append(f"the experiment's reading: {cause.removeprefix('pipelined: ').removesuffix(_BY)}")
+        return RemovalVerdict(inferred, None, evidence)
     if inferred and inferred != cause:
         evidence.append(
             f"the capture alone said: {inferred.removeprefix('pipelined: ')}; the experiment decides "
@@ -185,7 +199,7 @@ def apply_removal(analysis, path: str | Path) -> str:
         raise RemovalError(f"{r.source}: times {r.kernel}, which this capture does not hold")
     for k in kernels:
         v = removal_verdict(r, k.cause)
-        k.cause, k.advice = v.cause, v.advice
+        k.cause, k.advice = v.cause, v.advice or k.advice
         k.evidence = v.evidence + [e for e in k.evidence if e != REMOVAL_HINT]  # the hint is taken
     note = f"{r.kernel}: cause from the removal experiment {r.source} ({_point(r.workload)})"
     analysis.notes.append(note)

@@ -89,7 +89,7 @@ def test_without_a_full_row_nothing_is_guessed(tmp_path):
     path = tmp_path / "cuts.json"
     path.write_text(json.dumps(data))
     r, _ = ring("h200-triton_mla_fast-ring-128k-p64")
-    with pytest.raises(RemovalError, match="no 'ring' row"):
+    with pytest.raises(RemovalError, match="no 'full' row"):
         matching(read_removal(path), "NVIDIA H200", r.analysis.workload)
 
 
@@ -128,4 +128,34 @@ def test_a_workload_that_differs_only_in_its_mask_says_so():
         matching(read_removal(RING_CUTS), chain.analysis.gpu.get("name"), chain.analysis.workload)
     assert "no rows for this capture's batch=1 q_len=9 tree_mask=chain ctx_len=131072 heads=8 page_size=64" in str(
         info.value
+    )
+
+
+def test_full_and_read_rows_are_read_and_the_read_is_evidence(tmp_path):
+    """The format as benchmarks/removal_cuts.py writes it: the shipped variant named "full", and a bare
+    read of the same bytes beside it (here the read is set at 0.0461 ms, the bare read the same H200
+    measured at 128k in docs/results/h200-bench-after-restructure/bench.json)."""
+    data = json.loads(RING_CUTS.read_text())
+    rows = [dict(row, variant="full") if row["variant"] == "ring" else row for row in data["rows"]]
+    rows.append(dict(ctx_len=131072, heads=8, page_size=64, variant="read", graph_ms=0.0461))
+    path = tmp_path / "cuts.json"
+    path.write_text(json.dumps(dict(data, rows=rows)))
+    r, k = ring("h200-triton_mla_fast-ring-128k-p64")
+    v = removal_verdict(matching(read_removal(path), "NVIDIA H200", r.analysis.workload), k.cause)
+    assert v.cause == "pipelined: the loads set the pace, by a removal experiment"
+    assert "a bare read of the same bytes 0.0461 ms (65% of it)" in v.evidence[0]
+
+
+def test_a_classic_kernel_keeps_its_cause_with_the_experiment_beside_it(tmp_path):
+    """triton_mla's extend kernel (128k, page 1: the ring file's p1 rows' workload) is classic: a small
+    grid. An experiment on it (the ring's numbers under its name, to exercise the rule) is evidence; it
+    never turns a classic kernel's cause into a pipelined one."""
+    data = json.loads(RING_CUTS.read_text())
+    path = tmp_path / "cuts.json"
+    path.write_text(json.dumps(dict(data, kernel="_verify_extend_kernel")))
+    run = roofline.load(RUNS / "h200-triton_mla-128k", removal=path)
+    k = next(k for k in run.analysis.kernels if k.kernel == "_verify_extend_kernel")
+    assert k.cause == "small grid" and "split the sequence" in k.advice
+    assert any(
+        e.startswith("the experiment's reading: the loads set the pace, the page gathers most") for e in k.evidence
     )
