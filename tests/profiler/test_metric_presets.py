@@ -96,6 +96,13 @@ def test_renames_point_at_names_the_chip_has_and_away_from_ones_it_lacks():
 def test_presets_are_the_measured_lists_and_verdict_fits_five_passes():
     assert set(PRESETS["verdict"].metrics) == set(metric_candidates.NOSOL["k_small_pc"])
     assert set(PRESETS["roofline"].metrics) == set(metric_candidates.NOSOL["r_small_pc_counts"])
+    # The search record builds on the presets' lists, so check the presets against the real captures
+    # too: every metric a preset asks for is in the H200 report made with its list (the pass counts
+    # below are that capture's), so a metric added since would be caught here.
+    for preset, capture in (("verdict", "nosol_k_small_pc"), ("roofline", "nosol_r_small_pc_counts")):
+        with plain_file(PASSES / f"{capture}.ncu-rep.gz") as p:
+            captured = set(read_ncu_report(p).frame.columns)
+        assert set(PRESETS[preset].metrics) <= captured, preset
     assert passes(PASSES / "nosol_k_small_pc.log") == PRESETS["verdict"].passes_h200 <= 5
     assert passes(PASSES / "nosol_r_small_pc_counts.log") == PRESETS["roofline"].passes_h200
     # ncu's own SM% and Memory% are what does not fit: 9 and 6 passes, with the SpeedOfLight section 10
