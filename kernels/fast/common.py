@@ -19,8 +19,9 @@ class FastConfig:
     "input" (the q dtype: bf16, fp16 in the interpreter); evict_first on KV loads. seesaw (gluon path
     only): the warp-specialised schedule (kernels/fast/seesaw.py); ring: its per-tile variant where
     there is a tail warpgroup (kernels/fast/ring.py); async_gather (ring only): gathered tiles complete
-    their barriers as their copies land (cp.async.mbarrier.arrive). Then the ring schedule's removal
-    experiments (benchmarks/ring_cuts.py, CUTS): wrong results on purpose, off by default."""
+    their barriers as their copies land (cp.async.mbarrier.arrive). Then the removal experiments
+    (benchmarks/removal_cuts.py, CUTS; each split path says which it has): wrong results on purpose, off
+    by default."""
 
     block_m: int = 64
     block_n: int = 64
