@@ -3,8 +3,9 @@ update with one part of the work compiled out, wrong results on purpose. With bo
 these are exactly the kernels' own code (tl.dot scores, kernels.softmax.online_softmax_update).
 
 - NO_MMA: no tl.dot. A token's score is the sum of its K row (latent and rope dims), the same for
-  every query row: the loaded tiles are still read in full, so the compiler keeps their loads; the
-  softmax stays; O gets no P V (only its rescale).
+  every query row: the loaded tiles are still read in full, so the compiler keeps their loads (a tile
+  that came by TMA is read from shared memory into registers for it, where the MMA read it in place);
+  the softmax stays; O gets no P V (only its rescale).
 - NO_SOFTMAX: P = the raw scaled scores (masked entries 0), no running max, no exp, O not rescaled,
   l not summed. The row max stays -inf (a split kernel's LSEs are -inf: its combine writes zeros).
 - Both (loads only): P's row sums go into l, the one use of P left, so that the loads stay live.

@@ -51,6 +51,9 @@ CUTS = ("no_mma", "no_softmax", "no_gather")
 # The defaults as the per-architecture configs and the tuned entries give them (the removal experiments aside).
 FAST_DEFAULTS = {k: v for k, v in FastConfig().to_dict().items() if k not in CUTS}
 FAST_MIN_SPLIT_LEN = 256
+# no_mma in the Triton split kernels: Triton pipelines loads that feed no tl.dot only in a loop that names
+# its stages, so the cut's prefix loop names these (the configs' num_stages; a launch with others is refused).
+NO_MMA_STAGES = 2
 
 # Per architecture: the fast kernel's launch configs, one per (heads, paged) case; the entry with
 # the nearest heads count and the same page class (page_size 1 vs >= 16) wins. "measured" entries

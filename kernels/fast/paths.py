@@ -21,6 +21,7 @@ from kernels.fast.common import (
     CUTS,
     FAST_MIN_SPLIT_LEN,
     GLUON_TAIL_MIN_SPLIT_LEN,
+    NO_MMA_STAGES,
     SEESAW_SLICE,
     FastConfig,
     gluon_tail_rows,
@@ -124,6 +125,15 @@ class SplitPath:
         import_module(self.module).launch(inp, spec, part_o, part_lse)
 
 
+def _check_triton_cuts(path: SplitPath, cfg: FastConfig) -> None:
+    """The Triton split kernels' no_mma pipelines its loads over NO_MMA_STAGES (kernels/fast/portable.py)."""
+    if cfg.no_mma and cfg.num_stages != NO_MMA_STAGES:
+        raise ValueError(
+            f"no_mma in {path.kernel} pipelines the tile loads over {NO_MMA_STAGES} stages, "
+            f"the launch's num_stages is {cfg.num_stages}: launch it with num_stages={NO_MMA_STAGES}"
+        )
+
+
 def _shared_args(w: VerifyWorkload, cfg: FastConfig) -> dict[str, str]:
     part_o = "*fp32" if cfg.partials == "fp32" else POINTER[w.dtype]
     return {
@@ -152,6 +162,10 @@ class Portable(SplitPath):
     cuts = ("no_mma", "no_softmax")
     no_cut = "its every tile load is a gather through the page table"
 
+    def check_cuts(self, cfg):
+        super().check_cuts(cfg)
+        _check_triton_cuts(self, cfg)
+
     def constexprs(self, w, cfg, rows):
         evict = "evict_first" if cfg.evict_first else ""
         return {**super().constexprs(w, cfg, rows), "EVICT": evict, **self.cut_constexprs(cfg)}
@@ -162,6 +176,10 @@ class Hopper(SplitPath):
 
     path, kernel, module = "hopper", "_hopper_split_kernel", "kernels.fast.hopper"
     cuts = CUTS  # no_gather: the gathers of the partial tile and the draft tokens
+
+    def check_cuts(self, cfg):
+        super().check_cuts(cfg)
+        _check_triton_cuts(self, cfg)
 
     def constexprs(self, w, cfg, rows):
         return {**super().constexprs(w, cfg, rows), **self.cut_constexprs(cfg)}

@@ -28,9 +28,12 @@ import triton
 import triton.language as tl
 
 from kernels.cuts import tile_scores, tile_update
+from kernels.fast.common import NO_MMA_STAGES
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 from kernels.softmax import LN2, LOG2E
+
+_NO_MMA_STAGES = tl.constexpr(NO_MMA_STAGES)
 
 
 @triton.jit
@@ -124,7 +127,8 @@ def _split_program(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse
     box per part, one page-table entry a tile) or by per-token gathers from KV (eviction policy EVICT).
 
     Removal experiments (off: the kernel's own code): NO_MMA, NO_SOFTMAX as kernels/cuts.py says (the
-    tile loads stay, each token's K row summed in place of its scores); NO_GATHER leaves out the
+    tile loads stay, each token's K row summed in place of its scores; under NO_MMA the prefix loop names
+    its stages, NO_MMA_STAGES, so that Triton still pipelines the loads no tl.dot reads); NO_GATHER leaves out the
     per-token gathers of the tiles past the whole prefix ones (the partial tile, the draft tokens: zeros
     instead). Only the TMA kernel has it: the portable kernel's every tile load is a gather."""
     mb = tl.program_id(0)
@@ -142,7 +146,7 @@ def _split_program(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse
         offs_r = tl.arange(0, D_ROPE)
     # Whole prefix tiles first: no bounds masks and no tree mask (fewer registers in the hot
     # loop); then the rest of the split (a partial tile, the draft tokens) with both.
-    for start in range(lo, full_hi, BLOCK_N):
+    for start in tl.range(lo, full_hi, BLOCK_N, num_stages=_NO_MMA_STAGES if NO_MMA else None):
         if TMA:
             page = tl.load(PageTable + b * stride_pt + start // PAGE_SIZE)
             row0 = page * PAGE_SIZE + start % PAGE_SIZE

@@ -13,6 +13,7 @@ from kernels.fast.common import (
     CUTS,
     FAST_DEFAULTS,
     GLUON_TAIL_MIN_SPLIT_LEN,
+    NO_MMA_STAGES,
     FastConfig,
     arch_fast_config,
     fast_config_status,
@@ -225,3 +226,13 @@ def test_each_split_path_has_its_cuts_off_by_default(heads, kw, kernel, cuts):
 def test_the_gluon_split_kernel_has_no_cuts():
     with pytest.raises(ValueError, match="_gluon_split_kernel .* no removal experiment no_softmax"):
         fast_specs(VerifyWorkload(ctx_len=4096), arch="sm_90", seesaw=False, no_softmax=True)
+
+
+@pytest.mark.parametrize("path", ["portable", "hopper"])
+def test_the_triton_kernels_no_mma_needs_the_stages_it_pipelines_over(path):
+    """Without tl.dot Triton pipelines the tile loads only in a loop that names its stages (NO_MMA_STAGES):
+    a launch with other num_stages would time a different pipeline, so it is refused."""
+    w = VerifyWorkload(ctx_len=131072, page_size=64)
+    assert fast_specs(w, arch="sm_90", path=path, no_mma=True)[0].num_stages == NO_MMA_STAGES
+    with pytest.raises(ValueError, match=f"no_mma in .* pipelines the tile loads over {NO_MMA_STAGES} stages"):
+        fast_specs(w, arch="sm_90", path=path, no_mma=True, num_stages=3)
