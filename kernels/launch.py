@@ -50,8 +50,11 @@ def extend_specs(
     block_n: int | None = None,
     num_warps: int = 8,
     num_stages: int = 1,
+    no_mma: bool = False,
+    no_softmax: bool = False,
 ) -> list[LaunchSpec]:
-    """triton_mla: grid (batch, heads, q blocks), one kernel. block_n: EXTEND_BLOCK_N for `arch`."""
+    """triton_mla: grid (batch, heads, q blocks), one kernel. block_n: EXTEND_BLOCK_N for `arch`;
+    no_mma, no_softmax: its removal experiments (kernels/triton_mla.py)."""
     block_n = block_n or EXTEND_BLOCK_N.get(arch, 64)
     p = POINTER[w.dtype]
     return [
@@ -72,6 +75,8 @@ def extend_specs(
                 BLOCK_M=block_m,
                 BLOCK_N=block_n,
                 BLOCK_Q=max(16, next_power_of_2(w.q_len)),
+                NO_MMA=no_mma,
+                NO_SOFTMAX=no_softmax,
             ),
             num_warps=num_warps,
             num_stages=num_stages,

@@ -7,6 +7,10 @@ mask (domain.md section 1). The shape reproduced here, not the code:
 - each program walks the whole prefix serially in BLOCK_N tiles through a per-token index
   (`token_slots`, like SGLang's `kv_indices`), so every head re-reads the same latent KV;
 - then the draft block under the tree mask; online softmax throughout.
+
+Removal experiments (benchmarks/removal_cuts.py): NO_MMA and NO_SOFTMAX (`no_mma`, `no_softmax`; off by
+default, the code compiled then is the kernel's own) as kernels/cuts.py says: wrong results on purpose,
+the loads stay. No NO_GATHER: every tile load is a gather through the token slots.
 """
 
 from __future__ import annotations
@@ -15,11 +19,12 @@ import torch
 import triton
 import triton.language as tl
 
+from kernels.cuts import tile_scores, tile_update
 from kernels.inputs import VerifyInputs
 from kernels.launch import extend_specs
 from kernels.launch_spec import device_facts
 from kernels.plan import EXTEND_BLOCK_M
-from kernels.softmax import LOG2E, online_softmax_update
+from kernels.softmax import LOG2E
 
 
 @triton.jit
@@ -37,6 +42,7 @@ def _verify_extend_kernel(
     stride_qt, stride_qh, stride_kv, stride_ot, stride_oh,
     Q_LEN: tl.constexpr, D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_Q: tl.constexpr,
+    NO_MMA: tl.constexpr, NO_SOFTMAX: tl.constexpr,
 ):
     b = tl.program_id(0)
     h = tl.program_id(1)
@@ -63,9 +69,9 @@ def _verify_extend_kernel(
         offs_n = start + tl.arange(0, BLOCK_N)
         n_ok = offs_n < ctx_len
         k_lat, k_pe = _slot_rows(KV, TokenSlots + kv_start, offs_n, n_ok, stride_kv, offs_d, offs_r, D_LATENT)
-        qk = tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))
+        qk = tile_scores(q_lat, q_pe, k_lat, k_pe, NO_MMA)
         qk = tl.where(n_ok[None, :], qk * qk_scale, float("-inf"))
-        m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
+        m_i, l_i, acc = tile_update(qk, m_i, l_i, acc, k_lat, NO_MMA, NO_SOFTMAX)
 
     # Stage 2: the draft tokens' own entries under the tree mask.
     offs_j = tl.arange(0, BLOCK_Q)
@@ -73,9 +79,9 @@ def _verify_extend_kernel(
     k_lat, k_pe = _slot_rows(KV, TokenSlots + kv_start + ctx_len, offs_j, j_ok, stride_kv, offs_d, offs_r, D_LATENT)
     visible = tl.load(TreeMask + b * Q_LEN * Q_LEN + offs_m[:, None] * Q_LEN + offs_j[None, :],
                       mask=m_ok[:, None] & j_ok[None, :], other=0)
-    qk = tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))
+    qk = tile_scores(q_lat, q_pe, k_lat, k_pe, NO_MMA)
     qk = tl.where(visible != 0, qk * qk_scale, float("-inf"))
-    m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
+    m_i, l_i, acc = tile_update(qk, m_i, l_i, acc, k_lat, NO_MMA, NO_SOFTMAX)
 
     out = acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]
     o_rows = (b * Q_LEN + offs_m) * stride_ot + h * stride_oh
@@ -83,15 +89,16 @@ def _verify_extend_kernel(
 
 
 def triton_mla(inp: VerifyInputs, block_m: int = EXTEND_BLOCK_M, block_n: int | None = None,
-               num_warps: int = 8, num_stages: int = 1) -> torch.Tensor:
-    """Run the extend-style verify kernel; returns [batch * q_len, heads, v_dim]."""
+               num_warps: int = 8, num_stages: int = 1, no_mma: bool = False, no_softmax: bool = False) -> torch.Tensor:
+    """Run the extend-style verify kernel; returns [batch * q_len, heads, v_dim]. no_mma, no_softmax:
+    removal experiments (see the module), wrong results on purpose."""
     w = inp.workload
     if inp.q.shape[-1] != w.head_dim or w.rope_dim & (w.rope_dim - 1) or w.v_dim & (w.v_dim - 1):
         raise ValueError("triton_mla needs power-of-two kv_lora_rank and rope_dim (MLA: 512 + 64)")
     out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=inp.q.device)
     kv = inp.kv_cache.view(-1, w.head_dim)
     (spec,) = extend_specs(w, arch=device_facts(inp.q.device)[2], block_m=block_m, block_n=block_n,
-                           num_warps=num_warps, num_stages=num_stages)
+                           num_warps=num_warps, num_stages=num_stages, no_mma=no_mma, no_softmax=no_softmax)
     _verify_extend_kernel[spec.grid](
         inp.q, kv, inp.token_slots, inp.kv_indptr, inp.tree_mask, out, inp.sm_scale * LOG2E,
         inp.q.stride(0), inp.q.stride(1), kv.stride(0), out.stride(0), out.stride(1),

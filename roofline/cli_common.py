@@ -116,7 +116,7 @@ removal_option = click.option(
     "--removal",
     type=click.Path(exists=True, dir_okay=False),
     default=None,
-    help="a removal experiment of the same GPU and workload (benchmarks/ring_cuts.py --out FILE): the part "
+    help="a removal experiment of the same GPU and workload (benchmarks/removal_cuts.py --out DIR: a file per kernel): the part "
     "whose removal saves the most names the timed kernel's cause",
 )
 

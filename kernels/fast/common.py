@@ -19,8 +19,9 @@ class FastConfig:
     "input" (the q dtype: bf16, fp16 in the interpreter); evict_first on KV loads. seesaw (gluon path
     only): the warp-specialised schedule (kernels/fast/seesaw.py); ring: its per-tile variant where
     there is a tail warpgroup (kernels/fast/ring.py); async_gather (ring only): gathered tiles complete
-    their barriers as their copies land (cp.async.mbarrier.arrive). Then the ring schedule's removal
-    experiments (benchmarks/ring_cuts.py, CUTS): wrong results on purpose, off by default."""
+    their barriers as their copies land (cp.async.mbarrier.arrive). Then the removal experiments
+    (benchmarks/removal_cuts.py, CUTS; each split path says which it has): wrong results on purpose, off
+    by default."""
 
     block_m: int = 64
     block_n: int = 64
@@ -50,6 +51,9 @@ CUTS = ("no_mma", "no_softmax", "no_gather")
 # The defaults as the per-architecture configs and the tuned entries give them (the removal experiments aside).
 FAST_DEFAULTS = {k: v for k, v in FastConfig().to_dict().items() if k not in CUTS}
 FAST_MIN_SPLIT_LEN = 256
+# no_mma in the Triton split kernels: Triton pipelines loads that feed no tl.dot only in a loop that names
+# its stages, so the cut's prefix loop names these (the configs' num_stages; a launch with others is refused).
+NO_MMA_STAGES = 2
 
 # Per architecture: the fast kernel's launch configs, one per (heads, paged) case; the entry with
 # the nearest heads count and the same page class (page_size 1 vs >= 16) wins. "measured" entries

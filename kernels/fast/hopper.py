@@ -27,10 +27,13 @@ def _hopper_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
                          stride_pt, total_rows,
                          HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
                          D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
-                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TAIL_M: tl.constexpr):
-    """Grid (m_blocks, splits, batch); whole prefix tiles by TMA (see portable._split_program)."""
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TAIL_M: tl.constexpr,
+                         NO_MMA: tl.constexpr, NO_SOFTMAX: tl.constexpr, NO_GATHER: tl.constexpr):
+    """Grid (m_blocks, splits, batch); whole prefix tiles by TMA (see portable._split_program, and there
+    the removal experiments NO_MMA, NO_SOFTMAX, NO_GATHER)."""
     _split_program(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt,
-                   total_rows, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, "", True)
+                   total_rows, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, "", True,
+                   NO_MMA, NO_SOFTMAX, NO_GATHER)
 
 
 def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:

@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from importlib import import_module
 
 from kernels.fast.common import (
+    CUTS,
     FAST_MIN_SPLIT_LEN,
     GLUON_TAIL_MIN_SPLIT_LEN,
+    NO_MMA_STAGES,
     SEESAW_SLICE,
     FastConfig,
     gluon_tail_rows,
@@ -49,6 +51,8 @@ class SplitPath:
     path = ""  # the `path` a caller names ("portable", "hopper", "gluon")
     kernel = ""  # the jit function, as ncu names it
     module = ""  # its module, imported only to launch or compile it
+    cuts: tuple[str, ...] = ()  # the removal experiments its kernel has (FastConfig fields, CUTS)
+    no_cut = "none of its work has a switch"  # why a cut it lacks is not there
 
     @property
     def target(self) -> str:
@@ -87,6 +91,19 @@ class SplitPath:
     def num_warps(self, cfg: FastConfig, rows: Rows) -> int:
         return cfg.num_warps
 
+    def check_cuts(self, cfg: FastConfig) -> None:
+        """Raise ValueError for a removal experiment this kernel does not have."""
+        lacking = [c for c in CUTS if getattr(cfg, c) and c not in self.cuts]
+        if lacking:
+            raise ValueError(
+                f"{self.kernel} ({self.path} path) has no removal experiment {', '.join(lacking)}: {self.no_cut} "
+                f"(it has: {', '.join(self.cuts) or 'none'})"
+            )
+
+    def cut_constexprs(self, cfg: FastConfig) -> dict[str, bool]:
+        """The removal experiments' switches (NO_MMA, ...) this kernel has, on or off."""
+        return {c.upper(): getattr(cfg, c) for c in self.cuts}
+
     def spec(self, w: VerifyWorkload, cfg: FastConfig, rows: Rows, split_len: int, splits: int) -> LaunchSpec:
         return LaunchSpec(
             name=self.kernel,
@@ -106,6 +123,15 @@ class SplitPath:
     def launch(self, inp, spec: LaunchSpec, part_o, part_lse) -> None:
         """Run the kernel as `spec` says, writing the splits' partials."""
         import_module(self.module).launch(inp, spec, part_o, part_lse)
+
+
+def _check_triton_cuts(path: SplitPath, cfg: FastConfig) -> None:
+    """The Triton split kernels' no_mma pipelines its loads over NO_MMA_STAGES (kernels/fast/portable.py)."""
+    if cfg.no_mma and cfg.num_stages != NO_MMA_STAGES:
+        raise ValueError(
+            f"no_mma in {path.kernel} pipelines the tile loads over {NO_MMA_STAGES} stages, "
+            f"the launch's num_stages is {cfg.num_stages}: launch it with num_stages={NO_MMA_STAGES}"
+        )
 
 
 def _shared_args(w: VerifyWorkload, cfg: FastConfig) -> dict[str, str]:
@@ -133,15 +159,30 @@ class Portable(SplitPath):
     """Triton, every architecture and the interpreter: per-thread address gathers through the page table."""
 
     path, kernel, module = "portable", "_fast_split_kernel", "kernels.fast.portable"
+    cuts = ("no_mma", "no_softmax")
+    no_cut = "its every tile load is a gather through the page table"
+
+    def check_cuts(self, cfg):
+        super().check_cuts(cfg)
+        _check_triton_cuts(self, cfg)
 
     def constexprs(self, w, cfg, rows):
-        return {**super().constexprs(w, cfg, rows), "EVICT": "evict_first" if cfg.evict_first else ""}
+        evict = "evict_first" if cfg.evict_first else ""
+        return {**super().constexprs(w, cfg, rows), "EVICT": evict, **self.cut_constexprs(cfg)}
 
 
 class Hopper(SplitPath):
     """Triton with TMA tensor descriptors (sm_90, page_size a multiple of block_n)."""
 
     path, kernel, module = "hopper", "_hopper_split_kernel", "kernels.fast.hopper"
+    cuts = CUTS  # no_gather: the gathers of the partial tile and the draft tokens
+
+    def check_cuts(self, cfg):
+        super().check_cuts(cfg)
+        _check_triton_cuts(self, cfg)
+
+    def constexprs(self, w, cfg, rows):
+        return {**super().constexprs(w, cfg, rows), **self.cut_constexprs(cfg)}
 
     def check(self, w, cfg):
         if w.page_size % cfg.block_n:
@@ -207,20 +248,22 @@ class GluonSplit(GluonPath):
 
 class Seesaw(GluonPath):
     """Warp-specialised, pairs of tiles; latent tiles in SEESAW_SLICE-wide slices. A Gluon kernel's
-    num_warps constexpr is its first partition's: 4 (a second runs 4 more, a tail a third 4)."""
+    num_warps constexpr is its first partition's: 4 (a second runs 4 more, a tail a third 4). Its
+    removal experiments (no_mma, no_softmax, no_gather) are compile-time switches."""
 
     kernel, module = "_gluon_seesaw_kernel", "kernels.fast.seesaw"
+    cuts = CUTS
 
     def lat_cols(self, w):
         return min(SEESAW_SLICE, w.v_dim)
 
     def constexprs(self, w, cfg, rows):
-        return {**super().constexprs(w, cfg, rows), "num_warps": 4}
+        return {**super().constexprs(w, cfg, rows), "num_warps": 4, **self.cut_constexprs(cfg)}
 
 
 class Ring(Seesaw):
-    """The seesaw's per-tile variant, where there is a tail warpgroup (ring=True); its removal
-    experiments (no_mma, no_softmax, no_gather) are compile-time switches."""
+    """The seesaw's per-tile variant, where there is a tail warpgroup (ring=True); the seesaw's removal
+    experiments."""
 
     kernel, module = "_gluon_ring_kernel", "kernels.fast.ring"
 
@@ -228,13 +271,7 @@ class Ring(Seesaw):
         return self if rows.tail_m else SEESAW
 
     def constexprs(self, w, cfg, rows):
-        return {
-            **super().constexprs(w, cfg, rows),
-            "ASYNC_GATHER": bool(cfg.async_gather),
-            "NO_MMA": cfg.no_mma,
-            "NO_SOFTMAX": cfg.no_softmax,
-            "NO_GATHER": cfg.no_gather,
-        }
+        return {**super().constexprs(w, cfg, rows), "ASYNC_GATHER": bool(cfg.async_gather)}
 
 
 PORTABLE, HOPPER, GLUON_SPLIT, SEESAW, RING = Portable(), Hopper(), GluonSplit(), Seesaw(), Ring()
@@ -293,11 +330,7 @@ def plan_fast(
 
     rows = split_path.rows(w, cfg, None if "tail_m" in launch else lambda m_blocks: split_plan(m_blocks)[0])
     split_path = split_path.for_rows(rows)
-    if cfg.cuts and split_path is not RING:
-        raise ValueError(
-            "no_mma, no_softmax and no_gather are removal experiments of the ring schedule "
-            "(the gluon path with a tail warpgroup)"
-        )
+    split_path.check_cuts(cfg)
     tokens, splits = split_plan(rows.m_blocks)
     split = split_path.spec(w, cfg, rows, tokens, splits)
     total_rows = w.batch * w.q_len * w.heads

@@ -27,9 +27,13 @@ import torch
 import triton
 import triton.language as tl
 
+from kernels.cuts import tile_scores, tile_update
+from kernels.fast.common import NO_MMA_STAGES
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
-from kernels.softmax import LN2, LOG2E, online_softmax_update
+from kernels.softmax import LN2, LOG2E
+
+_NO_MMA_STAGES = tl.constexpr(NO_MMA_STAGES)
 
 
 @triton.jit
@@ -66,24 +70,29 @@ def _split_range(KVLens, b, split, split_len, Q_LEN: tl.constexpr, BLOCK_N: tl.c
 
 @triton.jit
 def _masked_kv_tile(KV, PageTable, b, stride_pt, start, hi, PAGE_SIZE: tl.constexpr, D_LATENT: tl.constexpr,
-                    D_ROPE: tl.constexpr, BLOCK_N: tl.constexpr):
+                    D_ROPE: tl.constexpr, BLOCK_N: tl.constexpr, NO_GATHER: tl.constexpr):
     """Tokens [start, start + BLOCK_N), each through its page-table entry, zeros from `hi` on:
-    (pos, n_ok, k_lat, k_pe)."""
+    (pos, n_ok, k_lat, k_pe). NO_GATHER: nothing loaded, the tile all zeros."""
     D: tl.constexpr = D_LATENT + D_ROPE
     pos = start + tl.arange(0, BLOCK_N)
     n_ok = pos < hi
-    page = tl.load(PageTable + b * stride_pt + pos // PAGE_SIZE, mask=n_ok, other=0)
-    tok = page.to(tl.int64) * PAGE_SIZE + pos % PAGE_SIZE
-    k_lat = tl.load(KV + tok[:, None] * D + tl.arange(0, D_LATENT)[None, :], mask=n_ok[:, None], other=0.0)
-    k_pe = tl.load(KV + tok[:, None] * D + D_LATENT + tl.arange(0, D_ROPE)[None, :], mask=n_ok[:, None], other=0.0)
+    if NO_GATHER:
+        k_lat = tl.zeros([BLOCK_N, D_LATENT], dtype=KV.dtype.element_ty)
+        k_pe = tl.zeros([BLOCK_N, D_ROPE], dtype=KV.dtype.element_ty)
+    else:
+        page = tl.load(PageTable + b * stride_pt + pos // PAGE_SIZE, mask=n_ok, other=0)
+        tok = page.to(tl.int64) * PAGE_SIZE + pos % PAGE_SIZE
+        k_lat = tl.load(KV + tok[:, None] * D + tl.arange(0, D_LATENT)[None, :], mask=n_ok[:, None], other=0.0)
+        k_pe = tl.load(KV + tok[:, None] * D + D_LATENT + tl.arange(0, D_ROPE)[None, :], mask=n_ok[:, None],
+                       other=0.0)
     return pos, n_ok, k_lat, k_pe
 
 
 @triton.jit
 def _masked_scores(q_lat, q_pe, k_lat, k_pe, rows, r_ok, pos, n_ok, ctx_len, b, TreeMask, qk_scale,
-                   HEADS: tl.constexpr, Q_LEN: tl.constexpr):
+                   HEADS: tl.constexpr, Q_LEN: tl.constexpr, NO_MMA: tl.constexpr):
     """Scores of one row tile against one KV tile, scaled to log2 units, masked to -inf."""
-    qk = tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))
+    qk = tile_scores(q_lat, q_pe, k_lat, k_pe, NO_MMA)
     # Tree mask: only tail tiles have draft positions (j >= 0); prefix tiles load nothing.
     q_tok = rows // HEADS
     j = pos - ctx_len
@@ -110,11 +119,18 @@ def _store_partial(PartO, PartLse, m_i, l_i, acc, rows, r_ok, split, b, total_ro
 def _split_program(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt,
                    total_rows, HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
                    D_LATENT: tl.constexpr, D_ROPE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                   TAIL_M: tl.constexpr, EVICT: tl.constexpr, TMA: tl.constexpr):
+                   TAIL_M: tl.constexpr, EVICT: tl.constexpr, TMA: tl.constexpr, NO_MMA: tl.constexpr,
+                   NO_SOFTMAX: tl.constexpr, NO_GATHER: tl.constexpr):
     """One program of grid (m_blocks, splits, batch), either Triton kernel's. TAIL_M > 0: one M block of
     BLOCK_M rows plus a second tile of TAIL_M rows (rows BLOCK_M..BLOCK_M+TAIL_M-1), both fed by the
     same KV tile loads. Whole prefix tiles come by TMA through the descriptors KLat, KPe (TMA: one
-    box per part, one page-table entry a tile) or by per-token gathers from KV (eviction policy EVICT)."""
+    box per part, one page-table entry a tile) or by per-token gathers from KV (eviction policy EVICT).
+
+    Removal experiments (off: the kernel's own code): NO_MMA, NO_SOFTMAX as kernels/cuts.py says (the
+    tile loads stay, each token's K row summed in place of its scores; under NO_MMA the prefix loop names
+    its stages, NO_MMA_STAGES, so that Triton still pipelines the loads no tl.dot reads); NO_GATHER leaves out the
+    per-token gathers of the tiles past the whole prefix ones (the partial tile, the draft tokens: zeros
+    instead). Only the TMA kernel has it: the portable kernel's every tile load is a gather."""
     mb = tl.program_id(0)
     split = tl.program_id(1)
     b = tl.program_id(2)
@@ -130,7 +146,7 @@ def _split_program(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse
         offs_r = tl.arange(0, D_ROPE)
     # Whole prefix tiles first: no bounds masks and no tree mask (fewer registers in the hot
     # loop); then the rest of the split (a partial tile, the draft tokens) with both.
-    for start in range(lo, full_hi, BLOCK_N):
+    for start in tl.range(lo, full_hi, BLOCK_N, num_stages=_NO_MMA_STAGES if NO_MMA else None):
         if TMA:
             page = tl.load(PageTable + b * stride_pt + start // PAGE_SIZE)
             row0 = page * PAGE_SIZE + start % PAGE_SIZE
@@ -142,21 +158,21 @@ def _split_program(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse
             tok = page.to(tl.int64) * PAGE_SIZE + pos % PAGE_SIZE
             k_lat = tl.load(KV + tok[:, None] * D + offs_d[None, :], eviction_policy=EVICT)
             k_pe = tl.load(KV + tok[:, None] * D + D_LATENT + offs_r[None, :], eviction_policy=EVICT)
-        qk = (tl.dot(q_lat, tl.trans(k_lat)) + tl.dot(q_pe, tl.trans(k_pe))) * qk_scale
-        m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
+        qk = tile_scores(q_lat, q_pe, k_lat, k_pe, NO_MMA) * qk_scale
+        m_i, l_i, acc = tile_update(qk, m_i, l_i, acc, k_lat, NO_MMA, NO_SOFTMAX)
         if TAIL_M > 0:
-            qk2 = (tl.dot(q_lat2, tl.trans(k_lat)) + tl.dot(q_pe2, tl.trans(k_pe))) * qk_scale
-            m_i2, l_i2, acc2 = online_softmax_update(qk2, m_i2, l_i2, acc2, k_lat)
+            qk2 = tile_scores(q_lat2, q_pe2, k_lat, k_pe, NO_MMA) * qk_scale
+            m_i2, l_i2, acc2 = tile_update(qk2, m_i2, l_i2, acc2, k_lat, NO_MMA, NO_SOFTMAX)
     for start in range(full_hi, hi, BLOCK_N):
         pos, n_ok, k_lat, k_pe = _masked_kv_tile(KV, PageTable, b, stride_pt, start, hi, PAGE_SIZE, D_LATENT, D_ROPE,
-                                                 BLOCK_N)
+                                                 BLOCK_N, NO_GATHER)
         qk = _masked_scores(q_lat, q_pe, k_lat, k_pe, rows, r_ok, pos, n_ok, ctx_len, b, TreeMask, qk_scale,
-                            HEADS, Q_LEN)
-        m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, k_lat)
+                            HEADS, Q_LEN, NO_MMA)
+        m_i, l_i, acc = tile_update(qk, m_i, l_i, acc, k_lat, NO_MMA, NO_SOFTMAX)
         if TAIL_M > 0:
             qk2 = _masked_scores(q_lat2, q_pe2, k_lat, k_pe, rows2, r_ok2, pos, n_ok, ctx_len, b, TreeMask,
-                                 qk_scale, HEADS, Q_LEN)
-            m_i2, l_i2, acc2 = online_softmax_update(qk2, m_i2, l_i2, acc2, k_lat)
+                                 qk_scale, HEADS, Q_LEN, NO_MMA)
+            m_i2, l_i2, acc2 = tile_update(qk2, m_i2, l_i2, acc2, k_lat, NO_MMA, NO_SOFTMAX)
 
     _store_partial(PartO, PartLse, m_i, l_i, acc, rows, r_ok, split, b, total_rows, M, D_LATENT)
     if TAIL_M > 0:
@@ -169,10 +185,12 @@ def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_sc
                        HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
                        D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TAIL_M: tl.constexpr,
-                       EVICT: tl.constexpr):
-    """Grid (m_blocks, splits, batch); KV tiles gathered token by token (see _split_program)."""
+                       EVICT: tl.constexpr, NO_MMA: tl.constexpr, NO_SOFTMAX: tl.constexpr):
+    """Grid (m_blocks, splits, batch); KV tiles gathered token by token (see _split_program; no NO_GATHER:
+    every tile load is a gather)."""
     _split_program(Q, None, None, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt,
-                   total_rows, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, EVICT, False)
+                   total_rows, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, EVICT, False,
+                   NO_MMA, NO_SOFTMAX, False)
 
 
 def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:

@@ -9,6 +9,13 @@ With TAIL_M (8), the rows past the last whole M block (72 = 64 + 8) go to a thir
 reads the same tiles transposed (`_seesaw_tail`) instead of to a second, padded 64-row block. With
 that tail, `ring=True` (the default) launches the per-tile variant of this schedule instead
 (kernels/fast/ring.py). Shared pieces: kernels/fast/gluon.py.
+
+Removal experiments (benchmarks/removal_cuts.py), as the ring kernel's: NO_MMA, NO_SOFTMAX and NO_GATHER
+(config fields no_mma, no_softmax, no_gather; off by default, the code compiled then is the kernel's
+own) leave out every warpgroup MMA (scores and P V, main and tail warpgroups), the online softmax (P =
+the raw scaled scores; no row maxima, so no exchange of them between the warpgroups, no exp, O not
+rescaled), or the cp.async gathers' copies (their waits and barriers stay). The results are wrong on
+purpose; the loads and the tile barriers stay.
 """
 
 from __future__ import annotations
@@ -75,10 +82,14 @@ def _issue_parts(KLat, KPe, PageTable, page_base, start, bars, base: gl.constexp
 
 @gluon.jit
 def _gather_landed(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, full_bar, PAGE_SIZE: gl.constexpr,
-                   D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr):
+                   D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
+                   NO_GATHER: gl.constexpr):
     """A seesaw warpgroup's cp.async gather of its tile, waited for and visible to the MMAs; with a
-    tail warpgroup (TAIL_M), announced on the buffer's last full barrier, which the tail waits on."""
-    _gather_tile(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, 4)
+    tail warpgroup (TAIL_M), announced on the buffer's last full barrier, which the tail waits on.
+    NO_GATHER: no copies (the wait, the fence and the announcement stay)."""
+    if not NO_GATHER:
+        _gather_tile(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N,
+                     4)
     async_copy.wait_group(0)
     _landed()
     if TAIL_M > 0:
@@ -96,7 +107,7 @@ def _gather_landed(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, full_
 def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem,
             PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
             D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-            TAIL_M: gl.constexpr):
+            TAIL_M: gl.constexpr, NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr):
     """Warpgroup W's side of the seesaw schedule (see the kernel below), from its first tile to its
     half of the split's partial output. With TAIL_M, a third warpgroup (_seesaw_tail) reads the
     same tiles: a gathered tile is announced on its buffer's last full barrier, P waits until the
@@ -126,12 +137,12 @@ def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse,
             mbarrier.wait(empty_bars.index(W), (j - 1) & 1)
         if GATHER:  # pages smaller than a tile: every tile through the page table
             _gather_landed(KV, PageTable, page_base, start, hi, my_k, my_pe, full_bars.index(W * PARTS + PARTS - 1),
-                           PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, TAIL_M)
+                           PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, TAIL_M, NO_GATHER)
         elif t < n_full:
             _issue_parts(KLat, KPe, PageTable, page_base, start, full_bars, W * PARTS, my_k, my_pe, PAGE_SIZE, PARTS)
         else:  # a partial tile, draft tokens, or past the end (all zeros: scores masked, P = 0)
             _gather_landed(KV, PageTable, page_base, start, hi, my_k, my_pe, full_bars.index(W * PARTS + PARTS - 1),
-                           PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, TAIL_M)
+                           PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, TAIL_M, NO_GATHER)
         # Scores slice by slice of the latent dims, each as soon as its TMA has landed.
         PW: gl.constexpr = D_LATENT // PARTS
         s = warpgroup_mma_init(s_zero)
@@ -139,34 +150,43 @@ def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse,
             if not GATHER:
                 if t < n_full:
                     mbarrier.wait(full_bars.index(W * PARTS + k), j & 1)
-            s = warpgroup_mma(ql.slice(k * PW, PW, dim=1), my_k.slice(k * PW, PW, dim=1).permute((1, 0)), s,
-                              use_acc=k > 0, is_async=True)
-        s = warpgroup_mma(qp, my_pe.permute((1, 0)), s, is_async=True)
+            if not NO_MMA:
+                s = warpgroup_mma(ql.slice(k * PW, PW, dim=1), my_k.slice(k * PW, PW, dim=1).permute((1, 0)), s,
+                                  use_acc=k > 0, is_async=True)
+        if not NO_MMA:
+            s = warpgroup_mma(qp, my_pe.permute((1, 0)), s, is_async=True)
         s = warpgroup_mma_wait(0, deps=[s])
         qk = s * qk_scale
         if t >= n_full:
             qk = gl.where(_visible(bits, start, hi, ctx_len, BLOCK_N), qk, float("-inf"))
-        mx = gl.max(qk, 1)
-        my_max.store(mx)
-        _barrier()
-        mbarrier.arrive(max_bars.index(W), count=1)
-        mbarrier.wait(max_bars.index(1 - W), j & 1)
-        m_new = gl.maximum(m_i, gl.maximum(mx, other_max.load(m_i.type.layout)))
-        m_safe, alpha = _max_shift(m_i, m_new)
-        p = gl.exp2(qk - m_safe[:, None])
-        l_i = l_i * alpha + gl.sum(p, 1)
-        m_i = m_new
+        if NO_SOFTMAX:  # no maxima: none to exchange (max_bars are the softmax's own; both skip them)
+            p = qk
+        else:
+            mx = gl.max(qk, 1)
+            my_max.store(mx)
+            _barrier()
+            mbarrier.arrive(max_bars.index(W), count=1)
+            mbarrier.wait(max_bars.index(1 - W), j & 1)
+            m_new = gl.maximum(m_i, gl.maximum(mx, other_max.load(m_i.type.layout)))
+            m_safe, alpha = _max_shift(m_i, m_new)
+            p = gl.exp2(qk - m_safe[:, None])
+            l_i = l_i * alpha + gl.sum(p, 1)
+            m_i = m_new
         if TAIL_M > 0:  # the tail warpgroup has scored this tile's rope rows too
             mbarrier.wait(ts_bars.index(W), j & 1)
         my_pe.store(p.to(my_pe.dtype))  # P into the rope rows: the score MMAs are done with them
         fence_async_shared()
         _barrier()
         mbarrier.arrive(p_bars.index(W), count=1)
-        o = o * gl.convert_layout(alpha, gl.SliceLayout(1, o.type.layout))[:, None]
-        acc = warpgroup_mma(my_pe, my_k.slice(W * HALF, HALF, dim=1), o, is_async=True)
-        mbarrier.wait(p_bars.index(1 - W), j & 1)
-        acc = warpgroup_mma(other_p, other_k.slice(W * HALF, HALF, dim=1), acc, is_async=True)
-        o = warpgroup_mma_wait(0, deps=[acc])
+        if not NO_SOFTMAX:
+            o = o * gl.convert_layout(alpha, gl.SliceLayout(1, o.type.layout))[:, None]
+        if NO_MMA:
+            mbarrier.wait(p_bars.index(1 - W), j & 1)
+        else:
+            acc = warpgroup_mma(my_pe, my_k.slice(W * HALF, HALF, dim=1), o, is_async=True)
+            mbarrier.wait(p_bars.index(1 - W), j & 1)
+            acc = warpgroup_mma(other_p, other_k.slice(W * HALF, HALF, dim=1), acc, is_async=True)
+            o = warpgroup_mma_wait(0, deps=[acc])
         mbarrier.arrive(empty_bars.index(W), count=1)
         mbarrier.arrive(empty_bars.index(1 - W), count=1)
     # The row sums of both halves of the tiles, then this warpgroup's half of O and (W=0) the LSE.
@@ -190,9 +210,10 @@ def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse,
 
 @gluon.jit
 def _tail_scores(u: gl.constexpr, t, j, n_full, k_buf, pe_buf, qt_lat, qt_pe, full_bars, ts_bars, s_zero,
-                 PARTS: gl.constexpr, GATHER: gl.constexpr):
+                 PARTS: gl.constexpr, GATHER: gl.constexpr, NO_MMA: gl.constexpr):
     """S^T = K Q^T of the tile in buffer u for the tail rows (tokens on the MMA's M side, rows on
-    its N side), slice by slice as the TMA lands; then the buffer's owner may overwrite the rope rows."""
+    its N side), slice by slice as the TMA lands; then the buffer's owner may overwrite the rope rows.
+    NO_MMA: the waits without the MMAs (S^T all zeros)."""
     PW: gl.constexpr = qt_lat.shape[1] // PARTS
     s = warpgroup_mma_init(s_zero)
     for k in gl.static_range(PARTS):
@@ -203,9 +224,11 @@ def _tail_scores(u: gl.constexpr, t, j, n_full, k_buf, pe_buf, qt_lat, qt_pe, fu
             mbarrier.wait(full_bars.index(u * PARTS + k), j & 1)
         elif k == 0:  # a gathered tile: its warpgroup arrives on the last barrier once it has landed
             mbarrier.wait(full_bars.index(u * PARTS + PARTS - 1), j & 1)
-        s = warpgroup_mma(k_buf.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s,
-                          use_acc=k > 0, is_async=True)
-    s = warpgroup_mma(pe_buf, qt_pe.permute((1, 0)), s, is_async=True)
+        if not NO_MMA:
+            s = warpgroup_mma(k_buf.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s,
+                              use_acc=k > 0, is_async=True)
+    if not NO_MMA:
+        s = warpgroup_mma(pe_buf, qt_pe.permute((1, 0)), s, is_async=True)
     s = warpgroup_mma_wait(0, deps=[s])
     mbarrier.arrive(ts_bars.index(u), count=1)
     return s
@@ -216,7 +239,7 @@ def _seesaw_tail(Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows
                  n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars, empty_bars, ts_bars,
                  PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
                  D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                 TAIL_M: gl.constexpr):
+                 TAIL_M: gl.constexpr, NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr):
     """The rows past the last whole M block (at most TAIL_M, e.g. 72 = 64 + 8), in a third
     warpgroup, transposed so that nothing is padded to 64 rows: S^T = K Q^T has the tile's 64
     tokens on the MMA's M side and the TAIL_M rows on its N side (wgmma N = 8 is allowed), and
@@ -232,30 +255,36 @@ def _seesaw_tail(Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows
         k0, pe0, k1, pe1 = klat_s.index(z), kpe_s.index(z), klat_s.index(1 + z), kpe_s.index(1 + z)
         t0 = 2 * j
         s0 = _tail_scores(0, t0, j, n_full, k0, pe0, qt_lat_s.index(z), qt_pe_s.index(z), full_bars, ts_bars,
-                          s_zero, PARTS, GATHER)
+                          s_zero, PARTS, GATHER, NO_MMA)
         s1 = _tail_scores(1, t0 + 1, j, n_full, k1, pe1, qt_lat_s.index(z), qt_pe_s.index(z), full_bars, ts_bars,
-                          s_zero, PARTS, GATHER)
+                          s_zero, PARTS, GATHER, NO_MMA)
         qk0 = s0 * qk_scale
         qk1 = s1 * qk_scale
         start = lo + t0 * BLOCK_N
         if t0 + 1 >= n_full:
             qk0 = gl.where(_visible_t(bits, start, hi, ctx_len, BLOCK_N), qk0, float("-inf"))
             qk1 = gl.where(_visible_t(bits, start + BLOCK_N, hi, ctx_len, BLOCK_N), qk1, float("-inf"))
-        m_new = gl.maximum(m_i, gl.maximum(gl.max(qk0, 0), gl.max(qk1, 0)))
-        m_safe, alpha = _max_shift(m_i, m_new)
-        p0 = gl.exp2(qk0 - m_safe[None, :])
-        p1 = gl.exp2(qk1 - m_safe[None, :])
-        l_i = l_i * alpha + gl.sum(p0, 0) + gl.sum(p1, 0)
-        m_i = m_new
-        o = o * alpha[None, :]
+        if NO_SOFTMAX:
+            p0 = qk0
+            p1 = qk1
+        else:
+            m_new = gl.maximum(m_i, gl.maximum(gl.max(qk0, 0), gl.max(qk1, 0)))
+            m_safe, alpha = _max_shift(m_i, m_new)
+            p0 = gl.exp2(qk0 - m_safe[None, :])
+            p1 = gl.exp2(qk1 - m_safe[None, :])
+            l_i = l_i * alpha + gl.sum(p0, 0) + gl.sum(p1, 0)
+            m_i = m_new
+            o = o * alpha[None, :]
         # One P buffer (shared memory is full): tile 0's PV MMA retires before tile 1's P goes in.
         pt = pt_s.index(z)
         _post_pt(pt, p0)
-        o = warpgroup_mma(k0.permute((1, 0)), pt.permute((1, 0)), o)
+        if not NO_MMA:
+            o = warpgroup_mma(k0.permute((1, 0)), pt.permute((1, 0)), o)
         _barrier()
         _post_pt(pt, p1)
-        acc = warpgroup_mma(k1.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
-        o = warpgroup_mma_wait(0, deps=[acc])
+        if not NO_MMA:
+            acc = warpgroup_mma(k1.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
+            o = warpgroup_mma_wait(0, deps=[acc])
         mbarrier.arrive(empty_bars.index(0), count=1)
         mbarrier.arrive(empty_bars.index(1), count=1)
     _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M, D_LATENT)
@@ -267,9 +296,11 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
                          HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
                          D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
                          BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
-                         num_warps: gl.constexpr):
+                         num_warps: gl.constexpr, NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr,
+                         NO_GATHER: gl.constexpr):
     """Grid (m_blocks, splits, batch), 4 + 4 warps: the seesaw schedule (see _seesaw); with TAIL_M,
-    4 more for the rows past the last whole M block (see _seesaw_tail)."""
+    4 more for the rows past the last whole M block (see _seesaw_tail). NO_MMA, NO_SOFTMAX, NO_GATHER:
+    removal experiments (see the module)."""
     mb, split, b = _start_program()
     M: gl.constexpr = Q_LEN * HEADS
     q_lat_s, q_pe_s = _q_in_smem(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, num_warps)
@@ -307,19 +338,24 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
         qt_lat_s, qt_pe_s, pt_s = _tail_smem(Q, q_lat_s, q_pe_s, TAIL_M, BLOCK_N)
         gl.warp_specialize([
             (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
-                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, NO_MMA, NO_SOFTMAX,
+                       NO_GATHER)),
             (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
-                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, NO_MMA, NO_SOFTMAX,
+                       NO_GATHER)),
             (_seesaw_tail, (Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
                             n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars, empty_bars, ts_bars, PARTS,
-                            HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+                            HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, NO_MMA,
+                            NO_SOFTMAX)),
         ], [4, 4], [TAIL_REGS[0], TAIL_REGS[1]])
     else:
         gl.warp_specialize([
             (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
-                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, NO_MMA, NO_SOFTMAX,
+                       NO_GATHER)),
             (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
-                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M)),
+                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, NO_MMA, NO_SOFTMAX,
+                       NO_GATHER)),
         ], [4], [240])
 
 

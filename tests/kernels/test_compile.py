@@ -113,6 +113,17 @@ def test_ring_cuts_compile_out_what_they_name():
     assert cut.name == "_gluon_ring_kernel" and xcompile.compile_launch(cut, "sm_90").mma == "none"
 
 
+@pytest.mark.parametrize("cut", ["no_mma", "no_softmax", "no_gather"])
+@pytest.mark.parametrize("heads, kw", [(64, {}), (8, dict(ring=False))], ids=["h64", "h8-tail"])
+def test_seesaw_cuts_compile(cut, heads, kw):
+    """The seesaw kernel's removal experiments compile for sm_90, each alone (page 1: every tile gathered);
+    no_mma leaves no MMA at all, in the main warpgroups and the tail."""
+    spec = fast_specs(dataclasses.replace(W, heads=heads, page_size=1), arch="sm_90", **kw, **{cut: True})[0]
+    assert spec.name == "_gluon_seesaw_kernel" and spec.constexprs[cut.upper()]
+    mma = xcompile.compile_launch(spec, "sm_90").mma
+    assert (mma == "none") == (cut == "no_mma")
+
+
 def test_fast_kernel_ptx_as_stored_under_triton_36():
     """The H200's Triton (3.6.0) compiles every split path to the PTX code (debug info aside) whose
     digests tests/fixtures/ptx_sm90_triton36.txt holds (tests/ptx_check.py); other Tritons skip."""

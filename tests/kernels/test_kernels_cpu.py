@@ -215,3 +215,25 @@ def test_combine_merges_splits_by_lse(splits, block_s):
     want = torch.einsum("sr,srd->rd", w, part_o[:, :5])
     assert torch.allclose(out[:5].float(), want, atol=2e-3, rtol=2e-3)
     assert torch.all(out[5] == 0)
+
+
+CUT_SETS = (dict(no_mma=True), dict(no_softmax=True), dict(no_mma=True, no_softmax=True))
+
+
+@pytest.mark.parametrize(
+    "kernel, kw, cuts",
+    [
+        ("triton_mla_fast", dict(path="portable", block_m=16, tail_m=16), CUT_SETS),  # a tail row tile too
+        ("triton_mla", {}, CUT_SETS),
+        ("triton_mla_fast", dict(path="hopper", block_n=16), (dict(no_gather=True),)),  # the draft tile's gathers
+    ],
+    ids=["portable", "triton_mla", "hopper-no-gather"],
+)
+def test_removal_experiments_run_and_cut(kernel, kw, cuts):
+    """Switches off: the kernel's own answer. Each removal experiment on (benchmarks/removal_cuts.py): the
+    kernel runs, every output is finite, and the answer is wrong (the cut really leaves work out)."""
+    w = VerifyWorkload(ctx_len=40, page_size=16, q_len=3, heads=6, seed=7)
+    assert check_kernel(kernel, w, device="cpu", dtype="fp16", **kw).ok
+    for cut in cuts:
+        result = check_kernel(kernel, w, device="cpu", dtype="fp16", **kw, **cut)
+        assert result.unwritten == 0 and not result.ok, (cut, result)

@@ -10,8 +10,10 @@ import pytest
 from kernels.fast.common import (
     ARCH_FAST_CONFIGS,
     CONFIG_KEYS,
+    CUTS,
     FAST_DEFAULTS,
     GLUON_TAIL_MIN_SPLIT_LEN,
+    NO_MMA_STAGES,
     FastConfig,
     arch_fast_config,
     fast_config_status,
@@ -190,14 +192,47 @@ def test_fast_paths_name_their_kernels_and_the_registry_lists_them():
         cfg.block_n = 32  # type: ignore[misc]
 
 
-def test_ring_cuts_are_off_by_default_and_only_the_rings():
+def test_ring_cuts_are_off_by_default():
     w = VerifyWorkload(ctx_len=131072, heads=8, page_size=1)
     ring, _ = fast_specs(w, arch="sm_90")
     assert [ring.constexprs[k] for k in ("NO_MMA", "NO_SOFTMAX", "NO_GATHER")] == [False, False, False]
     cut, _ = fast_specs(w, arch="sm_90", no_mma=True, no_gather=True)
     assert cut.name == "_gluon_ring_kernel" and (cut.constexprs["NO_MMA"], cut.constexprs["NO_GATHER"]) == (True, True)
-    for kw in (dict(ring=False), dict(path="portable")):
-        with pytest.raises(ValueError, match="removal experiments of the ring schedule"):
-            fast_specs(w, arch="sm_90", no_softmax=True, **kw)
-    with pytest.raises(ValueError, match="removal experiments"):  # 64 heads: whole blocks, no tail, no ring
-        fast_specs(VerifyWorkload(ctx_len=131072, heads=64), arch="sm_90", no_mma=True)
+
+
+@pytest.mark.parametrize(
+    "heads, kw, kernel, cuts",
+    [
+        (64, {}, "_gluon_seesaw_kernel", CUTS),
+        (8, dict(ring=False), "_gluon_seesaw_kernel", CUTS),
+        (8, dict(path="hopper"), "_hopper_split_kernel", CUTS),
+        (8, dict(path="portable"), "_fast_split_kernel", ("no_mma", "no_softmax")),
+    ],
+)
+def test_each_split_path_has_its_cuts_off_by_default(heads, kw, kernel, cuts):
+    """Every split path but the gluon split kernel has removal experiments: off by default, each one
+    reaches its kernel's constexpr; one it lacks is a clear error (the portable kernel's loads are its gathers)."""
+    w = VerifyWorkload(ctx_len=131072, heads=heads, page_size=64)
+    spec, _ = fast_specs(w, arch="sm_90", **kw)
+    assert spec.name == kernel and {k: spec.constexprs[k.upper()] for k in cuts} == dict.fromkeys(cuts, False)
+    for cut in cuts:
+        spec, _ = fast_specs(w, arch="sm_90", **kw, **{cut: True})
+        assert [k for k in CUTS if spec.constexprs.get(k.upper())] == [cut]
+    for cut in set(CUTS) - set(cuts):
+        with pytest.raises(ValueError, match=f"{kernel} .* has no removal experiment {cut}: .*gather"):
+            fast_specs(w, arch="sm_90", **kw, **{cut: True})
+
+
+def test_the_gluon_split_kernel_has_no_cuts():
+    with pytest.raises(ValueError, match="_gluon_split_kernel .* no removal experiment no_softmax"):
+        fast_specs(VerifyWorkload(ctx_len=4096), arch="sm_90", seesaw=False, no_softmax=True)
+
+
+@pytest.mark.parametrize("path", ["portable", "hopper"])
+def test_the_triton_kernels_no_mma_needs_the_stages_it_pipelines_over(path):
+    """Without tl.dot Triton pipelines the tile loads only in a loop that names its stages (NO_MMA_STAGES):
+    a launch with other num_stages would time a different pipeline, so it is refused."""
+    w = VerifyWorkload(ctx_len=131072, page_size=64)
+    assert fast_specs(w, arch="sm_90", path=path, no_mma=True)[0].num_stages == NO_MMA_STAGES
+    with pytest.raises(ValueError, match=f"no_mma in .* pipelines the tile loads over {NO_MMA_STAGES} stages"):
+        fast_specs(w, arch="sm_90", path=path, no_mma=True, num_stages=3)

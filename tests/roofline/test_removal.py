@@ -1,6 +1,6 @@
 """A removal experiment as evidence (roofline/removal.py): the ring kernel's captures at 128k, 8 heads, pages 64
 and 1, judged by what removing each part of its work saved on the same H200 (docs/results/h200-ring-cuts.json,
-benchmarks/ring_cuts.py)."""
+benchmarks/removal_cuts.py, then named ring_cuts.py)."""
 
 import json
 
