@@ -1,7 +1,7 @@
 """A removal experiment as evidence: the step timed with one part of a kernel's work compiled out (its
 MMAs, its softmax, its gathers, everything but the loads), on the same GPU and workload as a capture.
 Where the warp samples only say where warps wait, the experiment says what sets the pace: the part
-whose removal saves the most. Written by `benchmarks/ring_cuts.py` (format roofline-removal/1):
+whose removal saves the most. Written by `benchmarks/removal_cuts.py` (format roofline-removal/1):
 
     {"format": "roofline-removal/1", "kernel": "_gluon_ring_kernel", "device": "NVIDIA H200",
      "method": "...", "made_by": "...", "workload": {"batch": 1, "q_len": 9, "tree_mask": "tree"},
