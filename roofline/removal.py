@@ -55,8 +55,8 @@ _BY = ", by a removal experiment"
 
 @dataclass(frozen=True)
 class RemovalVerdict:
-    cause: str
-    advice: str | None  # None: the kernel's own advice stands (a classic kernel)
+    cause: str | None  # None: the capture's own cause stands (nothing was removed)
+    advice: str | None  # None: the kernel's own advice stands (a classic kernel, nothing removed)
     evidence: list[str]
 
 
@@ -149,9 +149,15 @@ def removal_verdict(r: Removal, inferred: str | None = None) -> RemovalVerdict:
         parts.append(f"the loads alone {loads:.4f} ms ({100 * loads / full:.0f}% of it)")
     if READ in r.ms:
         parts.append(f"a bare read of the same bytes {r.ms[READ]:.4f} ms ({100 * r.ms[READ] / full:.0f}% of it)")
-    evidence = [
-        f"removal experiment ({r.source}; {r.device}, {r.method}): the step takes {full:.4f} ms; " + ", ".join(parts)
-    ]
+    what = "removal experiment" if saves or loads is not None else "timed beside a bare read"
+    evidence = [f"{what} ({r.source}; {r.device}, {r.method}): the step takes {full:.4f} ms; " + ", ".join(parts)]
+    if not saves and loads is None:  # nothing removed (a closed kernel beside a bare read): evidence only
+        read = r.ms.get(READ)
+        if read is not None and read < (1 - LOADS_SET_THE_PACE) * full:
+            evidence.append(
+                f"a bare read of these bytes takes {100 * read / full:.0f}% of the step: the loads alone do not set its pace"
+            )
+        return RemovalVerdict(inferred, None, evidence)
     largest = max(saves, key=saves.get) if saves else None
     if loads is not None and loads >= LOADS_SET_THE_PACE * full:
         math_saves = full - loads
@@ -199,7 +205,7 @@ def apply_removal(analysis, path: str | Path) -> str:
         raise RemovalError(f"{r.source}: times {r.kernel}, which this capture does not hold")
     for k in kernels:
         v = removal_verdict(r, k.cause)
-        k.cause, k.advice = v.cause, v.advice or k.advice
+        k.cause, k.advice = v.cause or k.cause, v.advice or k.advice
         k.evidence = v.evidence + [e for e in k.evidence if e != REMOVAL_HINT]  # the hint is taken
     note = f"{r.kernel}: cause from the removal experiment {r.source} ({_point(r.workload)})"
     analysis.notes.append(note)

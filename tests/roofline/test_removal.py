@@ -159,3 +159,21 @@ def test_a_classic_kernel_keeps_its_cause_with_the_experiment_beside_it(tmp_path
     assert any(
         e.startswith("the experiment's reading: the loads set the pace, the page gathers most") for e in k.evidence
     )
+
+
+FLASHMLA_READ = ROOT / "docs" / "results" / "h200-flashmla-read.json"
+
+
+def test_a_closed_kernel_beside_a_bare_read_keeps_its_cause():
+    """FlashMLA's step and the bare read of the same bytes, from one bench run (nothing of its code can
+    be removed): evidence only. At 64 heads the read takes 18% of the step, so the loads alone cannot
+    set its pace, and the capture's tensor-pipe verdict stands; at 8 heads (61%) nothing is claimed."""
+    h64 = roofline.load(RUNS / "h200-flashmla-h64-128k-p64-source", removal=FLASHMLA_READ)
+    k = next(k for k in h64.analysis.kernels if k.kernel == "flash_fwd_splitkv_mla_kernel")
+    assert (k.bound, k.roof, k.cause) == ("compute", "tensor pipe", "compute pipes lead memory by 10+ points")
+    assert k.evidence[0].startswith("timed beside a bare read") and "0.2628 ms; a bare read" in k.evidence[0]
+    assert k.evidence[1] == "a bare read of these bytes takes 18% of the step: the loads alone do not set its pace"
+    h8 = roofline.load(RUNS / "h200-flashmla-chain-128k-p64", removal=FLASHMLA_READ)
+    k = next(k for k in h8.analysis.kernels if k.kernel == "flash_fwd_splitkv_mla_kernel")
+    assert k.cause == "pipelined: the loads are late" and "(61% of it)" in k.evidence[0]
+    assert not any("do not set its pace" in e for e in k.evidence)
