@@ -188,7 +188,9 @@ def _save(fig, stem: Path) -> list[Path]:
     """The figure as STEM.png and STEM.svg, without the dates and versions that would make each save differ."""
     png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
     fig.savefig(png, bbox_inches="tight", metadata={"Software": None})
-    fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    matplotlib, _ = _pyplot()
+    with matplotlib.rc_context({"svg.hashsalt": RC["svg.hashsalt"]}):  # the SVG's ids, random without it
+        fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
     return [png, svg]
 
 

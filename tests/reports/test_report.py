@@ -413,3 +413,13 @@ def test_timeline_chart_skips_a_step_without_kernels(tmp_path):
     assert steps["first_kernel_start_ns"].isna().iloc[-1]
     svg = timeline_chart(dataclasses.replace(timeline, steps=steps), tmp_path / "t")[1].read_text()
     assert f"({n} steps)" in svg and f"({n + 1} steps)" not in svg
+
+
+def test_waits_chart_is_the_same_bytes_on_every_run(tmp_path):
+    """The waits chart draws outside the charts' rc context: its SVG ids must still not be random."""
+    from reports.waits import waits_chart
+
+    analysis = load(SAMPLE).analysis
+    a, b = (waits_chart(analysis, tmp_path / name / "w") for name in ("a", "b"))
+    assert [f.suffix for f in a] == [".png", ".svg"]
+    assert [f.read_bytes() for f in a] == [f.read_bytes() for f in b]
