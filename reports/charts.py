@@ -1,4 +1,4 @@
-"""Charts of an analysis (a dict from `Analysis.to_dict()`): the roofline and the warp stalls.
+"""Charts of an analysis (roofline.analysis.Analysis): the roofline, the warp stalls, the nsys timeline.
 
 matplotlib is imported inside the functions that draw (Agg backend), so the commands that only
 read reports never pay for it. Output is deterministic: no dates in the files, a fixed SVG hash
@@ -11,9 +11,11 @@ import math
 from pathlib import Path
 from statistics import median
 
+from profiler.nsys_reader import Timeline
 from reports.meta import KINDS, STALL_UNIT, Roof
-from reports.numbers import ratio, us
-from roofline.floor import Floor, floor_and_step
+from reports.numbers import known, ratio, us
+from roofline.analysis import Analysis
+from roofline.floor import Floor
 
 MAX_KERNELS = 10  # on a chart; the tables list every kernel
 LEVEL_COLOR = {"DRAM": "tab:blue", "L2": "tab:green", "L1": "tab:purple", "tensor": "tab:red", "fp32": "tab:orange"}
@@ -79,16 +81,16 @@ def kernel_label(index: int, name: str, width: int = 38) -> str:
     return f"K{index + 1} {name}"
 
 
-def report_roofs(analysis: dict) -> list[Roof]:
+def report_roofs(analysis: Analysis) -> list[Roof]:
     """The report's own peaks (ncu's per-cycle peak x clock), median over the kernels that have them."""
     by_level: dict[str, list[float]] = {}
-    for k in analysis.get("kernels", []):
-        h = k.get("hierarchy") or {}
+    for k in analysis.kernels:
+        h = k.hierarchy or {}
         for lv in h.get("levels", []):
             if lv.get("peak_gbps"):
                 by_level.setdefault(lv["level"], []).append(lv["peak_gbps"])
-        if not h.get("levels") and k.get("dram_peak_gbps"):
-            by_level.setdefault("DRAM", []).append(k["dram_peak_gbps"])
+        if not h.get("levels") and k.dram_peak_gbps:
+            by_level.setdefault("DRAM", []).append(k.dram_peak_gbps)
         if h.get("compute_peak_tflops"):
             by_level.setdefault(h["compute_kind"], []).append(h["compute_peak_tflops"])
     order = ["L1", "L2", "DRAM", "tensor", "fp32"]
@@ -98,13 +100,13 @@ def report_roofs(analysis: dict) -> list[Roof]:
     ]
 
 
-def roofline_points(analysis: dict) -> list[dict]:
+def roofline_points(analysis: Analysis) -> list[dict]:
     """One point per kernel with FLOP counters: its DRAM (else L2, L1) intensity and TFLOP/s. Where
     the workload's own (useful) FLOPs are known, the point is the useful work and `executed` holds
     ncu's count (intensity, TFLOP/s) for a second marker."""
     points = []
-    for i, k in enumerate(analysis.get("kernels", [])):
-        h = k.get("hierarchy") or {}
+    for i, k in enumerate(analysis.kernels):
+        h = k.hierarchy or {}
         useful = bool(h.get("useful_flops"))
         key = "useful_arithmetic_intensity" if useful else "arithmetic_intensity"
         levels = {lv["level"]: lv[key] for lv in h.get("levels", []) if lv.get(key)}
@@ -119,14 +121,14 @@ def roofline_points(analysis: dict) -> list[dict]:
         points.append(
             {
                 "index": i,
-                "kernel": k.get("label") or k["kernel"],
+                "kernel": k.label or k.kernel,
                 "tflops": h["useful_tflops"] if useful else h["tflops"],
                 "level": main,
                 "ai": levels[main],
                 "levels": levels,
-                "duration_ms": k.get("duration_ms") or 0,
+                "duration_ms": k.duration_ms or 0,
                 "executed": executed,
-                "gap": k.get("gap_to_floor"),
+                "gap": k.gap_to_floor,
             }
         )
     return points
@@ -144,13 +146,13 @@ def _ridges(roofs: list[Roof]) -> list[float]:
     return [c.value * 1e3 / m.value for c in roofs if not c.is_memory for m in roofs if m.is_memory]
 
 
-def roofline_layout(analysis: dict, roofs: list[Roof]) -> dict:
+def roofline_layout(analysis: Analysis, roofs: list[Roof]) -> dict:
     """The roofline chart's x range, robust to outliers: every filled point, the floor and the
     ridges, plus the hollow markers within AXIS_DECADES of the median intensity (log10). `off`
     lists what falls outside (label, level, FLOP/B): drawn at the edge and named under the chart."""
     points = top_points(roofline_points(analysis))
     roofs = [r for r in roofs if r.value and r.value > 0]
-    fl = floor_point(floor_and_step(analysis)[0])
+    fl = floor_point(analysis.floor)
     anchors = [p["ai"] for p in points] + _ridges(roofs) + ([fl["ai"]] if fl else [])
     extras = [(f"K{p['index'] + 1}", lv, ai) for p in points for lv, ai in p["levels"].items() if lv != p["level"]]
     extras += [(f"K{p['index'] + 1}", "executed", p["executed"]["ai"]) for p in points if p["executed"]]
@@ -186,7 +188,9 @@ def _save(fig, stem: Path) -> list[Path]:
     """The figure as STEM.png and STEM.svg, without the dates and versions that would make each save differ."""
     png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
     fig.savefig(png, bbox_inches="tight", metadata={"Software": None})
-    fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    matplotlib, _ = _pyplot()
+    with matplotlib.rc_context({"svg.hashsalt": RC["svg.hashsalt"]}):  # the SVG's ids, random without it
+        fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
     return [png, svg]
 
 
@@ -225,7 +229,7 @@ def _place_labels(ax, fig, xy: list[tuple[float, float]], texts: list[str]) -> N
         )
 
 
-def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "") -> list[Path]:
+def roofline_chart(analysis: Analysis, roofs: list[Roof], stem: Path, title: str = "") -> list[Path]:
     """Log-log roofline: each kernel a filled point at its DRAM intensity (hollow: L2 and L1; an x:
     the work ncu counted, where it differs from the workload's), the workload's floor as a star,
     memory roofs as diagonals and compute roofs as horizontals, coloured by level and dashed by kind.
@@ -237,7 +241,7 @@ def roofline_chart(analysis: dict, roofs: list[Roof], stem: Path, title: str = "
     if not points:
         return []
     matplotlib, plt = _pyplot()
-    fl = floor_point(floor_and_step(analysis)[0])
+    fl = floor_point(analysis.floor)
     roofs = [r for r in roofs if r.value and r.value > 0]
     mem = [r for r in roofs if r.is_memory]
     comp = [r for r in roofs if not r.is_memory]
@@ -422,28 +426,28 @@ def _dark(hex_color: str) -> bool:
     return 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.5
 
 
-def stall_chart(analysis: dict, stem: Path, title: str = "") -> list[Path]:
+def stall_chart(analysis: Analysis, stem: Path, title: str = "") -> list[Path]:
     """Horizontal stacked bars: each kernel's top warp stalls in warps stalled per issued instruction,
     each reason in its own fixed colour (STALL_COLOR).
     Writes stem.png and stem.svg; [] when the report carries no stall metrics."""
-    rows = [(i, k) for i, k in enumerate(analysis.get("kernels", [])) if k.get("top_stalls")]
+    rows = [(i, k) for i, k in enumerate(analysis.kernels) if k.top_stalls]
     if not rows:
         return []
     total = len(rows)
-    rows = sorted(sorted(rows, key=lambda r: -(r[1].get("duration_ms") or 0))[:MAX_KERNELS], key=lambda r: r[0])
+    rows = sorted(sorted(rows, key=lambda r: -(r[1].duration_ms or 0))[:MAX_KERNELS], key=lambda r: r[0])
     reasons: list[str] = []
     for _, k in rows:
-        reasons += [s["reason"] for s in k["top_stalls"] if s["reason"] not in reasons]
+        reasons += [s["reason"] for s in k.top_stalls if s["reason"] not in reasons]
     color = {r: STALL_COLOR.get(r, OTHER_STALL_COLOR) for r in reasons}
     matplotlib, plt = _pyplot()
     with matplotlib.rc_context(RC):
         fig, ax = plt.subplots(figsize=(9.5, 1.2 + 0.55 * len(rows)))
-        labels = [kernel_label(i, k.get("label") or k["kernel"]) for i, k in rows]
-        widest = max(sum(s["cycles_per_issue"] or 0 for s in k["top_stalls"]) for _, k in rows) or 1
+        labels = [kernel_label(i, k.label or k.kernel) for i, k in rows]
+        widest = max(sum(s["cycles_per_issue"] or 0 for s in k.top_stalls) for _, k in rows) or 1
         seen: set[str] = set()
         for y, (_, k) in enumerate(rows):
             left = 0.0
-            for s in k["top_stalls"]:
+            for s in k.top_stalls:
                 v = s["cycles_per_issue"] or 0
                 bar = ax.barh(
                     [y],
@@ -490,26 +494,27 @@ def stall_chart(analysis: dict, stem: Path, title: str = "") -> list[Path]:
 MAX_STEPS = 12  # on the timeline chart; the table gives the medians over all steps
 
 
-def timeline_chart(timeline: dict, stem: Path, title: str = "") -> list[Path]:
+def timeline_chart(timeline: Timeline | None, stem: Path, title: str = "") -> list[Path]:
     """The profiled steps on one time axis (from nsys): per step the host's NVTX range and the GPU's
     span from first kernel start to last kernel end, so a GPU waiting for the host shows as gaps
     in its row. Writes stem.png and stem.svg; [] without steps that ran kernels."""
-    steps = [s for s in (timeline or {}).get("steps", []) if s.get("kernels") and s.get("first_kernel_start_ns")]
+    rows = [] if timeline is None else timeline.steps.itertuples(index=False)
+    steps = [s for s in rows if s.kernels and known(s.first_kernel_start_ns)]
     if not steps:
         return []
     total = len(steps)
     steps = steps[:MAX_STEPS]
-    t0 = min(min(s.get("range_start_ns") or s["first_kernel_start_ns"], s["first_kernel_start_ns"]) for s in steps)
+    t0 = min(min(known(s.range_start_ns) or s.first_kernel_start_ns, s.first_kernel_start_ns) for s in steps)
     matplotlib, plt = _pyplot()
     with matplotlib.rc_context(RC):
         fig, ax = plt.subplots(figsize=(9.5, 2.4))
         host = [
-            ((s["range_start_ns"] - t0) / 1e6, (s["range_end_ns"] - s["range_start_ns"]) / 1e6)
+            ((s.range_start_ns - t0) / 1e6, (s.range_end_ns - s.range_start_ns) / 1e6)
             for s in steps
-            if s.get("range_start_ns") is not None
+            if known(s.range_start_ns) is not None
         ]
         gpu = [
-            ((s["first_kernel_start_ns"] - t0) / 1e6, (s["last_kernel_end_ns"] - s["first_kernel_start_ns"]) / 1e6)
+            ((s.first_kernel_start_ns - t0) / 1e6, (s.last_kernel_end_ns - s.first_kernel_start_ns) / 1e6)
             for s in steps
         ]
         if host:

@@ -1,4 +1,4 @@
-"""GitHub-flavoured markdown report of an analysis (a dict from `Analysis.to_dict()`), with charts.
+"""GitHub-flavoured markdown report of an analysis and its nsys timeline (a `ReportInput`), with charts.
 
 `render_markdown` is a pure function of its inputs; `write_report` writes report.md and its charts
 (PNG and SVG) side by side, linked by relative names so the folder can be moved or pasted.
@@ -6,8 +6,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
+from profiler.nsys_reader import Timeline
 from reports.charts import (
     floor_point,
     kernel_label,
@@ -19,11 +21,21 @@ from reports.charts import (
     timeline_chart,
 )
 from reports.meta import KINDS, LAUNCH_BOUND_PCT, STALL_UNIT, STALL_UNIT_SHORT, ReportMeta, nsys_version
-from reports.numbers import ms, ratio, us
+from reports.numbers import known, ms, ratio, us
 from reports.waits import waits_chart, waits_markdown
-from roofline.floor import Floor, Step, at_size_line, floor_and_step
+from roofline.analysis import Analysis, KernelSummary
+from roofline.floor import Floor, Step, at_size_line
 from roofline.hierarchy import padding_note
 from roofline.verdict import STALL_MEANING
+
+
+@dataclass(frozen=True)
+class ReportInput:
+    """What a report renders: the analysis and, when the run has one, its nsys timeline (the rest
+    of what it shows, commands, versions and roofs, is the `ReportMeta`)."""
+
+    analysis: Analysis
+    timeline: Timeline | None = None
 
 
 class ReportExists(FileExistsError):
@@ -69,22 +81,22 @@ def _details(summary: str, body: list[str]) -> list[str]:
     return [f"<details><summary>{summary}</summary>", "", *body, "", "</details>", ""]
 
 
-def _dram_level(k: dict) -> dict:
-    return next((lv for lv in (k.get("hierarchy") or {}).get("levels", []) if lv["level"] == "DRAM"), {})
+def _dram_level(k: KernelSummary) -> dict:
+    return next((lv for lv in (k.hierarchy or {}).get("levels", []) if lv["level"] == "DRAM"), {})
 
 
-def _dram_pct(k: dict) -> float | None:
+def _dram_pct(k: KernelSummary) -> float | None:
     """DRAM throughput, % of the report's own peak (ncu's own number when the report has it)."""
-    if k.get("dram_throughput_pct") is not None:
-        return k["dram_throughput_pct"]
-    if k.get("dram_gbps") and k.get("dram_peak_gbps"):
-        return 100 * k["dram_gbps"] / k["dram_peak_gbps"]
+    if k.dram_throughput_pct is not None:
+        return k.dram_throughput_pct
+    if k.dram_gbps and k.dram_peak_gbps:
+        return 100 * k.dram_gbps / k.dram_peak_gbps
     return None
 
 
-def _name(k: dict) -> str:
+def _name(k: KernelSummary) -> str:
     """The row's distinct label (kernel + what tells it apart), else the kernel name."""
-    return k.get("label") or k["kernel"]
+    return k.label or k.kernel
 
 
 def _prose(text: str) -> str:
@@ -95,23 +107,23 @@ def _prose(text: str) -> str:
     return "".join(_code(p) if i % 2 else _plain(p) for i, p in enumerate(parts))
 
 
-def _stalls(k: dict, n: int = 3) -> str:
-    return ", ".join(f"{s['reason']} {s['cycles_per_issue']:.1f}" for s in k.get("top_stalls", [])[:n]) or "–"
+def _stalls(k: KernelSummary, n: int = 3) -> str:
+    return ", ".join(f"{s['reason']} {s['cycles_per_issue']:.1f}" for s in k.top_stalls[:n]) or "–"
 
 
-def _bound(k: dict) -> str:
-    why = k.get("roof") or k.get("cause")
-    return f"**{k['bound']}**" + (f": {why}" if why else "")
+def _bound(k: KernelSummary) -> str:
+    why = k.roof or k.cause
+    return f"**{k.bound}**" + (f": {why}" if why else "")
 
 
 def _measured_dram(meta: ReportMeta) -> float | None:
     return next((r.value for r in meta.roofs if r.level == "DRAM" and r.kind == "measured"), None)
 
 
-def _title(analysis: dict, meta: ReportMeta, s: Step | None) -> list[str]:
+def _title(report: ReportInput, meta: ReportMeta, s: Step | None) -> list[str]:
     name = Path(meta.source).name or meta.source
-    gpu = analysis["gpu"].get("name") or "unknown GPU"
-    ks = analysis.get("kernels", [])
+    gpu = report.analysis.gpu.get("name") or "unknown GPU"
+    ks = report.analysis.kernels
     line = f"{len(ks)} kernel{'s' if len(ks) != 1 else ''} on {gpu}"
     if s:
         line += (
@@ -119,9 +131,9 @@ def _title(analysis: dict, meta: ReportMeta, s: Step | None) -> list[str]:
             f"{us(s.floor_ms)} µs: **{ratio(s.gap)}** from the floor"
         )
     elif ks:
-        slowest = max(ks, key=lambda k: (k.get("duration_ms") or 0) * k["launches"])
-        line += f"; most time in {_code(_name(slowest))} ({slowest['bound']}-bound)"
-    busy = ((analysis.get("timeline") or {}).get("summary") or {}).get("gpu_busy_pct_of_range")
+        slowest = max(ks, key=lambda k: (k.duration_ms or 0) * k.launches)
+        line += f"; most time in {_code(_name(slowest))} ({slowest.bound}-bound)"
+    busy = report.timeline.summary.get("gpu_busy_pct_of_range") if report.timeline is not None else None
     if busy is not None and busy < LAUNCH_BOUND_PCT:
         line += f"; **launch-bound**: the GPU ran kernels only {busy:.0f}% of the profiled range (nsys)"
     return [
@@ -136,8 +148,8 @@ def _title(analysis: dict, meta: ReportMeta, s: Step | None) -> list[str]:
     ]
 
 
-def _gpu(analysis: dict, meta: ReportMeta) -> list[str]:
-    g = analysis["gpu"]
+def _gpu(analysis: Analysis, meta: ReportMeta) -> list[str]:
+    g = analysis.gpu
     out = [
         "## GPU",
         "",
@@ -176,10 +188,10 @@ def _gpu(analysis: dict, meta: ReportMeta) -> list[str]:
     return out
 
 
-def _workload(analysis: dict, meta: ReportMeta) -> list[str]:
-    w = analysis.get("workload")
+def _workload(analysis: Analysis, meta: ReportMeta) -> list[str]:
+    w = analysis.workload
     out = ["## Workload", ""]
-    if not w:
+    if w is None:
         why = meta.why_no_floor or (
             f"{meta.source} is a bare report: it does not record the workload that launched the kernels"
         )
@@ -201,7 +213,8 @@ def _workload(analysis: dict, meta: ReportMeta) -> list[str]:
         "tree_mask",
         "seed",
     ]
-    rows = [[_code(f), _code(w[f])] for f in fields if w.get(f) is not None]
+    values = {f: getattr(w, f) for f in fields}
+    rows = [[_code(f), _code(list(v) if isinstance(v, tuple) else v)] for f, v in values.items() if v is not None]
     if meta.kernel:
         rows.insert(0, ["kernel", _code(meta.kernel)])
     if meta.iterations:
@@ -246,9 +259,9 @@ def _floor(f: Floor | None, s: Step | None) -> list[str]:
     return out + [""]
 
 
-def _kernel_table(analysis: dict, meta: ReportMeta) -> list[str]:
-    floor = bool(analysis.get("floor"))
-    useful = any((k.get("hierarchy") or {}).get("useful_flops") for k in analysis.get("kernels", []))
+def _kernel_table(analysis: Analysis, meta: ReportMeta) -> list[str]:
+    floor = analysis.floor is not None
+    useful = any((k.hierarchy or {}).get("useful_flops") for k in analysis.kernels)
     header = [
         "#",
         "kernel",
@@ -266,30 +279,30 @@ def _kernel_table(analysis: dict, meta: ReportMeta) -> list[str]:
     ]
     header += ["gap to floor"] if floor else []
     rows = []
-    for i, k in enumerate(analysis.get("kernels", [])):
-        h = k.get("hierarchy") or {}
+    for i, k in enumerate(analysis.kernels):
+        h = k.hierarchy or {}
         pct = _dram_pct(k)
-        share = k.get("share_of_step")
+        share = k.share_of_step
         rows.append(
             [
                 f"K{i + 1}",
                 _code(kernel_label(i, _name(k), 60).split(" ", 1)[1]),
-                str(k["launches"]),
-                ms(k.get("duration_ms")),
+                str(k.launches),
+                ms(k.duration_ms),
                 _f(None if share is None else 100 * share, ".1f"),
-                _f(k.get("dram_gbps"), ",.0f"),
+                _f(k.dram_gbps, ",.0f"),
                 _f(pct, ".1f"),
                 _f(h.get("useful_tflops", h.get("tflops")), ".2f"),
                 _f(
                     _dram_level(k).get("useful_arithmetic_intensity", _dram_level(k).get("arithmetic_intensity")),
                     ",.1f",
                 ),
-                _f(k.get("l2_hit_rate_pct"), ".1f"),
-                _f(k.get("achieved_occupancy_pct"), ".1f"),
+                _f(k.l2_hit_rate_pct, ".1f"),
+                _f(k.achieved_occupancy_pct, ".1f"),
                 _stalls(k),
                 _bound(k),
             ]
-            + ([ratio(k.get("gap_to_floor"))] if floor else [])
+            + ([ratio(k.gap_to_floor)] if floor else [])
         )
     out = ["## Kernels", ""] + _table(header, rows, "llrrrrrrrrrll" + ("l" if floor else ""))
     out += [
@@ -324,15 +337,15 @@ def _flops_line(h: dict, q_len: int | None) -> str:
     )
 
 
-def _kernel_section(i: int, k: dict, meta: ReportMeta, q_len: int | None = None) -> list[str]:
-    h = k.get("hierarchy") or {}
+def _kernel_section(i: int, k: KernelSummary, meta: ReportMeta, q_len: int | None = None) -> list[str]:
+    h = k.hierarchy or {}
     measured = _measured_dram(meta)
-    dram = _f(k.get("dram_gbps"), ",.0f", " GB/s")
-    if not k.get("dram_gbps") and _dram_pct(k) is not None:
+    dram = _f(k.dram_gbps, ",.0f", " GB/s")
+    if not k.dram_gbps and _dram_pct(k) is not None:
         dram = f"{_dram_pct(k):.1f}% of the report's own peak (no byte counts in the report)"
-    elif k.get("dram_gbps") and k.get("dram_peak_gbps"):
-        dram += f" ({100 * k['dram_gbps'] / k['dram_peak_gbps']:.1f}% of the report's own {k['dram_peak_gbps']:,.0f}"
-        dram += f"; {100 * k['dram_gbps'] / measured:.1f}% of the measured {measured:,.0f})" if measured else ")"
+    elif k.dram_gbps and k.dram_peak_gbps:
+        dram += f" ({100 * k.dram_gbps / k.dram_peak_gbps:.1f}% of the report's own {k.dram_peak_gbps:,.0f}"
+        dram += f"; {100 * k.dram_gbps / measured:.1f}% of the measured {measured:,.0f})" if measured else ")"
     compute = "– (no FLOP counters in the report)"
     if h.get("useful_flops"):
         compute = _flops_line(h, q_len)
@@ -353,49 +366,48 @@ def _kernel_section(i: int, k: dict, meta: ReportMeta, q_len: int | None = None)
         "; ".join(
             f"{s['reason']} {s['cycles_per_issue']:.1f}"
             + (f" ({STALL_MEANING[s['reason']]})" if s["reason"] in STALL_MEANING else "")
-            for s in k.get("top_stalls", [])
+            for s in k.top_stalls
         )
         or "– (no stall metrics in the report)"
     )
-    if k.get("top_stalls"):
+    if k.top_stalls:
         stalls = f"in {STALL_UNIT_SHORT}: {stalls}"
-    pct = lambda key: _f(k.get(key), ".1f", "%")  # noqa: E731
     rows = [
         [
             "launches, grid x block",
-            f"{k['launches']}, {_f(k.get('grid_size'), '.0f')} x {_f(k.get('block_size'), '.0f')}",
+            f"{k.launches}, {_f(k.grid_size, '.0f')} x {_f(k.block_size, '.0f')}",
         ],
         [
             "time per launch (median)",
-            ms(k.get("duration_ms"), "–") + (" ms" if k.get("duration_ms") is not None else ""),
+            ms(k.duration_ms, "–") + (" ms" if k.duration_ms is not None else ""),
         ],
         ["DRAM throughput", dram],
         ["compute", compute],
         ["arithmetic intensity", intensity],
-        ["SM / memory throughput", f"{pct('sm_throughput_pct')} / {pct('memory_throughput_pct')} of peak"],
-        ["L2 hit rate", _f(k.get("l2_hit_rate_pct"), ".1f", "%")],
-        ["occupancy achieved / theoretical", f"{pct('achieved_occupancy_pct')} / {pct('theoretical_occupancy_pct')}"],
+        ["SM / memory throughput", f"{_pct(k.sm_throughput_pct)} / {_pct(k.memory_throughput_pct)} of peak"],
+        ["L2 hit rate", _pct(k.l2_hit_rate_pct)],
+        ["occupancy achieved / theoretical", f"{_pct(k.achieved_occupancy_pct)} / {_pct(k.theoretical_occupancy_pct)}"],
         [
             "registers per thread, waves per SM",
-            f"{_f(k.get('registers_per_thread'), '.0f')}, {_f(k.get('waves_per_sm'), '.2f')}",
+            f"{_f(k.registers_per_thread, '.0f')}, {_f(k.waves_per_sm, '.2f')}",
         ],
         ["top stalls", stalls],
         ["bound", _bound(k)],
-        ["busiest unit", k.get("unit") or "–"],
-        ["share of step", _f(None if k.get("share_of_step") is None else 100 * k["share_of_step"], ".1f", "%")],
-        ["gap to floor", ratio(k.get("gap_to_floor"))],
+        ["busiest unit", k.unit or "–"],
+        ["share of step", _pct(None if k.share_of_step is None else 100 * k.share_of_step)],
+        ["gap to floor", ratio(k.gap_to_floor)],
     ]
     out = [f"### K{i + 1} {_code(_name(k))}", ""] + _table(["", ""], rows) + [""]
-    if k.get("advice"):
-        out += [f"Try: {k['advice']}.", ""]
-    body = [f"- {_plain(e)}" for e in k.get("evidence", [])]
-    if k.get("mangled_name") and k["mangled_name"] != k["kernel"]:
-        body += ["", f"Full (mangled) name: {_code(k['mangled_name'])}"]
-    if k.get("ncu_rule"):
+    if k.advice:
+        out += [f"Try: {k.advice}.", ""]
+    body = [f"- {_plain(e)}" for e in k.evidence]
+    if k.mangled_name and k.mangled_name != k.kernel:
+        body += ["", f"Full (mangled) name: {_code(k.mangled_name)}"]
+    if k.ncu_rule:
         agree = {True: "agrees with this verdict", False: "**disagrees** with this verdict", None: "not comparable"}[
-            k.get("agrees_with_ncu")
+            k.agrees_with_ncu
         ]
-        body += ["", f"ncu's own SOLBottleneck rule ({agree}):", "", f"> {_plain(k['ncu_rule'])}"]
+        body += ["", f"ncu's own SOLBottleneck rule ({agree}):", "", f"> {_plain(k.ncu_rule)}"]
     if h.get("levels") and h.get("useful_flops"):
         body += [
             "",
@@ -436,6 +448,10 @@ def _kernel_section(i: int, k: dict, meta: ReportMeta, q_len: int | None = None)
     return out
 
 
+def _pct(value: float | None) -> str:
+    return _f(value, ".1f", "%")
+
+
 def _level_row(lv: dict, useful: bool) -> list[str]:
     """A row of the hierarchical roofline table; `useful`: with the useful work's intensity and the executed roof."""
     intensity = [f"{lv['useful_arithmetic_intensity']:,.1f}"] if useful else []
@@ -452,12 +468,12 @@ def _level_row(lv: dict, useful: bool) -> list[str]:
     ]
 
 
-def _timeline(analysis: dict, meta: ReportMeta) -> list[str]:
+def _timeline(report: ReportInput, meta: ReportMeta) -> list[str]:
     """What nsys saw: per step the kernels, the idle gaps between them, the launch calls, the host."""
-    t = analysis.get("timeline")
-    if not t:
+    t = report.timeline
+    if t is None:
         return []
-    s = t["summary"]
+    s = t.summary
     where = f"the NVTX range '{s['range']}'" if s.get("range") else "the whole trace (no NVTX range)"
     out = [
         "## Timeline",
@@ -496,20 +512,21 @@ def _timeline(analysis: dict, meta: ReportMeta) -> list[str]:
             "lr",
         )
         out += ["", f"Verdict: {bound}.", ""]
-    if t.get("kernels"):
-        ncu = {k["kernel"]: k.get("duration_ms") for k in analysis.get("kernels", [])}
-        with_ncu = not _timeline_only(analysis) and any(ncu.get(k["kernel"]) is not None for k in t["kernels"])
+    if not t.kernels.empty:
+        ncu = {k.kernel: k.duration_ms for k in report.analysis.kernels}
+        kernels = list(t.kernels.itertuples(index=False))
+        with_ncu = not _timeline_only(report) and any(ncu.get(k.kernel) is not None for k in kernels)
         rows = [
             [
-                _code(k["kernel"]),
-                str(int(k["launches"])),
-                ms(k["median_ms"]),
-                ms(k["min_ms"]),
-                ms(k["max_ms"]),
-                f"{k['share_pct']:.1f}",
+                _code(k.kernel),
+                str(int(k.launches)),
+                ms(known(k.median_ms)),
+                ms(known(k.min_ms)),
+                ms(known(k.max_ms)),
+                f"{k.share_pct:.1f}",
             ]
-            + ([ms(ncu.get(k["kernel"]))] if with_ncu else [])
-            for k in t["kernels"]
+            + ([ms(ncu.get(k.kernel))] if with_ncu else [])
+            for k in kernels
         ]
         out += _details(
             "Kernels on the timeline (median, min, max per launch, ms)",
@@ -524,13 +541,13 @@ def _timeline(analysis: dict, meta: ReportMeta) -> list[str]:
     return out
 
 
-def _off_chart(analysis: dict, roofs: list) -> str:
+def _off_chart(analysis: Analysis, roofs: list) -> str:
     """Which kernels the roofline chart leaves out, and why (no FLOPs, not among the slowest, or
     beyond the axis)."""
     points = roofline_points(analysis)
     layout = roofline_layout(analysis, roofs)
     shown = {p["index"] for p in layout["points"]}
-    no_flops = [f"K{i + 1}" for i in range(len(analysis.get("kernels", []))) if i not in {p["index"] for p in points}]
+    no_flops = [f"K{i + 1}" for i in range(len(analysis.kernels)) if i not in {p["index"] for p in points}]
     dropped = [f"K{p['index'] + 1}" for p in points if p["index"] not in shown]
     out = ""
     if no_flops:
@@ -547,19 +564,20 @@ def _off_chart(analysis: dict, roofs: list) -> str:
     return out
 
 
-def _timeline_only(analysis: dict) -> bool:
+def _timeline_only(report: ReportInput) -> bool:
     """The kernels came from an nsys timeline alone: no counter, no bound."""
-    ks = analysis.get("kernels", [])
+    ks = report.analysis.kernels
     return (
-        bool(analysis.get("timeline"))
+        report.timeline is not None
         and bool(ks)
-        and all(k["bound"] == "unknown" and k.get("sm_throughput_pct") is None for k in ks)
+        and all(k.bound == "unknown" and k.sm_throughput_pct is None for k in ks)
     )
 
 
-def _charts(charts: dict[str, Path], analysis: dict, meta: ReportMeta, floor: Floor | None) -> list[str]:
+def _charts(charts: dict[str, Path], report: ReportInput, meta: ReportMeta, floor: Floor | None) -> list[str]:
     out = ["## Charts", ""]
-    gpu = analysis["gpu"].get("name") or "the GPU"
+    analysis = report.analysis
+    gpu = analysis.gpu.get("name") or "the GPU"
     if "roofline" in charts:
         out += _figure(
             charts["roofline"],
@@ -584,7 +602,7 @@ def _charts(charts: dict[str, Path], analysis: dict, meta: ReportMeta, floor: Fl
         )
     elif roofline_points(analysis):
         out += ["No roofline chart: charts were not written with this report.", ""]
-    elif _timeline_only(analysis):
+    elif _timeline_only(report):
         out += [
             "No roofline or stall chart: the source is an nsys timeline, without hardware counters "
             f"(profile with {_code('--tool ncu')} or {_code('both')} for them).",
@@ -609,9 +627,9 @@ def _charts(charts: dict[str, Path], analysis: dict, meta: ReportMeta, floor: Fl
             "Top warp stalls",
             f", {STALL_UNIT}, each reason in its own colour in every report.",
         )
-    elif any(k.get("top_stalls") for k in analysis.get("kernels", [])):
+    elif any(k.top_stalls for k in analysis.kernels):
         out += ["No stall chart: charts were not written with this report.", ""]
-    elif not _timeline_only(analysis):
+    elif not _timeline_only(report):
         out += ["No stall chart: the report has no warp-stall metrics.", ""]
     if "timeline" in charts:
         out += _figure(
@@ -648,27 +666,27 @@ def _reproduce(meta: ReportMeta) -> list[str]:
     return out
 
 
-def render_markdown(analysis: dict, meta: ReportMeta, charts: dict[str, Path] | None = None) -> str:
-    """The whole report as GitHub-flavoured markdown. `analysis` is `Run.to_dict()` (or
-    `Analysis.to_dict()`; a 'timeline' key adds the timeline section). `charts` maps
-    'roofline'/'stalls'/'timeline' to PNG paths
-    relative to where the markdown will live (each with an SVG of the same stem beside it)."""
+def render_markdown(report: ReportInput, meta: ReportMeta, charts: dict[str, Path] | None = None) -> str:
+    """The whole report as GitHub-flavoured markdown (a timeline adds the timeline section).
+    `charts` maps 'roofline'/'stalls'/'timeline'/'waits' to PNG paths relative to where the
+    markdown will live (each with an SVG of the same stem beside it)."""
     charts = charts or {}
-    floor, step = floor_and_step(analysis)
-    out = _title(analysis, meta, step) + _gpu(analysis, meta) + _workload(analysis, meta) + _floor(floor, step)
+    analysis = report.analysis
+    floor, step = analysis.floor, analysis.step
+    out = _title(report, meta, step) + _gpu(analysis, meta) + _workload(analysis, meta) + _floor(floor, step)
     out += _kernel_table(analysis, meta)
-    q_len = (analysis.get("workload") or {}).get("q_len")
-    for i, k in enumerate(analysis.get("kernels", [])):
+    q_len = analysis.workload.q_len if analysis.workload is not None else None
+    for i, k in enumerate(analysis.kernels):
         out += _kernel_section(i, k, meta, q_len)
-    out += _timeline(analysis, meta)
+    out += _timeline(report, meta)
     out += waits_markdown(analysis, charts.get("waits"))
-    out += _charts(charts, analysis, meta, floor) + _reproduce(meta)
-    if analysis.get("notes"):
-        out += ["## Notes", ""] + [f"- {_prose(n)}" for n in analysis["notes"]] + [""]
-    if analysis.get("missing_metrics"):
+    out += _charts(charts, report, meta, floor) + _reproduce(meta)
+    if analysis.notes:
+        out += ["## Notes", ""] + [f"- {_prose(n)}" for n in analysis.notes] + [""]
+    if analysis.missing_metrics:
         out += _details(
-            f"The {len(analysis['missing_metrics'])} ncu metrics this report lacks",
-            [", ".join(_code(m) for m in analysis["missing_metrics"])],
+            f"The {len(analysis.missing_metrics)} ncu metrics this report lacks",
+            [", ".join(_code(m) for m in analysis.missing_metrics)],
         )
     return "\n".join(out).rstrip() + "\n"
 
@@ -678,7 +696,7 @@ def chart_paths(out_md: Path) -> dict[str, Path]:
     return {name: out_md.with_name(f"{out_md.stem}_{name}.png") for name in ("roofline", "stalls", "timeline", "waits")}
 
 
-def write_report(analysis: dict, meta: ReportMeta, out_md: Path, force: bool = False) -> list[Path]:
+def write_report(report: ReportInput, meta: ReportMeta, out_md: Path, force: bool = False) -> list[Path]:
     """Write out_md and its charts (PNG + SVG); returns the files written. Refuses to replace an
     existing report or chart unless `force` (ReportExists)."""
     out_md = Path(out_md)
@@ -689,13 +707,14 @@ def write_report(analysis: dict, meta: ReportMeta, out_md: Path, force: bool = F
             if p.exists():
                 raise ReportExists(p)
     out_md.parent.mkdir(parents=True, exist_ok=True)
-    title = f"{analysis['gpu'].get('name') or 'unknown GPU'}: {Path(meta.source).name}"
+    analysis = report.analysis
+    title = f"{analysis.gpu.get('name') or 'unknown GPU'}: {Path(meta.source).name}"
     written, links = [], {}
     roofs = report_roofs(analysis) + list(meta.roofs)
     for name, files in (
         ("roofline", roofline_chart(analysis, roofs, pngs["roofline"].with_suffix(""), title)),
         ("stalls", stall_chart(analysis, pngs["stalls"].with_suffix(""), title)),
-        ("timeline", timeline_chart(analysis.get("timeline"), pngs["timeline"].with_suffix(""), title)),
+        ("timeline", timeline_chart(report.timeline, pngs["timeline"].with_suffix(""), title)),
         ("waits", waits_chart(analysis, pngs["waits"].with_suffix(""), title)),
     ):
         if files:
@@ -704,5 +723,5 @@ def write_report(analysis: dict, meta: ReportMeta, out_md: Path, force: bool = F
     for p in mine[1:]:
         if p not in written and p.exists():
             p.unlink()  # a chart of an earlier report that this one does not have (only with force)
-    out_md.write_text(render_markdown(analysis, meta, links))
+    out_md.write_text(render_markdown(report, meta, links))
     return [out_md] + written

@@ -39,3 +39,8 @@ def ratio(value: float | None, missing: str = "–") -> str:
 def fmt(value, spec: str, missing: str = "-") -> str:
     """`value` formatted by `spec`, or `missing` for None."""
     return missing if value is None else format(value, spec)
+
+
+def known(value):
+    """`value`, or None where it is missing: None or NaN (a table's empty cell)."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value

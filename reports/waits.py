@@ -3,12 +3,13 @@ markdown and a chart (roofline/waits.py makes the numbers; this module only rend
 
 from __future__ import annotations
 
-import dataclasses
 import textwrap
 from pathlib import Path
 
 from reports.charts import _pyplot, _save
 from reports.table import align
+from roofline.analysis import Analysis
+from roofline.waits import WarpWaits
 
 # One colour per wait class (profiler/ncu_source.py WAIT_CLASSES), the same in every chart.
 CLASS_COLOURS = {
@@ -26,29 +27,16 @@ NO_SOURCE = (
 )
 
 
-def _as_dict(waits) -> dict | None:
-    if waits is None:
-        return None
-    return dataclasses.asdict(waits) if dataclasses.is_dataclass(waits) else dict(waits)
+def _kernels(analysis: Analysis) -> list[tuple[str, WarpWaits]]:
+    """(name, waits) for each kernel with PC samples."""
+    return [(k.label or k.kernel, k.waits) for k in analysis.kernels if k.waits is not None]
 
 
-def _kernels(analysis) -> list[tuple[str, dict]]:
-    """(name, waits dict) for each kernel with PC samples, from an Analysis or its to_dict()."""
-    kernels = analysis["kernels"] if isinstance(analysis, dict) else analysis.kernels
-    out = []
-    for k in kernels:
-        get = k.get if isinstance(k, dict) else (lambda name, k=k: getattr(k, name, None))
-        w = _as_dict(get("waits"))
-        if w:
-            out.append((get("label") or get("kernel"), w))
-    return out
+def _classes(w: WarpWaits) -> str:
+    return ", ".join(f"{c} {100 * s:.1f}%" for c, s in w.by_class.items() if s >= 0.0005)
 
 
-def _classes(w: dict) -> str:
-    return ", ".join(f"{c} {100 * s:.1f}%" for c, s in w["by_class"].items() if s >= 0.0005)
-
-
-def waits_text(analysis) -> list[str]:
+def waits_text(analysis: Analysis) -> list[str]:
     """The text section (empty when no kernel has PC samples)."""
     kernels = _kernels(analysis)
     if not kernels:
@@ -56,18 +44,18 @@ def waits_text(analysis) -> list[str]:
     out = ["", "where the warps wait (PC samples by instruction; profiler/ncu_source.py):"]
     embedded = False
     for name, w in kernels:
-        out += textwrap.wrap(f"{name} ({w['samples']:.0f} samples): {_classes(w)}", 100, subsequent_indent="    ")
-        rows = [["share", "where", "class", "line text" if w.get("source_text") else "busiest instruction"]]
-        for ln in w["lines"]:
-            rows.append([f"{100 * ln['share']:.1f}%", ln["where"], ln["wait_class"], ln["text"][:70]])
+        out += textwrap.wrap(f"{name} ({w.samples:.0f} samples): {_classes(w)}", 100, subsequent_indent="    ")
+        rows = [["share", "where", "class", "line text" if w.source_text else "busiest instruction"]]
+        for ln in w.lines:
+            rows.append([f"{100 * ln.share:.1f}%", ln.where, ln.wait_class, ln.text[:70]])
         out += ["  " + r for r in align(rows).splitlines()]
-        embedded = embedded or w.get("source_text", False)
+        embedded = embedded or w.source_text
     if not embedded:
         out.append(f"  ({NO_SOURCE})")
     return out
 
 
-def waits_markdown(analysis: dict, chart: Path | None = None) -> list[str]:
+def waits_markdown(analysis: Analysis, chart: Path | None = None) -> list[str]:
     """The markdown section: per kernel a table of shares by wait class and one of its top lines."""
     kernels = _kernels(analysis)
     if not kernels:
@@ -90,20 +78,20 @@ def waits_markdown(analysis: dict, chart: Path | None = None) -> list[str]:
             "",
         ]
     for name, w in kernels:
-        out += [f"**`{name}`** ({w['samples']:.0f} samples)", "", "| class | share |", "| --- | ---: |"]
-        out += [f"| {c} | {100 * s:.1f}% |" for c, s in w["by_class"].items()]
+        out += [f"**`{name}`** ({w.samples:.0f} samples)", "", "| class | share |", "| --- | ---: |"]
+        out += [f"| {c} | {100 * s:.1f}% |" for c, s in w.by_class.items()]
         out += ["", "| share | where | class | text |", "| ---: | --- | --- | --- |"]
         out += [
-            f"| {100 * ln['share']:.1f}% | `{ln['where']}` | {ln['wait_class']} | `{ln['text'].replace('|', '/')}` |"
-            for ln in w["lines"]
+            f"| {100 * ln.share:.1f}% | `{ln.where}` | {ln.wait_class} | `{ln.text.replace('|', '/')}` |"
+            for ln in w.lines
         ]
         out.append("")
-    if not any(w.get("source_text") for _, w in kernels):
+    if not any(w.source_text for _, w in kernels):
         out += [f"*{NO_SOURCE}.*", ""]
     return out
 
 
-def waits_chart(analysis: dict, stem: Path, title: str = "") -> list[Path]:
+def waits_chart(analysis: Analysis, stem: Path, title: str = "") -> list[Path]:
     """A stacked bar per kernel: the share of samples in each wait class (PNG and SVG); [] without samples."""
     kernels = _kernels(analysis)
     if not kernels:
@@ -113,7 +101,7 @@ def waits_chart(analysis: dict, stem: Path, title: str = "") -> list[Path]:
     for row, (name, w) in enumerate(kernels):
         left = 0.0
         for cls, colour in CLASS_COLOURS.items():
-            share = 100 * w["by_class"].get(cls, 0.0)
+            share = 100 * w.by_class.get(cls, 0.0)
             if share > 0:
                 ax.barh(row, share, left=left, color=colour, label=cls if row == 0 else None)
                 left += share

@@ -8,7 +8,7 @@ from importlib import metadata
 from pathlib import Path
 
 from profiler.rundir import RunDir, RunDirError
-from reports.markdown import write_report
+from reports.markdown import ReportInput, write_report
 from reports.meta import ReportMeta, Roof, nsys_version
 from roofline.gpus import GpuSpec, match_gpu
 
@@ -124,4 +124,4 @@ def report(run, out_md: str | Path | None = None, force: bool = False, source: s
                 "(choose another -o)"
             )
     meta = build_meta(run, out if out_md is not None else None, source)
-    return write_report(run.to_dict(), meta, out, force=force)
+    return write_report(ReportInput(run.analysis, run.timeline), meta, out, force=force)

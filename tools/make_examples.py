@@ -14,7 +14,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from reports.markdown import write_report
+from reports.markdown import ReportInput, write_report
 from reports.numbers import ms
 from roofline.api import load
 from roofline.cli import main
@@ -156,7 +156,7 @@ def build(out_md: Path, root: Path = ROOT) -> list[Path]:
     committed paths, wherever it is written."""
     run = load(root / SAMPLE)
     meta = build_meta(run, EXAMPLE, SAMPLE)
-    return write_report(run.to_dict(), meta, out_md, force=True)
+    return write_report(ReportInput(run.analysis, run.timeline), meta, out_md, force=True)
 
 
 def main_(argv: list[str] | None = None) -> int:

@@ -1,5 +1,7 @@
 """`roofline report`: markdown + charts from real captures (the bundled run, fixture runs, bare reports)."""
 
+import copy
+import dataclasses
 import json
 import re
 import subprocess
@@ -10,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from reports.markdown import render_markdown
+from reports.markdown import ReportInput, render_markdown
 from reports.meta import ReportMeta
 from roofline.api import load
 from roofline.cli import main
@@ -135,12 +137,19 @@ def test_rerun_gives_identical_files(tmp_path):
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
 
 
-def test_renderer_takes_a_plain_dict():
-    """Any source of Analysis.to_dict() works: a JSON round trip, no charts, minimal metadata."""
-    analysis = json.loads(json.dumps(load(SAMPLE_RUN).analysis.to_dict()))
-    md = render_markdown(analysis, ReportMeta(source="somewhere/run"))
+def test_renderer_takes_typed_input():
+    """The renderer reads the typed Analysis (no to_dict round trip): no charts, minimal metadata."""
+    md = render_markdown(ReportInput(load(SAMPLE_RUN).analysis), ReportMeta(source="somewhere/run"))
     assert "| K1 | `_verify_extend_kernel` |" in md and "charts were not written" in md
-    assert "The capture command is not recorded" in md
+    assert "The capture command is not recorded" in md and "## Timeline" not in md
+
+
+def test_ragged_workload_shows_its_ctx_lens_as_a_list():
+    """The workload's ctx_lens tuple prints as the list analysis.json holds, as it did from the dict."""
+    analysis = load(SAMPLE_RUN).analysis
+    ragged = dataclasses.replace(analysis.workload, batch=2, ctx_lens=(1024, 2048))
+    md = render_markdown(ReportInput(dataclasses.replace(analysis, workload=ragged)), ReportMeta(source="run"))
+    assert "| `ctx_lens` | `[1024, 2048]` |" in md and "| `batch` | `2` |" in md
 
 
 def test_markdown_renders_to_html(tmp_path):
@@ -233,9 +242,9 @@ def test_timeline_of_an_nsys_export_and_launch_bound(tmp_path):
     assert "## Timeline" in md and "| kernel time (2 kernels) | 0.1878 |" in md
     assert "the source is an nsys timeline, without hardware counters" in md and "ncu's default sections" not in md
     assert check_charts(out) == ["report_timeline.png"]
-    run = load(NSYS_FAST_128K).to_dict()
-    run["timeline"]["summary"]["gpu_busy_pct_of_range"] = 24.0  # as the H200 run with both tools printed
-    md = render_markdown(run, ReportMeta(source="run"))
+    run = load(NSYS_FAST_128K)
+    busy = {**run.timeline.summary, "gpu_busy_pct_of_range": 24.0}  # as the H200 run with both tools printed
+    md = render_markdown(ReportInput(run.analysis, dataclasses.replace(run.timeline, summary=busy)), ReportMeta("run"))
     assert "**launch-bound**: the GPU ran kernels only 24% of the profiled range; it waits for the host" in md
     assert "; **launch-bound**: the GPU ran kernels only 24% of the profiled range (nsys)." in md.splitlines()[2]
 
@@ -245,11 +254,11 @@ def test_one_colour_per_stall_reason_in_every_chart(tmp_path):
     from reports.charts import STALL_COLOR, stall_chart
 
     assert set(STALL_REASONS) <= set(STALL_COLOR) and len(set(STALL_COLOR.values())) == len(STALL_COLOR)
-    base = load(SAMPLE).analysis.to_dict()
+    base = load(SAMPLE).analysis
     svgs = []
     for n, stalls in enumerate([["wait", "long_scoreboard"], ["long_scoreboard"]]):
-        base["kernels"][0]["top_stalls"] = [{"reason": r, "cycles_per_issue": 2.0} for r in stalls]
-        svgs.append(stall_chart(base, tmp_path / f"s{n}")[1].read_text())
+        k = dataclasses.replace(base.kernels[0], top_stalls=[{"reason": r, "cycles_per_issue": 2.0} for r in stalls])
+        svgs.append(stall_chart(dataclasses.replace(base, kernels=[k]), tmp_path / f"s{n}")[1].read_text())
     assert all(STALL_COLOR["long_scoreboard"] in s for s in svgs)  # first in one chart, second in the other
 
 
@@ -297,14 +306,16 @@ def test_preset_sentence_is_true_of_the_run(tmp_path):
 def test_roofline_axis_ignores_an_outlier(tmp_path):
     from reports.charts import roofline_chart, roofline_layout
 
-    analysis = load(SAMPLE).analysis.to_dict()
-    l1 = analysis["kernels"][0]["hierarchy"]["levels"][0]
+    analysis = load(SAMPLE).analysis
+    hierarchy = copy.deepcopy(analysis.kernels[0].hierarchy)
+    l1 = hierarchy["levels"][0]
     l1["useful_arithmetic_intensity"] = l1["arithmetic_intensity"] = 2e7  # like one GEMM's L1 point in a folder
+    analysis = dataclasses.replace(analysis, kernels=[dataclasses.replace(analysis.kernels[0], hierarchy=hierarchy)])
     layout = roofline_layout(analysis, [])
     assert layout["x_hi"] < 1e5 and layout["off"] == [("K1", "L1", 2e7)]
     svg = roofline_chart(analysis, [], tmp_path / "r")[1].read_text()
     assert "at the edge, off the axis: K1 L1 2e+07 FLOP/B" in svg
-    md = render_markdown(analysis, ReportMeta(source="run"), {"roofline": Path("r.png")})
+    md = render_markdown(ReportInput(analysis), ReportMeta(source="run"), {"roofline": Path("r.png")})
     assert "Beyond the axis, drawn at its edge" in md and "K1 L1 at 2e+07 FLOP/B" in md
 
 
@@ -385,3 +396,30 @@ def test_a_report_is_never_written_into_a_run_directory(tmp_path):
         r = CliRunner().invoke(cli_main, ["report", str(run), "-o", str(out)])
         assert r.exit_code == 1 and f"inside the run directory {run}" in r.output and "Traceback" not in r.output
     assert sorted(p.name for p in run.iterdir()) == before
+
+
+def test_timeline_chart_skips_a_step_without_kernels(tmp_path):
+    """A step that launched nothing has no kernel times (NaN in the typed steps table): the chart
+    leaves it out and counts only the steps that ran kernels."""
+    import pandas as pd
+
+    from reports.charts import timeline_chart
+
+    timeline = load(SAMPLE).timeline
+    n = len(timeline.steps)
+    end = int(timeline.steps["range_end_ns"].max())
+    empty = pd.DataFrame([{"step": n, "kernels": 0, "range_start_ns": end + 1000, "range_end_ns": end + 2000}])
+    steps = pd.concat([timeline.steps, empty], ignore_index=True)
+    assert steps["first_kernel_start_ns"].isna().iloc[-1]
+    svg = timeline_chart(dataclasses.replace(timeline, steps=steps), tmp_path / "t")[1].read_text()
+    assert f"({n} steps)" in svg and f"({n + 1} steps)" not in svg
+
+
+def test_waits_chart_is_the_same_bytes_on_every_run(tmp_path):
+    """The waits chart draws outside the charts' rc context: its SVG ids must still not be random."""
+    from reports.waits import waits_chart
+
+    analysis = load(SAMPLE).analysis
+    a, b = (waits_chart(analysis, tmp_path / name / "w") for name in ("a", "b"))
+    assert [f.suffix for f in a] == [".png", ".svg"]
+    assert [f.read_bytes() for f in a] == [f.read_bytes() for f in b]
