@@ -122,7 +122,7 @@ def _measured_dram(meta: ReportMeta) -> float | None:
 
 def _title(report: ReportInput, meta: ReportMeta, s: Step | None) -> list[str]:
     name = Path(meta.source).name or meta.source
-    gpu = report.analysis.gpu.get("name") or "unknown GPU"
+    gpu = report.analysis.gpu.name or "unknown GPU"
     ks = report.analysis.kernels
     line = f"{len(ks)} kernel{'s' if len(ks) != 1 else ''} on {gpu}"
     if s:
@@ -153,9 +153,9 @@ def _gpu(analysis: Analysis, meta: ReportMeta) -> list[str]:
     out = [
         "## GPU",
         "",
-        f"{g.get('name') or 'unknown'}"
-        + (f" (catalogue entry {_code(g['catalogue'])})" if g.get("catalogue") else " (not in the GPU catalogue)")
-        + (f", {g['sm_count']:.0f} SMs" if g.get("sm_count") else "")
+        f"{g.name or 'unknown'}"
+        + (f" (catalogue entry {_code(g.catalogue)})" if g.catalogue else " (not in the GPU catalogue)")
+        + (f", {g.sm_count:.0f} SMs" if g.sm_count else "")
         + ".",
         "",
     ]
@@ -577,7 +577,7 @@ def _timeline_only(report: ReportInput) -> bool:
 def _charts(charts: dict[str, Path], report: ReportInput, meta: ReportMeta, floor: Floor | None) -> list[str]:
     out = ["## Charts", ""]
     analysis = report.analysis
-    gpu = analysis.gpu.get("name") or "the GPU"
+    gpu = analysis.gpu.name or "the GPU"
     if "roofline" in charts:
         out += _figure(
             charts["roofline"],
@@ -708,7 +708,7 @@ def write_report(report: ReportInput, meta: ReportMeta, out_md: Path, force: boo
                 raise ReportExists(p)
     out_md.parent.mkdir(parents=True, exist_ok=True)
     analysis = report.analysis
-    title = f"{analysis.gpu.get('name') or 'unknown GPU'}: {Path(meta.source).name}"
+    title = f"{analysis.gpu.name or 'unknown GPU'}: {Path(meta.source).name}"
     written, links = [], {}
     roofs = report_roofs(analysis) + list(meta.roofs)
     for name, files in (

@@ -109,7 +109,7 @@ def hierarchy_line(h: dict, q_len: int | None = None) -> str:
 
 
 def render_text(analysis: Analysis) -> str:
-    out = [f"GPU: {analysis.gpu.get('name') or 'unknown'}"]
+    out = [f"GPU: {analysis.gpu.name or 'unknown'}"]
     if analysis.workload:
         w = analysis.workload
         out.append(

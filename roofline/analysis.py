@@ -73,9 +73,18 @@ class KernelSummary:
     waits: WarpWaits | None = None  # where the warps wait (PC samples), when the capture has them
 
 
+@dataclass(frozen=True)
+class DeviceInfo:
+    """The GPU a capture ran on: the name the tool recorded, its hardware-table entry, its SM count."""
+
+    name: str | None = None
+    catalogue: str | None = None  # kernels/data/hardware.json's short name; None when not in the table
+    sm_count: float | None = None
+
+
 @dataclass
 class Analysis:
-    gpu: dict
+    gpu: DeviceInfo
     kernels: list[KernelSummary]
     workload: VerifyWorkload | None = None
     floor: Floor | None = None
@@ -238,11 +247,11 @@ def summarize(
                 else ""
             )
         )
-    gpu_info = {
-        "name": device,
-        "catalogue": gpu.short_name if gpu else None,
-        "sm_count": num(launches["sm_count"].dropna().iloc[0]) if launches["sm_count"].notna().any() else None,
-    }
+    gpu_info = DeviceInfo(
+        name=device,
+        catalogue=gpu.short_name if gpu else None,
+        sm_count=num(launches["sm_count"].dropna().iloc[0]) if launches["sm_count"].notna().any() else None,
+    )
     return Analysis(
         gpu=gpu_info,
         kernels=kernels,

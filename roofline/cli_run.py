@@ -35,10 +35,10 @@ def print_run(run, fmt: str, project_to: str | None = None) -> dict:
     projection = None
     if project_to is not None:
         target = gpu_by_name(project_to)
-        source = match_gpu(run.analysis.gpu.get("name"))
+        source = match_gpu(run.analysis.gpu.name)
         if source is None:
             raise click.ClickException(
-                f"cannot project: profiled device {run.analysis.gpu.get('name')!r} is not in the GPU catalogue"
+                f"cannot project: profiled device {run.analysis.gpu.name!r} is not in the GPU catalogue"
             )
         projection = project(run.analysis.kernels, source, target, run.workload)
         result["projection"] = run.analysis.clean(projection)

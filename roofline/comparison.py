@@ -438,7 +438,7 @@ def compare(
     if same is None:
         bare = [str(r.source) for r in (base_run, head_run) if r.spec is None]
         notes.append(f"no workload for {', '.join(bare)} (a bare report): no step time, kernels only")
-    base_gpu, head_gpu = base_run.analysis.gpu.get("name"), head_run.analysis.gpu.get("name")
+    base_gpu, head_gpu = base_run.analysis.gpu.name, head_run.analysis.gpu.name
     if base_gpu != head_gpu:
         notes.append(f"different GPUs: {base_gpu} vs {head_gpu}")
     for run in (base_run, head_run):

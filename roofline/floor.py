@@ -181,9 +181,3 @@ def checked_fields(cls, data: dict, what: str) -> dict:
             )
         )
     return dict(data)
-
-
-def floor_and_step(analysis: dict) -> tuple[Floor | None, Step | None]:
-    """The typed floor and step of an analysis as a dict (Analysis.to_dict(), Run.to_dict(), analysis.json)."""
-    f, s = analysis.get("floor"), analysis.get("step")
-    return (Floor.from_dict(f) if f else None), (Step.from_dict(s) if s else None)

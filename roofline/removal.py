@@ -199,7 +199,7 @@ def removal_verdict(r: Removal, inferred: str | None = None) -> RemovalVerdict:
 def apply_removal(analysis, path: str | Path) -> str:
     """Give the experiment's kernel in `analysis` (roofline.analysis.Analysis) the cause and advice the
     removal experiment at `path` shows, the capture's own reading kept in its evidence; return a note."""
-    r = matching(read_removal(path), (analysis.gpu or {}).get("name"), analysis.workload)
+    r = matching(read_removal(path), analysis.gpu.name, analysis.workload)
     kernels = [k for k in analysis.kernels if k.kernel == r.kernel]
     if not kernels:
         raise RemovalError(f"{r.source}: times {r.kernel}, which this capture does not hold")

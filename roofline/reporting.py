@@ -88,7 +88,7 @@ def build_meta(run, out_md: Path | None = None, source: str | Path | None = None
     for dist in ("roofline", "ncu-report", "matplotlib"):
         if v := _version(dist):
             versions["roofline" if dist == "roofline" else f"{dist} (this report)"] = v
-    gpu = match_gpu(run.analysis.gpu.get("name"))
+    gpu = match_gpu(run.analysis.gpu.name)
     report_cmd = (
         f"roofline report {shlex.quote(str(src))}"
         + (f" --removal {shlex.quote(str(run.removal))}" if run.removal else "")

@@ -116,7 +116,7 @@ def readme_block(root: Path = ROOT) -> str:
     run = load(root / SAMPLE)
     k = run.analysis.kernels[0]
     ncu = next(r for r in run.manifest.reports if r.tool == "ncu")
-    projected = project(run.analysis.kernels, match_gpu(run.analysis.gpu["name"]), get_gpu(TARGET), run.workload)[
+    projected = project(run.analysis.kernels, match_gpu(run.analysis.gpu.name), get_gpu(TARGET), run.workload)[
         "projected_step_ms"
     ]
     return README_BLOCK.format(
@@ -126,7 +126,7 @@ def readme_block(root: Path = ROOT) -> str:
         analyze=analyze_excerpt(analyze_text(root)),
         analyze_file=ANALYZE.as_posix(),
         grid=f"{k.grid_size:.0f}",
-        sms=f"{run.analysis.gpu['sm_count']:.0f}",
+        sms=f"{run.analysis.gpu.sm_count:.0f}",
         per_program=run.analysis.floor.kv_bytes / (k.duration_ms * 1e-3) / 1e9,
         target=TARGET,
         projected=ms(projected),

@@ -36,7 +36,7 @@ def ring(run: str):
 def test_the_ring_kernels_cause_is_what_its_removal_experiment_shows(run, cause, numbers):
     r, k = ring(run)
     assert k.cause == "pipelined: the warps wait at the handoffs between roles"  # the capture alone
-    v = removal_verdict(matching(read_removal(RING_CUTS), r.analysis.gpu.get("name"), r.analysis.workload), k.cause)
+    v = removal_verdict(matching(read_removal(RING_CUTS), r.analysis.gpu.name, r.analysis.workload), k.cause)
     assert v.cause == cause
     assert all(n in v.evidence[0] for n in numbers)
     assert "the capture alone said: the warps wait at the handoffs between roles" in v.evidence[1]
@@ -125,7 +125,7 @@ def test_the_report_names_the_experiment_and_reproduces_with_it(tmp_path):
 def test_a_workload_that_differs_only_in_its_mask_says_so():
     chain = roofline.load(RUNS / "h200-flashmla-chain-128k-p64")  # tree_mask chain; the experiment's is tree
     with pytest.raises(RemovalError) as info:
-        matching(read_removal(RING_CUTS), chain.analysis.gpu.get("name"), chain.analysis.workload)
+        matching(read_removal(RING_CUTS), chain.analysis.gpu.name, chain.analysis.workload)
     assert "no rows for this capture's batch=1 q_len=9 tree_mask=chain ctx_len=131072 heads=8 page_size=64" in str(
         info.value
     )

@@ -8,7 +8,7 @@ from kernels.spec import VerifyWorkload
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
 from roofline.analysis import summarize
-from roofline.floor import Floor, Step, floor_and_step
+from roofline.floor import Floor, Step
 from roofline.verdict import agrees_with_ncu, classify
 from tests.paths import FULL_SET, SAMPLE_V1, TORCH_DEFAULT
 
@@ -59,11 +59,11 @@ def test_sample_capture_triton_mla_is_a_small_grid():
     assert a.step.gap == pytest.approx(k.gap_to_floor, rel=0.01)
 
 
-def test_floor_and_step_round_trip_through_to_dict():
+def test_floor_and_step_round_trip_through_to_dict():  # as analysis.json and sweep rows hold them
     a = summarize(tidy_launches(read_ncu_report(SAMPLE_V1 / "profile.ncu-rep")), VerifyWorkload(), iterations=3)
     d = json.loads(json.dumps(a.to_dict()))  # as analysis.json holds it
     assert d["floor"] == a.floor.to_dict() and d["step"] == a.step.to_dict()
-    assert floor_and_step(d) == (a.floor, a.step) and floor_and_step({}) == (None, None)
+    assert Floor.from_dict(d["floor"]) == a.floor and Step.from_dict(d["step"]) == a.step
     assert a.step == Step.of(a.step.kernel_ms_per_step, a.floor) and a.step.gap_at_size < a.step.gap
     no_fit = Step.of(1.0, dataclasses.replace(a.floor, at_size_ms=None))  # a GPU without a measured read fit
     assert list(no_fit.to_dict()) == ["kernel_ms_per_step", "floor_ms", "gap"] and no_fit.gap_at_size is None
