@@ -4,10 +4,13 @@ matched to their real captures), and its one-line error where there is no GPU.""
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
+import torch
 
 import roofline
 from kernels.flashmla import BUILD_HINT
@@ -156,3 +159,31 @@ def test_the_gemms_file_matches_the_corpus_capture(tmp_path):
 )
 def test_the_gemm_file_is_named_as_ncu_names_the_launched_kernel(launched, name):
     assert cuts.ncu_name(launched, cuts.GEMM.kernel) == name
+
+
+def test_each_kernel_is_timed_at_its_own_mask_and_no_inputs_are_built_where_nothing_runs(monkeypatch, capsys):
+    """measure's loop on the CPU: the GPU parts stubbed (no timing happens; every step 'takes' 0.5 ms)."""
+    built = []
+    monkeypatch.setattr(cuts, "device_facts", lambda device: ("NVIDIA H200", 132, "sm_90"))
+    monkeypatch.setattr(
+        cuts, "build_inputs", lambda w, device: built.append(w) or SimpleNamespace(kv_cache=torch.zeros(4))
+    )
+    monkeypatch.setattr(cuts, "graph_replay_ms", lambda fn: 0.5)
+    args = cuts.parse_args(["--heads", "8,64", "--page-size", "64,1"])
+    rows = cuts.measure(["ring", "flashmla"], args)
+    assert [(w.heads, w.page_size, w.tree_mask) for w in built] == [
+        (8, 64, "tree"),
+        (8, 64, "chain"),
+        (64, 64, "chain"),
+        (8, 1, "tree"),
+    ]
+    assert {(r["heads"], r["page_size"]) for r in rows["ring"]} == {(8, 64), (8, 1)} and len(rows["ring"]) == 12
+    assert [(r["heads"], r["variant"]) for r in rows["flashmla"]] == [
+        (8, "full"),
+        (8, "read"),
+        (64, "full"),
+        (64, "read"),
+    ]
+    out = capsys.readouterr().out
+    assert re.search(r"h64 +p64 +ring +skipped: the plan launches _gluon_seesaw_kernel", out)
+    assert re.search(r"h8 +p1 +flashmla +skipped: flashmla needs page_size 64", out)
