@@ -3,7 +3,7 @@ compiled out (its NO_MMA, NO_SOFTMAX, NO_GATHER switches; the results are wrong 
 stay), each timed as one CUDA-graph replay of the whole step (split + combine). Needs a CUDA GPU (sm_90
 for ring, seesaw and hopper).
 
-    PYTHONPATH=. python benchmarks/removal_cuts.py [--kernel ring,seesaw,hopper,portable,triton_mla]
+    PYTHONPATH=. python benchmarks/removal_cuts.py [--kernel ring,seesaw,hopper,portable,triton_mla,flashmla,gemm]
         [--ctx 131072] [--heads 8,64] [--page-size 64,1] [--out DIR]
 
 Kernels: ring (`_gluon_ring_kernel`, path gluon, ring=True: only where there is a tail warpgroup, 8
@@ -11,6 +11,14 @@ heads x 9 tokens = 64 + 8 rows), seesaw (`_gluon_seesaw_kernel`, path gluon, rin
 64 heads), hopper and portable (the Triton split kernels, path="hopper"/"portable"; hopper needs whole
 pages per tile) and triton_mla (`_verify_extend_kernel`). A kernel is timed at each workload whose plan
 launches it; the others are named and skipped.
+
+Two kernels have no code to cut, so they get `full` and `read` alone (evidence, see roofline/removal.py):
+flashmla (FlashMLA's split kernel `flash_fwd_splitkv_mla_kernel`, where its extension is built: page 64,
+chain mask; else one line says why it is skipped) and gemm (the corpus capture's cuBLAS GEMM,
+tests/fixtures/h200/corpus/gemm.ncu-rep.gz: torch.matmul, bf16, 8192^3, one operand set as the other
+kernels; `read` = a bare read of A and B, the output's write not in it; --ctx/--heads/--page-size do
+not apply to it). The GEMM's file is named after the kernel cuBLAS launched here (torch.profiler), which
+matches the corpus capture only when it is the same kernel.
 
 Variants: full (as shipped), no-mma (every MMA), no-softmax (the online softmax: P = the raw scores, O
 not rescaled), no-gather (the gathered tiles' copies; where a kernel gathers besides its whole-tile
@@ -28,9 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+import torch.profiler
 
 from kernels.fast.paths import HOPPER, PORTABLE, RING, SEESAW, plan_fast
 from kernels.fast.run import triton_mla_fast
+from kernels.flashmla import flashmla, unavailable, unsupported
 from kernels.inputs import build_inputs
 from kernels.launch_spec import device_facts
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
@@ -46,7 +56,8 @@ VARIANTS = {
     "no-gather": dict(no_gather=True),
     "loads-only": dict(no_mma=True, no_softmax=True),
 }
-READ = "read"  # the bare read of the workload's KV bytes
+READ = "read"  # the bare read of the workload's KV bytes (the GEMM's: its operands)
+METHOD = "CUDA-graph replays of the whole step, medians (read: a bare stream_read of the same KV bytes)"
 
 
 @dataclass(frozen=True)
@@ -57,9 +68,12 @@ class Subject:
     registered: str
     cuts: tuple[str, ...]
     launch: dict = field(default_factory=dict)  # triton_mla_fast's path and schedule
+    tree_mask: str = "tree"  # the mask it is timed with (FlashMLA runs the chain mask only)
 
     def skip_reason(self, w: VerifyWorkload, device_name: str, sm_count: int, arch: str) -> str | None:
         """Why this kernel does not run at `w` (its plan launches another kernel, or none), else None."""
+        if self.registered == "flashmla":
+            return unsupported(w)
         if self.registered != "triton_mla_fast":
             return None
         try:
@@ -72,6 +86,8 @@ class Subject:
         """The whole step with `cut` on, as a callable for graph_replay_ms."""
         if self.registered == "triton_mla":
             return lambda: triton_mla(inp, **cut)
+        if self.registered == "flashmla":
+            return lambda: flashmla(inp)
         return lambda: triton_mla_fast(inp, **self.launch, **cut)
 
 
@@ -81,7 +97,30 @@ SUBJECTS = {
     "hopper": Subject(HOPPER.kernel, "triton_mla_fast", HOPPER.cuts, dict(path="hopper")),
     "portable": Subject(PORTABLE.kernel, "triton_mla_fast", PORTABLE.cuts, dict(path="portable")),
     "triton_mla": Subject("_verify_extend_kernel", "triton_mla", ("no_mma", "no_softmax")),
+    "flashmla": Subject("flash_fwd_splitkv_mla_kernel", "flashmla", (), tree_mask="chain"),
 }
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """The corpus capture's cuBLAS GEMM (tests/fixtures/capture/corpus_ops.py gemm): a @ b, bf16."""
+
+    m: int = 8192
+    n: int = 8192
+    k: int = 8192
+    kernel: str = "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT"  # as ncu named it in the corpus capture
+    registered: str = "torch.matmul"
+    method: str = (
+        "CUDA-graph replays of one torch.matmul (cuBLAS) on one operand set, medians (read: a bare "
+        "stream_read of A and B, one buffer; the output's write is not in it)"
+    )
+
+    def workload(self) -> dict:
+        return dict(op="gemm", m=self.m, n=self.n, k=self.k, dtype="bf16")
+
+
+GEMM = Gemm()
+KNOWN = (*SUBJECTS, "gemm")
 
 
 def variants(subject: Subject) -> dict[str, dict]:
@@ -101,16 +140,16 @@ def _int_list(option: str, text: str, parse=int) -> list[int]:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kernel", default=",".join(SUBJECTS), help=f"comma list of {', '.join(SUBJECTS)} (default all)")
+    ap.add_argument("--kernel", default=",".join(KNOWN), help=f"comma list of {', '.join(KNOWN)} (default all)")
     ap.add_argument("--ctx", default="131072", help="ctx_len, comma list (default 131072; 128k works)")
     ap.add_argument("--heads", default="8,64", help="comma list (default 8,64)")
     ap.add_argument("--page-size", default="64,1", help="comma list (default 64,1)")
     ap.add_argument("--out", type=Path, help="write <kernel>.json (roofline-removal/1) per kernel into this folder")
     args = ap.parse_args(argv)
     args.kernel = [k.strip() for k in args.kernel.split(",") if k.strip()]
-    unknown = [k for k in args.kernel if k not in SUBJECTS]
+    unknown = [k for k in args.kernel if k not in KNOWN]
     if unknown or not args.kernel:
-        raise SystemExit(f"removal_cuts: --kernel {','.join(unknown) or '(none)'}: known: {', '.join(SUBJECTS)}")
+        raise SystemExit(f"removal_cuts: --kernel {','.join(unknown) or '(none)'}: known: {', '.join(KNOWN)}")
     args.ctx = _int_list("--ctx", args.ctx, parse_ctx_len)
     args.heads = _int_list("--heads", args.heads)
     args.page_size = _int_list("--page-size", args.page_size)
@@ -119,65 +158,154 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def measure(args) -> dict[str, list[dict]]:
-    """{kernel --kernel name: rows}, printing each row as it is timed."""
-    device = torch.device("cuda")
-    device_name, sm_count, arch = device_facts(device)
-    rows: dict[str, list[dict]] = {k: [] for k in args.kernel}
+def runnable(names: list[str]) -> tuple[list[str], list[str]]:
+    """The --kernel names that can run here, and one line for each that cannot (FlashMLA not built)."""
+    kept, skipped = [], []
+    for name in names:
+        reason = unavailable() if name == "flashmla" else None
+        if reason:
+            skipped.append(f"removal_cuts: flashmla skipped: {reason}")
+        else:
+            kept.append(name)
+    return kept, skipped
+
+
+def measure(names: list[str], args) -> dict[str, list[dict]]:
+    """{--kernel name: rows} of the verify kernels `names`, printing each row as it is timed."""
+    device_name, sm_count, arch = device_facts(torch.device("cuda"))
+    rows: dict[str, list[dict]] = {k: [] for k in names}
+    masks = list(dict.fromkeys(SUBJECTS[k].tree_mask for k in names))
     for ctx_len in args.ctx:
         for page_size in args.page_size:
             read_ms = None
             for heads in args.heads:
-                w = VerifyWorkload(ctx_len=ctx_len, heads=heads, page_size=page_size)
-                inp = build_inputs(w, device="cuda")
-                if read_ms is None:  # the KV bytes do not depend on heads (one latent cache)
-                    kv = inp.kv_cache.view(-1)[: w.kv_tokens * w.head_dim]
-                    read_ms = graph_replay_ms(lambda kv=kv: stream_read(kv))
                 point = dict(ctx_len=ctx_len, heads=heads, page_size=page_size)
-                for name in args.kernel:
-                    subject = SUBJECTS[name]
-                    reason = subject.skip_reason(w, device_name, sm_count, arch)
-                    if reason:
-                        print(f"{ctx_len:>8} h{heads:<3} p{page_size:<4} {name:10} skipped: {reason}", flush=True)
+                for mask in masks:
+                    w = VerifyWorkload(ctx_len=ctx_len, heads=heads, page_size=page_size, tree_mask=mask)
+                    timed = []
+                    for name in (n for n in names if SUBJECTS[n].tree_mask == mask):
+                        reason = SUBJECTS[name].skip_reason(w, device_name, sm_count, arch)
+                        if reason:
+                            print(f"{ctx_len:>8} h{heads:<3} p{page_size:<4} {name:10} skipped: {reason}", flush=True)
+                        else:
+                            timed.append(name)
+                    if not timed:  # no inputs built where nothing runs
                         continue
-                    for variant, cut in variants(subject).items():
-                        ms = graph_replay_ms(subject.step(inp, cut))
-                        rows[name].append(dict(point, variant=variant, graph_ms=ms))
-                        print(
-                            f"{ctx_len:>8} h{heads:<3} p{page_size:<4} {name:10} {variant:11} {ms:.4f} ms", flush=True
-                        )
-                    rows[name].append(dict(point, variant=READ, graph_ms=read_ms))
-                del inp
-                torch.cuda.empty_cache()
+                    inp = build_inputs(w, device="cuda")
+                    if read_ms is None:  # the KV bytes depend on neither heads nor mask (one latent cache)
+                        kv = inp.kv_cache.view(-1)[: w.kv_tokens * w.head_dim]
+                        read_ms = graph_replay_ms(lambda kv=kv: stream_read(kv))
+                    for name in timed:
+                        subject = SUBJECTS[name]
+                        for variant, cut in variants(subject).items():
+                            ms = graph_replay_ms(subject.step(inp, cut))
+                            rows[name].append(dict(point, variant=variant, graph_ms=ms))
+                            print(
+                                f"{ctx_len:>8} h{heads:<3} p{page_size:<4} {name:10} {variant:11} {ms:.4f} ms",
+                                flush=True,
+                            )
+                        rows[name].append(dict(point, variant=READ, graph_ms=read_ms))
+                    del inp
+                    torch.cuda.empty_cache()
     return rows
+
+
+def launched_kernel(fn) -> str | None:
+    """The longest GPU kernel one call of `fn` launches, by torch.profiler (None where it sees none)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    return max(kernels, key=lambda e: e.time_range.elapsed_us()).name if kernels else None
+
+
+def ncu_name(launched: str, expected: str) -> str:
+    """The kernel's name as ncu's report names it: `expected` where the profiler's (perhaps demangled, with
+    its template and parameters) name holds it, else the function's own name cut from it."""
+    if expected in launched:
+        return expected
+    return launched.split("(")[0].split("<")[0].removeprefix("void ").strip()
+
+
+def measure_gemm(g: Gemm) -> tuple[str, str, list[dict]]:
+    """(the kernel cuBLAS launched, the method, rows `full` and `read`) of the corpus GEMM, printing them."""
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    ab = torch.randn(g.m * g.k + g.k * g.n, device="cuda", generator=gen).to(torch.bfloat16)  # A and B, one buffer
+    a, b = ab[: g.m * g.k].view(g.m, g.k), ab[g.m * g.k :].view(g.k, g.n)
+
+    def step():
+        return a @ b  # as corpus_ops.py calls it
+
+    method = g.method
+    try:
+        launched = launched_kernel(step)
+    except RuntimeError as exc:  # CUPTI busy or absent
+        launched, why = None, f"torch.profiler failed: {str(exc).splitlines()[0] if str(exc) else exc!r}"
+    else:
+        why = "torch.profiler saw no kernel"
+    kernel = ncu_name(launched, g.kernel) if launched else None
+    if kernel is None:
+        print(f"removal_cuts: gemm: {why}; the file takes the corpus capture's kernel name, unchecked", flush=True)
+        kernel, method = g.kernel, f"{method}; the kernel's name not checked here ({why})"
+    elif kernel != g.kernel:
+        print(
+            f"removal_cuts: gemm: cuBLAS launched {kernel} here, {g.kernel} in the corpus capture: "
+            "the file is named after this one and matches only a capture of it",
+            flush=True,
+        )
+    rows = [
+        dict(variant="full", graph_ms=graph_replay_ms(step)),
+        dict(variant=READ, graph_ms=graph_replay_ms(lambda: stream_read(ab))),
+    ]
+    for r in rows:
+        print(f"gemm {g.m}x{g.n}x{g.k} bf16 {r['variant']:11} {r['graph_ms']:.4f} ms", flush=True)
+    return kernel, method, rows
 
 
 def removal_doc(subject: Subject, rows: list[dict], device: str, made_by: str) -> dict:
     """One kernel's roofline-removal/1 document (roofline/removal.py reads it)."""
-    w = VerifyWorkload()
+    w = VerifyWorkload(tree_mask=subject.tree_mask)
+    method = METHOD if subject.cuts else f"{METHOD}; nothing of its code can be compiled out: full and read only"
     return dict(
         format=FORMAT,
         kernel=subject.kernel,
         registered=subject.registered,
         device=device,
-        method="CUDA-graph replays of the whole step, medians (read: a bare stream_read of the same KV bytes)",
+        method=method,
         made_by=made_by,
         workload=dict(batch=w.batch, q_len=w.q_len, tree_mask=w.tree_mask),
         rows=rows,
     )
 
 
-def table(rows: dict[str, list[dict]]) -> str:
-    """Kernel x workload, ms per variant (- where it has none)."""
+def gemm_doc(g: Gemm, kernel: str, method: str, rows: list[dict], device: str, made_by: str) -> dict:
+    """The GEMM's roofline-removal/1 document: an op's workload, rows of variants alone (roofline/removal.py)."""
+    return dict(
+        format=FORMAT,
+        kernel=kernel,
+        registered=g.registered,
+        device=device,
+        method=method,
+        made_by=made_by,
+        workload=g.workload(),
+        rows=rows,
+    )
+
+
+def table(docs: list[dict]) -> str:
+    """Kernel x workload, ms per variant (- where it has none; the GEMM has no ctx_len, heads, page)."""
     cols = [*VARIANTS, READ]
-    lines = [f"{'kernel':22} {'ctx_len':>8} {'heads':>5} {'page':>4} " + " ".join(f"{c:>10}" for c in cols)]
-    for name, kernel_rows in rows.items():
+    width = max([22, *(len(d["kernel"]) for d in docs)])
+    head = f"{'kernel':{width}} {'ctx_len':>8} {'heads':>5} {'page':>4} "
+    lines = [head + " ".join(f"{c:>10}" for c in cols)]
+    for doc in docs:
         points: dict[tuple, dict[str, float]] = {}
-        for r in kernel_rows:
-            points.setdefault((r["ctx_len"], r["heads"], r["page_size"]), {})[r["variant"]] = r["graph_ms"]
+        for r in doc["rows"]:
+            key = tuple(r.get(k, "-") for k in ("ctx_len", "heads", "page_size"))
+            points.setdefault(key, {})[r["variant"]] = r["graph_ms"]
         for (ctx_len, heads, page_size), ms in points.items():
             cells = " ".join(f"{ms[c]:>10.4f}" if c in ms else f"{'-':>10}" for c in cols)
-            lines.append(f"{SUBJECTS[name].kernel:22} {ctx_len:>8} {heads:>5} {page_size:>4} {cells}")
+            lines.append(f"{doc['kernel']:{width}} {ctx_len:>8} {heads:>5} {page_size:>4} {cells}")
     return "\n".join(lines)
 
 
@@ -185,18 +313,23 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     if not torch.cuda.is_available():
         raise SystemExit("removal_cuts: needs a CUDA GPU (sm_90 for ring, seesaw and hopper); torch sees none")
-    rows = measure(args)
+    names, skipped = runnable(args.kernel)
+    for line in skipped:
+        print(line, flush=True)
+    device = torch.cuda.get_device_name()
+    made_by = "PYTHONPATH=. python " + " ".join(sys.argv)
+    verify = [n for n in names if n in SUBJECTS]
+    rows = measure(verify, args) if verify else {}
+    docs = [removal_doc(SUBJECTS[n], r, device, made_by) for n, r in rows.items() if r]
+    if "gemm" in names:
+        docs.append(gemm_doc(GEMM, *measure_gemm(GEMM), device, made_by))
     if args.out:  # the format `roofline analyze --removal FILE` reads (roofline/removal.py)
         args.out.mkdir(parents=True, exist_ok=True)
-        device = torch.cuda.get_device_name()
-        made_by = "PYTHONPATH=. python " + " ".join(sys.argv)
-        for name, kernel_rows in rows.items():
-            if kernel_rows:
-                path = args.out / f"{SUBJECTS[name].kernel}.json"
-                doc = removal_doc(SUBJECTS[name], kernel_rows, device, made_by)
-                path.write_text(json.dumps(doc, indent=1) + "\n")
-                print(f"wrote {path}")
-    print(table(rows))
+        for doc in docs:
+            path = args.out / f"{doc['kernel']}.json"
+            path.write_text(json.dumps(doc, indent=1) + "\n")
+            print(f"wrote {path}")
+    print(table(docs))
 
 
 if __name__ == "__main__":

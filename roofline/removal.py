@@ -12,6 +12,12 @@ Variants: the kernel as shipped (`FULL`; the first file, the ring kernel's, name
 bytes (what any reader of them takes; evidence, never a cause). A missing variant is left out of the
 verdict, never guessed. A pipelined kernel's cause becomes the experiment's; a classic kernel (one
 whose capture gave no pipelined cause) keeps its own, with the experiment beside it as evidence.
+
+A kernel that is no verify step (a library GEMM of the labelled corpus) has no ctx_len, heads or
+page_size: its file names the op in its common workload, `{"op": "gemm", "m": 8192, "n": 8192, "k":
+8192, "dtype": "bf16"}`, and its rows are variants alone (one point). Such a capture has no verify
+workload either (a bare ncu report), so the file is matched by the GPU and its kernel's name alone; a
+capture that names a verify workload is refused, as is a verify file on a capture without one.
 """
 
 from __future__ import annotations
@@ -78,22 +84,27 @@ def read_removal(path: str | Path) -> list[Removal]:
     common = data.get("workload") or {}
     if not isinstance(common, dict):
         raise RemovalError(f"{path}: 'workload' must be an object of workload fields, got {common!r}")
+    op = common.get("op")
+    if op is not None and (not isinstance(op, str) or not op):
+        raise RemovalError(f"{path}: workload 'op' must name the op (e.g. \"gemm\"), got {op!r}")
+    keys = () if op else KEYS  # an op's rows are variants alone (module doc)
     by_point: dict[tuple, dict[str, float]] = {}
     for i, row in enumerate(data["rows"]):
         ms = row.get("graph_ms") if isinstance(row, dict) else None
         if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not math.isfinite(ms) or ms <= 0:
             raise RemovalError(f"{path}: rows[{i}]: graph_ms must be a positive number of milliseconds, got {ms!r}")
-        if not all(isinstance(row.get(k), int) for k in KEYS) or not isinstance(row.get("variant"), str):
-            raise RemovalError(f"{path}: rows[{i}]: needs integer {', '.join(KEYS)} and a variant name")
+        if not all(isinstance(row.get(k), int) for k in keys) or not isinstance(row.get("variant"), str):
+            need = f"integer {', '.join(keys)} and " if keys else ""
+            raise RemovalError(f"{path}: rows[{i}]: needs {need}a variant name")
         variant = FULL_ALIASES.get(row["variant"], row["variant"])
-        by_point.setdefault(tuple(row[k] for k in KEYS), {})[variant] = float(ms)
+        by_point.setdefault(tuple(row[k] for k in keys), {})[variant] = float(ms)
     return [
         Removal(
             kernel=data["kernel"],
             device=data["device"],
             method=data.get("method", ""),
             source=str(path),
-            workload={**common, **dict(zip(KEYS, point))},
+            workload={**common, **dict(zip(keys, point))},
             ms=ms,
         )
         for point, ms in by_point.items()
@@ -108,7 +119,8 @@ def matching(removals: list[Removal], device: str | None, workload) -> Removal:
     source = removals[0].source
     if workload is not None and not isinstance(workload, dict):
         workload = workload.to_dict()
-    if workload is None:
+    op = removals[0].workload.get("op")
+    if workload is None and not op:
         raise RemovalError(f"{source}: the capture names no workload (a report without its run directory)")
     if not device:
         raise RemovalError(
@@ -116,21 +128,34 @@ def matching(removals: list[Removal], device: str | None, workload) -> Removal:
         )
     if _same_gpu(removals[0].device) != _same_gpu(device):  # the whole name: an H20 is no H200
         raise RemovalError(f"{source}: measured on {removals[0].device}, the capture on {device}")
+    if op:  # one point, matched by the kernel's name (apply_removal); never against a verify step
+        if workload is not None:
+            raise RemovalError(
+                f"{source}: times a {op} ({_point(removals[0].workload)}), not this capture's verify step "
+                f"({_point(workload)})"
+            )
+        return _with_full(removals[0])
     for r in removals:
         if all(workload.get(k) == v for k, v in r.workload.items()):
-            if FULL not in r.ms:
-                raise RemovalError(f"{source}: no {FULL!r} row (the kernel as shipped) for {_point(r.workload)}")
-            return r
+            return _with_full(r)
     keys = list(removals[0].workload)  # the rows' keys and the file's common fields
     have = "; ".join(_point(r.workload, keys) for r in removals)
     raise RemovalError(f"{source}: no rows for this capture's {_point(workload, keys)} (it holds {have})")
+
+
+def _with_full(r: Removal) -> Removal:
+    if FULL not in r.ms:
+        raise RemovalError(f"{r.source}: no {FULL!r} row (the kernel as shipped) for {_point(r.workload)}")
+    return r
 
 
 def _same_gpu(name: str) -> str:
     return " ".join(name.split()).lower()
 
 
-def _point(w: dict, keys=KEYS) -> str:
+def _point(w: dict, keys=None) -> str:
+    """The workload's fields named by `keys` (default: an op's every field, a verify step's KEYS)."""
+    keys = keys if keys is not None else (list(w) if w.get("op") else KEYS)
     return " ".join(f"{k}={w.get(k)}" for k in keys)
 
 

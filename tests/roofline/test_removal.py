@@ -8,7 +8,7 @@ import pytest
 
 import roofline
 from roofline.removal import RemovalError, matching, read_removal, removal_verdict
-from tests.paths import ROOT, RUNS
+from tests.paths import FIXTURES, ROOT, RUNS
 
 RING_CUTS = ROOT / "docs" / "results" / "h200-ring-cuts.json"
 
@@ -177,3 +177,63 @@ def test_a_closed_kernel_beside_a_bare_read_keeps_its_cause():
     k = next(k for k in h8.analysis.kernels if k.kernel == "flash_fwd_splitkv_mla_kernel")
     assert k.cause == "pipelined: the loads are late" and "(61% of it)" in k.evidence[0]
     assert not any("do not set its pace" in e for e in k.evidence)
+
+
+GEMM = FIXTURES / "corpus" / "gemm.ncu-rep.gz"  # cuBLAS bf16 8192^3: no verify workload
+NVJET = "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT"
+
+
+def gemm_file(tmp_path, **edit):
+    """A GEMM's file as benchmarks/removal_cuts.py --kernel gemm writes it. Its numbers are MADE UP for
+    this test (not measured): a 1.6 ms step beside a 0.06 ms read of the operands."""
+    doc = {
+        "format": "roofline-removal/1",
+        "kernel": NVJET,
+        "registered": "torch.matmul",
+        "device": "NVIDIA H200",
+        "method": "made up for a test",
+        "workload": {"op": "gemm", "m": 8192, "n": 8192, "k": 8192, "dtype": "bf16"},
+        "rows": [{"variant": "full", "graph_ms": 1.6}, {"variant": "read", "graph_ms": 0.06}],
+        **edit,
+    }
+    path = tmp_path / f"{NVJET}.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_a_gemm_is_matched_by_its_kernel_name_and_its_tensor_verdict_stands(tmp_path):
+    plain = roofline.load(GEMM)
+    assert plain.analysis.workload is None  # a bare ncu report of a library kernel
+    (before,) = plain.analysis.kernels
+    run = roofline.load(GEMM, removal=gemm_file(tmp_path))
+    (k,) = run.analysis.kernels
+    assert (k.bound, k.roof, k.cause, k.advice) == ("compute", "tensor pipe", before.cause, before.advice)
+    assert k.evidence[0].startswith("timed beside a bare read") and "(4% of it)" in k.evidence[0]
+    assert k.evidence[1] == "a bare read of these bytes takes 4% of the step: the loads alone do not set its pace"
+    assert any("(op=gemm m=8192 n=8192 k=8192 dtype=bf16)" in n for n in run.analysis.notes)
+
+
+def test_analyze_takes_a_gemm_file_for_the_corpus_capture(tmp_path):
+    from click.testing import CliRunner
+
+    from roofline.cli import main
+
+    r = CliRunner().invoke(main, ["analyze", str(GEMM), "--removal", str(gemm_file(tmp_path))])
+    assert r.exit_code == 0, r.output
+    assert f"{NVJET}: compute (tensor pipe)" in r.output and "(4% of it)" in r.output
+
+
+def test_a_gemm_file_and_a_verify_capture_never_match(tmp_path):
+    verify = roofline.load(RUNS / "h200-triton_mla-128k").analysis
+    with pytest.raises(RemovalError, match=r"times a gemm \(op=gemm m=8192 .*\), not this capture's verify step"):
+        matching(read_removal(gemm_file(tmp_path)), "NVIDIA H200", verify.workload)
+    with pytest.raises(RemovalError, match="the capture names no workload"):  # a verify file on the GEMM
+        matching(read_removal(RING_CUTS), "NVIDIA H200", None)
+    with pytest.raises(RemovalError, match="measured on NVIDIA H200, the capture on NVIDIA B200"):
+        matching(read_removal(gemm_file(tmp_path)), "NVIDIA B200", None)
+    no_full = gemm_file(tmp_path, rows=[{"variant": "read", "graph_ms": 0.06}])
+    with pytest.raises(RemovalError, match="no 'full' row"):
+        matching(read_removal(no_full), "NVIDIA H200", None)
+    bad_op = gemm_file(tmp_path, workload={"op": 7})
+    with pytest.raises(RemovalError, match="workload 'op' must name the op"):
+        read_removal(bad_op)
