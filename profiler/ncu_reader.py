@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import faulthandler
-import glob
 import importlib
 import multiprocessing
 import os
@@ -17,10 +16,9 @@ from pathlib import Path
 from profiler.child import start_child, stop_child
 from profiler.errors import ReportError, refuse_special
 from profiler.launch_table import LaunchTable
+from profiler.ncu_paths import ncu_python_dirs
 from profiler.ncu_tidy import raw_metrics
 from profiler.rundir import RunDir
-
-_NCU_PYTHON_GLOBS = ("/opt/nvidia/nsight-compute/*/extras/python", "/usr/local/cuda/nsight-compute-*/extras/python")
 
 # Columns every table has, whatever metrics the report holds.
 ID_COLUMNS = ("launch", "range", "kernel", "mangled_name", "nvtx")
@@ -32,18 +30,12 @@ def import_ncu_report():
         return importlib.import_module("ncu_report")
     except ImportError:
         pass
-    candidates = []
-    if os.environ.get("NCU_REPORT_PYTHON"):
-        candidates.append(os.environ["NCU_REPORT_PYTHON"])
-    for pattern in _NCU_PYTHON_GLOBS:
-        candidates += sorted(glob.glob(pattern), reverse=True)
-    for path in candidates:
-        if Path(path, "ncu_report.py").exists():
-            sys.path.insert(0, path)
-            try:
-                return importlib.import_module("ncu_report")
-            except ImportError:
-                sys.path.remove(path)
+    for path in ncu_python_dirs():
+        sys.path.insert(0, path)
+        try:
+            return importlib.import_module("ncu_report")
+        except ImportError:
+            sys.path.remove(path)
     raise ReportError(
         "cannot read .ncu-rep files: install the `ncu-report` package "
         "(pip install ncu-report) or set NCU_REPORT_PYTHON to Nsight Compute's extras/python"

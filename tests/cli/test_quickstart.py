@@ -52,6 +52,20 @@ def test_missing_requirements_from_pyproject():
     assert qs.missing_from(reqs, {**have, "setuptools": None})[0] == "setuptools>=64"
 
 
+def test_nsight_computes_own_ncu_report_meets_the_requirement(monkeypatch, tmp_path, capsys):
+    """An offline GPU box (the H200 machine) has no ncu-report package but ncu's extras/python, which
+    roofline reads reports with: quickstart must not stop on the missing wheel."""
+    reqs = ["pandas>=2.0", "ncu-report>=2025.1"]
+    monkeypatch.setattr(qs, "requirements", lambda: reqs)
+    monkeypatch.setattr(qs, "installed_versions", lambda names: {"pandas": "2.2.3", "ncu-report": None})
+    monkeypatch.setenv("NCU_REPORT_PYTHON", str(tmp_path))
+    monkeypatch.setattr("profiler.ncu_paths.NCU_PYTHON_GLOBS", ())
+    assert qs.missing() == ["ncu-report>=2025.1"]  # an extras/python without ncu_report.py is none
+    (tmp_path / "ncu_report.py").write_text("")
+    assert qs.missing() == []
+    assert f"roofline will use Nsight Compute's own ({tmp_path})" in capsys.readouterr().err
+
+
 def _gpu_box_venv(tmp: Path, lacking: tuple[str, ...]) -> Path:
     """A venv standing in for a GPU box's python3: torch, triton and pandas importable from it (through
     a .pth onto this test run's own packages), not from the base interpreter; `lacking` left out."""
