@@ -5,8 +5,9 @@
 # Where it installs: into the active environment when that is a venv or conda env that already
 # holds torch (only the missing light dependencies are added, nothing of torch/triton is touched);
 # otherwise into its own venv, $ROOFLINE_VENV (default .venv), with --system-site-packages.
-# Offline (a GPU box without internet): put the wheels it lacks (e.g. ncu-report's) in .whl/ or
-# point $ROOFLINE_WHEELS at a folder of them; pip then installs from there only (--no-index).
+# Offline (a GPU box without internet): put the wheels it lacks in .whl/ or point $ROOFLINE_WHEELS at a
+# folder of them; pip then installs from there only (--no-index). Nsight Compute's own ncu_report (its
+# extras/python) stands in for the ncu-report wheel.
 # ROOFLINE_WHEELS=- uses the package index even where .whl/ exists.
 set -euo pipefail
 cd "$(dirname "$0")/.."
