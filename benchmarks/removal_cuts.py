@@ -262,34 +262,31 @@ def measure_gemm(g: Gemm) -> tuple[str, str, list[dict]]:
     return kernel, method, rows
 
 
-def removal_doc(subject: Subject, rows: list[dict], device: str, made_by: str) -> dict:
-    """One kernel's roofline-removal/1 document (roofline/removal.py reads it)."""
-    w = VerifyWorkload(tree_mask=subject.tree_mask)
-    method = METHOD if subject.cuts else f"{METHOD}; nothing of its code can be compiled out: full and read only"
-    return dict(
-        format=FORMAT,
-        kernel=subject.kernel,
-        registered=subject.registered,
-        device=device,
-        method=method,
-        made_by=made_by,
-        workload=dict(batch=w.batch, q_len=w.q_len, tree_mask=w.tree_mask),
-        rows=rows,
-    )
-
-
-def gemm_doc(g: Gemm, kernel: str, method: str, rows: list[dict], device: str, made_by: str) -> dict:
-    """The GEMM's roofline-removal/1 document: an op's workload, rows of variants alone (roofline/removal.py)."""
+def document(kernel: str, registered: str, method: str, workload: dict, rows: list[dict], device: str, made_by: str):
+    """A roofline-removal/1 document (roofline/removal.py reads it)."""
     return dict(
         format=FORMAT,
         kernel=kernel,
-        registered=g.registered,
+        registered=registered,
         device=device,
         method=method,
         made_by=made_by,
-        workload=g.workload(),
+        workload=workload,
         rows=rows,
     )
+
+
+def removal_doc(subject: Subject, rows: list[dict], device: str, made_by: str) -> dict:
+    """One kernel's document: its verify workload's common fields, rows per (ctx_len, heads, page_size)."""
+    w = VerifyWorkload(tree_mask=subject.tree_mask)
+    method = METHOD if subject.cuts else f"{METHOD}; nothing of its code can be compiled out: full and read only"
+    workload = dict(batch=w.batch, q_len=w.q_len, tree_mask=w.tree_mask)
+    return document(subject.kernel, subject.registered, method, workload, rows, device, made_by)
+
+
+def gemm_doc(g: Gemm, kernel: str, method: str, rows: list[dict], device: str, made_by: str) -> dict:
+    """The GEMM's document: an op's workload, rows of variants alone."""
+    return document(kernel, g.registered, method, g.workload(), rows, device, made_by)
 
 
 def table(docs: list[dict]) -> str:

@@ -104,16 +104,17 @@ def _gather_landed(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, full_
 # is loaded once both warpgroups are done with its buffer (empty barrier, count 2).
 
 @gluon.jit
-def _seesaw(W: gl.constexpr, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem,
-            PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
-            D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-            TAIL_M: gl.constexpr, NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr):
+def _seesaw(W: gl.constexpr, io, span, smem, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr,
+            PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr,
+            BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr, NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr,
+            NO_GATHER: gl.constexpr):
     """Warpgroup W's side of the seesaw schedule (see the kernel below), from its first tile to its
     half of the split's partial output. With TAIL_M, a third warpgroup (_seesaw_tail) reads the
     same tiles: a gathered tile is announced on its buffer's last full barrier, P waits until the
-    tail has scored the rope rows, and a buffer is free once all three are done with it. `span`
+    tail has scored the rope rows, and a buffer is free once all three are done with it. `io`, `span`
     and `smem` are the kernel's tuples of that name (runtime values only: a tuple held in a
     variable keeps no constexprs)."""
+    KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale = io
     b, mb, split, total_rows, page_base, lo, hi, ctx_len, n_full, n_tiles = span
     q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars, p_bars, ts_bars, max0, max1 = smem
     M: gl.constexpr = Q_LEN * HEADS
@@ -332,17 +333,16 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
     page_base = b * stride_pt
     # The same two main partitions either way; what they share travels in two tuples (the program's
     # place in the problem, its shared memory), written once here.
+    io = (KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale)
     span = (b, mb, split, total_rows, page_base, lo, hi, ctx_len, n_full, n_tiles)
     smem = (q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars, p_bars, ts_bars, max0, max1)
     if TAIL_M > 0:
         qt_lat_s, qt_pe_s, pt_s = _tail_smem(Q, q_lat_s, q_pe_s, TAIL_M, BLOCK_N)
         gl.warp_specialize([
-            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
-                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, NO_MMA, NO_SOFTMAX,
-                       NO_GATHER)),
-            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
-                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, NO_MMA, NO_SOFTMAX,
-                       NO_GATHER)),
+            (_seesaw, (0, io, span, smem, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,
+                       TAIL_M, NO_MMA, NO_SOFTMAX, NO_GATHER)),
+            (_seesaw, (1, io, span, smem, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,
+                       TAIL_M, NO_MMA, NO_SOFTMAX, NO_GATHER)),
             (_seesaw_tail, (Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
                             n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars, empty_bars, ts_bars, PARTS,
                             HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, NO_MMA,
@@ -350,12 +350,10 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
         ], [4, 4], [TAIL_REGS[0], TAIL_REGS[1]])
     else:
         gl.warp_specialize([
-            (_seesaw, (0, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
-                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, NO_MMA, NO_SOFTMAX,
-                       NO_GATHER)),
-            (_seesaw, (1, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, span, smem, PARTS, HEADS,
-                       Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, NO_MMA, NO_SOFTMAX,
-                       NO_GATHER)),
+            (_seesaw, (0, io, span, smem, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,
+                       TAIL_M, NO_MMA, NO_SOFTMAX, NO_GATHER)),
+            (_seesaw, (1, io, span, smem, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,
+                       TAIL_M, NO_MMA, NO_SOFTMAX, NO_GATHER)),
         ], [4], [240])
 
 
