@@ -43,6 +43,8 @@ CANDIDATES = {
     "g-ring-bf16p": ("gluon", dict(seesaw=True, ring=True, partials="input")),  # partials in the input dtype
     # gathered tiles complete their barriers as their copies land (the tail no longer waits for them)
     "g-ring-ag": ("gluon", dict(seesaw=True, ring=True, async_gather=True)),
+    # the ring where the rows are whole 64-row blocks (64 heads): its third warpgroup only loads
+    "g-ring-whole": ("gluon", dict(ring_whole=True)),
     "g-default": ("gluon", {}),  # whatever kernels.fast.common.GLUON_CONFIG picks
     "g-default-bf16p": ("gluon", dict(partials="input")),  # ... with partials in the input dtype
 }
@@ -52,6 +54,8 @@ SHAPES = [
     ("128k h8 p16", VerifyWorkload(ctx_len=131072, heads=8, page_size=16)),
     ("128k h64 p64", VerifyWorkload(ctx_len=131072, heads=64, page_size=64)),
     ("128k h64 p1", VerifyWorkload(ctx_len=131072, heads=64, page_size=1)),
+    ("32k h64 p64", VerifyWorkload(ctx_len=32768, heads=64, page_size=64)),
+    ("8k h64 p64", VerifyWorkload(ctx_len=8192, heads=64, page_size=64)),
     ("64k h8 p64", VerifyWorkload(ctx_len=65536, heads=8, page_size=64)),
     ("64k h8 p1", VerifyWorkload(ctx_len=65536, heads=8, page_size=1)),
     ("32k h8 p64", VerifyWorkload(ctx_len=32768, heads=8, page_size=64)),

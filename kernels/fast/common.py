@@ -19,9 +19,10 @@ class FastConfig:
     "input" (the q dtype: bf16, fp16 in the interpreter); evict_first on KV loads. seesaw (gluon path
     only): the warp-specialised schedule (kernels/fast/seesaw.py); ring: its per-tile variant where
     there is a tail warpgroup (kernels/fast/ring.py); async_gather (ring only): gathered tiles complete
-    their barriers as their copies land (cp.async.mbarrier.arrive). Then the removal experiments
-    (benchmarks/removal_cuts.py, CUTS; each split path says which it has): wrong results on purpose, off
-    by default."""
+    their barriers as their copies land (cp.async.mbarrier.arrive); ring_whole (ring only): the ring also
+    where the rows are whole 64-row blocks (64 heads), its third warpgroup then only loads. Then the removal
+    experiments (benchmarks/removal_cuts.py, CUTS; each split path says which it has): wrong results on
+    purpose, off by default."""
 
     block_m: int = 64
     block_n: int = 64
@@ -34,6 +35,7 @@ class FastConfig:
     seesaw: bool = False
     ring: bool = False
     async_gather: bool = False
+    ring_whole: bool = False
     no_mma: bool = False
     no_softmax: bool = False
     no_gather: bool = False
@@ -207,6 +209,8 @@ def check_flags(path: str, cfg: FastConfig) -> None:
         raise ValueError("seesaw is a schedule of the gluon path")
     if cfg.ring and not (path == "gluon" and cfg.seesaw):
         raise ValueError("ring is a variant of the gluon path's seesaw schedule")
+    if cfg.ring_whole and not cfg.ring:
+        raise ValueError("ring_whole is an option of the ring schedule (ring=True)")
     if cfg.async_gather and not cfg.ring:
         raise ValueError("async_gather is an option of the ring schedule (ring=True)")
 

@@ -67,7 +67,7 @@ class SplitPath:
         block_m, tail_m = split_rows(w.q_len * w.heads, cfg.block_m, cfg.tail_m)
         return Rows(block_m, tail_m, 1 if tail_m else cdiv(w.q_len * w.heads, block_m))
 
-    def for_rows(self, rows: Rows) -> SplitPath:
+    def for_rows(self, rows: Rows, cfg: FastConfig) -> SplitPath:
         """The path that runs these rows (the ring hands rows without a tail to the seesaw)."""
         return self
 
@@ -267,11 +267,20 @@ class Ring(Seesaw):
 
     kernel, module = "_gluon_ring_kernel", "kernels.fast.ring"
 
-    def for_rows(self, rows):
-        return self if rows.tail_m else SEESAW
+    def for_rows(self, rows, cfg):
+        return self if rows.tail_m or cfg.ring_whole else SEESAW
+
+    def num_warps(self, cfg, rows):  # the tail warpgroup, also where it only loads (ring_whole)
+        return cfg.num_warps + 4
 
     def constexprs(self, w, cfg, rows):
-        return {**super().constexprs(w, cfg, rows), "ASYNC_GATHER": bool(cfg.async_gather)}
+        if not rows.tail_m and (w.q_len * w.heads) % rows.block_m:
+            raise ValueError("ring_whole runs whole 64-row blocks only: q_len x heads a multiple of 64")
+        return {
+            **super().constexprs(w, cfg, rows),
+            "TAIL_M": rows.tail_m or 8,  # whole blocks: the tail's buffers, unused by a producer-only tail
+            "ASYNC_GATHER": bool(cfg.async_gather),
+        }
 
 
 PORTABLE, HOPPER, GLUON_SPLIT, SEESAW, RING = Portable(), Hopper(), GluonSplit(), Seesaw(), Ring()
@@ -329,7 +338,7 @@ def plan_fast(
         return tiled, cdiv(w.max_kv_len, tiled)
 
     rows = split_path.rows(w, cfg, None if "tail_m" in launch else lambda m_blocks: split_plan(m_blocks)[0])
-    split_path = split_path.for_rows(rows)
+    split_path = split_path.for_rows(rows, cfg)
     split_path.check_cuts(cfg)
     tokens, splits = split_plan(rows.m_blocks)
     split = split_path.spec(w, cfg, rows, tokens, splits)

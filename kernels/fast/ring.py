@@ -241,9 +241,11 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
                NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr):
     """The producer, and the rows past the last whole M block (at most TAIL_M) transposed: S^T = K Q^T
     (tokens on the MMA's M side, rows on N), O^T += V^T P^T (latent dims on M). Only the last M
-    block's program stores its rows."""
+    block's program stores its rows. Where the rows are whole M blocks (ring_whole: 64 heads) it only
+    loads: it posts each tile's ts barrier at once and computes nothing."""
     M: gl.constexpr = Q_LEN * HEADS
     ROW0: gl.constexpr = M // BLOCK_M * BLOCK_M
+    HAS_ROWS: gl.constexpr = M % BLOCK_M != 0
     PW: gl.constexpr = D_LATENT // PARTS
     for v in gl.static_range(2):  # the first two tiles
         if v < n_tiles:
@@ -251,7 +253,8 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
                        PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
             if ASYNC_GATHER:
                 _arrive_when_copied(v, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
-    _tail_rows_in_smem(Q, b, qt_lat_s, qt_pe_s, ROW0, TAIL_M, M, D_LATENT, D_ROPE)
+    if HAS_ROWS:
+        _tail_rows_in_smem(Q, b, qt_lat_s, qt_pe_s, ROW0, TAIL_M, M, D_LATENT, D_ROPE)
     if not ASYNC_GATHER:
         for v in gl.static_range(2):
             if v < n_tiles:
@@ -267,37 +270,39 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
         qt_lat = qt_lat_s.index(z)
         if PREFETCH:
             pages_next = _tile_pages(PageTable, page_base, lo + (t + 2) * BLOCK_N, hi, PAGE_SIZE, BLOCK_N, 4)
-        s = warpgroup_mma_init(s_zero)
-        for k in gl.static_range(PARTS):
-            _slice_landed(full_bars, u, k, t, n_full, PARTS, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
+        if HAS_ROWS:
+            s = warpgroup_mma_init(s_zero)
+            for k in gl.static_range(PARTS):
+                _slice_landed(full_bars, u, k, t, n_full, PARTS, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
+                if not NO_MMA:
+                    s = warpgroup_mma(kb.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)),
+                                      s, use_acc=k > 0, is_async=True)
             if not NO_MMA:
-                s = warpgroup_mma(kb.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s,
-                                  use_acc=k > 0, is_async=True)
-        if not NO_MMA:
-            s = warpgroup_mma(pe, qt_pe_s.index(z).permute((1, 0)), s, is_async=True)
-        s = warpgroup_mma_wait(0, deps=[s])
+                s = warpgroup_mma(pe, qt_pe_s.index(z).permute((1, 0)), s, is_async=True)
+            s = warpgroup_mma_wait(0, deps=[s])
         mbarrier.arrive(ts_bars.index(u), count=1)  # the scorer may overwrite the rope rows with P
         if not ASYNC_GATHER:
             if t >= 1:  # tile t + 1, gathered one tile ago, has landed by now
                 if t + 1 < n_tiles:
                     _announce(t + 1, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
-        qk = s * qk_scale
-        if t >= n_full:
-            qk = gl.where(_visible_t(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
-        if NO_SOFTMAX:
-            p = qk
-        else:
-            m_new = gl.maximum(m_i, gl.max(qk, 0))
-            m_safe, alpha = _max_shift(m_i, m_new)
-            p = gl.exp2(qk - m_safe[None, :])
-            l_i = l_i * alpha + gl.sum(p, 0)
-            m_i = m_new
-            o = o * alpha[None, :]
-        pt = pt_s.index(z)
-        _post_pt(pt, p)
-        if not NO_MMA:
-            acc = warpgroup_mma(kb.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
-            o = warpgroup_mma_wait(0, deps=[acc])
+        if HAS_ROWS:
+            qk = s * qk_scale
+            if t >= n_full:
+                qk = gl.where(_visible_t(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
+            if NO_SOFTMAX:
+                p = qk
+            else:
+                m_new = gl.maximum(m_i, gl.max(qk, 0))
+                m_safe, alpha = _max_shift(m_i, m_new)
+                p = gl.exp2(qk - m_safe[None, :])
+                l_i = l_i * alpha + gl.sum(p, 0)
+                m_i = m_new
+                o = o * alpha[None, :]
+            pt = pt_s.index(z)
+            _post_pt(pt, p)
+            if not NO_MMA:
+                acc = warpgroup_mma(kb.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
+                o = warpgroup_mma_wait(0, deps=[acc])
         # This buffer: tile t + 2 once both main warpgroups are done with tile t too.
         mbarrier.arrive(empty_bars.index(u), count=1)
         if t + 2 < n_tiles:
@@ -311,7 +316,8 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
                            PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
             if ASYNC_GATHER:
                 _arrive_when_copied(t + 2, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
-    _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M, D_LATENT)
+    if HAS_ROWS:
+        _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M, D_LATENT)
 
 
 @gluon.jit
