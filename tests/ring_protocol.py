@@ -8,6 +8,7 @@ announces a gathered tile one tile after issuing it.
     python -m tests.ring_protocol            # the shipped order: expect "no deadlock"
     python -m tests.ring_protocol announce   # the same with gathers announced by the tail
     python -m tests.ring_protocol v4         # the order that hung on the H200 (issue 9, call ring-4)
+    python -m tests.ring_protocol whole      # ring_whole: whole M blocks, the tail only loads
 
 Edit the model together with the kernel's waits and arrivals; it checks the order, not the kernel.
 """
@@ -42,7 +43,8 @@ def deadlocks(n_tiles: int, n_full: int, paged: bool, variant: str = "shipped") 
     empty, ts = [Barrier(3), Barrier(3)], [Barrier(1), Barrier(1)]
     p_bar, sum_bar = Barrier(1), Barrier(2)
     gathered = lambda t: not paged or t >= n_full  # noqa: E731
-    async_gather = variant == "shipped"
+    async_gather = variant in ("shipped", "whole")
+    seen_ts = [0, 0]  # phases of ts[u] its one waiter (main warpgroup u) has passed
 
     def land(t, at_issue):  # a TMA'd tile's bytes complete its barriers, so do async gathers; else announced
         if (not gathered(t) or async_gather) == at_issue:
@@ -59,6 +61,7 @@ def deadlocks(n_tiles: int, n_full: int, paged: bool, variant: str = "shipped") 
                 for k in range(PARTS):
                     yield from wait(full[t % 2 * PARTS + k], t // 2 & 1)
                 yield from wait(ts[t % 2], t // 2 & 1)
+                seen_ts[t % 2] += 1
                 p_bar.arrive()
             else:
                 yield from wait(p_bar, t & 1)
@@ -76,8 +79,13 @@ def deadlocks(n_tiles: int, n_full: int, paged: bool, variant: str = "shipped") 
             land(t, True)
             land(t, False)
         for t in range(n_tiles):
-            for k in range(PARTS):
-                yield from wait(full[t % 2 * PARTS + k], t // 2 & 1)
+            if variant != "whole":  # with rows of its own the tail scores the tile; else it only loads
+                for k in range(PARTS):
+                    yield from wait(full[t % 2 * PARTS + k], t // 2 & 1)
+            # a phase of ts[u] completing before its waiter passed the one before would alias
+            assert variant == "v4" or ts[t % 2].phase - seen_ts[t % 2] < 1, (
+                "ts completed twice before its waiter saw it"
+            )
             ts[t % 2].arrive()
             if 1 <= t < n_tiles - 1:
                 land(t + 1, False)  # tile t + 1's gather, issued one tile ago (announce, v4)
