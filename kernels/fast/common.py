@@ -19,8 +19,9 @@ class FastConfig:
     "input" (the q dtype: bf16, fp16 in the interpreter); evict_first on KV loads. seesaw (gluon path
     only): the warp-specialised schedule (kernels/fast/seesaw.py); ring: its per-tile variant where
     there is a tail warpgroup (kernels/fast/ring.py); async_gather (ring only): gathered tiles complete
-    their barriers as their copies land (cp.async.mbarrier.arrive); ring_whole (ring only): the ring also
-    where the rows are whole 64-row blocks (64 heads), its third warpgroup then only loads. Then the removal
+    their barriers as their copies land (cp.async.mbarrier.arrive); ring_whole (ring only; an experiment
+    not yet run on a GPU: tests/kernels/test_gpu_kernels.py checks it there): the ring also where the
+    rows are whole 64-row blocks (64 heads), its third warpgroup then only loading. Then the removal
     experiments (benchmarks/removal_cuts.py, CUTS; each split path says which it has): wrong results on
     purpose, off by default."""
 

@@ -62,6 +62,15 @@ FAST_PATH_CASES = [  # (path, workload fields, launch overrides); on sm_90 the d
         dict(ctx_len=1000, ctx_lens=(4093, 70001, 517), batch=3, page_size=16, tree_mask="tree"),
         dict(tail_m=8, async_gather=False),
     ),
+    # ring_whole: the ring at whole 64-row blocks (64 heads), its third warpgroup only loading
+    ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree", heads=64), dict(ring_whole=True)),
+    ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="chain", heads=64), dict(ring_whole=True)),
+    (
+        "gluon",
+        dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=16, tree_mask="chain", heads=64),
+        dict(ring_whole=True),
+    ),
+    ("gluon", dict(ctx_len=40, page_size=64, tree_mask="tree", heads=64), dict(ring_whole=True)),
     # the single-schedule Gluon kernel (seesaw=False): TMA ring, gathers, 32-token tiles
     ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree"), dict(seesaw=False)),
     (
