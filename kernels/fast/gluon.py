@@ -17,7 +17,13 @@ from collections import OrderedDict
 import torch
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import async_copy, fence_async_shared, mbarrier, tma
+from triton.experimental.gluon.language.nvidia.hopper import (
+    async_copy,
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+)
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from triton.runtime.jit import constexpr_function
 
@@ -31,6 +37,14 @@ _LN2 = gl.constexpr(0.6931471805599453)
 _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
 _cp_async = getattr(async_copy, "async_load", None) or async_copy.async_copy_global_to_shared
 _barrier = getattr(gl, "thread_barrier", None) or gl.barrier  # a CTA-wide bar.sync (renamed later)
+
+@gluon.jit
+def _mma(a, b, acc, USE_ACC: gl.constexpr, NO_MMA: gl.constexpr):
+    """acc (+)= a b as an async warpgroup MMA; with NO_MMA (a removal experiment) acc as it was."""
+    if not NO_MMA:
+        acc = warpgroup_mma(a, b, acc, use_acc=USE_ACC, is_async=True)
+    return acc
+
 
 @gluon.jit
 def _reinterpret(buf, dtype: gl.constexpr, shape: gl.constexpr, layout: gl.constexpr):

@@ -57,6 +57,7 @@ from kernels.fast.gluon import (
     _landed,
     _main_start,
     _max_shift,
+    _mma,
     _post_pt,
     _q_in_smem,
     _split_bounds,
@@ -171,11 +172,9 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
             s = warpgroup_mma_init(s_zero)
             for k in gl.static_range(PARTS):
                 _slice_landed(full_bars, u, k, t, n_full, PARTS, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
-                if not NO_MMA:
-                    s = warpgroup_mma(q_lat_s.index(z).slice(k * PW, PW, dim=1),
-                                      kb.slice(k * PW, PW, dim=1).permute((1, 0)), s, use_acc=k > 0, is_async=True)
-            if not NO_MMA:
-                s = warpgroup_mma(q_pe_s.index(z), pe.permute((1, 0)), s, is_async=True)
+                s = _mma(q_lat_s.index(z).slice(k * PW, PW, dim=1), kb.slice(k * PW, PW, dim=1).permute((1, 0)), s,
+                         k > 0, NO_MMA)
+            s = _mma(q_pe_s.index(z), pe.permute((1, 0)), s, True, NO_MMA)
             s = warpgroup_mma_wait(0, deps=[s])
             qk = s * qk_scale
             if t >= n_full:
@@ -274,11 +273,9 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
             s = warpgroup_mma_init(s_zero)
             for k in gl.static_range(PARTS):
                 _slice_landed(full_bars, u, k, t, n_full, PARTS, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
-                if not NO_MMA:
-                    s = warpgroup_mma(kb.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)),
-                                      s, use_acc=k > 0, is_async=True)
-            if not NO_MMA:
-                s = warpgroup_mma(pe, qt_pe_s.index(z).permute((1, 0)), s, is_async=True)
+                s = _mma(kb.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s, k > 0,
+                         NO_MMA)
+            s = _mma(pe, qt_pe_s.index(z).permute((1, 0)), s, True, NO_MMA)
             s = warpgroup_mma_wait(0, deps=[s])
         mbarrier.arrive(ts_bars.index(u), count=1)  # the scorer may overwrite the rope rows with P
         if not ASYNC_GATHER:

@@ -42,6 +42,7 @@ from kernels.fast.gluon import (
     _landed,
     _main_start,
     _max_shift,
+    _mma,
     _post_pt,
     _q_in_smem,
     _split_bounds,
@@ -151,11 +152,8 @@ def _seesaw(W: gl.constexpr, io, span, smem, PARTS: gl.constexpr, HEADS: gl.cons
             if not GATHER:
                 if t < n_full:
                     mbarrier.wait(full_bars.index(W * PARTS + k), j & 1)
-            if not NO_MMA:
-                s = warpgroup_mma(ql.slice(k * PW, PW, dim=1), my_k.slice(k * PW, PW, dim=1).permute((1, 0)), s,
-                                  use_acc=k > 0, is_async=True)
-        if not NO_MMA:
-            s = warpgroup_mma(qp, my_pe.permute((1, 0)), s, is_async=True)
+            s = _mma(ql.slice(k * PW, PW, dim=1), my_k.slice(k * PW, PW, dim=1).permute((1, 0)), s, k > 0, NO_MMA)
+        s = _mma(qp, my_pe.permute((1, 0)), s, True, NO_MMA)
         s = warpgroup_mma_wait(0, deps=[s])
         qk = s * qk_scale
         if t >= n_full:
@@ -225,11 +223,8 @@ def _tail_scores(u: gl.constexpr, t, j, n_full, k_buf, pe_buf, qt_lat, qt_pe, fu
             mbarrier.wait(full_bars.index(u * PARTS + k), j & 1)
         elif k == 0:  # a gathered tile: its warpgroup arrives on the last barrier once it has landed
             mbarrier.wait(full_bars.index(u * PARTS + PARTS - 1), j & 1)
-        if not NO_MMA:
-            s = warpgroup_mma(k_buf.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s,
-                              use_acc=k > 0, is_async=True)
-    if not NO_MMA:
-        s = warpgroup_mma(pe_buf, qt_pe.permute((1, 0)), s, is_async=True)
+        s = _mma(k_buf.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s, k > 0, NO_MMA)
+    s = _mma(pe_buf, qt_pe.permute((1, 0)), s, True, NO_MMA)
     s = warpgroup_mma_wait(0, deps=[s])
     mbarrier.arrive(ts_bars.index(u), count=1)
     return s
