@@ -228,10 +228,14 @@ def apply_removal(analysis, path: str | Path) -> str:
     kernels = [k for k in analysis.kernels if k.kernel == r.kernel]
     if not kernels:
         raise RemovalError(f"{r.source}: times {r.kernel}, which this capture does not hold")
+    decided = False
     for k in kernels:
         v = removal_verdict(r, k.cause)
+        decided = v.cause is not None and v.cause != k.cause
         k.cause, k.advice = v.cause or k.cause, v.advice or k.advice
-        k.evidence = v.evidence + [e for e in k.evidence if e != REMOVAL_HINT]  # the hint is taken
-    note = f"{r.kernel}: cause from the removal experiment {r.source} ({_point(r.workload)})"
+        kept = [e for e in k.evidence if e != REMOVAL_HINT or not decided]  # the hint is taken when it decides
+        k.evidence = v.evidence + kept
+    what = "cause from the removal experiment" if decided else "evidence from"
+    note = f"{r.kernel}: {what} {r.source} ({_point(r.workload)})"
     analysis.notes.append(note)
     return note

@@ -173,6 +173,7 @@ def test_a_closed_kernel_beside_a_bare_read_keeps_its_cause():
     assert (k.bound, k.roof, k.cause) == ("compute", "tensor pipe", "compute pipes lead memory by 10+ points")
     assert k.evidence[0].startswith("timed beside a bare read") and "0.2628 ms; a bare read" in k.evidence[0]
     assert k.evidence[1] == "a bare read of these bytes takes 18% of the step: the loads alone do not set its pace"
+    assert any(n.startswith("flash_fwd_splitkv_mla_kernel: evidence from ") for n in h64.analysis.notes)
     h8 = roofline.load(RUNS / "h200-flashmla-chain-128k-p64", removal=FLASHMLA_READ)
     k = next(k for k in h8.analysis.kernels if k.kernel == "flash_fwd_splitkv_mla_kernel")
     assert k.cause == "pipelined: the loads are late" and "(61% of it)" in k.evidence[0]
