@@ -182,8 +182,8 @@ def load(
 ) -> Run:
     """Read captured evidence without a GPU: a run directory (only the reports its manifest names,
     checked against their checksums), a report file, or a folder of reports. None: the bundled sample.
-    `removal`: a removal experiment of the same GPU and workload (roofline/removal.py), whose result
-    names the timed kernel's cause."""
+    `removal`: a removal experiment of the same GPU and workload, or a folder of them (roofline/removal.py),
+    whose result names the timed kernel's cause."""
     source = Path(path) if path is not None else sample_run()
     if not source.exists():
         raise ReportError(f"{source}: no such run directory or report")

@@ -221,9 +221,33 @@ def removal_verdict(r: Removal, inferred: str | None = None) -> RemovalVerdict:
     return RemovalVerdict(cause, advice, evidence)
 
 
-def apply_removal(analysis, path: str | Path) -> str:
+def apply_removal(analysis, path: str | Path) -> list[str]:
     """Give the experiment's kernel in `analysis` (roofline.analysis.Analysis) the cause and advice the
-    removal experiment at `path` shows, the capture's own reading kept in its evidence; return a note."""
+    removal experiment at `path` shows, the capture's own reading kept in its evidence; return the notes.
+    `path` may be a folder of experiment files (benchmarks/removal_cuts.py --out DIR): each file whose
+    kernel the capture holds is applied, and a folder with none of them is an error."""
+    path = Path(path)
+    if not path.is_dir():
+        return [_apply_file(analysis, path)]
+    held = {k.kernel for k in analysis.kernels}
+    files = sorted(path.glob("*.json"))
+    mine = [f for f in files if _kernel_of(f) in held]
+    if not mine:
+        timed = ", ".join(sorted({k for k in map(_kernel_of, files) if k})) or "no removal experiment"
+        raise RemovalError(f"{path}: no experiment of a kernel this capture holds (the folder times {timed})")
+    return [_apply_file(analysis, f) for f in mine]
+
+
+def _kernel_of(path: Path) -> str | None:
+    """The kernel a removal-experiment file times, or None for a file that is none."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return data.get("kernel") if isinstance(data, dict) and data.get("format") == FORMAT else None
+
+
+def _apply_file(analysis, path: Path) -> str:
     r = matching(read_removal(path), analysis.gpu.name, analysis.workload)
     kernels = [k for k in analysis.kernels if k.kernel == r.kernel]
     if not kernels:

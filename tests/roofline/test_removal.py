@@ -5,8 +5,10 @@ benchmarks/removal_cuts.py, then named ring_cuts.py)."""
 import json
 
 import pytest
+from click.testing import CliRunner
 
 import roofline
+from roofline.cli import main
 from roofline.removal import RemovalError, matching, read_removal, removal_verdict
 from tests.paths import FIXTURES, ROOT, RUNS
 
@@ -94,10 +96,6 @@ def test_without_a_full_row_nothing_is_guessed(tmp_path):
 
 
 def test_analyze_takes_a_removal_experiment():
-    from click.testing import CliRunner
-
-    from roofline.cli import main
-
     run = str(RUNS / "h200-triton_mla_fast-ring-128k-p64")
     r = CliRunner().invoke(main, ["analyze", run, "--removal", str(RING_CUTS), "--format", "json"])
     assert r.exit_code == 0, r.output
@@ -238,3 +236,25 @@ def test_a_gemm_file_and_a_verify_capture_never_match(tmp_path):
     bad_op = gemm_file(tmp_path, workload={"op": 7})
     with pytest.raises(RemovalError, match="workload 'op' must name the op"):
         read_removal(bad_op)
+
+
+def test_a_folder_of_experiments_applies_the_files_of_kernels_the_capture_holds(tmp_path):
+    """`benchmarks/removal_cuts.py --out DIR` writes a file per kernel: --removal DIR takes the folder."""
+    folder = tmp_path / "cuts"
+    folder.mkdir()
+    (folder / "_gluon_ring_kernel.json").write_text(RING_CUTS.read_text())
+    (folder / "flash_fwd_splitkv_mla_kernel.json").write_text(FLASHMLA_READ.read_text())
+    (folder / "notes.json").write_text("[]")  # not an experiment: left alone
+    run = roofline.load(RUNS / "h200-triton_mla_fast-ring-128k-p64", removal=folder)
+    k = next(k for k in run.analysis.kernels if k.kernel == "_gluon_ring_kernel")
+    assert k.cause == "pipelined: the loads set the pace, by a removal experiment"
+    assert [n for n in run.analysis.notes if "removal experiment" in n or "evidence from" in n] == [
+        f"_gluon_ring_kernel: cause from the removal experiment {folder / '_gluon_ring_kernel.json'} "
+        "(ctx_len=131072 heads=8 page_size=64)"
+    ]
+    with pytest.raises(RemovalError, match=r"no experiment of a kernel this capture holds \(the folder times "):
+        roofline.load(RUNS / "h200-triton_mla-128k", removal=folder)
+    out = CliRunner().invoke(
+        main, ["analyze", str(RUNS / "h200-triton_mla_fast-ring-128k-p64"), "--removal", str(folder)]
+    )
+    assert out.exit_code == 0 and "the loads set the pace, by a removal experiment" in out.output
