@@ -39,14 +39,6 @@ def tile_update(qk, m_i, l_i, acc, v, NO_MMA: tl.constexpr, NO_SOFTMAX: tl.const
             l_i = l_i + tl.sum(p, 1)
         else:
             acc = acc + tl.dot(p.to(v.dtype), v)
-    elif NO_MMA:
-        m_new = tl.maximum(m_i, tl.max(qk, 1))
-        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = tl.math.exp2(m_i - m_safe)
-        p = tl.math.exp2(qk - m_safe[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        m_i = m_new
     else:
-        m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, v)
+        m_i, l_i, acc = online_softmax_update(qk, m_i, l_i, acc, v, NO_MMA)
     return m_i, l_i, acc
