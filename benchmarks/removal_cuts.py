@@ -23,7 +23,7 @@ matches the corpus capture only when it is the same kernel.
 Variants: full (as shipped), no-mma (every MMA), no-softmax (the online softmax: P = the raw scores, O
 not rescaled), no-gather (the gathered tiles' copies; where a kernel gathers besides its whole-tile
 loads), loads-only (no MMA and no softmax), each where the kernel has the switches; and per workload a
-bare read of the same KV bytes (kernels.stream.stream_read), timed the same way. --out DIR: one
+bare read of the same KV bytes (profiler.bench.read_kv, as bench's read row), timed the same way. --out DIR: one
 roofline-removal/1 file per kernel, `<kernel as ncu names it>.json` (`roofline analyze RUN --removal FILE`).
 """
 
@@ -46,17 +46,16 @@ from kernels.launch_spec import device_facts
 from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
 from kernels.stream import stream_read
 from kernels.triton_mla import triton_mla
-from profiler.bench import graph_replay_ms
-from roofline.removal import FORMAT
+from profiler.bench import graph_replay_ms, read_kv
+from roofline.removal import FORMAT, FULL, LOADS_ONLY, READ
 
 VARIANTS = {
-    "full": {},
+    FULL: {},
     "no-mma": dict(no_mma=True),
     "no-softmax": dict(no_softmax=True),
     "no-gather": dict(no_gather=True),
-    "loads-only": dict(no_mma=True, no_softmax=True),
+    LOADS_ONLY: dict(no_mma=True, no_softmax=True),
 }
-READ = "read"  # the bare read of the workload's KV bytes (the GEMM's: its operands)
 METHOD = "CUDA-graph replays of the whole step, medians (read: a bare stream_read of the same KV bytes)"
 
 
@@ -193,8 +192,7 @@ def measure(names: list[str], args) -> dict[str, list[dict]]:
                         continue
                     inp = build_inputs(w, device="cuda")
                     if read_ms is None:  # the KV bytes depend on neither heads nor mask (one latent cache)
-                        kv = inp.kv_cache.view(-1)[: w.kv_tokens * w.head_dim]
-                        read_ms = graph_replay_ms(lambda kv=kv: stream_read(kv))
+                        read_ms = graph_replay_ms(lambda inp=inp: read_kv(inp))
                     for name in timed:
                         subject = SUBJECTS[name]
                         for variant, cut in variants(subject).items():
@@ -254,7 +252,7 @@ def measure_gemm(g: Gemm) -> tuple[str, str, list[dict]]:
             flush=True,
         )
     rows = [
-        dict(variant="full", graph_ms=graph_replay_ms(step)),
+        dict(variant=FULL, graph_ms=graph_replay_ms(step)),
         dict(variant=READ, graph_ms=graph_replay_ms(lambda: stream_read(ab))),
     ]
     for r in rows:

@@ -197,23 +197,23 @@ def time_kernel(name: str, workload: VerifyWorkload, method: str = "rotated", **
 READ = "read"  # bench's pseudo-kernel: a bare stream_read of the workload's KV bytes, nothing else
 
 
+def read_kv(inp) -> torch.Tensor:
+    """A bare read of the inputs' KV bytes: kernels.stream.stream_read over the cache's used tokens."""
+    w = inp.workload
+    return stream_read(inp.kv_cache.view(-1)[: w.kv_tokens * w.head_dim])
+
+
 def time_read(workload: VerifyWorkload, method: str = "rotated") -> float:
-    """Median ms of a bare read of `workload`'s KV bytes (kernels.stream.stream_read over the cache's
-    used tokens), timed like the kernels: what any kernel of this workload pays for its bytes alone."""
-    w = workload
-    used = w.kv_tokens * w.head_dim
-
-    def call(inp):
-        return stream_read(inp.kv_cache.view(-1)[:used])
-
+    """Median ms of a bare read of `workload`'s KV bytes (read_kv), timed like the kernels: what any
+    kernel of this workload pays for its bytes alone."""
     if method == "flush":
-        inp = build_inputs(w, device="cuda")
-        call(inp)
+        inp = build_inputs(workload, device="cuda")
+        read_kv(inp)
         torch.cuda.synchronize()
-        return median_ms(lambda: call(inp))
-    sets = rotated_input_sets(w)
+        return median_ms(lambda: read_kv(inp))
+    sets = rotated_input_sets(workload)
     try:
-        return float(pd.Series(rotated_samples_ms(call, sets).samples_ms).median())
+        return float(pd.Series(rotated_samples_ms(read_kv, sets).samples_ms).median())
     finally:
         del sets
         torch.cuda.empty_cache()
