@@ -19,9 +19,8 @@ class FastConfig:
     "input" (the q dtype: bf16, fp16 in the interpreter); evict_first on KV loads. seesaw (gluon path
     only): the warp-specialised schedule (kernels/fast/seesaw.py); ring: its per-tile variant where
     there is a tail warpgroup (kernels/fast/ring.py); async_gather (ring only): gathered tiles complete
-    their barriers as their copies land (cp.async.mbarrier.arrive); ring_whole (ring only; an experiment
-    not yet run on a GPU: tests/kernels/test_gpu_kernels.py checks it there): the ring also where the
-    rows are whole 64-row blocks (64 heads), its third warpgroup then only loading. Then the removal
+    their barriers as their copies land (cp.async.mbarrier.arrive); ring_whole (ring only): the ring
+    also where the rows are whole 64-row blocks (64 heads), its third warpgroup then only loading. Then the removal
     experiments (benchmarks/removal_cuts.py, CUTS; each split path says which it has): wrong results on
     purpose, off by default."""
 
@@ -130,7 +129,13 @@ GLUON_TAIL_MIN_SPLIT_LEN = 512
 # tile's page-table entries two tiles ahead; before it the ring lost at page 1 (0.095 vs the seesaw's
 # 0.085 ms). With it, 128k page 1 0.0737 vs the seesaw's 0.0853, page 16 0.0743 vs 0.0825, page 64
 # 0.0708 vs 0.0717; 64k page 1 0.0521 vs 0.0593 (docs/results/fast-kernel.md, step 12).
-GLUON_CONFIG = dict(FAST_DEFAULTS, block_m=64, num_warps=8, seesaw=True, tail_m=8, ring=True, async_gather=True)
+# ring_whole=True: where the rows are whole 64-row blocks (64 heads), the ring too, its third warpgroup only
+# loading, instead of the seesaw's pairs of tiles. H200, 64 heads, graph replay, ring_whole vs seesaw: 128k
+# page 64 0.3194 vs 0.3301 ms, page 1 0.3357 vs 0.3828; 32k page 64 0.1008 vs 0.1075; 8k 0.0459 vs 0.0474
+# (docs/results/fast-kernel.md, step 13).
+GLUON_CONFIG = dict(
+    FAST_DEFAULTS, block_m=64, num_warps=8, seesaw=True, tail_m=8, ring=True, async_gather=True, ring_whole=True
+)
 # The seesaw schedule's tiles arrive in slices of this many latent dims, a barrier each, so that the
 # score MMAs start on the first slice while the rest land (H200, 128k: 128 beat 256 and 512).
 SEESAW_SLICE = 128
@@ -195,8 +200,8 @@ def resolve_config(
     cfg = {**FAST_DEFAULTS, **base, **launch}
     if path == "gluon" and not cfg["seesaw"]:  # GLUON_CONFIG's tail and ring are the seesaw schedule's
         cfg.update({k: off for k, off in (("tail_m", 0), ("ring", False)) if k not in launch})
-    if not cfg["ring"] and "async_gather" not in launch:  # GLUON_CONFIG's async_gather is the ring's
-        cfg["async_gather"] = False
+    if not cfg["ring"]:  # GLUON_CONFIG's async_gather and ring_whole are the ring's
+        cfg.update({k: False for k in ("async_gather", "ring_whole") if k not in launch})
     config = FastConfig(**cfg)
     check_flags(path, config)
     return config

@@ -42,6 +42,12 @@ class Rows:
     block_m: int
     tail_m: int
     m_blocks: int
+    m: int  # q_len x heads
+
+    @property
+    def whole(self) -> bool:
+        """Whole block_m blocks, no tail and no padded rows (64 heads: 576 = 9 x 64)."""
+        return not self.tail_m and self.m % self.block_m == 0
 
 
 class SplitPath:
@@ -65,7 +71,8 @@ class SplitPath:
         """`plan_split_len(m_blocks)`: the tokens per split a plan with that many M blocks gives (None:
         the caller chose tail_m, so no default depends on it)."""
         block_m, tail_m = split_rows(w.q_len * w.heads, cfg.block_m, cfg.tail_m)
-        return Rows(block_m, tail_m, 1 if tail_m else cdiv(w.q_len * w.heads, block_m))
+        m = w.q_len * w.heads
+        return Rows(block_m, tail_m, 1 if tail_m else cdiv(m, block_m), m)
 
     def for_rows(self, rows: Rows, cfg: FastConfig) -> SplitPath:
         """The path that runs these rows (the ring hands rows without a tail to the seesaw)."""
@@ -221,7 +228,7 @@ class GluonPath(SplitPath):
         tail_m = gluon_tail_rows(m, cfg.block_m, cfg.tail_m)
         if tail_m and plan_split_len is not None:  # by default: only with long splits
             tail_m = tail_m if plan_split_len(m // cfg.block_m) >= GLUON_TAIL_MIN_SPLIT_LEN else 0
-        return Rows(cfg.block_m, tail_m, m // cfg.block_m if tail_m else cdiv(m, cfg.block_m))
+        return Rows(cfg.block_m, tail_m, m // cfg.block_m if tail_m else cdiv(m, cfg.block_m), m)
 
     def signature(self, w, cfg):
         p = POINTER[w.dtype]
@@ -262,20 +269,19 @@ class Seesaw(GluonPath):
 
 
 class Ring(Seesaw):
-    """The seesaw's per-tile variant, where there is a tail warpgroup (ring=True); the seesaw's removal
-    experiments."""
+    """The seesaw's per-tile variant (ring=True), where there is a tail warpgroup, and where the rows are
+    whole 64-row blocks (ring_whole: the third warpgroup only loads); other rows go to the seesaw. The
+    seesaw's removal experiments."""
 
     kernel, module = "_gluon_ring_kernel", "kernels.fast.ring"
 
     def for_rows(self, rows, cfg):
-        return self if rows.tail_m or cfg.ring_whole else SEESAW
+        return self if rows.tail_m or (cfg.ring_whole and rows.whole) else SEESAW
 
     def num_warps(self, cfg, rows):  # the tail warpgroup, also where it only loads (ring_whole)
         return cfg.num_warps + 4
 
     def constexprs(self, w, cfg, rows):
-        if not rows.tail_m and (w.q_len * w.heads) % rows.block_m:
-            raise ValueError("ring_whole runs whole 64-row blocks only: q_len x heads a multiple of 64")
         return {
             **super().constexprs(w, cfg, rows),
             "TAIL_M": rows.tail_m or 8,  # whole blocks: the tail's buffers, unused by a producer-only tail

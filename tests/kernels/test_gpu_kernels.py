@@ -62,8 +62,11 @@ FAST_PATH_CASES = [  # (path, workload fields, launch overrides); on sm_90 the d
         dict(ctx_len=1000, ctx_lens=(4093, 70001, 517), batch=3, page_size=16, tree_mask="tree"),
         dict(tail_m=8, async_gather=False),
     ),
-    # ring_whole: the ring at whole 64-row blocks (64 heads), its third warpgroup only loading
+    # ring_whole (the default at 64 heads): the ring at whole 64-row blocks, its third warpgroup only
+    # loading; ring=False keeps the seesaw's pairs of tiles there
     ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree", heads=64), dict(ring_whole=True)),
+    ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree", heads=64), dict(ring=False)),
+    ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="chain", heads=64), dict(ring=False)),
     ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="chain", heads=64), dict(ring_whole=True)),
     (
         "gluon",

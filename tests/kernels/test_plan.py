@@ -22,7 +22,7 @@ from kernels.fast.common import (
     resolve_config,
     split_rows,
 )
-from kernels.fast.paths import DEVICE_KERNELS, SPLIT_PATHS
+from kernels.fast.paths import DEVICE_KERNELS, SPLIT_PATHS, plan_fast
 from kernels.launch import fast_specs
 from kernels.plan import code_path
 from kernels.registry import KERNELS
@@ -161,7 +161,22 @@ def test_gluon_tail_only_where_it_was_measured_to_pay():
     assert plan(131072, tail_m=0)[:2] == (2, 0)
     assert plan(131072, split_len=256)[:2] == (2, 0) and plan(131072, split_len=4096)[:2] == (1, 8)
     assert plan(131072, q_len=17, tail_m=8)[:2] == (2, 8)  # 136 = 2 x 64 + 8
-    assert plan(131072, heads=64)[:2] == (9, 0)  # 576 rows: whole blocks
+    assert plan(131072, heads=64, ring=False)[:2] == (9, 0)  # 576 rows: whole blocks
+    assert plan(131072, heads=64)[:2] == (9, 8)  # ... in the ring: TAIL_M sizes its loading warpgroup's buffers
+
+
+def test_the_ring_runs_tails_and_whole_blocks_the_seesaw_padded_rows():
+    """sm_90's default Gluon schedule: the ring where there is a tail warpgroup (72 rows, long splits) or
+    where the rows are whole 64-row blocks (ring_whole: 576 rows, its third warpgroup only loading); the
+    seesaw where a block is padded (72 rows in short splits, 144 rows); ring=False turns ring_whole off."""
+
+    def kernel(ctx_len, heads=8, **kw):
+        return fast_specs(VerifyWorkload(ctx_len=ctx_len, heads=heads, page_size=64), arch="sm_90", **kw)[0].name
+
+    assert kernel(131072) == kernel(131072, heads=64) == kernel(8192, heads=64) == "_gluon_ring_kernel"
+    assert kernel(32768) == kernel(131072, heads=16) == "_gluon_seesaw_kernel"
+    assert kernel(131072, heads=64, ring=False) == kernel(131072, heads=64, ring_whole=False) == "_gluon_seesaw_kernel"
+    assert not plan_fast(VerifyWorkload(ctx_len=131072, heads=64), ring=False).config.ring_whole
 
 
 def test_combine_spec_reads_every_split_in_one_step_up_to_256():
@@ -203,7 +218,8 @@ def test_ring_cuts_are_off_by_default():
 @pytest.mark.parametrize(
     "heads, kw, kernel, cuts",
     [
-        (64, {}, "_gluon_seesaw_kernel", CUTS),
+        (64, {}, "_gluon_ring_kernel", CUTS),
+        (64, dict(ring=False), "_gluon_seesaw_kernel", CUTS),
         (8, dict(ring=False), "_gluon_seesaw_kernel", CUTS),
         (8, dict(path="hopper"), "_hopper_split_kernel", CUTS),
         (8, dict(path="portable"), "_fast_split_kernel", ("no_mma", "no_softmax")),
