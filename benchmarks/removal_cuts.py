@@ -30,9 +30,10 @@ roofline-removal/1 file per kernel, `<kernel as ncu names it>.json` (`roofline a
 from __future__ import annotations
 
 import argparse
+
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -143,6 +144,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--ctx", default="131072", help="ctx_len, comma list (default 131072; 128k works)")
     ap.add_argument("--heads", default="8,64", help="comma list (default 8,64)")
     ap.add_argument("--page-size", default="64,1", help="comma list (default 64,1)")
+    ap.add_argument(
+        "--mask", choices=("tree", "chain"), help="the tree mask of every verify kernel (default: each one's own: "
+        "tree, FlashMLA's chain)"
+    )
     ap.add_argument("--out", type=Path, help="write <kernel>.json (roofline-removal/1) per kernel into this folder")
     args = ap.parse_args(argv)
     args.kernel = [k.strip() for k in args.kernel.split(",") if k.strip()]
@@ -169,11 +174,17 @@ def runnable(names: list[str]) -> tuple[list[str], list[str]]:
     return kept, skipped
 
 
-def measure(names: list[str], args) -> dict[str, list[dict]]:
-    """{--kernel name: rows} of the verify kernels `names`, printing each row as it is timed."""
+def subjects(names: list[str], mask: str | None) -> dict[str, Subject]:
+    """The verify kernels `names`, each with its own tree mask or `mask` (--mask)."""
+    return {n: replace(SUBJECTS[n], tree_mask=mask) if mask else SUBJECTS[n] for n in names}
+
+
+def measure(subjects: dict[str, Subject], args) -> dict[str, list[dict]]:
+    """{--kernel name: rows} of the verify kernels `subjects`, printing each row as it is timed."""
     device_name, sm_count, arch = device_facts(torch.device("cuda"))
+    names = list(subjects)
     rows: dict[str, list[dict]] = {k: [] for k in names}
-    masks = list(dict.fromkeys(SUBJECTS[k].tree_mask for k in names))
+    masks = list(dict.fromkeys(subjects[k].tree_mask for k in names))
     for ctx_len in args.ctx:
         for page_size in args.page_size:
             read_ms = None
@@ -182,8 +193,8 @@ def measure(names: list[str], args) -> dict[str, list[dict]]:
                 for mask in masks:
                     w = VerifyWorkload(ctx_len=ctx_len, heads=heads, page_size=page_size, tree_mask=mask)
                     timed = []
-                    for name in (n for n in names if SUBJECTS[n].tree_mask == mask):
-                        reason = SUBJECTS[name].skip_reason(w, device_name, sm_count, arch)
+                    for name in (n for n in names if subjects[n].tree_mask == mask):
+                        reason = subjects[name].skip_reason(w, device_name, sm_count, arch)
                         if reason:
                             print(f"{ctx_len:>8} h{heads:<3} p{page_size:<4} {name:10} skipped: {reason}", flush=True)
                         else:
@@ -194,7 +205,7 @@ def measure(names: list[str], args) -> dict[str, list[dict]]:
                     if read_ms is None:  # the KV bytes depend on neither heads nor mask (one latent cache)
                         read_ms = graph_replay_ms(lambda inp=inp: read_kv(inp))
                     for name in timed:
-                        subject = SUBJECTS[name]
+                        subject = subjects[name]
                         for variant, cut in variants(subject).items():
                             ms = graph_replay_ms(subject.step(inp, cut))
                             rows[name].append(dict(point, variant=variant, graph_ms=ms))
@@ -313,9 +324,9 @@ def main(argv: list[str] | None = None) -> None:
         print(line, flush=True)
     device = torch.cuda.get_device_name()
     made_by = "PYTHONPATH=. python " + " ".join(sys.argv)
-    verify = [n for n in names if n in SUBJECTS]
+    verify = subjects([n for n in names if n in SUBJECTS], args.mask)
     rows = measure(verify, args) if verify else {}
-    docs = [removal_doc(SUBJECTS[n], r, device, made_by) for n, r in rows.items() if r]
+    docs = [removal_doc(verify[n], r, device, made_by) for n, r in rows.items() if r]
     if "gemm" in names:
         docs.append(gemm_doc(GEMM, *measure_gemm(GEMM), device, made_by))
     if args.out:  # the format `roofline analyze --removal FILE` reads (roofline/removal.py)

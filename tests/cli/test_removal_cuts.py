@@ -42,7 +42,8 @@ def test_each_kernel_gets_the_variants_it_has_switches_for():
     "name, heads, page_size, skipped",
     [
         ("ring", 8, 64, None),
-        ("ring", 64, 64, "the plan launches _gluon_seesaw_kernel"),  # whole M blocks: no tail, no ring
+        ("ring", 64, 64, None),  # whole M blocks: the ring too (ring_whole)
+        ("ring", 16, 64, "the plan launches _gluon_seesaw_kernel"),  # 144 rows: padded blocks, no ring
         ("seesaw", 8, 1, None),  # ring=False at 8 heads
         ("seesaw", 64, 64, None),
         ("hopper", 8, 1, "multiple of block_n"),
@@ -169,21 +170,28 @@ def test_each_kernel_is_timed_at_its_own_mask_and_no_inputs_are_built_where_noth
         cuts, "build_inputs", lambda w, device: built.append(w) or SimpleNamespace(kv_cache=torch.zeros(4))
     )
     monkeypatch.setattr(cuts, "graph_replay_ms", lambda fn: 0.5)
-    args = cuts.parse_args(["--heads", "8,64", "--page-size", "64,1"])
-    rows = cuts.measure(["ring", "flashmla"], args)
+    args = cuts.parse_args(["--heads", "8,16", "--page-size", "64,1"])
+    rows = cuts.measure(cuts.subjects(["ring", "flashmla"], args.mask), args)
     assert [(w.heads, w.page_size, w.tree_mask) for w in built] == [
         (8, 64, "tree"),
         (8, 64, "chain"),
-        (64, 64, "chain"),
+        (16, 64, "chain"),
         (8, 1, "tree"),
     ]
     assert {(r["heads"], r["page_size"]) for r in rows["ring"]} == {(8, 64), (8, 1)} and len(rows["ring"]) == 12
     assert [(r["heads"], r["variant"]) for r in rows["flashmla"]] == [
         (8, "full"),
         (8, "read"),
-        (64, "full"),
-        (64, "read"),
+        (16, "full"),
+        (16, "read"),
     ]
     out = capsys.readouterr().out
-    assert re.search(r"h64 +p64 +ring +skipped: the plan launches _gluon_seesaw_kernel", out)
+    assert re.search(r"h16 +p64 +ring +skipped: the plan launches _gluon_seesaw_kernel", out)
     assert re.search(r"h8 +p1 +flashmla +skipped: flashmla needs page_size 64", out)
+    built.clear()  # --mask chain: every kernel at the chain mask, and the file says so
+    args = cuts.parse_args(["--heads", "64", "--page-size", "64", "--mask", "chain"])
+    chained = cuts.subjects(["ring", "flashmla"], args.mask)
+    rows = cuts.measure(chained, args)
+    assert [(w.heads, w.tree_mask) for w in built] == [(64, "chain")] and len(rows["ring"]) == 6
+    doc = cuts.removal_doc(chained["ring"], rows["ring"], "NVIDIA H200", "test")
+    assert doc["workload"]["tree_mask"] == "chain" and doc["kernel"] == "_gluon_ring_kernel"
