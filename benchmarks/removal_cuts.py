@@ -30,7 +30,6 @@ roofline-removal/1 file per kernel, `<kernel as ncu names it>.json` (`roofline a
 from __future__ import annotations
 
 import argparse
-
 import json
 import sys
 from dataclasses import dataclass, field, replace
@@ -145,8 +144,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--heads", default="8,64", help="comma list (default 8,64)")
     ap.add_argument("--page-size", default="64,1", help="comma list (default 64,1)")
     ap.add_argument(
-        "--mask", choices=("tree", "chain"), help="the tree mask of every verify kernel (default: each one's own: "
-        "tree, FlashMLA's chain)"
+        "--mask",
+        choices=("tree", "chain"),
+        help="the tree mask of every verify kernel (default: each one's own: tree, FlashMLA's chain)",
     )
     ap.add_argument("--out", type=Path, help="write <kernel>.json (roofline-removal/1) per kernel into this folder")
     args = ap.parse_args(argv)
