@@ -10,8 +10,11 @@ whose removal saves the most. Written by `benchmarks/removal_cuts.py` (format ro
 Variants: the kernel as shipped (`FULL`; the first file, the ring kernel's, named it "ring"), `no-mma`,
 `no-softmax`, `no-gather`, `loads-only` (no MMA and no softmax), and `read`: a bare read of the same KV
 bytes (what any reader of them takes; evidence, never a cause). A missing variant is left out of the
-verdict, never guessed. A pipelined kernel's cause becomes the experiment's; a classic kernel (one
-whose capture gave no pipelined cause) keeps its own, with the experiment beside it as evidence.
+verdict, never guessed, and so is a cut that makes the step slower (it changed the compiled schedule).
+What sets the pace: the loads, where they alone take LOADS_SET_THE_PACE of the step; else the part whose
+removal saves ONE_PART of what removing all the math saves; else the math as one chain. A pipelined
+kernel's cause becomes the experiment's; a classic kernel (one whose capture gave no pipelined cause)
+keeps its own, with the experiment beside it as evidence.
 
 A kernel that is no verify step (a library GEMM of the labelled corpus) has no ctx_len, heads or
 page_size: its file names the op in its common workload, `{"op": "gemm", "m": 8192, "n": 8192, "k":
@@ -37,11 +40,17 @@ READ = "read"
 CUTS = {"no-mma": "the MMAs", "no-softmax": "the softmax", "no-gather": "the gathers"}
 LOADS_ONLY = "loads-only"
 LOADS_SET_THE_PACE = 0.8  # the loads alone take 80% of the step or more: the math hides behind them
+ONE_PART = 0.5  # a part sets the pace when removing it saves half of what removing all the math saves
+SLOWER_BY = 0.02  # a cut that makes the step 2% slower changed the compiled schedule: left out
 KEYS = ("ctx_len", "heads", "page_size")
 
 
 class RemovalError(BadInput):
     """A removal-experiment file that cannot be read, or that does not describe the capture."""
+
+
+class RemovalMismatch(RemovalError):
+    """A readable experiment of another GPU or workload than the capture's (a folder may hold several)."""
 
 
 @dataclass(frozen=True)
@@ -127,7 +136,7 @@ def matching(removals: list[Removal], device: str | None, workload) -> Removal:
             f"{source}: the capture names no GPU, so an experiment on {removals[0].device} cannot be matched"
         )
     if _same_gpu(removals[0].device) != _same_gpu(device):  # the whole name: an H20 is no H200
-        raise RemovalError(f"{source}: measured on {removals[0].device}, the capture on {device}")
+        raise RemovalMismatch(f"{source}: measured on {removals[0].device}, the capture on {device}")
     if op:  # one point, matched by the kernel's name (apply_removal); never against a verify step
         if workload is not None:
             raise RemovalError(
@@ -140,7 +149,7 @@ def matching(removals: list[Removal], device: str | None, workload) -> Removal:
             return _with_full(r)
     keys = list(removals[0].workload)  # the rows' keys and the file's common fields
     have = "; ".join(_point(r.workload, keys) for r in removals)
-    raise RemovalError(f"{source}: no rows for this capture's {_point(workload, keys)} (it holds {have})")
+    raise RemovalMismatch(f"{source}: no rows for this capture's {_point(workload, keys)} (it holds {have})")
 
 
 def _with_full(r: Removal) -> Removal:
@@ -183,33 +192,15 @@ def removal_verdict(r: Removal, inferred: str | None = None) -> RemovalVerdict:
                 f"a bare read of these bytes takes {100 * read / full:.0f}% of the step: the loads alone do not set its pace"
             )
         return RemovalVerdict(inferred, None, evidence)
+    slower = [v for v, s in saves.items() if s < -SLOWER_BY * full]
+    if slower:  # the cut changed how the compiler scheduled the rest (e.g. loads no longer pipelined)
+        evidence.append(
+            f"without {' or '.join(CUTS[v] for v in slower)} the step is slower: the cut changed how the "
+            "compiler scheduled what is left, so it says nothing of that part's cost and is left out"
+        )
+    saves = {v: s for v, s in saves.items() if v not in slower}
     largest = max(saves, key=saves.get) if saves else None
-    if loads is not None and loads >= LOADS_SET_THE_PACE * full:
-        math_saves = full - loads
-        if largest == "no-gather" and saves[largest] > math_saves:
-            cause = "pipelined: the loads set the pace, the page gathers most, by a removal experiment"
-            advice = (
-                f"the gathers cost {100 * saves[largest] / full:.0f}% of the step, more than all the math "
-                f"({100 * math_saves / full:.0f}%): gather more rows per copy and keep more in flight, or "
-                "let whole pages arrive by TMA (page size 64)"
-            )
-        else:
-            cause = "pipelined: the loads set the pace, by a removal experiment"
-            advice = (
-                f"the math hides behind the loads (removing all of it saves {100 * math_saves / full:.0f}%): "
-                "keep more bytes in flight per SM (a deeper ring, larger tiles) and cut the fixed costs around "
-                "the stream (prologue, epilogue, the combine)"
-            )
-    elif largest is not None and saves[largest] > 0:
-        cause = f"pipelined: {CUTS[largest]} set the pace, by a removal experiment"
-        advice = {
-            "no-mma": "overlap the MMAs with the loads and the softmax (ping-pong warpgroups), fewer padded rows",
-            "no-softmax": "overlap the softmax with the next tile's MMA; a cheaper exponent (exp2, the scale "
-            "folded into one FMA)",
-            "no-gather": "gather more rows per copy and keep more in flight, or TMA whole pages",
-        }[largest]
-    else:
-        cause, advice = "pipelined: no removed part saves time, by a removal experiment", "see the evidence"
+    cause, advice = _pace(full, loads, saves, largest)
     if inferred and not inferred.startswith("pipelined"):  # a classic kernel keeps its cause
         evidence.append(f"the experiment's reading: {cause.removeprefix('pipelined: ').removesuffix(_BY)}")
         return RemovalVerdict(inferred, None, evidence)
@@ -221,21 +212,71 @@ def removal_verdict(r: Removal, inferred: str | None = None) -> RemovalVerdict:
     return RemovalVerdict(cause, advice, evidence)
 
 
+def _pace(full: float, loads: float | None, saves: dict[str, float], largest: str | None) -> tuple[str, str]:
+    """(cause, advice) from the step's time, the loads alone and what each kept cut saves."""
+    if loads is not None and loads >= LOADS_SET_THE_PACE * full:
+        math_saves = full - loads
+        if largest == "no-gather" and saves[largest] > math_saves:
+            return (
+                "pipelined: the loads set the pace, the page gathers most, by a removal experiment",
+                f"the gathers cost {100 * saves[largest] / full:.0f}% of the step, more than all the math "
+                f"({100 * math_saves / full:.0f}%): gather more rows per copy and keep more in flight, or "
+                "let whole pages arrive by TMA (page size 64)",
+            )
+        return (
+            "pipelined: the loads set the pace, by a removal experiment",
+            f"the math hides behind the loads (removing all of it saves {100 * math_saves / full:.0f}%): "
+            "keep more bytes in flight per SM (a deeper ring, larger tiles) and cut the fixed costs around "
+            "the stream (prologue, epilogue, the combine)",
+        )
+    if loads is not None and (largest is None or saves[largest] < ONE_PART * (full - loads)):
+        return (
+            "pipelined: the math as one chain sets the pace (no one part of it), by a removal experiment",
+            f"the loads alone take {100 * loads / full:.0f}% of the step and no one part of the math saves "
+            f"half of the other {100 * (full - loads) / full:.0f}%: the MMAs and the softmax run back to back; "
+            "overlap them (ping-pong warpgroups: one's softmax under the other's MMA)",
+        )
+    if largest is not None and saves[largest] > 0:
+        return f"pipelined: {CUTS[largest]} set the pace, by a removal experiment", {
+            "no-mma": "overlap the MMAs with the loads and the softmax (ping-pong warpgroups), fewer padded rows",
+            "no-softmax": "overlap the softmax with the next tile's MMA; a cheaper exponent (exp2, the scale "
+            "folded into one FMA)",
+            "no-gather": "gather more rows per copy and keep more in flight, or TMA whole pages",
+        }[largest]
+    return "pipelined: no removed part saves time, by a removal experiment", "see the evidence"
+
+
 def apply_removal(analysis, path: str | Path) -> list[str]:
     """Give the experiment's kernel in `analysis` (roofline.analysis.Analysis) the cause and advice the
     removal experiment at `path` shows, the capture's own reading kept in its evidence; return the notes.
-    `path` may be a folder of experiment files (benchmarks/removal_cuts.py --out DIR): each file whose
-    kernel the capture holds is applied, and a folder with none of them is an error."""
+    `path` may be a folder of experiment files (benchmarks/removal_cuts.py --out DIR, or several such
+    runs): each file whose kernel the capture holds and whose GPU and workload are the capture's is
+    applied; a kernel whose files all time other workloads, or a folder with no file of a kernel the
+    capture holds, is an error."""
     path = Path(path)
     if not path.is_dir():
         return [_apply_file(analysis, path)]
     held = {k.kernel for k in analysis.kernels}
     files = sorted(path.glob("*.json"))
-    mine = [f for f in files if _kernel_of(f) in held]
-    if not mine:
+    by_kernel: dict[str, list[Path]] = {}
+    for f in files:
+        kernel = _kernel_of(f)
+        if kernel in held:
+            by_kernel.setdefault(kernel, []).append(f)
+    if not by_kernel:
         timed = ", ".join(sorted({k for k in map(_kernel_of, files) if k})) or "no removal experiment"
         raise RemovalError(f"{path}: no experiment of a kernel this capture holds (the folder times {timed})")
-    return [_apply_file(analysis, f) for f in mine]
+    notes = []
+    for kernel, mine in by_kernel.items():
+        misses = []
+        for f in mine:
+            try:
+                notes.append(_apply_file(analysis, f))
+            except RemovalMismatch as exc:  # another workload's file of this kernel
+                misses.append(str(exc))
+        if len(misses) == len(mine):
+            raise RemovalError(f"{path}: no experiment of {kernel} matches this capture: " + "; ".join(misses))
+    return notes
 
 
 def _kernel_of(path: Path) -> str | None:
