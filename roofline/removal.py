@@ -268,14 +268,19 @@ def apply_removal(analysis, path: str | Path) -> list[str]:
         raise RemovalError(f"{path}: no experiment of a kernel this capture holds (the folder times {timed})")
     notes = []
     for kernel, mine in by_kernel.items():
-        misses = []
+        matched, misses = [], []
         for f in mine:
             try:
-                notes.append(_apply_file(analysis, f))
+                matching(read_removal(f), analysis.gpu.name, analysis.workload)
+                matched.append(f)
             except RemovalMismatch as exc:  # another workload's file of this kernel
                 misses.append(str(exc))
-        if len(misses) == len(mine):
+        if not matched:
             raise RemovalError(f"{path}: no experiment of {kernel} matches this capture: " + "; ".join(misses))
+        if len(matched) > 1:  # two timings of one point: which one is the evidence is the user's call
+            names = ", ".join(f.name for f in matched)
+            raise RemovalError(f"{path}: {len(matched)} experiments of {kernel} match this capture ({names}): keep one")
+        notes.append(_apply_file(analysis, matched[0]))
     return notes
 
 

@@ -111,3 +111,15 @@ def test_a_folder_whose_files_of_a_kernel_all_time_other_workloads_is_an_error()
     message = str(info.value)
     assert message.startswith(f"{REMOVAL}: no experiment of _gluon_ring_kernel matches this capture: ")
     assert "_gluon_ring_kernel.chain.json: no rows for this capture's" in message and "tree_mask=chain" in message
+
+
+def test_a_folder_with_two_experiments_of_one_point_is_an_error(tmp_path):
+    """Two files timing the same kernel at the capture's workload: which is the evidence is not guessed."""
+    for name in ("_gluon_ring_kernel.json", "again.json"):
+        (tmp_path / name).write_text((REMOVAL / "_gluon_ring_kernel.json").read_text())
+    with pytest.raises(
+        roofline.RooflineError,
+        match=r"2 experiments of _gluon_ring_kernel match this capture "
+        r"\(_gluon_ring_kernel.json, again.json\): keep one",
+    ):
+        roofline.load(RUNS / "h200-triton_mla_fast-ring-128k-p64", removal=tmp_path)
