@@ -238,7 +238,8 @@ def _pace(full: float, loads: float | None, saves: dict[str, float], largest: st
         )
     if largest is not None and saves[largest] > 0:
         return f"pipelined: {CUTS[largest]} set the pace, by a removal experiment", {
-            "no-mma": "overlap the MMAs with the loads and the softmax (ping-pong warpgroups), fewer padded rows",
+            "no-mma": "keep the tensor pipe fed between MMAs: issue the next tile's score MMA while this tile's "
+            "softmax runs (ping-pong warpgroups), and pad fewer rows where the blocks are padded",
             "no-softmax": "overlap the softmax with the next tile's MMA; a cheaper exponent (exp2, the scale "
             "folded into one FMA)",
             "no-gather": "gather more rows per copy and keep more in flight, or TMA whole pages",
