@@ -4,13 +4,14 @@ stay), each timed as one CUDA-graph replay of the whole step (split + combine). 
 for ring, seesaw and hopper).
 
     PYTHONPATH=. python benchmarks/removal_cuts.py [--kernel ring,seesaw,hopper,portable,triton_mla,flashmla,gemm]
-        [--ctx 131072] [--heads 8,64] [--page-size 64,1] [--out DIR]
+        [--ctx 131072] [--heads 8,64] [--page-size 64,1] [--mask tree|chain] [--out DIR]
 
-Kernels: ring (`_gluon_ring_kernel`, path gluon, ring=True: only where there is a tail warpgroup, 8
-heads x 9 tokens = 64 + 8 rows), seesaw (`_gluon_seesaw_kernel`, path gluon, ring=False: the default at
-64 heads), hopper and portable (the Triton split kernels, path="hopper"/"portable"; hopper needs whole
+Kernels: ring (`_gluon_ring_kernel`, path gluon, ring=True: where there is a tail warpgroup, 8 heads x 9
+tokens = 64 + 8 rows, and where the rows are whole 64-row blocks, 64 heads), seesaw (`_gluon_seesaw_kernel`,
+path gluon, ring=False), hopper and portable (the Triton split kernels, path="hopper"/"portable"; hopper needs whole
 pages per tile) and triton_mla (`_verify_extend_kernel`). A kernel is timed at each workload whose plan
-launches it; the others are named and skipped.
+launches it; the others are named and skipped. Each is timed with its own tree mask (FlashMLA's chain,
+the others' tree) unless --mask names one for all (to match a capture's workload).
 
 Two kernels have no code to cut, so they get `full` and `read` alone (evidence, see roofline/removal.py):
 flashmla (FlashMLA's split kernel `flash_fwd_splitkv_mla_kernel`, where its extension is built: page 64,
@@ -43,7 +44,7 @@ from kernels.fast.run import triton_mla_fast
 from kernels.flashmla import flashmla, unavailable, unsupported
 from kernels.inputs import build_inputs
 from kernels.launch_spec import device_facts
-from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
+from kernels.spec import TREE_MASKS, VerifyWorkload, WorkloadError, parse_ctx_len
 from kernels.stream import stream_read
 from kernels.triton_mla import triton_mla
 from profiler.bench import graph_replay_ms, read_kv
@@ -145,7 +146,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--page-size", default="64,1", help="comma list (default 64,1)")
     ap.add_argument(
         "--mask",
-        choices=("tree", "chain"),
+        choices=TREE_MASKS,
         help="the tree mask of every verify kernel (default: each one's own: tree, FlashMLA's chain)",
     )
     ap.add_argument("--out", type=Path, help="write <kernel>.json (roofline-removal/1) per kernel into this folder")

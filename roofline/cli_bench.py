@@ -8,7 +8,7 @@ import click
 
 from kernels.errors import RooflineError
 from kernels.registry import get_kernel
-from kernels.spec import parse_ctx_len
+from kernels.spec import TREE_MASKS, parse_ctx_len
 from reports.text import render_bench
 from roofline.benching import read_bench, run_bench
 from roofline.cli_common import (
@@ -25,8 +25,8 @@ def _bench_kernel(name: str) -> str:
 
 
 def _mask(name: str) -> str:
-    if name not in ("tree", "chain"):
-        raise ValueError(f"{name}: a mask is tree or chain")
+    if name not in TREE_MASKS:
+        raise ValueError(f"{name}: a mask is {' or '.join(TREE_MASKS)}")
     return name
 
 

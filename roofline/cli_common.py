@@ -11,7 +11,7 @@ import click
 
 from kernels.errors import BadInput
 from kernels.registry import UnknownKernel, check_workload, get_kernel
-from kernels.spec import VerifyWorkload, WorkloadError, parse_ctx_len
+from kernels.spec import TREE_MASKS, VerifyWorkload, WorkloadError, parse_ctx_len
 from roofline.gpus import GpuSpec, MeasuredFileError, UnknownGpu, get_gpu
 
 T = TypeVar("T")
@@ -90,7 +90,7 @@ def workload_options(f):
         click.option("--heads", type=int, default=8, show_default=True, help="attention heads per GPU"),
         click.option("--q-len", type=int, default=9, show_default=True, help="draft tokens per request"),
         click.option("--page-size", type=int, default=1, show_default=True),
-        click.option("--mask", "tree_mask", type=click.Choice(["tree", "chain"]), default="tree", show_default=True),
+        click.option("--mask", "tree_mask", type=click.Choice(TREE_MASKS), default="tree", show_default=True),
         click.option("--seed", type=int, default=0, show_default=True),
     ]
     for opt in reversed(opts):

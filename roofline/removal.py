@@ -198,9 +198,7 @@ def removal_verdict(r: Removal, inferred: str | None = None) -> RemovalVerdict:
             f"without {' or '.join(CUTS[v] for v in slower)} the step is slower: the cut changed how the "
             "compiler scheduled what is left, so it says nothing of that part's cost and is left out"
         )
-    saves = {v: s for v, s in saves.items() if v not in slower}
-    largest = max(saves, key=saves.get) if saves else None
-    cause, advice = _pace(full, loads, saves, largest)
+    cause, advice = _pace(full, loads, {v: s for v, s in saves.items() if v not in slower})
     if inferred and not inferred.startswith("pipelined"):  # a classic kernel keeps its cause
         evidence.append(f"the experiment's reading: {cause.removeprefix('pipelined: ').removesuffix(_BY)}")
         return RemovalVerdict(inferred, None, evidence)
@@ -212,8 +210,9 @@ def removal_verdict(r: Removal, inferred: str | None = None) -> RemovalVerdict:
     return RemovalVerdict(cause, advice, evidence)
 
 
-def _pace(full: float, loads: float | None, saves: dict[str, float], largest: str | None) -> tuple[str, str]:
+def _pace(full: float, loads: float | None, saves: dict[str, float]) -> tuple[str, str]:
     """(cause, advice) from the step's time, the loads alone and what each kept cut saves."""
+    largest = max(saves, key=saves.get) if saves else None
     if loads is not None and loads >= LOADS_SET_THE_PACE * full:
         math_saves = full - loads
         if largest == "no-gather" and saves[largest] > math_saves:
@@ -272,16 +271,15 @@ def apply_removal(analysis, path: str | Path) -> list[str]:
         matched, misses = [], []
         for f in mine:
             try:
-                matching(read_removal(f), analysis.gpu.name, analysis.workload)
-                matched.append(f)
+                matched.append(matching(read_removal(f), analysis.gpu.name, analysis.workload))
             except RemovalMismatch as exc:  # another workload's file of this kernel
                 misses.append(str(exc))
         if not matched:
             raise RemovalError(f"{path}: no experiment of {kernel} matches this capture: " + "; ".join(misses))
         if len(matched) > 1:  # two timings of one point: which one is the evidence is the user's call
-            names = ", ".join(f.name for f in matched)
+            names = ", ".join(Path(r.source).name for r in matched)
             raise RemovalError(f"{path}: {len(matched)} experiments of {kernel} match this capture ({names}): keep one")
-        notes.append(_apply_file(analysis, matched[0]))
+        notes.append(_apply(analysis, matched[0]))
     return notes
 
 
@@ -295,7 +293,11 @@ def _kernel_of(path: Path) -> str | None:
 
 
 def _apply_file(analysis, path: Path) -> str:
-    r = matching(read_removal(path), analysis.gpu.name, analysis.workload)
+    return _apply(analysis, matching(read_removal(path), analysis.gpu.name, analysis.workload))
+
+
+def _apply(analysis, r: Removal) -> str:
+    """Give `r`'s kernel in `analysis` the experiment's verdict; the note saying so."""
     kernels = [k for k in analysis.kernels if k.kernel == r.kernel]
     if not kernels:
         raise RemovalError(f"{r.source}: times {r.kernel}, which this capture does not hold")
