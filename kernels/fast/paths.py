@@ -93,6 +93,7 @@ class SplitPath:
             BLOCK_M=rows.block_m,
             BLOCK_N=cfg.block_n,
             TAIL_M=rows.tail_m,
+            **self.cut_constexprs(cfg),
         )
 
     def num_warps(self, cfg: FastConfig, rows: Rows) -> int:
@@ -132,13 +133,17 @@ class SplitPath:
         import_module(self.module).launch(inp, spec, part_o, part_lse)
 
 
-def _check_triton_cuts(path: SplitPath, cfg: FastConfig) -> None:
-    """The Triton split kernels' no_mma pipelines its loads over NO_MMA_STAGES (kernels/fast/portable.py)."""
-    if cfg.no_mma and cfg.num_stages != NO_MMA_STAGES:
-        raise ValueError(
-            f"no_mma in {path.kernel} pipelines the tile loads over {NO_MMA_STAGES} stages, "
-            f"the launch's num_stages is {cfg.num_stages}: launch it with num_stages={NO_MMA_STAGES}"
-        )
+class TritonSplit(SplitPath):
+    """The Triton split kernels (kernels/fast/portable.py's _split_program): no_mma pipelines their loads
+    over NO_MMA_STAGES."""
+
+    def check_cuts(self, cfg):
+        super().check_cuts(cfg)
+        if cfg.no_mma and cfg.num_stages != NO_MMA_STAGES:
+            raise ValueError(
+                f"no_mma in {self.kernel} pipelines the tile loads over {NO_MMA_STAGES} stages, "
+                f"the launch's num_stages is {cfg.num_stages}: launch it with num_stages={NO_MMA_STAGES}"
+            )
 
 
 def _shared_args(w: VerifyWorkload, cfg: FastConfig) -> dict[str, str]:
@@ -162,34 +167,22 @@ def _descriptors(w: VerifyWorkload, block_n: int, lat_cols: int) -> dict[str, st
     return {"KLat": f"tensordesc<{dt}[{block_n},{lat_cols}]>", "KPe": f"tensordesc<{dt}[{block_n},{w.rope_dim}]>"}
 
 
-class Portable(SplitPath):
+class Portable(TritonSplit):
     """Triton, every architecture and the interpreter: per-thread address gathers through the page table."""
 
     path, kernel, module = "portable", "_fast_split_kernel", "kernels.fast.portable"
     cuts = ("no_mma", "no_softmax")
     no_cut = "its every tile load is a gather through the page table"
 
-    def check_cuts(self, cfg):
-        super().check_cuts(cfg)
-        _check_triton_cuts(self, cfg)
-
     def constexprs(self, w, cfg, rows):
-        evict = "evict_first" if cfg.evict_first else ""
-        return {**super().constexprs(w, cfg, rows), "EVICT": evict, **self.cut_constexprs(cfg)}
+        return {**super().constexprs(w, cfg, rows), "EVICT": "evict_first" if cfg.evict_first else ""}
 
 
-class Hopper(SplitPath):
+class Hopper(TritonSplit):
     """Triton with TMA tensor descriptors (sm_90, page_size a multiple of block_n)."""
 
     path, kernel, module = "hopper", "_hopper_split_kernel", "kernels.fast.hopper"
     cuts = CUTS  # no_gather: the gathers of the partial tile and the draft tokens
-
-    def check_cuts(self, cfg):
-        super().check_cuts(cfg)
-        _check_triton_cuts(self, cfg)
-
-    def constexprs(self, w, cfg, rows):
-        return {**super().constexprs(w, cfg, rows), **self.cut_constexprs(cfg)}
 
     def check(self, w, cfg):
         if w.page_size % cfg.block_n:
@@ -265,7 +258,7 @@ class Seesaw(GluonPath):
         return min(SEESAW_SLICE, w.v_dim)
 
     def constexprs(self, w, cfg, rows):
-        return {**super().constexprs(w, cfg, rows), "num_warps": 4, **self.cut_constexprs(cfg)}
+        return {**super().constexprs(w, cfg, rows), "num_warps": 4}
 
 
 class Ring(Seesaw):
