@@ -1,12 +1,15 @@
 """How often does `roofline compare`'s gate fail when nothing changed, and how often does it catch a
-known ~3% slowdown? Run on the GPU machine from the repository root (one call, a few minutes):
+known 3% slowdown? Run on the GPU machine from the repository root (one call, a few minutes):
 
     PYTHONPATH=. python3 benchmarks/compare_gate.py OUT_DIR [--kernel triton_mla_fast --ctx 128k --page-size 64]
 
 Each timing pass is what `roofline profile` records in timing.json (profiler.bench.time_step:
 CUDA-graph replays over rotated input sets, no profiler, no L2 flush), on fresh inputs (seeds of
-their own). Per round: a pass at the context (A), one at a context ~3% longer (B, the same kernel
-doing ~3% more KV reads: an honest slowdown, measured, not assumed), another at the context (A').
+their own). Per round: a pass at the context (A), a slowed pass (B), another at the context (A').
+The slowdown (--slowdown): `spin` (the default) adds a spin kernel (torch.cuda._sleep) after each step
+inside the graph, its cycles set from the first A pass's median and the spin's own measured rate, so
+that B is --slower-pct % slower; `ctx` runs a context --slower-pct % longer instead (more KV reads;
+its time grows less, the fixed part dominating). Either way the slowdown is measured and printed.
 (A, A') is an A/A pair, evaluated in both orders (the gate is one-sided), (A, B) a slowdown pair. Passes run in this one process (a fresh process per
 pass would mostly time torch's import). Every pair goes through the gate compare uses
 (roofline.comparison.sample_test and decide_gate) at several thresholds; "no test" is the same
@@ -74,7 +77,7 @@ def table(result: dict) -> str:
         f"A/A pairs: {n_aa}, change of the medians {min(aa_delta, default=0):+.2f}% .. "
         f"{max(aa_delta, default=0):+.2f}% (median |change| "
         f"{statistics.median([abs(d) for d in aa_delta]) if aa_delta else 0:.2f}%)",
-        f"slowdown: ctx {cfg['ctx_len']} -> {cfg['slow_ctx_len']} (+{cfg['kv_bytes_pct']:.2f}% KV bytes), "
+        f"slowdown: {slowdown_text(cfg)}, "
         f"measured {statistics.median(slow_delta) if slow_delta else 0:+.2f}% (median of {n_slow} pairs, "
         f"{min(slow_delta, default=0):+.2f}% .. {max(slow_delta, default=0):+.2f}%)",
         f"gate: fail when slower by more than PCT% with Mann-Whitney p < {cfg['p_value']:g}; "
@@ -92,11 +95,37 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def timing_pass(kernel: str, workload: VerifyWorkload, seed: int, samples: int) -> list[float]:
-    """One timing pass on fresh input sets (seeds from `seed`), as the profile's timing pass takes it."""
-    from profiler.bench import time_step  # lazy: torch and triton (tests import this file on a CPU)
+def slowdown_text(cfg: dict) -> str:
+    """How the slow pass was made, for the table."""
+    if cfg.get("slowdown") == "spin":
+        return f"a spin of {cfg['spin_cycles']} cycles after each step (aimed at +{cfg['slower_pct']:g}%)"
+    return f"ctx {cfg['ctx_len']} -> {cfg['slow_ctx_len']} (+{cfg['kv_bytes_pct']:.2f}% KV bytes)"
 
-    return time_step(kernel, workload, samples, seed=seed).samples_ms
+
+def spin_cycles(pct: float, step_ms: float, cycles_per_ms: float) -> int:
+    """The spin that makes a step of `step_ms` `pct` % longer, at the spin's measured rate."""
+    return max(1, round(pct / 100 * step_ms * cycles_per_ms))
+
+
+def spin_rate(cycles: int = 1_000_000) -> float:
+    """Cycles per ms of torch.cuda._sleep on this GPU, timed as a graph replay (as the steps are)."""
+    import torch  # lazy: see timing_pass
+
+    from profiler.bench import rotated_samples_ms
+
+    ms = rotated_samples_ms(lambda _: torch.cuda._sleep(cycles), [None], samples=10)
+    return cycles / sorted(ms.samples_ms)[len(ms.samples_ms) // 2]
+
+
+def timing_pass(kernel: str, workload: VerifyWorkload, seed: int, samples: int, spin: int = 0) -> list[float]:
+    """One timing pass on fresh input sets (seeds from `seed`), as the profile's timing pass takes it;
+    `spin`: cycles of torch.cuda._sleep after each step, inside the graph."""
+    import torch  # lazy: torch and triton (tests import this file on a CPU)
+
+    from profiler.bench import time_step
+
+    then = (lambda: torch.cuda._sleep(spin)) if spin else None
+    return time_step(kernel, workload, samples, seed=seed, then=then).samples_ms
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,12 +137,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--heads", type=int, default=8)
     ap.add_argument("--pairs", type=int, default=24, help="rounds: one A/A and one slowdown pair each")
     ap.add_argument("--samples", type=int, default=30)
+    ap.add_argument("--slowdown", choices=["spin", "ctx"], default="spin", help="how B is made slower (see above)")
     ap.add_argument(
         "--slower-pct",
         type=float,
-        default=7.5,
-        help="the slow variant's context is this much longer (on the H200, 128k page 64: +3.03%% KV "
-        "bytes gave +1.25%% time, the fixed part dominating; +7.5%% aims at ~3%%: measured, printed)",
+        default=3.0,
+        help="spin: B this much slower; ctx: B's context this much longer (on the H200, 128k page 64: "
+        "+3.03%% KV bytes gave +1.25%% time, +7.5%% gave +5.37%%)",
     )
     ap.add_argument("--thresholds", default="0,1,2,5", help="gate thresholds PCT to evaluate")
     ap.add_argument("--p-value", type=float, default=DEFAULT_P_VALUE)
@@ -129,20 +159,25 @@ def main(argv: list[str] | None = None) -> int:
     thresholds = [float(t) for t in args.thresholds.split(",")]
     ctx = parse_ctx_len(args.ctx)
     a = VerifyWorkload(ctx_len=ctx, page_size=args.page_size, heads=args.heads)
-    b = VerifyWorkload(
-        ctx_len=slower_ctx(ctx, args.page_size, args.slower_pct), page_size=args.page_size, heads=args.heads
-    )
+    slow_ctx = slower_ctx(ctx, args.page_size, args.slower_pct) if args.slowdown == "ctx" else ctx
+    b = VerifyWorkload(ctx_len=slow_ctx, page_size=args.page_size, heads=args.heads)
     kv_pct = ((b.ctx_len + b.q_len) / (a.ctx_len + a.q_len) - 1) * 100
     started = time.time()
     passes: list[dict] = []
     aa, slow = [], []
+    spin, rate = 0, None
+    if args.slowdown == "spin":
+        rate = spin_rate()
+        first = statistics.median(timing_pass(args.kernel, a, 1, args.samples))
+        spin = spin_cycles(args.slower_pct, first, rate)
+        print(f"spin: {rate:.0f} cycles per ms; A {first:.5f} ms; {spin} cycles aim at +{args.slower_pct:g}%")
     for i in range(args.pairs):
         if time.time() - started > args.budget_s:
             print(f"compare_gate: time budget reached after {i} rounds", file=sys.stderr)
             break
         seed = 1000 * (i + 1)
         s_a = timing_pass(args.kernel, a, seed, args.samples)
-        s_b = timing_pass(args.kernel, b, seed + 100, args.samples)
+        s_b = timing_pass(args.kernel, b, seed + 100, args.samples, spin)
         s_a2 = timing_pass(args.kernel, a, seed + 200, args.samples)
         passes += [
             {"round": i, "which": w, "ctx_len": wl.ctx_len, "seed": sd, "samples_ms": s}
@@ -164,6 +199,10 @@ def main(argv: list[str] | None = None) -> int:
             "ctx_len": a.ctx_len,
             "slow_ctx_len": b.ctx_len,
             "kv_bytes_pct": kv_pct,
+            "slowdown": args.slowdown,
+            "slower_pct": args.slower_pct,
+            "spin_cycles": spin,
+            "spin_cycles_per_ms": rate,
             "page_size": args.page_size,
             "heads": args.heads,
             "samples": args.samples,

@@ -16,6 +16,7 @@ import dataclasses
 import itertools
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
@@ -131,15 +132,23 @@ def time_step(
     samples: int = DEFAULT_SAMPLES,
     seed: int | None = None,
     input_sets: int | None = None,
+    then: Callable[[], object] | None = None,
     **kernel_kwargs,
 ) -> RotatedTiming:
-    """Samples of kernel `name`'s step on `workload`, rotated over fresh input sets (seeds from `seed`)."""
+    """Samples of kernel `name`'s step on `workload`, rotated over fresh input sets (seeds from `seed`).
+    `then`: launched after each step, inside the graph (benchmarks/compare_gate.py's known slowdown)."""
     fn = get_kernel(name).load()
     if isinstance(fn, GraphedKernel):  # its own graph per step: ours holds the same launches for every set
         fn = fn.fn
+
+    def step(inp):
+        fn(inp, **kernel_kwargs)
+        if then is not None:
+            then()
+
     sets = rotated_input_sets(workload, input_sets, seed)
     try:
-        return rotated_samples_ms(lambda inp: fn(inp, **kernel_kwargs), sets, samples)
+        return rotated_samples_ms(step, sets, samples)
     finally:
         del sets
         torch.cuda.empty_cache()

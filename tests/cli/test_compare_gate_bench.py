@@ -53,3 +53,12 @@ def test_pairs_rates_and_table():
     last = text.splitlines()
     assert last[-4].split()[:2] == ["PCT", "A/A"] and last[-2].startswith("1.0 ") and "20/20 (100%)" in last[-2]
     assert "measured +3.0" in text and "A/A pairs: 20" in text
+
+
+def test_the_spin_aims_at_the_asked_slowdown_and_the_table_says_so():
+    # 3% of a 0.065 ms step at 1.98e6 cycles per ms
+    assert gate.spin_cycles(3.0, 0.065, 1.98e6) == 3861
+    assert gate.spin_cycles(0.0, 0.065, 1.98e6) == 1  # never a spin of 0 cycles (that would be no slowdown)
+    cfg = {"slowdown": "spin", "spin_cycles": 3861, "slower_pct": 3.0, "ctx_len": 131072, "slow_ctx_len": 131072}
+    assert gate.slowdown_text(cfg) == "a spin of 3861 cycles after each step (aimed at +3%)"
+    assert "+3.02% KV bytes" in gate.slowdown_text({"ctx_len": 1, "slow_ctx_len": 2, "kv_bytes_pct": 3.02})
