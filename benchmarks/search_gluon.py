@@ -45,8 +45,6 @@ CANDIDATES = {
     "g-ring-ag": ("gluon", dict(seesaw=True, ring=True, async_gather=True)),
     # the ring where the rows are whole 64-row blocks (64 heads): its third warpgroup only loads
     "g-ring-whole": ("gluon", dict(ring_whole=True)),
-    # a main warpgroup scores its next tile before it waits for the other's P (under the other's softmax)
-    "g-ring-ahead": ("gluon", dict(ring_ahead=True)),
     "g-default": ("gluon", {}),  # whatever kernels.fast.common.GLUON_CONFIG picks
     "g-default-bf16p": ("gluon", dict(partials="input")),  # ... with partials in the input dtype
 }
@@ -115,6 +113,7 @@ def main() -> None:
     from kernels.fast.run import triton_mla_fast
 
     out_dir = sys.argv[1]
+    os.makedirs(out_dir, exist_ok=True)  # before the GPU work: its results are written there at the end
     only = sys.argv[2].split(",") if len(sys.argv) > 2 and sys.argv[2] != "all" else list(CANDIDATES)
     shapes = [x for x in SHAPES if len(sys.argv) <= 3 or any(k in x[0] for k in sys.argv[3].split(","))]
     rows = []

@@ -9,8 +9,6 @@ announces a gathered tile one tile after issuing it.
     python -m tests.ring_protocol announce   # the same with gathers announced by the tail
     python -m tests.ring_protocol v4         # the order that hung on the H200 (issue 9, call ring-4)
     python -m tests.ring_protocol whole      # ring_whole: whole M blocks, the tail only loads
-    python -m tests.ring_protocol whole-ahead   # ring_ahead: S of a warpgroup's next tile before the other's P
-    python -m tests.ring_protocol shipped-ahead # the same with the tail's rows
 
 Edit the model together with the kernel's waits and arrivals; it checks the order, not the kernel.
 """
@@ -45,8 +43,6 @@ def deadlocks(n_tiles: int, n_full: int, paged: bool, variant: str = "shipped") 
     empty, ts = [Barrier(3), Barrier(3)], [Barrier(1), Barrier(1)]
     p_bar, sum_bar = Barrier(1), Barrier(2)
     gathered = lambda t: not paged or t >= n_full  # noqa: E731
-    ahead = variant.endswith("-ahead")  # ring_ahead: a warpgroup scores its next tile before the other's P V
-    variant = variant.removesuffix("-ahead")
     async_gather = variant in ("shipped", "whole")
     seen_ts = [0, 0]  # phases of ts[u] its one waiter (main warpgroup u) has passed
 
@@ -59,23 +55,15 @@ def deadlocks(n_tiles: int, n_full: int, paged: bool, variant: str = "shipped") 
         while not bar.done(parity):
             yield
 
-    def score(t):  # the MMAs of tile t's scores, slice by slice as they land
-        for k in range(PARTS):
-            yield from wait(full[t % 2 * PARTS + k], t // 2 & 1)
-
     def main(w):
-        if ahead and w == 0 and n_tiles:
-            yield from score(0)
         for t in range(n_tiles):
-            if t % 2 == w:  # score tile t (ahead: scored already), then P into its rope rows once the tail has
-                if not ahead:
-                    yield from score(t)
+            if t % 2 == w:  # score tile t, then P into its rope rows once the tail has scored them
+                for k in range(PARTS):
+                    yield from wait(full[t % 2 * PARTS + k], t // 2 & 1)
                 yield from wait(ts[t % 2], t // 2 & 1)
                 seen_ts[t % 2] += 1
                 p_bar.arrive()
-            else:  # ahead: this warpgroup's next tile's scores first
-                if ahead and t + 1 < n_tiles:
-                    yield from score(t + 1)
+            else:
                 yield from wait(p_bar, t & 1)
             empty[t % 2].arrive()  # after this warpgroup's P V of tile t
         if n_tiles:

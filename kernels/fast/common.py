@@ -20,9 +20,7 @@ class FastConfig:
     only): the warp-specialised schedule (kernels/fast/seesaw.py); ring: its per-tile variant where
     there is a tail warpgroup (kernels/fast/ring.py); async_gather (ring only): gathered tiles complete
     their barriers as their copies land (cp.async.mbarrier.arrive); ring_whole (ring only): the ring
-    also where the rows are whole 64-row blocks (64 heads), its third warpgroup then only loading; ring_ahead
-    (ring only): a main warpgroup issues its next tile's score MMAs before it waits for the other's P, so
-    they run under the other's softmax. Then the removal
+    also where the rows are whole 64-row blocks (64 heads), its third warpgroup then only loading. Then the removal
     experiments (benchmarks/removal_cuts.py, CUTS; each split path says which it has): wrong results on
     purpose, off by default."""
 
@@ -38,7 +36,6 @@ class FastConfig:
     ring: bool = False
     async_gather: bool = False
     ring_whole: bool = False
-    ring_ahead: bool = False
     no_mma: bool = False
     no_softmax: bool = False
     no_gather: bool = False
@@ -203,8 +200,8 @@ def resolve_config(
     cfg = {**FAST_DEFAULTS, **base, **launch}
     if path == "gluon" and not cfg["seesaw"]:  # GLUON_CONFIG's tail and ring are the seesaw schedule's
         cfg.update({k: off for k, off in (("tail_m", 0), ("ring", False)) if k not in launch})
-    if not cfg["ring"]:  # GLUON_CONFIG's async_gather, ring_whole and ring_ahead are the ring's
-        cfg.update({k: False for k in ("async_gather", "ring_whole", "ring_ahead") if k not in launch})
+    if not cfg["ring"]:  # GLUON_CONFIG's async_gather and ring_whole are the ring's
+        cfg.update({k: False for k in ("async_gather", "ring_whole") if k not in launch})
     config = FastConfig(**cfg)
     check_flags(path, config)
     return config
@@ -218,9 +215,10 @@ def check_flags(path: str, cfg: FastConfig) -> None:
         raise ValueError("seesaw is a schedule of the gluon path")
     if cfg.ring and not (path == "gluon" and cfg.seesaw):
         raise ValueError("ring is a variant of the gluon path's seesaw schedule")
-    for flag in ("async_gather", "ring_whole", "ring_ahead"):
-        if getattr(cfg, flag) and not cfg.ring:
-            raise ValueError(f"{flag} is an option of the ring schedule (ring=True)")
+    if cfg.ring_whole and not cfg.ring:
+        raise ValueError("ring_whole is an option of the ring schedule (ring=True)")
+    if cfg.async_gather and not cfg.ring:
+        raise ValueError("async_gather is an option of the ring schedule (ring=True)")
 
 
 # --- the split plan ------------------------------------------------------------------------------

@@ -279,7 +279,6 @@ class Ring(Seesaw):
             **super().constexprs(w, cfg, rows),
             "TAIL_M": rows.tail_m or 8,  # whole blocks: the tail's buffers, unused by a producer-only tail
             "ASYNC_GATHER": bool(cfg.async_gather),
-            "AHEAD": bool(cfg.ring_ahead),
         }
 
 

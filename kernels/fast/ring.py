@@ -77,9 +77,6 @@ from kernels.launch_spec import LaunchSpec
 # setmaxnreg of the second main warpgroup and of the tail one (the first gets what is left), as the
 # seesaw kernel's tail; at (184, 136) ptxas spilled 1.9 KB (triton 3.6, sm_90).
 RING_REGS = gl.constexpr((200, 112))
-# ring_ahead where the rows are whole blocks (the third warpgroup only loads): the main warpgroups hold a
-# tile's scores beside their half of O, so the loading warpgroup gives up its registers to them.
-AHEAD_REGS = gl.constexpr((224, 56))
 
 
 @gluon.jit
@@ -157,89 +154,33 @@ def _slice_landed(full_bars, u, k, t, n_full, PARTS: gl.constexpr, ASYNC_GATHER:
 
 
 @gluon.jit
-def _score(t, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, s_zero, n_full, PARTS: gl.constexpr, PW: gl.constexpr,
-           ASYNC_GATHER: gl.constexpr, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr, NO_MMA: gl.constexpr):
-    """Issue tile t's score MMAs (S = Q K^T, buffer t % 2), slice by slice as the TMA lands; not waited for."""
-    u = t % 2
-    z = t >> 30  # an opaque zero: MMA descriptors rebuilt per tile, not hoisted (they spill)
-    kb, pe = klat_s.index(u + z), kpe_s.index(u + z)
-    s = warpgroup_mma_init(s_zero)
-    for k in gl.static_range(PARTS):
-        _slice_landed(full_bars, u, k, t, n_full, PARTS, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
-        s = _mma(q_lat_s.index(z).slice(k * PW, PW, dim=1), kb.slice(k * PW, PW, dim=1).permute((1, 0)), s, k > 0,
-                 NO_MMA)
-    return _mma(q_pe_s.index(z), pe.permute((1, 0)), s, True, NO_MMA)
-
-
-@gluon.jit
-def _pv(o, alpha, pe, kb, W: gl.constexpr, HALF: gl.constexpr, NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr):
-    """O rescaled by alpha, then its P V MMA issued (this warpgroup's half of the columns); not waited for."""
-    if not NO_SOFTMAX:
-        o = o * gl.convert_layout(alpha, gl.SliceLayout(1, o.type.layout))[:, None]
-    if not NO_MMA:
-        o = warpgroup_mma(pe, kb.slice(W * HALF, HALF, dim=1), o, is_async=True)
-    return o
-
-
-@gluon.jit
-def _pv_done(acc, NO_MMA: gl.constexpr):
-    """O once its P V MMA is done (with NO_MMA there was none)."""
-    if not NO_MMA:
-        acc = warpgroup_mma_wait(0, deps=[acc])
-    return acc
-
-
-@gluon.jit
-def _posted_pv(t, m_i, l_i, o, pe, kb, m0_s, p_bar, n_full, W: gl.constexpr, HALF: gl.constexpr,
-               ASYNC_GATHER: gl.constexpr, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr, NO_MMA: gl.constexpr,
-               NO_SOFTMAX: gl.constexpr):
-    """Tile t scored by the other warpgroup: wait for its P and maxima, rescale, issue this warpgroup's
-    P V MMA (not waited for). Returns (the new maxima, the rescaled row sums, O's accumulator)."""
-    mbarrier.wait(p_bar, t & 1)
-    _seen(t, n_full, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)  # (the scorer waited for its barriers)
-    m_new = m0_s.load(m_i.type.layout)
-    alpha = m_i  # (unused with NO_SOFTMAX)
-    if not NO_SOFTMAX:
-        m_safe, alpha = _max_shift(m_i, m_new)
-        l_i = l_i * alpha
-    return m_new, l_i, _pv(o, alpha, pe, kb, W, HALF, NO_MMA, NO_SOFTMAX)
-
-
-@gluon.jit
 def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len,
                n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
                sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, D_LATENT: gl.constexpr,
                BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, PAGE_SIZE: gl.constexpr, ASYNC_GATHER: gl.constexpr,
-               AHEAD: gl.constexpr, NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr):
-    """Main warpgroup W: scores the tiles t with t % 2 == W, and accumulates its half of O from every tile.
-    AHEAD: it issues its next tile's score MMAs before it waits for the other warpgroup's P, so that they
-    run while the other one does its softmax (warpgroup 0 scores tile 0 before the loop)."""
+               NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr):
+    """Main warpgroup W: scores the tiles t with t % 2 == W, and accumulates its half of O from every tile."""
     M: gl.constexpr = Q_LEN * HEADS
     HALF: gl.constexpr = D_LATENT // 2
     PW: gl.constexpr = D_LATENT // PARTS
     rows, s_zero, m_i, l_i, o, bits = _main_start(TreeMask, b, mb, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)
-    if AHEAD:
-        s = s_zero
-        if W == 0:
-            if n_tiles > 0:
-                s = _score(0, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, s_zero, n_full, PARTS, PW, ASYNC_GATHER,
-                           PAGE_SIZE, BLOCK_N, NO_MMA)
-                s = warpgroup_mma_wait(0, deps=[s])
     for t in range(n_tiles):
         u = t % 2
-        z = t >> 30
+        z = t >> 30  # an opaque zero: MMA descriptors rebuilt per tile, not hoisted (they spill)
         kb, pe = klat_s.index(u + z), kpe_s.index(u + z)
-        if u == W:  # this warpgroup scores tile t (AHEAD: its MMAs are done already)
-            if not AHEAD:
-                s = _score(t, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, s_zero, n_full, PARTS, PW, ASYNC_GATHER,
-                           PAGE_SIZE, BLOCK_N, NO_MMA)
-                s = warpgroup_mma_wait(0, deps=[s])
+        if u == W:  # this warpgroup scores tile t, slice by slice as the TMA lands
+            s = warpgroup_mma_init(s_zero)
+            for k in gl.static_range(PARTS):
+                _slice_landed(full_bars, u, k, t, n_full, PARTS, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
+                s = _mma(q_lat_s.index(z).slice(k * PW, PW, dim=1), kb.slice(k * PW, PW, dim=1).permute((1, 0)), s,
+                         k > 0, NO_MMA)
+            s = _mma(q_pe_s.index(z), pe.permute((1, 0)), s, True, NO_MMA)
+            s = warpgroup_mma_wait(0, deps=[s])
             qk = s * qk_scale
             if t >= n_full:
                 qk = gl.where(_visible(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
             if NO_SOFTMAX:
                 m_new = m_i
-                alpha = m_i  # (unused)
                 p = qk
             else:
                 m_new = gl.maximum(m_i, gl.max(qk, 1))
@@ -252,31 +193,19 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
             fence_async_shared()
             _barrier()
             mbarrier.arrive(p_bar, count=1)
-            if AHEAD:
-                o = _pv_done(_pv(o, alpha, pe, kb, W, HALF, NO_MMA, NO_SOFTMAX), NO_MMA)
         else:  # the other warpgroup scored it: its maxima and P are posted
-            if AHEAD:
-                if t + 1 < n_tiles:  # this warpgroup's next tile first
-                    s = _score(t + 1, q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, s_zero, n_full, PARTS, PW,
-                               ASYNC_GATHER, PAGE_SIZE, BLOCK_N, NO_MMA)
-                    m_new, l_i, acc = _posted_pv(t, m_i, l_i, o, pe, kb, m0_s, p_bar, n_full, W, HALF, ASYNC_GATHER,
-                                                 PAGE_SIZE, BLOCK_N, NO_MMA, NO_SOFTMAX)
-                    o, s = warpgroup_mma_wait(0, deps=[acc, s])
-                else:
-                    m_new, l_i, acc = _posted_pv(t, m_i, l_i, o, pe, kb, m0_s, p_bar, n_full, W, HALF, ASYNC_GATHER,
-                                                 PAGE_SIZE, BLOCK_N, NO_MMA, NO_SOFTMAX)
-                    o = _pv_done(acc, NO_MMA)
-            else:
-                mbarrier.wait(p_bar, t & 1)
-                _seen(t, n_full, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)  # (the scorer waited for its barriers)
-                m_new = m0_s.load(m_i.type.layout)
-                alpha = m_i  # (unused with NO_SOFTMAX)
-                if not NO_SOFTMAX:
-                    m_safe, alpha = _max_shift(m_i, m_new)
-                    l_i = l_i * alpha
+            mbarrier.wait(p_bar, t & 1)
+            _seen(t, n_full, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)  # (the scorer waited for its barriers)
+            m_new = m0_s.load(m_i.type.layout)
+            if not NO_SOFTMAX:
+                m_safe, alpha = _max_shift(m_i, m_new)
+                l_i = l_i * alpha
         m_i = m_new
-        if not AHEAD:  # (AHEAD: each branch did its own)
-            o = _pv_done(_pv(o, alpha, pe, kb, W, HALF, NO_MMA, NO_SOFTMAX), NO_MMA)
+        if not NO_SOFTMAX:
+            o = o * gl.convert_layout(alpha, gl.SliceLayout(1, o.type.layout))[:, None]
+        if not NO_MMA:
+            acc = warpgroup_mma(pe, kb.slice(W * HALF, HALF, dim=1), o, is_async=True)
+            o = warpgroup_mma_wait(0, deps=[acc])
         mbarrier.arrive(empty_bars.index(u), count=1)
     # Row sums: each warpgroup summed the tiles it scored (rescaled at every tile); swap them (the
     # maxima's buffer is free: its last reader read it before its last PV, before this point).
@@ -394,14 +323,13 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
                        HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
                        D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
                        BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
-                       num_warps: gl.constexpr, ASYNC_GATHER: gl.constexpr, AHEAD: gl.constexpr,
-                       NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr):
+                       num_warps: gl.constexpr, ASYNC_GATHER: gl.constexpr, NO_MMA: gl.constexpr,
+                       NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr):
     """Grid (m_blocks, splits, batch), 3 x 4 warps: two main warpgroups and the tail one (see the module).
     ASYNC_GATHER: gathered tiles complete their barriers as their copies land, instead of the tail
     waiting for them one tile later. NO_MMA, NO_SOFTMAX, NO_GATHER: removal experiments (see the module)."""
     mb, split, b = _start_program()
     M: gl.constexpr = Q_LEN * HEADS
-    REGS: gl.constexpr = AHEAD_REGS if AHEAD and M % BLOCK_M == 0 else RING_REGS
     q_lat_s, q_pe_s = _q_in_smem(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, num_warps)
     klat_s = gl.allocate_shared_memory(KLat.dtype, [2, BLOCK_N, D_LATENT], KLat.layout)
     kpe_s = gl.allocate_shared_memory(KPe.dtype, [2, BLOCK_N, D_ROPE], KPe.layout)  # then the main rows' P
@@ -430,17 +358,17 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
     gl.warp_specialize([
         (_ring_main, (0, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
                       n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
-                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N, PAGE_SIZE, ASYNC_GATHER, AHEAD,
-                      NO_MMA, NO_SOFTMAX)),
+                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N, PAGE_SIZE, ASYNC_GATHER, NO_MMA,
+                      NO_SOFTMAX)),
         (_ring_main, (1, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
                       n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
-                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N, PAGE_SIZE, ASYNC_GATHER, AHEAD,
-                      NO_MMA, NO_SOFTMAX)),
+                      sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N, PAGE_SIZE, ASYNC_GATHER, NO_MMA,
+                      NO_SOFTMAX)),
         (_ring_tail, (Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
                       page_base, lo, hi, ctx_len, n_full, n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars,
                       empty_bars, ts_bars, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,
                       TAIL_M, ASYNC_GATHER, NO_MMA, NO_SOFTMAX, NO_GATHER)),
-    ], [4, 4], [REGS[0], REGS[1]])
+    ], [4, 4], [RING_REGS[0], RING_REGS[1]])
 
 
 def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:

@@ -74,18 +74,6 @@ FAST_PATH_CASES = [  # (path, workload fields, launch overrides); on sm_90 the d
         dict(ring_whole=True),
     ),
     ("gluon", dict(ctx_len=40, page_size=64, tree_mask="tree", heads=64), dict(ring_whole=True)),
-    # ring_ahead: a main warpgroup scores its next tile before it waits for the other's P (whole blocks, and
-    # with the tail's rows)
-    ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree", heads=64), dict(ring_ahead=True)),
-    ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="chain", heads=64), dict(ring_ahead=True)),
-    (
-        "gluon",
-        dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=16, tree_mask="tree", heads=64),
-        dict(ring_ahead=True),
-    ),
-    ("gluon", dict(ctx_len=40, page_size=64, tree_mask="chain", heads=64), dict(ring_ahead=True)),
-    ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree"), dict(tail_m=8, ring_ahead=True)),
-    ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="chain"), dict(tail_m=8, ring_ahead=True)),
     # the single-schedule Gluon kernel (seesaw=False): TMA ring, gathers, 32-token tiles
     ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree"), dict(seesaw=False)),
     (

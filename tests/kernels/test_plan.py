@@ -99,10 +99,6 @@ def test_gluon_path_has_its_own_config_and_rejects_what_it_cannot_run():
     assert announce.name == "_gluon_ring_kernel" and announce.constexprs["ASYNC_GATHER"] is False
     with pytest.raises(ValueError, match="async_gather is an option of the ring"):
         fast_specs(w, arch="sm_90", ring=False, async_gather=True)
-    assert split.constexprs["AHEAD"] is False  # ring_ahead: off by default, the ring's alone
-    assert fast_specs(w, arch="sm_90", ring_ahead=True)[0].constexprs["AHEAD"] is True
-    with pytest.raises(ValueError, match="ring_ahead is an option of the ring"):
-        fast_specs(w, arch="sm_90", ring=False, ring_ahead=True)
     assert {k: split.constexprs[k] for k in ("BLOCK_M", "BLOCK_N", "num_warps")} == dict(
         BLOCK_M=64, BLOCK_N=64, num_warps=4
     )
