@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from profiler.errors import (
 from profiler.launch_table import LaunchTable
 from profiler.metrics import BASE_CHIP, DEFAULT_PRESET, STALL_REASONS, ResolvedPreset, resolve_preset, stall_metric  # noqa: F401
 from profiler.nvtx import RANGE, include_filter
-from profiler.proc import find_tool, run_tool, tool_version
+from profiler.proc import PLAIN_RUN, ToolControl, find_tool, run_tool, tool_version
 from profiler.rundir import REPORT_STEM, RunWriter
 
 _INSTALL_GLOBS = ("/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu")
@@ -99,16 +98,13 @@ def run_ncu(
     out_dir: Path,
     name: str = REPORT_STEM,
     ncu: str | None = None,
-    env: dict[str, str] | None = None,
-    progress: Callable[[str], None] | None = None,
-    timeout: float | None = None,
-    limit_name: str | None = None,
+    control: ToolControl = PLAIN_RUN,
     **command_kwargs,
 ) -> NcuRun:
     """Profile `app` into `out_dir/<name>.ncu-rep`, streaming ncu's output into `<name>.ncu.log`.
     The default name is the run writer's (profiler/rundir.py FILES names what ncu makes of it).
 
-    ncu runs in its own process group, ended whole past `timeout` seconds or on Ctrl-C."""
+    ncu runs in its own process group, ended whole past `control.timeout` seconds or on Ctrl-C."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     cmd = ncu_command(find_ncu(ncu), app, out_dir / name, **command_kwargs)
@@ -116,10 +112,12 @@ def run_ncu(
     report = out_dir / f"{name}.ncu-rep"
 
     def on_line(line: str) -> None:
-        if progress and line.startswith("==PROF=="):
-            progress(line)
+        if control.progress and line.startswith("==PROF=="):
+            control.progress(line)
 
-    result = run_tool(cmd, log, "ncu", timeout=timeout, env=env, on_line=on_line, limit_name=limit_name)
+    result = run_tool(
+        cmd, log, "ncu", timeout=control.timeout, env=control.env, on_line=on_line, limit_name=control.limit_name
+    )
     lines, returncode = result.lines, result.returncode
     error = classify_failure(lines, returncode, log)
     if error is not None:

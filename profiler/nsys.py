@@ -14,12 +14,11 @@ import os
 import shlex
 import subprocess
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from profiler.errors import ApplicationFailed, ImporterFailed, ProfilerError, exit_hint
-from profiler.proc import find_tool, run_tool, tool_version
+from profiler.proc import PLAIN_RUN, ToolControl, find_tool, run_tool, tool_version
 from profiler.rundir import REPORT_STEM
 
 INSTALL_GLOBS = (
@@ -159,13 +158,12 @@ def run_nsys(
     out_dir: Path,
     name: str = REPORT_STEM,
     nsys: str | None = None,
-    env: dict[str, str] | None = None,
-    progress: Callable[[str], None] | None = None,
-    timeout: float | None = None,
-    limit_name: str | None = None,
+    control: ToolControl = PLAIN_RUN,
 ) -> NsysRun:
     """Profile `app` into `out_dir/<name>.nsys-rep` and export `out_dir/<name>.sqlite`; both steps
-    log to `<name>.nsys.log`. nsys runs in its own process group, ended past `timeout` s or on Ctrl-C."""
+    log to `<name>.nsys.log`. nsys runs in its own process group, ended past `control.timeout` s (both
+    steps together) or on Ctrl-C."""
+    env, timeout, limit_name = control.env, control.timeout, control.limit_name
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -175,8 +173,8 @@ def run_nsys(
     started = time.monotonic()
 
     def on_line(line: str) -> None:
-        if progress and line.startswith(("Collecting data", "Importer error")):
-            progress(f"nsys: {line.strip()}")
+        if control.progress and line.startswith(("Collecting data", "Importer error")):
+            control.progress(f"nsys: {line.strip()}")
 
     result = run_tool(cmd, log, "nsys", timeout=timeout, env=env, on_line=on_line, limit_name=limit_name)
     error = classify_failure(result.lines, result.returncode, report, log)

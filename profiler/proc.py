@@ -21,6 +21,20 @@ from profiler.errors import Interrupted, ProfilerError, ToolNotFound, ToolTimeou
 GRACE_S = 5.0  # between SIGTERM and SIGKILL
 
 
+@dataclass(frozen=True)
+class ToolControl:
+    """How a profiler's process is run: the environment it gets, where its progress lines go, the
+    seconds it may take, and the name of that limit (said when it runs out)."""
+
+    env: dict[str, str] | None = None
+    progress: Callable[[str], None] | None = None
+    timeout: float | None = None
+    limit_name: str | None = None
+
+
+PLAIN_RUN = ToolControl()  # the parent's environment, no progress lines, no time limit
+
+
 @dataclass
 class ToolResult:
     returncode: int

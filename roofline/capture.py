@@ -24,7 +24,7 @@ from profiler.ncu_source import PcRead
 from profiler.ncu_tidy import raw_metrics, tidy_launches
 from profiler.nsys import nsys_version, run_nsys
 from profiler.nsys_reader import Timeline, read_nsys_sqlite, timeline_launches
-from profiler.proc import run_tool
+from profiler.proc import ToolControl, run_tool
 from profiler.rundir import HARNESS, RunWriter
 
 
@@ -106,6 +106,10 @@ class Capture:
     deadline: float | None = None  # time.time() past which the running tool is ended
     limit: str | None = None  # the limit named when a tool runs past the deadline
 
+    def control(self) -> ToolControl:
+        """How a tool of this capture runs: its environment, progress to `say`, what is left of the deadline."""
+        return ToolControl(env=self.env, progress=self.say, timeout=self.left(), limit_name=self.limit)
+
     def left(self) -> float | None:
         """Seconds left of the whole capture (None: no limit)."""
         return None if self.deadline is None else max(0.1, self.deadline - time.time())
@@ -164,16 +168,7 @@ def capture_ncu(
     writer, say = cap.writer, cap.say
     say(f"[ncu] profiling {cap.kernel} ({workload.describe()}), preset {preset.name} ({preset.chip}) -> {writer.final}")
     t0 = time.time()
-    ncu_run = run_ncu(
-        cap.app,
-        writer.path,
-        ncu=exe,
-        progress=say,
-        timeout=cap.left(),
-        limit_name=cap.limit,
-        env=cap.env,
-        preset=preset,
-    )
+    ncu_run = run_ncu(cap.app, writer.path, ncu=exe, control=cap.control(), preset=preset)
     record_in_run(writer, ncu_run, preset.name)
     say(
         f"[ncu] done in {time.time() - t0:.1f} s: {len(ncu_run.passes)} launches profiled, "
@@ -218,9 +213,7 @@ def capture_nsys(cap: Capture, exe: str) -> NsysCapture:
     writer, say = cap.writer, cap.say
     say(f"[nsys] timeline of {cap.kernel} (-t cuda,nvtx) -> {writer.final}")
     t0 = time.time()
-    nsys_run = run_nsys(
-        cap.app, writer.path, nsys=exe, progress=say, timeout=cap.left(), limit_name=cap.limit, env=cap.env
-    )
+    nsys_run = run_nsys(cap.app, writer.path, nsys=exe, control=cap.control())
     writer.log_command(nsys_run.command)
     writer.log_command(nsys_run.export)
     writer.add_log(nsys_run.log)

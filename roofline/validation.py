@@ -14,6 +14,7 @@ from profiler.metrics import ResolvedPreset, resolve_preset
 from profiler.ncu import record_in_run, run_ncu
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
+from profiler.proc import ToolControl
 from profiler.rundir import RunSpec, RunWriter
 from roofline.analysis import summarize
 from roofline.chips import local_device_name
@@ -108,7 +109,7 @@ def _profile_probe(
         writer.write_spec(
             RunSpec(f"probe {name}", {}, 1, writer.manifest.created, ("roofline", "validate", "--probe", name))
         )
-        run = run_ncu(app, writer.path, ncu=ncu, progress=say, preset=resolved)
+        run = run_ncu(app, writer.path, ncu=ncu, control=ToolControl(progress=say), preset=resolved)
         record_in_run(writer, run, resolved.name)
         say(f"{name}: {max(run.passes, default=0)} replay passes per launch")
         analysis = summarize(tidy_launches(read_ncu_report(run.report)), preset=resolved.name)
