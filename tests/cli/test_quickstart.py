@@ -131,6 +131,22 @@ def test_quickstart_installs_into_a_gpu_box_venv_and_says_why_it_analyzes_the_sa
     )
     assert check.returncode == 0 and check.stdout.startswith(str(ROOT)), check.stderr
     assert f"{box / 'bin'}/roofline" in r.stderr.splitlines()[-1]  # its last line: how to reach `roofline`
+    # from the folder that holds a clone named `roofline` (a namespace package to Python): the editable
+    # install puts the checkout on sys.path (pyproject's package-dir), so the package is still found
+    parent = tmp_path / "parent"
+    parent.mkdir()
+    (parent / "roofline").symlink_to(ROOT, target_is_directory=True)
+    beside = subprocess.run(
+        [box_python, "-c", "import roofline; print(roofline.__file__, roofline.load.__module__)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=parent,
+    )
+    assert beside.returncode == 0 and beside.stdout.split() == [
+        str(ROOT / "roofline" / "__init__.py"),
+        "roofline.api",
+    ], beside.stdout + beside.stderr
 
     # run again in the same environment: nothing is missing, nothing to add, still exit 0
     again = subprocess.run(
