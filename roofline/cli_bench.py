@@ -13,6 +13,7 @@ from reports.text import render_bench
 from roofline.benching import read_bench, run_bench
 from roofline.cli_common import (
     comma_list,
+    folder_option,
     need_kernels,
     progress,
 )
@@ -50,7 +51,7 @@ def _mask(name: str) -> str:
     "is left out of it, and the table says so",
 )
 @click.option("--q-len", type=int, default=9, show_default=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/bench", show_default=True)
+@folder_option("--out", "out_dir", "the bench folder (bench.csv, bench.json)", default="runs/bench")
 @click.option(
     "--from",
     "from_json",

@@ -104,6 +104,13 @@ def format_option(*choices: str):
     return click.option("--format", "fmt", type=click.Choice(list(choices)), default=choices[0], show_default=True)
 
 
+def folder_option(flag: str, dest: str, help: str, default: str | None = None):
+    """An option naming a folder (a run directory, a sweep folder): a path that may not be a file."""
+    return click.option(
+        flag, dest, type=click.Path(file_okay=False), default=default, show_default=default is not None, help=help
+    )
+
+
 ncu_option = click.option("--ncu", "ncu_path", default=None, help="path to ncu (else $NCU, PATH, usual folders)")
 
 

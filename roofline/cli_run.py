@@ -14,6 +14,7 @@ from reports.text import render_projection, render_text, render_timeline
 from roofline.cli_common import (
     allow_incomplete_option,
     api,
+    folder_option,
     format_option,
     gpu_by_name,
     gpu_option,
@@ -65,13 +66,7 @@ def print_run(run, fmt: str, project_to: str | None = None) -> dict:
 @click.option("--kernel", default="triton_mla", show_default=True)
 @workload_options
 @click.option("--iters", type=int, default=3, show_default=True, help="launches inside the profiled range")
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="run directory (default runs/<kernel>-<ctx>-h<heads>-q<q_len>-p<page>-<time>)",
-)
+@folder_option("--out", "out_dir", "run directory (default runs/<kernel>-<ctx>-h<heads>-q<q_len>-p<page>-<time>)")
 @click.option(
     "--force", is_flag=True, help="replace an existing run directory at --out (only once the new run is complete)"
 )

@@ -18,7 +18,7 @@ from kernels.registry import get_kernel
 from kernels.spec import WorkloadError, ctx_text, parse_ctx_len
 from profiler.metrics import DEFAULT_PRESET
 from reports.sweep import render_summary_markdown, render_summary_text
-from roofline.cli_common import BadInputExit, comma_list, format_option, ncu_option
+from roofline.cli_common import BadInputExit, comma_list, folder_option, format_option, ncu_option
 from roofline.cli_run import profile_cmd
 from roofline.sweep_dir import LAYOUT, SweepDir
 from roofline.sweeps import DEFAULT_TIMEOUT_S, POINT_TOOL, SweepError, SweepPoint, plan, run_sweep, summarize
@@ -106,22 +106,13 @@ def _chart_title(sweep: SweepDir, table) -> str:
 @click.option("--heads", "heads", default="8", show_default=True)
 @click.option("--q-len", "q_lens", default="9", show_default=True)
 @click.option("--iters", type=int, default=3, show_default=True, help="launches inside each profiled range")
-@click.option(
-    "--out",
-    "out",
-    type=click.Path(file_okay=False),
-    default="runs/sweep",
-    show_default=True,
-    help=f"the sweep folder: {LAYOUT}",
-)
+@folder_option("--out", "out", f"the sweep folder: {LAYOUT}", default="runs/sweep")
 @click.option("--gpus", default=None, help="GPU indices of this host (0,1): one worker process per GPU")
 @ncu_option
-@click.option(
+@folder_option(
     "--summarize",
     "summarize_dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="only print the table of an existing sweep folder (no GPU); writes nothing unless --write",
+    "only print the table of an existing sweep folder (no GPU); writes nothing unless --write",
 )
 @click.option("--write", is_flag=True, help="with --summarize: also save the table and the chart in the folder")
 @click.option(

@@ -8,12 +8,12 @@ import click
 
 from kernels.errors import RooflineError
 from reports.validation import render_validation
-from roofline.cli_common import fail, ncu_option, progress
+from roofline.cli_common import fail, folder_option, ncu_option, progress
 from roofline.validation import EXPECTED, validate
 
 
 @click.command("validate")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/validate", show_default=True)
+@folder_option("--out", "out_dir", "the folder of the probes' run directories", default="runs/validate")
 @ncu_option
 @click.option("--probe", "only", multiple=True, type=click.Choice(list(EXPECTED)), help="run only these probes")
 @click.option("--preset", default=None, help="ncu metric preset (default: profile's)")
