@@ -20,7 +20,8 @@ class FastConfig:
     only): the warp-specialised schedule (kernels/fast/seesaw.py); ring: its per-tile variant where
     there is a tail warpgroup (kernels/fast/ring.py); async_gather (ring only): gathered tiles complete
     their barriers as their copies land (cp.async.mbarrier.arrive); ring_whole (ring only): the ring
-    also where the rows are whole 64-row blocks (64 heads), its third warpgroup then only loading. Then the removal
+    also where the rows are whole 64-row blocks (64 heads), its third warpgroup then only loading; stagger
+    (seesaw, whole blocks only): FlashMLA's order of work (kernels/fast/stagger.py). Then the removal
     experiments (benchmarks/removal_cuts.py, CUTS; each split path says which it has): wrong results on
     purpose, off by default."""
 
@@ -36,6 +37,7 @@ class FastConfig:
     ring: bool = False
     async_gather: bool = False
     ring_whole: bool = False
+    stagger: bool = False
     no_mma: bool = False
     no_softmax: bool = False
     no_gather: bool = False

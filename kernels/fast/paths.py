@@ -258,7 +258,11 @@ class Seesaw(GluonPath):
         return min(SEESAW_SLICE, w.v_dim)
 
     def constexprs(self, w, cfg, rows):
-        return {**super().constexprs(w, cfg, rows), "num_warps": 4}
+        if cfg.stagger and not rows.whole:
+            raise ValueError("stagger needs whole 64-row blocks (q_len x heads a multiple of 64: 64 heads)")
+        if cfg.stagger and cfg.cuts:
+            raise ValueError("stagger has no removal experiments")
+        return {**super().constexprs(w, cfg, rows), "num_warps": 4, "STAGGER": bool(cfg.stagger)}
 
 
 class Ring(Seesaw):
@@ -269,14 +273,17 @@ class Ring(Seesaw):
     kernel, module = "_gluon_ring_kernel", "kernels.fast.ring"
 
     def for_rows(self, rows, cfg):
+        if cfg.stagger:  # the seesaw's staggered schedule, wherever it is asked for
+            return SEESAW
         return self if rows.tail_m or (cfg.ring_whole and rows.whole) else SEESAW
 
     def num_warps(self, cfg, rows):  # the tail warpgroup, also where it only loads (ring_whole)
         return cfg.num_warps + 4
 
     def constexprs(self, w, cfg, rows):
+        c = {k: v for k, v in super().constexprs(w, cfg, rows).items() if k != "STAGGER"}  # (the seesaw's)
         return {
-            **super().constexprs(w, cfg, rows),
+            **c,
             "TAIL_M": rows.tail_m or 8,  # whole blocks: the tail's buffers, unused by a producer-only tail
             "ASYNC_GATHER": bool(cfg.async_gather),
         }

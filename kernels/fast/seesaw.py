@@ -55,6 +55,7 @@ from kernels.fast.gluon import (
     _visible,
     _visible_t,
 )
+from kernels.fast.stagger import _stagger
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 
@@ -293,7 +294,7 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
                          D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
                          BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
                          num_warps: gl.constexpr, NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr,
-                         NO_GATHER: gl.constexpr):
+                         NO_GATHER: gl.constexpr, STAGGER: gl.constexpr):
     """Grid (m_blocks, splits, batch), 4 + 4 warps: the seesaw schedule (see _seesaw); with TAIL_M,
     4 more for the rows past the last whole M block (see _seesaw_tail). NO_MMA, NO_SOFTMAX, NO_GATHER:
     removal experiments (see the module)."""
@@ -343,6 +344,18 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
                             HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, NO_MMA,
                             NO_SOFTMAX)),
         ], [4, 4], [TAIL_REGS[0], TAIL_REGS[1]])
+    elif STAGGER:  # whole blocks: the staggered schedule (kernels/fast/stagger.py)
+        p0_s = gl.allocate_shared_memory(KPe.dtype, [BLOCK_M, D_ROPE], KPe.layout)  # warpgroup 0's P
+        sum_bar = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout()).index(0)
+        mbarrier.init(sum_bar, count=2)
+        fence_async_shared()
+        _barrier()
+        gl.warp_specialize([
+            (_stagger, (0, io, span, smem, p0_s, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
+                        BLOCK_N)),
+            (_stagger, (1, io, span, smem, p0_s, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
+                        BLOCK_N)),
+        ], [4], [240])
     else:
         gl.warp_specialize([
             (_seesaw, (0, io, span, smem, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,

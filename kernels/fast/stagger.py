@@ -1,0 +1,198 @@
+"""The seesaw kernel's staggered schedule (`stagger=True`, whole 64-row blocks: 64 heads), FlashMLA's
+order of work for a pair of tiles (tile 2j in buffer 0, scored by warpgroup 0; tile 2j+1 in buffer 1,
+scored by warpgroup 1; each warpgroup owns half of O's columns):
+
+- the maxima are staggered: warpgroup 0 runs its softmax and posts its row maxima, warpgroup 1 takes
+  them for its own (so its softmax runs under warpgroup 0's P V), and warpgroup 0 later rescales by
+  the factor between the two;
+- P lives outside the tile buffers: warpgroup 0's P in a buffer of its own (its own P V takes it from
+  registers), warpgroup 1's in Q's rope rows, whose values every score MMA takes from registers;
+- each buffer is freed in two halves, each by the one warpgroup whose P V reads it: latent dims
+  [0, 256) by warpgroup 0, [256, 512) and the rope dims by warpgroup 1, which loads the next tile's
+  half into it at once (by TMA, or a cp.async gather it waits for), before the other half is free.
+
+Not yet the default: an experiment of issue 20 (docs/results/fast-kernel.md)."""
+
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    async_copy,
+    fence_async_shared,
+    mbarrier,
+    warpgroup_mma,
+    warpgroup_mma_init,
+    warpgroup_mma_wait,
+)
+
+from kernels.fast.gluon import _LN2, _barrier, _cp_async, _half_out, _landed, _main_start, _max_shift, _tma_load, _visible
+
+
+@gluon.jit
+def _load_half(H: gl.constexpr, t, u: gl.constexpr, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, kb, pe,
+               full_bars, PARTS: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr,
+               D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr):
+    """Half H of tile t into buffer u (kb, pe): latent slices [H * PARTS/2, (H + 1) * PARTS/2), and with H = 1
+    the rope dims (on the last slice's barrier). By TMA where the tile is a whole page's (t < n_full),
+    else gathered by this warpgroup's cp.async, waited for, made visible, and its barriers arrived on."""
+    start = lo + t * BLOCK_N
+    HP: gl.constexpr = PARTS // 2
+    tma = t < n_full
+    if PAGE_SIZE < BLOCK_N:  # pages smaller than a tile: every tile gathered
+        tma = t < 0
+    if tma:
+        page = gl.load(PageTable + page_base + start // PAGE_SIZE)
+        row0 = page * PAGE_SIZE + start % PAGE_SIZE
+        W_: gl.constexpr = KLat.block_type.shape[1]
+        for i in gl.static_range(H * HP, H * HP + HP):  # (a slice index; a name bound in here is no constexpr)
+            bar = full_bars.index(u * PARTS + i)
+            if i == PARTS - 1:
+                mbarrier.expect(bar, KLat.block_type.nbytes + KPe.block_type.nbytes)
+                _tma_load(KPe, [row0, 0], bar, pe)
+            else:
+                mbarrier.expect(bar, KLat.block_type.nbytes)
+            _tma_load(KLat, [row0, i * W_], bar, kb.slice(i * W_, W_, dim=1))
+    else:
+        blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[4, 1],
+                                             order=[1, 0])
+        pos = start + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, blk))
+        ok = pos < hi
+        pages = gl.load(PageTable + page_base + pos // PAGE_SIZE, mask=ok, other=0)
+        ptr = KV + ((pages.to(gl.int64) * PAGE_SIZE + pos % PAGE_SIZE) * (D_LATENT + D_ROPE))[:, None] + \
+            gl.arange(0, D_ROPE, layout=gl.SliceLayout(0, blk))[None, :]
+        C: gl.constexpr = D_LATENT // D_ROPE // 2
+        for c in gl.static_range(H * C, H * C + C):
+            _cp_async(kb.slice(c * D_ROPE, D_ROPE, dim=1), ptr + c * D_ROPE, mask=ok[:, None])
+        if H == 1:
+            _cp_async(pe, ptr + D_LATENT, mask=ok[:, None])
+        async_copy.commit_group()
+        async_copy.wait_group(0)
+        _landed()
+        for i in gl.static_range(H * HP, H * HP + HP):
+            mbarrier.arrive(full_bars.index(u * PARTS + i), count=1)
+
+
+@gluon.jit
+def _scores(kb, pe, ql, qpe, full_bars, u: gl.constexpr, j, FIRST: gl.constexpr, s_zero, PARTS: gl.constexpr):
+    """S = Q K^T of the tile in buffer u (pair j), slice by slice as they land, half FIRST's slices
+    first; the rope dims' MMA takes Q's from registers (qpe)."""
+    PW: gl.constexpr = ql.shape[1] // PARTS
+    s = warpgroup_mma_init(s_zero)
+    for i in gl.static_range(FIRST * (PARTS // 2), FIRST * (PARTS // 2) + PARTS):  # (i % PARTS: the slice)
+        mbarrier.wait(full_bars.index(u * PARTS + i % PARTS), j & 1)
+        s = warpgroup_mma(ql.slice(i % PARTS * PW, PW, dim=1), kb.slice(i % PARTS * PW, PW, dim=1).permute((1, 0)), s,
+                          use_acc=i > FIRST * (PARTS // 2), is_async=True)
+    s = warpgroup_mma(qpe, pe.permute((1, 0)), s, is_async=True)
+    return warpgroup_mma_wait(0, deps=[s])
+
+
+@gluon.jit
+def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr,
+             Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
+             BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
+    """Warpgroup W's side of the staggered schedule (see the module), from its first tile to its half of
+    the split's partial output. max_bars[W]: W's maxima posted; p_bars[W]: W's P posted."""
+    KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale = io
+    b, mb, split, total_rows, page_base, lo, hi, ctx_len, n_full, n_tiles = span
+    q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars, p_bars, ts_bars, max0, max1 = smem
+    M: gl.constexpr = Q_LEN * HEADS
+    HALF: gl.constexpr = D_LATENT // 2
+    rows, s_zero, m_i, l_i, o, bits = _main_start(TreeMask, b, mb, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)
+    qpe = q_pe_s.index(0).load(gl.DotOperandLayout(operand_index=0, parent=s_zero.type.layout, k_width=2))
+    p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o.type.layout, k_width=2)
+    o_rows: gl.constexpr = gl.SliceLayout(1, o.type.layout)
+    n_pairs = gl.cdiv(n_tiles, 2)
+    last = 2 * n_pairs  # tiles t < last are loaded (past n_tiles: zeros, masked)
+    s = s_zero
+    if n_pairs > 0:  # this warpgroup's first tile, both halves, and its scores
+        for h in gl.static_range(2):
+            _load_half(h, W, W, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s.index(W), kpe_s.index(W),
+                       full_bars, PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+        s = _scores(klat_s.index(W), kpe_s.index(W), q_lat_s.index(0), qpe, full_bars, W, 0, 0, s_zero, PARTS)
+    for j in range(n_pairs):
+        t = 2 * j + W
+        z = j >> 30  # an opaque zero: MMA descriptors rebuilt per pair, not hoisted (they spill)
+        k0, k1, pe0, pe1 = klat_s.index(z), klat_s.index(1 + z), kpe_s.index(z), kpe_s.index(1 + z)
+        p1_s = q_pe_s.index(z)
+        qk = s * qk_scale
+        if t >= n_full:
+            qk = gl.where(_visible(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
+        if W == 0:
+            m0 = gl.maximum(m_i, gl.max(qk, 1))
+            m0_safe, sc0 = _max_shift(m_i, m0)
+            p = gl.exp2(qk - m0_safe[:, None])
+            l_i = l_i * sc0 + gl.sum(p, 1)
+            max0.store(m0)
+            _barrier()
+            mbarrier.arrive(max_bars.index(0), count=1)
+            o = o * gl.convert_layout(sc0, o_rows)[:, None]
+            acc = warpgroup_mma(gl.convert_layout(p.to(k0.dtype), p_layout), k0.slice(0, HALF, dim=1), o,
+                                is_async=True)
+            o = warpgroup_mma_wait(0, deps=[acc])
+            if t + 2 < last:  # buffer 0's first half is free: the next even tile's
+                _load_half(0, t + 2, 0, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k0, pe0, full_bars,
+                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+            mbarrier.wait(max_bars.index(1), j & 1)
+            m1 = max1.load(m_i.type.layout)
+            m1_safe, sc1 = _max_shift(m0, m1)
+            p0_s.store((p * sc1[:, None]).to(p0_s.dtype))  # P at the pair's maxima, for warpgroup 1
+            fence_async_shared()
+            _barrier()
+            mbarrier.arrive(p_bars.index(0), count=1)
+            mbarrier.wait(p_bars.index(1), j & 1)
+            o = o * gl.convert_layout(sc1, o_rows)[:, None]
+            acc = warpgroup_mma(p1_s, k1.slice(0, HALF, dim=1), o, is_async=True)
+            o = warpgroup_mma_wait(0, deps=[acc])
+            l_i = l_i * sc1
+            m_i = m1
+            if t + 3 < last:  # buffer 1's first half is free: the next odd tile's
+                _load_half(0, t + 3, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1, full_bars,
+                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+            if j + 1 < n_pairs:
+                s = _scores(k0, pe0, q_lat_s.index(z), qpe, full_bars, 0, j + 1, 0, s_zero, PARTS)
+        else:
+            mbarrier.wait(max_bars.index(0), j & 1)
+            m0 = max0.load(m_i.type.layout)
+            m0_safe, sc0 = _max_shift(m_i, m0)
+            m1 = gl.maximum(m0, gl.max(qk, 1))
+            m1_safe, sc1 = _max_shift(m0, m1)
+            p = gl.exp2(qk - m1_safe[:, None])
+            l_i = l_i * sc0 * sc1 + gl.sum(p, 1)
+            max1.store(m1)
+            _barrier()
+            mbarrier.arrive(max_bars.index(1), count=1)
+            o = o * gl.convert_layout(sc0 * sc1, o_rows)[:, None]
+            p1_s.store(p.to(p1_s.dtype))
+            fence_async_shared()
+            _barrier()
+            mbarrier.arrive(p_bars.index(1), count=1)
+            acc = warpgroup_mma(p1_s, k1.slice(HALF, HALF, dim=1), o, is_async=True)
+            mbarrier.wait(p_bars.index(0), j & 1)
+            acc = warpgroup_mma(p0_s, k0.slice(HALF, HALF, dim=1), acc, is_async=True)
+            o = warpgroup_mma_wait(0, deps=[acc])
+            m_i = m1
+            if t + 2 < last:  # both buffers' second halves are free
+                _load_half(1, t + 2, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1, full_bars,
+                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+            if t + 1 < last:
+                _load_half(1, t + 1, 0, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k0, pe0, full_bars,
+                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+            if j + 1 < n_pairs:
+                s = _scores(k1, pe1, q_lat_s.index(z), qpe, full_bars, 1, j + 1, 1, s_zero, PARTS)
+    # Row sums where the maxima were (each warpgroup's last reader of the other's maxima is behind a
+    # barrier this one waited for), then this warpgroup's half of O through its own tile buffer.
+    if W == 0:
+        my_sum, other_sum = max0, max1
+    else:
+        my_sum, other_sum = max1, max0
+    my_sum.store(l_i)
+    _barrier()
+    mbarrier.arrive(sum_bar, count=1)
+    mbarrier.wait(sum_bar, 0)
+    l_all = l_i + other_sum.load(m_i.type.layout)
+    if W == 0:
+        lse = gl.where(l_all > 0, (m_i + gl.log2(l_all)) * _LN2, float("-inf"))
+        gl.store(PartLse + split * total_rows + b * M + rows, lse, mask=rows < M)
+    o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), o_rows)[:, None]
+    _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT)
