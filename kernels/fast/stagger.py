@@ -26,7 +26,17 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
-from kernels.fast.gluon import _LN2, _barrier, _cp_async, _half_out, _landed, _main_start, _max_shift, _tma_load, _visible
+from kernels.fast.gluon import (
+    _LN2,
+    _barrier,
+    _cp_async,
+    _half_out,
+    _landed,
+    _main_start,
+    _max_shift,
+    _tma_load,
+    _visible,
+)
 
 
 @gluon.jit
