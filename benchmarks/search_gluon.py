@@ -47,8 +47,7 @@ CANDIDATES = {
     "g-ring-whole": ("gluon", dict(ring_whole=True)),
     # the seesaw in FlashMLA's order of work (kernels/fast/stagger.py; whole 64-row blocks)
     "g-stagger": ("gluon", dict(stagger=1)),
-    "g-stagger-early": ("gluon", dict(stagger=2)),  # ... and the next tile's first scores behind the last P V
-    "g-stagger-s64": ("gluon", dict(stagger=3)),  # ... and 64-dim TMA slices
+    "g-stagger-s64": ("gluon", dict(stagger=2)),  # ... in 64-dim TMA slices
     "g-default": ("gluon", {}),  # whatever kernels.fast.common.GLUON_CONFIG picks
     "g-default-bf16p": ("gluon", dict(partials="input")),  # ... with partials in the input dtype
 }

@@ -37,7 +37,7 @@ class FastConfig:
     ring: bool = False
     async_gather: bool = False
     ring_whole: bool = False
-    stagger: int = 0  # 0 off; 1 the staggered schedule; 2 and the next scores early; 3 and 64-dim slices
+    stagger: int = 0  # 0 off; 1 the staggered schedule, 128-dim TMA slices; 2 the same, 64-dim slices
     no_mma: bool = False
     no_softmax: bool = False
     no_gather: bool = False

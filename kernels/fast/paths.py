@@ -255,7 +255,7 @@ class Seesaw(GluonPath):
     cuts = CUTS
 
     def lat_cols(self, w, cfg=None):
-        return min(64 if cfg is not None and cfg.stagger >= 3 else SEESAW_SLICE, w.v_dim)
+        return min(64 if cfg is not None and cfg.stagger >= 2 else SEESAW_SLICE, w.v_dim)
 
     def constexprs(self, w, cfg, rows):
         if cfg.stagger and not rows.whole:

@@ -100,7 +100,7 @@ def _scores(kb, pe, ql, qpe, full_bars, u: gl.constexpr, j, FIRST: gl.constexpr,
 @gluon.jit
 def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr,
              Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
-             BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, EARLY: gl.constexpr):
+             BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
     """Warpgroup W's side of the staggered schedule (see the module), from its first tile to its half of
     the split's partial output. max_bars[W]: W's maxima posted; p_bars[W]: W's P posted."""
     KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale = io
@@ -108,7 +108,6 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
     q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars, p_bars, ts_bars, max0, max1 = smem
     M: gl.constexpr = Q_LEN * HEADS
     HALF: gl.constexpr = D_LATENT // 2
-    PW: gl.constexpr = D_LATENT // PARTS
     rows, s_zero, m_i, l_i, o, bits = _main_start(TreeMask, b, mb, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)
     qpe = q_pe_s.index(0).load(gl.DotOperandLayout(operand_index=0, parent=s_zero.type.layout, k_width=2))
     p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o.type.layout, k_width=2)
@@ -156,33 +155,12 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
             acc = warpgroup_mma(p1_s, k1.slice(0, HALF, dim=1), o, is_async=True)
             l_i = l_i * sc1
             m_i = m1
-            if EARLY:  # the next tile's first half of scores goes in behind this P V, before it is waited for
-                if j + 1 < n_pairs:
-                    sa = warpgroup_mma_init(s_zero)
-                    for i in gl.static_range(PARTS // 2):
-                        mbarrier.wait(full_bars.index(i), (j + 1) & 1)
-                        sa = warpgroup_mma(q_lat_s.index(z).slice(i * PW, PW, dim=1),
-                                           k0.slice(i * PW, PW, dim=1).permute((1, 0)), sa, use_acc=i > 0,
-                                           is_async=True)
-                    o = warpgroup_mma_wait(PARTS // 2, deps=[acc])  # this P V is done, the scores in flight
-                    if t + 3 < last:  # buffer 1's first half is free: the next odd tile's
-                        _load_half(0, t + 3, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1,
-                                   full_bars, PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
-                    for i in gl.static_range(PARTS // 2, PARTS):
-                        mbarrier.wait(full_bars.index(i), (j + 1) & 1)
-                        sa = warpgroup_mma(q_lat_s.index(z).slice(i * PW, PW, dim=1),
-                                           k0.slice(i * PW, PW, dim=1).permute((1, 0)), sa, is_async=True)
-                    sa = warpgroup_mma(qpe, pe0.permute((1, 0)), sa, is_async=True)
-                    s = warpgroup_mma_wait(0, deps=[sa])
-                else:
-                    o = warpgroup_mma_wait(0, deps=[acc])
-            else:
-                o = warpgroup_mma_wait(0, deps=[acc])
-                if t + 3 < last:  # buffer 1's first half is free: the next odd tile's
-                    _load_half(0, t + 3, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1, full_bars,
-                               PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
-                if j + 1 < n_pairs:
-                    s = _scores(k0, pe0, q_lat_s.index(z), qpe, full_bars, 0, j + 1, 0, s_zero, PARTS)
+            o = warpgroup_mma_wait(0, deps=[acc])
+            if t + 3 < last:  # buffer 1's first half is free: the next odd tile's
+                _load_half(0, t + 3, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1, full_bars,
+                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+            if j + 1 < n_pairs:
+                s = _scores(k0, pe0, q_lat_s.index(z), qpe, full_bars, 0, j + 1, 0, s_zero, PARTS)
         else:
             mbarrier.wait(max_bars.index(0), j & 1)
             m0 = max0.load(m_i.type.layout)

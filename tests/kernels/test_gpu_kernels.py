@@ -77,6 +77,14 @@ FAST_PATH_CASES = [  # (path, workload fields, launch overrides); on sm_90 the d
     # stagger: the seesaw kernel in FlashMLA's order of work (whole 64-row blocks)
     ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree", heads=64), dict(stagger=True)),
     ("gluon", dict(ctx_len=128 * 1024, page_size=64, tree_mask="chain", heads=64), dict(stagger=True)),
+    ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree", heads=64), dict(stagger=2)),
+    ("gluon", dict(ctx_len=128 * 1024, page_size=64, tree_mask="chain", heads=64), dict(stagger=2)),
+    ("gluon", dict(ctx_len=150, page_size=64, tree_mask="chain", heads=64), dict(stagger=2)),
+    (
+        "gluon",
+        dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=128, tree_mask="tree", heads=64),
+        dict(stagger=2),
+    ),
     ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="chain", heads=64), dict(stagger=True)),
     (
         "gluon",
