@@ -92,8 +92,9 @@ class Subject:
 
 
 SUBJECTS = {
-    "ring": Subject(RING.kernel, "triton_mla_fast", RING.cuts, dict(path="gluon", ring=True)),
-    "seesaw": Subject(SEESAW.kernel, "triton_mla_fast", SEESAW.cuts, dict(path="gluon", ring=False)),
+    # stagger=False: the 64-head default at page 64 (the seesaw kernel's staggered schedule) has no removal switches
+    "ring": Subject(RING.kernel, "triton_mla_fast", RING.cuts, dict(path="gluon", ring=True, stagger=False)),
+    "seesaw": Subject(SEESAW.kernel, "triton_mla_fast", SEESAW.cuts, dict(path="gluon", ring=False, stagger=False)),
     "hopper": Subject(HOPPER.kernel, "triton_mla_fast", HOPPER.cuts, dict(path="hopper")),
     "portable": Subject(PORTABLE.kernel, "triton_mla_fast", PORTABLE.cuts, dict(path="portable")),
     "triton_mla": Subject("_verify_extend_kernel", "triton_mla", ("no_mma", "no_softmax")),

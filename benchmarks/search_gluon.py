@@ -44,10 +44,9 @@ CANDIDATES = {
     # gathered tiles complete their barriers as their copies land (the tail no longer waits for them)
     "g-ring-ag": ("gluon", dict(seesaw=True, ring=True, async_gather=True)),
     # the ring where the rows are whole 64-row blocks (64 heads): its third warpgroup only loads
-    "g-ring-whole": ("gluon", dict(ring_whole=True)),
+    "g-ring-whole": ("gluon", dict(ring_whole=True, stagger=False)),
     # the seesaw in FlashMLA's order of work (kernels/fast/stagger.py; whole 64-row blocks)
-    "g-stagger": ("gluon", dict(stagger=1)),
-    "g-stagger-s64": ("gluon", dict(stagger=2)),  # ... in 64-dim TMA slices
+    "g-stagger": ("gluon", dict(stagger=True)),
     "g-default": ("gluon", {}),  # whatever kernels.fast.common.GLUON_CONFIG picks
     "g-default-bf16p": ("gluon", dict(partials="input")),  # ... with partials in the input dtype
 }

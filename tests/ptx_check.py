@@ -32,8 +32,9 @@ CASES = [
     ("ring-h8-p64", dict(ctx_len=131072, page_size=64), {}),
     ("ring-h8-p64-announce", dict(ctx_len=131072, page_size=64), dict(async_gather=False)),
     ("seesaw-h8-p64", dict(ctx_len=131072, page_size=64), dict(ring=False)),
-    ("seesaw-h64-p64", dict(ctx_len=131072, page_size=64, heads=64), dict(ring=False)),
-    ("ring-h64-p64", dict(ctx_len=131072, page_size=64, heads=64), {}),  # ring_whole
+    ("seesaw-h64-p64", dict(ctx_len=131072, page_size=64, heads=64), dict(ring=False, stagger=False)),
+    ("ring-h64-p64", dict(ctx_len=131072, page_size=64, heads=64), dict(stagger=False)),  # ring_whole
+    ("stagger-h64-p64", dict(ctx_len=131072, page_size=64, heads=64), {}),  # the 64-head default at page 64
     ("gluon-split-h8-p64", dict(ctx_len=131072, page_size=64), dict(path="gluon", seesaw=False)),
     ("hopper-h8-p64", dict(ctx_len=131072, page_size=64), dict(path="hopper")),
     ("hopper-h64-p64", dict(ctx_len=131072, page_size=64, heads=64), dict(path="hopper")),

@@ -21,7 +21,8 @@ class FastConfig:
     there is a tail warpgroup (kernels/fast/ring.py); async_gather (ring only): gathered tiles complete
     their barriers as their copies land (cp.async.mbarrier.arrive); ring_whole (ring only): the ring
     also where the rows are whole 64-row blocks (64 heads), its third warpgroup then only loading; stagger
-    (seesaw, whole blocks only): FlashMLA's order of work (kernels/fast/stagger.py). Then the removal
+    (the seesaw kernel, whole 64-row blocks): FlashMLA's order of work (kernels/fast/stagger.py), no
+    removal experiments. Then the removal
     experiments (benchmarks/removal_cuts.py, CUTS; each split path says which it has): wrong results on
     purpose, off by default."""
 
@@ -37,7 +38,7 @@ class FastConfig:
     ring: bool = False
     async_gather: bool = False
     ring_whole: bool = False
-    stagger: int = 0  # 0 off; 1 the staggered schedule, 128-dim TMA slices; 2 the same, 64-dim slices
+    stagger: bool = False
     no_mma: bool = False
     no_softmax: bool = False
     no_gather: bool = False
@@ -135,8 +136,22 @@ GLUON_TAIL_MIN_SPLIT_LEN = 512
 # loading, instead of the seesaw's pairs of tiles. H200, 64 heads, graph replay, ring_whole vs seesaw: 128k
 # page 64 0.3194 vs 0.3301 ms, page 1 0.3357 vs 0.3828; 32k page 64 0.1008 vs 0.1075; 8k 0.0459 vs 0.0474
 # (docs/results/fast-kernel.md, step 13).
+# stagger=True: where the rows are whole 64-row blocks and pages hold whole tiles (64 heads, page >= 64), the
+# seesaw kernel in FlashMLA's order of work (kernels/fast/stagger.py) instead of the ring. H200, 64 heads, page
+# 64, chain mask, stagger vs ring_whole: 128k 0.3029 vs 0.3198 ms (graph replay), 0.3010 vs 0.3278 (rotated
+# inputs; FlashMLA 0.2676 in the same run); 32k 0.0990 vs 0.1011, 8k 0.0451 vs 0.0460. At page 1 it lost (0.500
+# vs 0.338: its warpgroups wait for their own gathers), so it stays off there (docs/results/fast-kernel.md,
+# step 15).
 GLUON_CONFIG = dict(
-    FAST_DEFAULTS, block_m=64, num_warps=8, seesaw=True, tail_m=8, ring=True, async_gather=True, ring_whole=True
+    FAST_DEFAULTS,
+    block_m=64,
+    num_warps=8,
+    seesaw=True,
+    tail_m=8,
+    ring=True,
+    async_gather=True,
+    ring_whole=True,
+    stagger=True,
 )
 # The seesaw schedule's tiles arrive in slices of this many latent dims, a barrier each, so that the
 # score MMAs start on the first slice while the rest land (H200, 128k: 128 beat 256 and 512).
@@ -200,8 +215,10 @@ def resolve_config(
         raise ValueError(f"triton_mla_fast: unknown path {path!r}; known: {', '.join(FAST_PATHS)}")
     base = GLUON_CONFIG if path == "gluon" else fast_launch_config(arch, heads, page_size, device_name)
     cfg = {**FAST_DEFAULTS, **base, **launch}
-    if path == "gluon" and not cfg["seesaw"]:  # GLUON_CONFIG's tail and ring are the seesaw schedule's
-        cfg.update({k: off for k, off in (("tail_m", 0), ("ring", False)) if k not in launch})
+    if path == "gluon" and not cfg["seesaw"]:  # GLUON_CONFIG's tail, ring and stagger are the seesaw schedule's
+        cfg.update({k: off for k, off in (("tail_m", 0), ("ring", False), ("stagger", False)) if k not in launch})
+    if page_size < cfg["block_n"] and "stagger" not in launch:  # (measured slower where every tile is gathered)
+        cfg["stagger"] = False
     if not cfg["ring"]:  # GLUON_CONFIG's async_gather and ring_whole are the ring's
         cfg.update({k: False for k in ("async_gather", "ring_whole") if k not in launch})
     config = FastConfig(**cfg)
@@ -215,6 +232,8 @@ def check_flags(path: str, cfg: FastConfig) -> None:
         raise ValueError(f"triton_mla_fast: partials must be 'fp32' or 'input', got {cfg.partials!r}")
     if cfg.seesaw and path != "gluon":
         raise ValueError("seesaw is a schedule of the gluon path")
+    if cfg.stagger and not (path == "gluon" and cfg.seesaw):
+        raise ValueError("stagger is a schedule of the gluon path's seesaw kernel")
     if cfg.ring and not (path == "gluon" and cfg.seesaw):
         raise ValueError("ring is a variant of the gluon path's seesaw schedule")
     if cfg.ring_whole and not cfg.ring:

@@ -14,7 +14,7 @@ architecture; `fast_specs` is its launches, the same specs `roofline compile` cr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import import_module
 
 from kernels.fast.common import (
@@ -225,9 +225,9 @@ class GluonPath(SplitPath):
 
     def signature(self, w, cfg):
         p = POINTER[w.dtype]
-        return {"Q": p, **_descriptors(w, cfg.block_n, self.lat_cols(w, cfg)), "KV": p}
+        return {"Q": p, **_descriptors(w, cfg.block_n, self.lat_cols(w)), "KV": p}
 
-    def lat_cols(self, w: VerifyWorkload, cfg: FastConfig | None = None) -> int:
+    def lat_cols(self, w: VerifyWorkload) -> int:
         """The width of a latent TMA box: all of the latent dims."""
         return w.v_dim
 
@@ -254,15 +254,15 @@ class Seesaw(GluonPath):
     kernel, module = "_gluon_seesaw_kernel", "kernels.fast.seesaw"
     cuts = CUTS
 
-    def lat_cols(self, w, cfg=None):
-        return min(64 if cfg is not None and cfg.stagger >= 2 else SEESAW_SLICE, w.v_dim)
+    def lat_cols(self, w):
+        return min(SEESAW_SLICE, w.v_dim)
 
     def constexprs(self, w, cfg, rows):
         if cfg.stagger and not rows.whole:
             raise ValueError("stagger needs whole 64-row blocks (q_len x heads a multiple of 64: 64 heads)")
         if cfg.stagger and cfg.cuts:
             raise ValueError("stagger has no removal experiments")
-        return {**super().constexprs(w, cfg, rows), "num_warps": 4, "STAGGER": int(cfg.stagger)}
+        return {**super().constexprs(w, cfg, rows), "num_warps": 4, "STAGGER": bool(cfg.stagger)}
 
 
 class Ring(Seesaw):
@@ -273,7 +273,7 @@ class Ring(Seesaw):
     kernel, module = "_gluon_ring_kernel", "kernels.fast.ring"
 
     def for_rows(self, rows, cfg):
-        if cfg.stagger:  # the seesaw's staggered schedule, wherever it is asked for
+        if cfg.stagger and rows.whole:  # the seesaw kernel's staggered schedule
             return SEESAW
         return self if rows.tail_m or (cfg.ring_whole and rows.whole) else SEESAW
 
@@ -344,6 +344,8 @@ def plan_fast(
         return tiled, cdiv(w.max_kv_len, tiled)
 
     rows = split_path.rows(w, cfg, None if "tail_m" in launch else lambda m_blocks: split_plan(m_blocks)[0])
+    if cfg.stagger and "stagger" not in launch and (not rows.whole or cfg.cuts):
+        cfg = replace(cfg, stagger=False)  # the default only where it applies (and it has no removal experiments)
     split_path = split_path.for_rows(rows, cfg)
     split_path.check_cuts(cfg)
     tokens, splits = split_plan(rows.m_blocks)

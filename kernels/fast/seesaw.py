@@ -367,5 +367,4 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
 
 def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
     """Launch `_gluon_seesaw_kernel` as kernels.fast.paths planned `spec` (latent tiles in slices)."""
-    lat_cols = 64 if spec.constexprs.get("STAGGER", 0) >= 2 else SEESAW_SLICE
-    common.launch(_gluon_seesaw_kernel, inp, spec, part_o, part_lse, lat_cols)
+    common.launch(_gluon_seesaw_kernel, inp, spec, part_o, part_lse, SEESAW_SLICE)

@@ -62,28 +62,26 @@ FAST_PATH_CASES = [  # (path, workload fields, launch overrides); on sm_90 the d
         dict(ctx_len=1000, ctx_lens=(4093, 70001, 517), batch=3, page_size=16, tree_mask="tree"),
         dict(tail_m=8, async_gather=False),
     ),
-    # ring_whole (the default at 64 heads): the ring at whole 64-row blocks, its third warpgroup only
-    # loading; ring=False keeps the seesaw's pairs of tiles there
-    ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree", heads=64), dict(ring_whole=True)),
-    ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree", heads=64), dict(ring=False)),
-    ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="chain", heads=64), dict(ring=False)),
-    ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="chain", heads=64), dict(ring_whole=True)),
+    # ring_whole (the default at 64 heads below page 64; stagger=False: at every page): the ring at whole
+    # 64-row blocks, its third warpgroup only loading; ring=False, stagger=False: the seesaw's pairs of tiles
+    ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree", heads=64), dict(ring_whole=True, stagger=False)),
+    ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree", heads=64), dict(ring=False, stagger=False)),
+    ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="chain", heads=64), dict(ring=False, stagger=False)),
+    ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="chain", heads=64), dict(ring_whole=True, stagger=False)),
     (
         "gluon",
         dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=16, tree_mask="chain", heads=64),
-        dict(ring_whole=True),
+        dict(ring_whole=True, stagger=False),
     ),
-    ("gluon", dict(ctx_len=40, page_size=64, tree_mask="tree", heads=64), dict(ring_whole=True)),
-    # stagger: the seesaw kernel in FlashMLA's order of work (whole 64-row blocks)
+    ("gluon", dict(ctx_len=40, page_size=64, tree_mask="tree", heads=64), dict(ring_whole=True, stagger=False)),
+    # stagger (the default at 64 heads, page >= 64): the seesaw kernel in FlashMLA's order of work
     ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree", heads=64), dict(stagger=True)),
-    ("gluon", dict(ctx_len=128 * 1024, page_size=64, tree_mask="chain", heads=64), dict(stagger=True)),
-    ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree", heads=64), dict(stagger=2)),
-    ("gluon", dict(ctx_len=128 * 1024, page_size=64, tree_mask="chain", heads=64), dict(stagger=2)),
-    ("gluon", dict(ctx_len=150, page_size=64, tree_mask="chain", heads=64), dict(stagger=2)),
+    ("gluon", dict(ctx_len=128 * 1024, page_size=64, tree_mask="chain", heads=64), {}),  # (the default)
+    ("gluon", dict(ctx_len=150, page_size=64, tree_mask="chain", heads=64), dict(stagger=True)),
     (
         "gluon",
         dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=128, tree_mask="tree", heads=64),
-        dict(stagger=2),
+        dict(stagger=True),
     ),
     ("gluon", dict(ctx_len=100_003, page_size=1, tree_mask="chain", heads=64), dict(stagger=True)),
     (

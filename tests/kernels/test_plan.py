@@ -166,17 +166,32 @@ def test_gluon_tail_only_where_it_was_measured_to_pay():
 
 
 def test_the_ring_runs_tails_and_whole_blocks_the_seesaw_padded_rows():
-    """sm_90's default Gluon schedule: the ring where there is a tail warpgroup (72 rows, long splits) or
-    where the rows are whole 64-row blocks (ring_whole: 576 rows, its third warpgroup only loading); the
-    seesaw where a block is padded (72 rows in short splits, 144 rows); ring=False turns ring_whole off."""
+    """sm_90's default Gluon schedule: the ring where there is a tail warpgroup (72 rows, long splits);
+    where the rows are whole 64-row blocks (576 rows) the seesaw kernel's staggered schedule at pages
+    that hold whole tiles and the ring (ring_whole, its third warpgroup only loading) below them; the
+    seesaw's pairs of tiles where a block is padded (72 rows in short splits, 144 rows)."""
 
-    def kernel(ctx_len, heads=8, **kw):
-        return fast_specs(VerifyWorkload(ctx_len=ctx_len, heads=heads, page_size=64), arch="sm_90", **kw)[0].name
+    def spec(ctx_len, heads=8, page_size=64, **kw):
+        return fast_specs(VerifyWorkload(ctx_len=ctx_len, heads=heads, page_size=page_size), arch="sm_90", **kw)[0]
 
-    assert kernel(131072) == kernel(131072, heads=64) == kernel(8192, heads=64) == "_gluon_ring_kernel"
-    assert kernel(32768) == kernel(131072, heads=16) == "_gluon_seesaw_kernel"
-    assert kernel(131072, heads=64, ring=False) == kernel(131072, heads=64, ring_whole=False) == "_gluon_seesaw_kernel"
+    def kernel(ctx_len, heads=8, page_size=64, **kw):
+        s = spec(ctx_len, heads, page_size, **kw)
+        return s.name + (" stagger" if s.constexprs.get("STAGGER") else "")
+
+    assert kernel(131072) == kernel(131072, heads=64, page_size=1) == kernel(8192, heads=64, page_size=16)
+    assert kernel(131072) == kernel(131072, heads=64, stagger=False) == "_gluon_ring_kernel"
+    assert kernel(131072, heads=64) == kernel(8192, heads=64) == kernel(131072, heads=64, page_size=128)
+    assert kernel(131072, heads=64) == kernel(131072, heads=64, ring=False) == "_gluon_seesaw_kernel stagger"
+    assert kernel(131072, heads=64, page_size=1, stagger=True) == "_gluon_seesaw_kernel stagger"  # asked for
+    assert kernel(32768) == kernel(131072, heads=16) == "_gluon_seesaw_kernel"  # padded blocks: no stagger
+    assert kernel(131072, heads=64, ring=False, stagger=False) == "_gluon_seesaw_kernel"
+    assert kernel(131072, heads=64, ring_whole=False, stagger=False) == "_gluon_seesaw_kernel"
     assert not plan_fast(VerifyWorkload(ctx_len=131072, heads=64), ring=False).config.ring_whole
+    with pytest.raises(ValueError, match="stagger needs whole 64-row blocks"):
+        spec(131072, stagger=True)
+    with pytest.raises(ValueError, match="stagger has no removal experiments"):
+        spec(131072, heads=64, stagger=True, no_mma=True)
+    assert kernel(131072, heads=64, no_mma=True) == "_gluon_ring_kernel"  # a removal experiment: the ring's
 
 
 def test_combine_spec_reads_every_split_in_one_step_up_to_256():
@@ -218,8 +233,8 @@ def test_ring_cuts_are_off_by_default():
 @pytest.mark.parametrize(
     "heads, kw, kernel, cuts",
     [
-        (64, {}, "_gluon_ring_kernel", CUTS),
-        (64, dict(ring=False), "_gluon_seesaw_kernel", CUTS),
+        (64, dict(stagger=False), "_gluon_ring_kernel", CUTS),
+        (64, dict(ring=False, stagger=False), "_gluon_seesaw_kernel", CUTS),
         (8, dict(ring=False), "_gluon_seesaw_kernel", CUTS),
         (8, dict(path="hopper"), "_hopper_split_kernel", CUTS),
         (8, dict(path="portable"), "_fast_split_kernel", ("no_mma", "no_softmax")),
