@@ -17,14 +17,7 @@ from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import (
-    async_copy,
-    fence_async_shared,
-    mbarrier,
-    warpgroup_mma,
-    warpgroup_mma_init,
-    warpgroup_mma_wait,
-)
+from triton.experimental.gluon.language.nvidia import hopper as hp
 
 from kernels.fast.gluon import (
     _LN2,
@@ -58,10 +51,10 @@ def _load_half(H: gl.constexpr, t, u: gl.constexpr, KLat, KPe, KV, PageTable, pa
         for i in gl.static_range(H * HP, H * HP + HP):  # (a slice index; a name bound in here is no constexpr)
             bar = full_bars.index(u * PARTS + i)
             if i == PARTS - 1:
-                mbarrier.expect(bar, KLat.block_type.nbytes + KPe.block_type.nbytes)
+                hp.mbarrier.expect(bar, KLat.block_type.nbytes + KPe.block_type.nbytes)
                 _tma_load(KPe, [row0, 0], bar, pe)
             else:
-                mbarrier.expect(bar, KLat.block_type.nbytes)
+                hp.mbarrier.expect(bar, KLat.block_type.nbytes)
             _tma_load(KLat, [row0, i * W_], bar, kb.slice(i * W_, W_, dim=1))
     else:
         blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[4, 1],
@@ -76,11 +69,11 @@ def _load_half(H: gl.constexpr, t, u: gl.constexpr, KLat, KPe, KV, PageTable, pa
             _cp_async(kb.slice(c * D_ROPE, D_ROPE, dim=1), ptr + c * D_ROPE, mask=ok[:, None])
         if H == 1:
             _cp_async(pe, ptr + D_LATENT, mask=ok[:, None])
-        async_copy.commit_group()
-        async_copy.wait_group(0)
+        hp.async_copy.commit_group()
+        hp.async_copy.wait_group(0)
         _landed()
         for i in gl.static_range(H * HP, H * HP + HP):
-            mbarrier.arrive(full_bars.index(u * PARTS + i), count=1)
+            hp.mbarrier.arrive(full_bars.index(u * PARTS + i), count=1)
 
 
 @gluon.jit
@@ -88,13 +81,13 @@ def _scores(kb, pe, ql, qpe, full_bars, u: gl.constexpr, j, FIRST: gl.constexpr,
     """S = Q K^T of the tile in buffer u (pair j), slice by slice as they land, half FIRST's slices
     first; the rope dims' MMA takes Q's from registers (qpe)."""
     PW: gl.constexpr = ql.shape[1] // PARTS
-    s = warpgroup_mma_init(s_zero)
+    s = hp.warpgroup_mma_init(s_zero)
     for i in gl.static_range(FIRST * (PARTS // 2), FIRST * (PARTS // 2) + PARTS):  # (i % PARTS: the slice)
-        mbarrier.wait(full_bars.index(u * PARTS + i % PARTS), j & 1)
-        s = warpgroup_mma(ql.slice(i % PARTS * PW, PW, dim=1), kb.slice(i % PARTS * PW, PW, dim=1).permute((1, 0)), s,
-                          use_acc=i > FIRST * (PARTS // 2), is_async=True)
-    s = warpgroup_mma(qpe, pe.permute((1, 0)), s, is_async=True)
-    return warpgroup_mma_wait(0, deps=[s])
+        hp.mbarrier.wait(full_bars.index(u * PARTS + i % PARTS), j & 1)
+        s = hp.warpgroup_mma(ql.slice(i % PARTS * PW, PW, dim=1), kb.slice(i % PARTS * PW, PW, dim=1).permute((1, 0)),
+                             s, use_acc=i > FIRST * (PARTS // 2), is_async=True)
+    s = hp.warpgroup_mma(qpe, pe.permute((1, 0)), s, is_async=True)
+    return hp.warpgroup_mma_wait(0, deps=[s])
 
 
 @gluon.jit
@@ -135,34 +128,34 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
             l_i = l_i * sc0 + gl.sum(p, 1)
             max0.store(m0)
             _barrier()
-            mbarrier.arrive(max_bars.index(0), count=1)
+            hp.mbarrier.arrive(max_bars.index(0), count=1)
             o = o * gl.convert_layout(sc0, o_rows)[:, None]
-            acc = warpgroup_mma(gl.convert_layout(p.to(k0.dtype), p_layout), k0.slice(0, HALF, dim=1), o,
+            acc = hp.warpgroup_mma(gl.convert_layout(p.to(k0.dtype), p_layout), k0.slice(0, HALF, dim=1), o,
                                 is_async=True)
-            o = warpgroup_mma_wait(0, deps=[acc])
+            o = hp.warpgroup_mma_wait(0, deps=[acc])
             if t + 2 < last:  # buffer 0's first half is free: the next even tile's
                 _load_half(0, t + 2, 0, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k0, pe0, full_bars,
                            PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
-            mbarrier.wait(max_bars.index(1), j & 1)
+            hp.mbarrier.wait(max_bars.index(1), j & 1)
             m1 = max1.load(m_i.type.layout)
             m1_safe, sc1 = _max_shift(m0, m1)
             p0_s.store((p * sc1[:, None]).to(p0_s.dtype))  # P at the pair's maxima, for warpgroup 1
-            fence_async_shared()
+            hp.fence_async_shared()
             _barrier()
-            mbarrier.arrive(p_bars.index(0), count=1)
-            mbarrier.wait(p_bars.index(1), j & 1)
+            hp.mbarrier.arrive(p_bars.index(0), count=1)
+            hp.mbarrier.wait(p_bars.index(1), j & 1)
             o = o * gl.convert_layout(sc1, o_rows)[:, None]
-            acc = warpgroup_mma(p1_s, k1.slice(0, HALF, dim=1), o, is_async=True)
+            acc = hp.warpgroup_mma(p1_s, k1.slice(0, HALF, dim=1), o, is_async=True)
             l_i = l_i * sc1
             m_i = m1
-            o = warpgroup_mma_wait(0, deps=[acc])
+            o = hp.warpgroup_mma_wait(0, deps=[acc])
             if t + 3 < last:  # buffer 1's first half is free: the next odd tile's
                 _load_half(0, t + 3, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1, full_bars,
                            PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
             if j + 1 < n_pairs:
                 s = _scores(k0, pe0, q_lat_s.index(z), qpe, full_bars, 0, j + 1, 0, s_zero, PARTS)
         else:
-            mbarrier.wait(max_bars.index(0), j & 1)
+            hp.mbarrier.wait(max_bars.index(0), j & 1)
             m0 = max0.load(m_i.type.layout)
             m0_safe, sc0 = _max_shift(m_i, m0)
             m1 = gl.maximum(m0, gl.max(qk, 1))
@@ -171,16 +164,16 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
             l_i = l_i * sc0 * sc1 + gl.sum(p, 1)
             max1.store(m1)
             _barrier()
-            mbarrier.arrive(max_bars.index(1), count=1)
+            hp.mbarrier.arrive(max_bars.index(1), count=1)
             o = o * gl.convert_layout(sc0 * sc1, o_rows)[:, None]
             p1_s.store(p.to(p1_s.dtype))
-            fence_async_shared()
+            hp.fence_async_shared()
             _barrier()
-            mbarrier.arrive(p_bars.index(1), count=1)
-            acc = warpgroup_mma(p1_s, k1.slice(HALF, HALF, dim=1), o, is_async=True)
-            mbarrier.wait(p_bars.index(0), j & 1)
-            acc = warpgroup_mma(p0_s, k0.slice(HALF, HALF, dim=1), acc, is_async=True)
-            o = warpgroup_mma_wait(0, deps=[acc])
+            hp.mbarrier.arrive(p_bars.index(1), count=1)
+            acc = hp.warpgroup_mma(p1_s, k1.slice(HALF, HALF, dim=1), o, is_async=True)
+            hp.mbarrier.wait(p_bars.index(0), j & 1)
+            acc = hp.warpgroup_mma(p0_s, k0.slice(HALF, HALF, dim=1), acc, is_async=True)
+            o = hp.warpgroup_mma_wait(0, deps=[acc])
             m_i = m1
             if t + 2 < last:  # both buffers' second halves are free
                 _load_half(1, t + 2, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1, full_bars,
@@ -198,8 +191,8 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
         my_sum, other_sum = max1, max0
     my_sum.store(l_i)
     _barrier()
-    mbarrier.arrive(sum_bar, count=1)
-    mbarrier.wait(sum_bar, 0)
+    hp.mbarrier.arrive(sum_bar, count=1)
+    hp.mbarrier.wait(sum_bar, 0)
     l_all = l_i + other_sum.load(m_i.type.layout)
     if W == 0:
         lse = gl.where(l_all > 0, (m_i + gl.log2(l_all)) * _LN2, float("-inf"))
