@@ -9,6 +9,7 @@ announces a gathered tile one tile after issuing it.
     python -m tests.ring_protocol announce   # the same with gathers announced by the tail
     python -m tests.ring_protocol v4         # the order that hung on the H200 (issue 9, call ring-4)
     python -m tests.ring_protocol whole      # ring_whole: whole M blocks, the tail only loads
+    python -m tests.ring_protocol stagger    # the seesaw kernel's staggered schedule (kernels/fast/stagger.py)
 
 Edit the model together with the kernel's waits and arrivals; it checks the order, not the kernel.
 """
@@ -130,6 +131,84 @@ def deadlocks(n_tiles: int, n_full: int, paged: bool, variant: str = "shipped") 
     return False
 
 
+def stagger_deadlocks(n_tiles: int, n_full: int, paged: bool) -> bool:
+    """The same question for the seesaw kernel's staggered schedule (kernels/fast/stagger.py): two
+    warpgroups, each loading halves of tiles into both buffers (a load lands at once: TMA, or a gather
+    its own warpgroup waits for, which holds no one else up), max/P barriers between them. Also fails
+    where a barrier would complete a phase before its waiter has passed the one before."""
+    del n_full, paged  # (TMA or a gather: either way the loader's own business)
+    full = [[Barrier(1) for _ in range(PARTS)] for _ in range(2)]
+    max_bars, p_bars, sum_bar = [Barrier(1), Barrier(1)], [Barrier(1), Barrier(1)], Barrier(2)
+    seen: dict[int, int] = {}  # id(barrier): phases its waiter has passed
+    half = PARTS // 2
+    n_pairs = -(-n_tiles // 2)
+    last = 2 * n_pairs
+
+    def arrive(bar):
+        bar.arrive()
+        assert bar.phase - seen.get(id(bar), 0) <= 1, "a barrier completed twice before its waiter saw it"
+
+    def load(u, h):  # half h of the next tile into buffer u
+        for k in range(h * half, h * half + half):
+            arrive(full[u][k])
+
+    def wait(bar, parity):
+        while not bar.done(parity):
+            yield
+        seen[id(bar)] = seen.get(id(bar), 0) + 1
+
+    def scores(u, j, first):
+        for i in range(first * half, first * half + PARTS):
+            yield from wait(full[u][i % PARTS], j & 1)
+
+    def wg(w):
+        if n_pairs:
+            load(w, 0)
+            load(w, 1)
+            yield from scores(w, 0, 0)
+        for j in range(n_pairs):
+            t = 2 * j + w
+            if w == 0:
+                arrive(max_bars[0])
+                if t + 2 < last:
+                    load(0, 0)
+                yield from wait(max_bars[1], j & 1)
+                arrive(p_bars[0])
+                yield from wait(p_bars[1], j & 1)
+                if t + 3 < last:
+                    load(1, 0)
+                if j + 1 < n_pairs:
+                    yield from scores(0, j + 1, 0)
+            else:
+                yield from wait(max_bars[0], j & 1)
+                arrive(max_bars[1])
+                arrive(p_bars[1])
+                yield from wait(p_bars[0], j & 1)
+                if t + 2 < last:
+                    load(1, 1)
+                if t + 1 < last:
+                    load(0, 1)
+                if j + 1 < n_pairs:
+                    yield from scores(1, j + 1, 1)
+        sum_bar.arrive()
+        while not sum_bar.done(0):
+            yield
+
+    live = [wg(0), wg(1)]
+    while live:
+        before = [(b.phase, b.arrived) for b in [*full[0], *full[1], *max_bars, *p_bars, sum_bar]]
+        n_live = len(live)
+        for g in list(live):
+            try:
+                next(g)
+            except StopIteration:
+                live.remove(g)
+        after = [(b.phase, b.arrived) for b in [*full[0], *full[1], *max_bars, *p_bars, sum_bar]]
+        if after == before and len(live) == n_live:
+            return True
+    return False
+
+
 def search(variant: str = "shipped", max_tiles: int = 8) -> list[tuple[int, int, bool]]:
     """Every (n_tiles, n_full, paged) up to max_tiles that deadlocks."""
     return [
@@ -137,7 +216,7 @@ def search(variant: str = "shipped", max_tiles: int = 8) -> list[tuple[int, int,
         for n in range(max_tiles + 1)
         for f in range(n + 1)
         for paged in (True, False)
-        if deadlocks(n, f, paged, variant)
+        if (stagger_deadlocks(n, f, paged) if variant == "stagger" else deadlocks(n, f, paged, variant))
     ]
 
 
