@@ -8,7 +8,9 @@ SEESAW_SLICE-wide slices, a barrier each, so scoring starts on the first slice w
 With TAIL_M (8), the rows past the last whole M block (72 = 64 + 8) go to a third warpgroup that
 reads the same tiles transposed (`_seesaw_tail`) instead of to a second, padded 64-row block. With
 that tail, `ring=True` (the default) launches the per-tile variant of this schedule instead
-(kernels/fast/ring.py). Shared pieces: kernels/fast/gluon.py.
+(kernels/fast/ring.py). With STAGGER (`stagger=True`, the default where the rows are whole 64-row
+blocks and pages hold whole tiles) its two warpgroups run FlashMLA's order of work instead
+(kernels/fast/stagger.py). Shared pieces: kernels/fast/gluon.py.
 
 Removal experiments (benchmarks/removal_cuts.py), as the ring kernel's: NO_MMA, NO_SOFTMAX and NO_GATHER
 (config fields no_mma, no_softmax, no_gather; off by default, the code compiled then is the kernel's
