@@ -11,7 +11,9 @@ scored by warpgroup 1; each warpgroup owns half of O's columns):
   [0, 256) by warpgroup 0, [256, 512) and the rope dims by warpgroup 1, which loads the next tile's
   half into it at once (by TMA, or a cp.async gather it waits for), before the other half is free.
 
-Not yet the default: an experiment of issue 20 (docs/results/fast-kernel.md)."""
+The default where the rows are whole 64-row blocks and pages hold whole tiles (GLUON_CONFIG in
+kernels/fast/common.py; the measurements: docs/results/fast-kernel.md, step 15). No removal experiments.
+tests/ring_protocol.py (`stagger`) models its barriers: change the two together."""
 
 from __future__ import annotations
 
