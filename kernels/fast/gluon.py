@@ -92,17 +92,20 @@ def _tile_pages(PageTable, page_base, start, hi, PAGE_SIZE: gl.constexpr, BLOCK_
 
 @gluon.jit
 def _gather_rows(KV, page, start, hi, klat_buf, kpe_buf, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr,
-                 D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr, num_warps: gl.constexpr):
-    """_gather_tile's copies, with the tile's pages already loaded (_tile_pages)."""
+                 D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr, num_warps: gl.constexpr, C0: gl.constexpr = 0,
+                 C1: gl.constexpr = -1, ROPE: gl.constexpr = True):
+    """_gather_tile's copies, with the tile's pages already loaded (_tile_pages); only the latent dims'
+    D_ROPE-wide chunks [C0, C1) (default: all) and the rope dims where ROPE."""
     blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8],
                                          warps_per_cta=[num_warps, 1], order=[1, 0])
     pos = start + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, blk))
     ok = pos < hi
     ptr = KV + ((page.to(gl.int64) * PAGE_SIZE + pos % PAGE_SIZE) * (D_LATENT + D_ROPE))[:, None] + \
         gl.arange(0, D_ROPE, layout=gl.SliceLayout(0, blk))[None, :]
-    for c in gl.static_range(D_LATENT // D_ROPE):
+    for c in gl.static_range(C0, D_LATENT // D_ROPE if C1 < 0 else C1):
         _cp_async(klat_buf.slice(c * D_ROPE, D_ROPE, dim=1), ptr + c * D_ROPE, mask=ok[:, None])
-    _cp_async(kpe_buf, ptr + D_LATENT, mask=ok[:, None])
+    if ROPE:
+        _cp_async(kpe_buf, ptr + D_LATENT, mask=ok[:, None])
     async_copy.commit_group()
 
 

@@ -24,11 +24,12 @@ from triton.experimental.gluon.language.nvidia import hopper as hp
 from kernels.fast.gluon import (
     _LN2,
     _barrier,
-    _cp_async,
+    _gather_rows,
     _half_out,
     _landed,
     _main_start,
     _max_shift,
+    _tile_pages,
     _tma_load,
     _visible,
 )
@@ -59,19 +60,9 @@ def _load_half(H: gl.constexpr, t, u: gl.constexpr, KLat, KPe, KV, PageTable, pa
                 hp.mbarrier.expect(bar, KLat.block_type.nbytes)
             _tma_load(KLat, [row0, i * W_], bar, kb.slice(i * W_, W_, dim=1))
     else:
-        blk: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[4, 1],
-                                             order=[1, 0])
-        pos = start + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, blk))
-        ok = pos < hi
-        pages = gl.load(PageTable + page_base + pos // PAGE_SIZE, mask=ok, other=0)
-        ptr = KV + ((pages.to(gl.int64) * PAGE_SIZE + pos % PAGE_SIZE) * (D_LATENT + D_ROPE))[:, None] + \
-            gl.arange(0, D_ROPE, layout=gl.SliceLayout(0, blk))[None, :]
-        C: gl.constexpr = D_LATENT // D_ROPE // 2
-        for c in gl.static_range(H * C, H * C + C):
-            _cp_async(kb.slice(c * D_ROPE, D_ROPE, dim=1), ptr + c * D_ROPE, mask=ok[:, None])
-        if H == 1:
-            _cp_async(pe, ptr + D_LATENT, mask=ok[:, None])
-        hp.async_copy.commit_group()
+        C: gl.constexpr = D_LATENT // D_ROPE // 2  # D_ROPE-wide chunks of the latent dims in a half
+        _gather_rows(KV, _tile_pages(PageTable, page_base, start, hi, PAGE_SIZE, BLOCK_N, 4), start, hi, kb, pe,
+                     PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, 4, H * C, H * C + C, H == 1)
         hp.async_copy.wait_group(0)
         _landed()
         for i in gl.static_range(H * HP, H * HP + HP):
