@@ -217,8 +217,6 @@ def resolve_config(
     cfg = {**FAST_DEFAULTS, **base, **launch}
     if path == "gluon" and not cfg["seesaw"]:  # GLUON_CONFIG's tail, ring and stagger are the seesaw schedule's
         cfg.update({k: off for k, off in (("tail_m", 0), ("ring", False), ("stagger", False)) if k not in launch})
-    if page_size < cfg["block_n"] and "stagger" not in launch:  # (measured slower where every tile is gathered)
-        cfg["stagger"] = False
     if not cfg["ring"]:  # GLUON_CONFIG's async_gather and ring_whole are the ring's
         cfg.update({k: False for k in ("async_gather", "ring_whole") if k not in launch})
     config = FastConfig(**cfg)

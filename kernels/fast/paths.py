@@ -344,8 +344,10 @@ def plan_fast(
         return tiled, cdiv(w.max_kv_len, tiled)
 
     rows = split_path.rows(w, cfg, None if "tail_m" in launch else lambda m_blocks: split_plan(m_blocks)[0])
-    if cfg.stagger and "stagger" not in launch and (not rows.whole or cfg.cuts):
-        cfg = replace(cfg, stagger=False)  # the default only where it applies (and it has no removal experiments)
+    if cfg.stagger and "stagger" not in launch and (not rows.whole or w.page_size < cfg.block_n or cfg.cuts):
+        # the default only where it applies and was measured faster (whole blocks, pages of whole tiles: at page 1
+        # it lost); it has no removal experiments
+        cfg = replace(cfg, stagger=False)
     split_path = split_path.for_rows(rows, cfg)
     split_path.check_cuts(cfg)
     tokens, splits = split_plan(rows.m_blocks)
