@@ -37,6 +37,22 @@ class Barrier:
         return self.phase & 1 != parity
 
 
+def stalls(live: list, barriers: list[Barrier]) -> bool:
+    """Run the warpgroups' coroutines round-robin, each to its next wait that is not yet done, until all
+    finish (False) or a whole round moves no one and no barrier (True: a deadlock)."""
+    state = lambda: [(b.phase, b.arrived) for b in barriers]  # noqa: E731
+    while live:
+        before, n_live = state(), len(live)
+        for g in list(live):
+            try:
+                next(g)
+            except StopIteration:
+                live.remove(g)
+        if state() == before and len(live) == n_live:
+            return True
+    return False
+
+
 def deadlocks(n_tiles: int, n_full: int, paged: bool, variant: str = "shipped") -> bool:
     """Whether the protocol stalls for a split of `n_tiles` tiles whose first `n_full` are TMA'd
     (none when pages are smaller than a tile: `paged` False)."""
@@ -118,17 +134,7 @@ def deadlocks(n_tiles: int, n_full: int, paged: bool, variant: str = "shipped") 
             empty[(n_tiles - 1) % 2].arrive()
 
     live = ([main_v4(0), main_v4(1)] if variant == "v4" else [main(0), main(1)]) + [tail()]
-    state = lambda: [(b.phase, b.arrived) for b in full + empty + ts + [p_bar, sum_bar]]  # noqa: E731
-    while live:
-        before, n_live = state(), len(live)
-        for g in list(live):
-            try:
-                next(g)  # runs to its next wait that is not yet done
-            except StopIteration:
-                live.remove(g)
-        if state() == before and len(live) == n_live:
-            return True  # a whole round and nobody moved
-    return False
+    return stalls(live, full + empty + ts + [p_bar, sum_bar])
 
 
 def stagger_deadlocks(n_tiles: int, n_full: int, paged: bool) -> bool:
@@ -194,19 +200,7 @@ def stagger_deadlocks(n_tiles: int, n_full: int, paged: bool) -> bool:
         while not sum_bar.done(0):
             yield
 
-    live = [wg(0), wg(1)]
-    while live:
-        before = [(b.phase, b.arrived) for b in [*full[0], *full[1], *max_bars, *p_bars, sum_bar]]
-        n_live = len(live)
-        for g in list(live):
-            try:
-                next(g)
-            except StopIteration:
-                live.remove(g)
-        after = [(b.phase, b.arrived) for b in [*full[0], *full[1], *max_bars, *p_bars, sum_bar]]
-        if after == before and len(live) == n_live:
-            return True
-    return False
+    return stalls([wg(0), wg(1)], [*full[0], *full[1], *max_bars, *p_bars, sum_bar])
 
 
 def search(variant: str = "shipped", max_tiles: int = 8) -> list[tuple[int, int, bool]]:
