@@ -257,14 +257,13 @@ def apply_removal(analysis, path: str | Path) -> list[str]:
     if not path.is_dir():
         return [_apply_file(analysis, path)]
     held = {k.kernel for k in analysis.kernels}
-    files = sorted(path.glob("*.json"))
+    kernel_of = {f: _kernel_of(f) for f in sorted(path.glob("*.json"))}
     by_kernel: dict[str, list[Path]] = {}
-    for f in files:
-        kernel = _kernel_of(f)
+    for f, kernel in kernel_of.items():
         if kernel in held:
             by_kernel.setdefault(kernel, []).append(f)
     if not by_kernel:
-        timed = ", ".join(sorted({k for k in map(_kernel_of, files) if k})) or "no removal experiment"
+        timed = ", ".join(sorted({k for k in kernel_of.values() if k})) or "no removal experiment"
         raise RemovalError(f"{path}: no experiment of a kernel this capture holds (the folder times {timed})")
     notes = []
     for kernel, mine in by_kernel.items():
