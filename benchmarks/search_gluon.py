@@ -47,15 +47,6 @@ CANDIDATES = {
     "g-ring-whole": ("gluon", dict(ring_whole=True, stagger=False)),
     # the seesaw in FlashMLA's order of work (kernels/fast/stagger.py; whole 64-row blocks)
     "g-stagger": ("gluon", dict(stagger=True)),
-    # WIP stagger levels: 2 the next tile's first scores behind the last P V; 3 and 64-dim slices; 4 64-dim alone
-    "g-stagger-early": ("gluon", dict(stagger=2)),
-    "g-stagger-e64": ("gluon", dict(stagger=3)),
-    "g-stagger-64": ("gluon", dict(stagger=4)),
-    "g-stagger-halves": ("gluon", dict(stagger=5)),  # warpgroup 1 refills a second half as soon as its P V is done
-    "g-stagger-halves0": ("gluon", dict(stagger=6)),  # ... warpgroup 0's P V and refill first
-    # two and three waves of programs (9 M blocks x 29 or 44 splits on 132 SMs) instead of 126 programs
-    "g-stagger-pps2": ("gluon", dict(stagger=True, programs_per_sm=2.0)),
-    "g-stagger-pps3": ("gluon", dict(stagger=True, programs_per_sm=3.0)),
     "g-default": ("gluon", {}),  # whatever kernels.fast.common.GLUON_CONFIG picks
     "g-default-bf16p": ("gluon", dict(partials="input")),  # ... with partials in the input dtype
 }
@@ -89,7 +80,6 @@ CHECKS = [
     VerifyWorkload(
         ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=128, heads=64, tree_mask="chain", seed=15
     ),
-    VerifyWorkload(ctx_len=100_003, page_size=64, heads=64, tree_mask="tree", seed=22),
     VerifyWorkload(ctx_len=40, page_size=64, seed=6),  # shorter than one split: no whole prefix tile in some
     VerifyWorkload(ctx_len=40, page_size=1, seed=16),
     VerifyWorkload(ctx_len=20000, page_size=32, heads=16, seed=7),

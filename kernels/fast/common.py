@@ -38,7 +38,7 @@ class FastConfig:
     ring: bool = False
     async_gather: bool = False
     ring_whole: bool = False
-    stagger: int = 0  # WIP: 1 staggered; 2 + next scores early; 3 + 64-dim slices; 4 64-dim slices alone
+    stagger: bool = False
     no_mma: bool = False
     no_softmax: bool = False
     no_gather: bool = False

@@ -225,9 +225,9 @@ class GluonPath(SplitPath):
 
     def signature(self, w, cfg):
         p = POINTER[w.dtype]
-        return {"Q": p, **_descriptors(w, cfg.block_n, self.lat_cols(w, cfg)), "KV": p}
+        return {"Q": p, **_descriptors(w, cfg.block_n, self.lat_cols(w)), "KV": p}
 
-    def lat_cols(self, w: VerifyWorkload, cfg: FastConfig | None = None) -> int:
+    def lat_cols(self, w: VerifyWorkload) -> int:
         """The width of a latent TMA box: all of the latent dims."""
         return w.v_dim
 
@@ -254,15 +254,15 @@ class Seesaw(GluonPath):
     kernel, module = "_gluon_seesaw_kernel", "kernels.fast.seesaw"
     cuts = CUTS
 
-    def lat_cols(self, w, cfg=None):
-        return min(64 if cfg is not None and cfg.stagger in (3, 4) else SEESAW_SLICE, w.v_dim)
+    def lat_cols(self, w):
+        return min(SEESAW_SLICE, w.v_dim)
 
     def constexprs(self, w, cfg, rows):
         if cfg.stagger and not rows.whole:
             raise ValueError("stagger needs whole 64-row blocks (q_len x heads a multiple of 64: 64 heads)")
         if cfg.stagger and cfg.cuts:
             raise ValueError("stagger has no removal experiments")
-        return {**super().constexprs(w, cfg, rows), "num_warps": 4, "STAGGER": int(cfg.stagger)}
+        return {**super().constexprs(w, cfg, rows), "num_warps": 4, "STAGGER": bool(cfg.stagger)}
 
 
 class Ring(Seesaw):

@@ -354,9 +354,9 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
         _barrier()
         gl.warp_specialize([
             (_stagger, (0, io, span, smem, p0_s, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
-                        BLOCK_N, STAGGER == 2 or STAGGER == 3, 1 if STAGGER == 5 else 2 if STAGGER == 6 else 0)),
+                        BLOCK_N)),
             (_stagger, (1, io, span, smem, p0_s, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
-                        BLOCK_N, STAGGER == 2 or STAGGER == 3, 1 if STAGGER == 5 else 2 if STAGGER == 6 else 0)),
+                        BLOCK_N)),
         ], [4], [240])
     else:
         gl.warp_specialize([
@@ -369,5 +369,4 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
 
 def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
     """Launch `_gluon_seesaw_kernel` as kernels.fast.paths planned `spec` (latent tiles in slices)."""
-    lat_cols = 64 if spec.constexprs.get("STAGGER", 0) in (3, 4) else SEESAW_SLICE
-    common.launch(_gluon_seesaw_kernel, inp, spec, part_o, part_lse, lat_cols)
+    common.launch(_gluon_seesaw_kernel, inp, spec, part_o, part_lse, SEESAW_SLICE)

@@ -9,10 +9,12 @@ scored by warpgroup 1; each warpgroup owns half of O's columns):
   registers), warpgroup 1's in Q's rope rows, whose values every score MMA takes from registers;
 - each buffer is freed in two halves, each by the one warpgroup whose P V reads it: latent dims
   [0, 256) by warpgroup 0, [256, 512) and the rope dims by warpgroup 1, which loads the next tile's
-  half into it at once (by TMA, or a cp.async gather it waits for), before the other half is free.
+  half into it at once (by TMA, or a cp.async gather it waits for), before the other half is free;
+  warpgroup 1 refills buffer 1's half as soon as the first of its two P V MMAs is done, before the
+  second (buffer 0's) is.
 
 The default where the rows are whole 64-row blocks and pages hold whole tiles (GLUON_CONFIG in
-kernels/fast/common.py; the measurements: docs/results/fast-kernel.md, step 15). No removal experiments.
+kernels/fast/common.py; the measurements: docs/results/fast-kernel.md, steps 15 and 16). No removal experiments.
 tests/ring_protocol.py (`stagger`) models its barriers: change the two together."""
 
 from __future__ import annotations
@@ -86,8 +88,7 @@ def _scores(kb, pe, ql, qpe, full_bars, u: gl.constexpr, j, FIRST: gl.constexpr,
 @gluon.jit
 def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr,
              Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
-             BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, EARLY: gl.constexpr,
-             HALVES: gl.constexpr):
+             BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
     """Warpgroup W's side of the staggered schedule (see the module), from its first tile to its half of
     the split's partial output. max_bars[W]: W's maxima posted; p_bars[W]: W's P posted."""
     KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale = io
@@ -142,31 +143,12 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
             acc = hp.warpgroup_mma(p1_s, k1.slice(0, HALF, dim=1), o, is_async=True)
             l_i = l_i * sc1
             m_i = m1
-            if EARLY and j + 1 < n_pairs:  # the next tile's first half of scores behind this P V
-                PW: gl.constexpr = D_LATENT // PARTS
-                sa = hp.warpgroup_mma_init(s_zero)
-                for i in gl.static_range(PARTS // 2):
-                    hp.mbarrier.wait(full_bars.index(i), (j + 1) & 1)
-                    sa = hp.warpgroup_mma(q_lat_s.index(z).slice(i * PW, PW, dim=1),
-                                          k0.slice(i * PW, PW, dim=1).permute((1, 0)), sa, use_acc=i > 0,
-                                          is_async=True)
-                o = hp.warpgroup_mma_wait(PARTS // 2, deps=[acc])  # this P V done, the scores in flight
-                if t + 3 < last:  # buffer 1's first half is free: the next odd tile's
-                    _load_half(0, t + 3, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1,
-                               full_bars, PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
-                for i in gl.static_range(PARTS // 2, PARTS):
-                    hp.mbarrier.wait(full_bars.index(i), (j + 1) & 1)
-                    sa = hp.warpgroup_mma(q_lat_s.index(z).slice(i * PW, PW, dim=1),
-                                          k0.slice(i * PW, PW, dim=1).permute((1, 0)), sa, is_async=True)
-                sa = hp.warpgroup_mma(qpe, pe0.permute((1, 0)), sa, is_async=True)
-                s = hp.warpgroup_mma_wait(0, deps=[sa])
-            else:
-                o = hp.warpgroup_mma_wait(0, deps=[acc])
-                if t + 3 < last:  # buffer 1's first half is free: the next odd tile's
-                    _load_half(0, t + 3, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1, full_bars,
-                               PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
-                if j + 1 < n_pairs:
-                    s = _scores(k0, pe0, q_lat_s.index(z), qpe, full_bars, 0, j + 1, 0, s_zero, PARTS)
+            o = hp.warpgroup_mma_wait(0, deps=[acc])
+            if t + 3 < last:  # buffer 1's first half is free: the next odd tile's
+                _load_half(0, t + 3, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1, full_bars,
+                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+            if j + 1 < n_pairs:
+                s = _scores(k0, pe0, q_lat_s.index(z), qpe, full_bars, 0, j + 1, 0, s_zero, PARTS)
         else:
             hp.mbarrier.wait(max_bars.index(0), j & 1)
             m0 = max0.load(m_i.type.layout)
@@ -183,35 +165,18 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
             hp.fence_async_shared()
             _barrier()
             hp.mbarrier.arrive(p_bars.index(1), count=1)
-            if HALVES == 2:  # warpgroup 0's P V first: buffer 0's second half (its next tile) refilled first
-                hp.mbarrier.wait(p_bars.index(0), j & 1)
-                acc = hp.warpgroup_mma(p0_s, k0.slice(HALF, HALF, dim=1), o, is_async=True)
-                acc = hp.warpgroup_mma(p1_s, k1.slice(HALF, HALF, dim=1), acc, is_async=True)
-                acc = hp.warpgroup_mma_wait(1, deps=[acc])
-                if t + 1 < last:
-                    _load_half(1, t + 1, 0, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k0, pe0,
-                               full_bars, PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
-                o = hp.warpgroup_mma_wait(0, deps=[acc])
-                if t + 2 < last:
-                    _load_half(1, t + 2, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1,
-                               full_bars, PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
-            else:
-                acc = hp.warpgroup_mma(p1_s, k1.slice(HALF, HALF, dim=1), o, is_async=True)
-                hp.mbarrier.wait(p_bars.index(0), j & 1)
-                acc = hp.warpgroup_mma(p0_s, k0.slice(HALF, HALF, dim=1), acc, is_async=True)
-                if HALVES == 1:  # buffer 1's second half is free once the first of the two P V is done
-                    acc = hp.warpgroup_mma_wait(1, deps=[acc])
-                    if t + 2 < last:
-                        _load_half(1, t + 2, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1,
-                                   full_bars, PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
-                o = hp.warpgroup_mma_wait(0, deps=[acc])
-                if HALVES == 0 and t + 2 < last:  # both buffers' second halves are free
-                    _load_half(1, t + 2, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1,
-                               full_bars, PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
-                if t + 1 < last:
-                    _load_half(1, t + 1, 0, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k0, pe0,
-                               full_bars, PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+            acc = hp.warpgroup_mma(p1_s, k1.slice(HALF, HALF, dim=1), o, is_async=True)
+            hp.mbarrier.wait(p_bars.index(0), j & 1)
+            acc = hp.warpgroup_mma(p0_s, k0.slice(HALF, HALF, dim=1), acc, is_async=True)
+            acc = hp.warpgroup_mma_wait(1, deps=[acc])  # the first P V is done: buffer 1's second half is free
+            if t + 2 < last:
+                _load_half(1, t + 2, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1, full_bars,
+                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+            o = hp.warpgroup_mma_wait(0, deps=[acc])  # and buffer 0's
             m_i = m1
+            if t + 1 < last:
+                _load_half(1, t + 1, 0, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k0, pe0, full_bars,
+                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
             if j + 1 < n_pairs:
                 s = _scores(k1, pe1, q_lat_s.index(z), qpe, full_bars, 1, j + 1, 1, s_zero, PARTS)
     # Row sums where the maxima were (each warpgroup's last reader of the other's maxima is behind a
