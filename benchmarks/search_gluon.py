@@ -29,9 +29,6 @@ PP1 = dict(programs_per_sm=1.0)
 CANDIDATES = {
     "hopper (triton)": ("hopper", dict(PP1)),
     "portable": ("portable", {}),
-    "g-n64s2": ("gluon", dict(seesaw=False, block_n=64, num_stages=2, **PP1)),
-    "g-n32s4": ("gluon", dict(seesaw=False, block_n=32, num_stages=4, **PP1)),
-    "g-n32s3": ("gluon", dict(seesaw=False, block_n=32, num_stages=3, **PP1)),
     # The seesaw's pairs of tiles (ring=False spelled out since the ring became the default):
     "g-seesaw-pad": ("gluon", dict(seesaw=True, tail_m=0)),  # 72 rows as two 64-row blocks
     "g-seesaw": ("gluon", dict(seesaw=True, ring=False)),  # 64 rows + an 8-row tail warpgroup (long splits)

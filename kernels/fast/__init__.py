@@ -6,7 +6,7 @@ request shares each KV tile, the prefix split to fill the GPU, the splits merged
   launches), `plan_fast` / `fast_specs` (plain Python: no torch, no triton)
 - run.py: the registered `triton_mla_fast` and `triton_mla_fast_graph`
 - portable.py, hopper.py: the Triton kernels; gluon.py: what the Gluon kernels share;
-  gluon_split.py, seesaw.py, ring.py: the Gluon kernels (sm_90)
+  seesaw.py (with stagger.py), ring.py: the Gluon kernels (sm_90)
 
 Importing this package imports nothing heavy.
 """

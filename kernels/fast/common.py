@@ -16,8 +16,9 @@ from kernels.tuned import tuned_config
 @dataclass(frozen=True)
 class FastConfig:
     """One launch's parameters, each at its default. tail_m 0: plain M blocks; partials "fp32" or
-    "input" (the q dtype: bf16, fp16 in the interpreter); evict_first on KV loads. seesaw (gluon path
-    only): the warp-specialised schedule (kernels/fast/seesaw.py); ring: its per-tile variant where
+    "input" (the q dtype: bf16, fp16 in the interpreter); evict_first on KV loads. seesaw: the gluon
+    path's warp-specialised schedule, and its only one (True there, False on the others;
+    kernels/fast/seesaw.py); ring: its per-tile variant where
     there is a tail warpgroup (kernels/fast/ring.py); async_gather (ring only): gathered tiles complete
     their barriers as their copies land (cp.async.mbarrier.arrive); ring_whole (ring only): the ring
     also where the rows are whole 64-row blocks (64 heads), its third warpgroup then only loading; stagger
@@ -215,8 +216,6 @@ def resolve_config(
         raise ValueError(f"triton_mla_fast: unknown path {path!r}; known: {', '.join(FAST_PATHS)}")
     base = GLUON_CONFIG if path == "gluon" else fast_launch_config(arch, heads, page_size, device_name)
     cfg = {**FAST_DEFAULTS, **base, **launch}
-    if path == "gluon" and not cfg["seesaw"]:  # GLUON_CONFIG's tail, ring and stagger are the seesaw schedule's
-        cfg.update({k: off for k, off in (("tail_m", 0), ("ring", False), ("stagger", False)) if k not in launch})
     if not cfg["ring"]:  # GLUON_CONFIG's async_gather and ring_whole are the ring's
         cfg.update({k: False for k in ("async_gather", "ring_whole") if k not in launch})
     config = FastConfig(**cfg)
@@ -228,11 +227,15 @@ def check_flags(path: str, cfg: FastConfig) -> None:
     """The flags that say which path or schedule they belong to."""
     if cfg.partials not in ("fp32", "input"):
         raise ValueError(f"triton_mla_fast: partials must be 'fp32' or 'input', got {cfg.partials!r}")
-    if cfg.seesaw and path != "gluon":
-        raise ValueError("seesaw is a schedule of the gluon path")
-    if cfg.stagger and not (path == "gluon" and cfg.seesaw):
+    if cfg.seesaw != (path == "gluon"):
+        raise ValueError(
+            "seesaw is the gluon path's schedule, and the gluon path's only one: its single-schedule kernel "
+            "(seesaw=False) was retired on 2026-12-02 (docs/results/fast-kernel.md, steps 1-5); path='hopper' "
+            "is the Triton TMA kernel"
+        )
+    if cfg.stagger and path != "gluon":
         raise ValueError("stagger is a schedule of the gluon path's seesaw kernel")
-    if cfg.ring and not (path == "gluon" and cfg.seesaw):
+    if cfg.ring and path != "gluon":
         raise ValueError("ring is a variant of the gluon path's seesaw schedule")
     if cfg.ring_whole and not cfg.ring:
         raise ValueError("ring_whole is an option of the ring schedule (ring=True)")

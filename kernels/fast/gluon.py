@@ -1,9 +1,9 @@
 """What triton_mla_fast's Gluon kernels (sm_90) share: Hopper copies under the names of both Triton
 releases, KV tiles in by TMA or by cp.async gathers through the page table, query rows into shared
 memory, the draft-tree mask as 64 bits per row, a split's bounds, partial outputs out, and the
-launcher with its TMA descriptors. The kernels: kernels/fast/gluon_split.py (one schedule, a
-NUM_STAGES ring), kernels/fast/seesaw.py (warp-specialised, pairs of tiles) and kernels/fast/ring.py
-(warp-specialised, one tile at a time).
+launcher with its TMA descriptors. The kernels: kernels/fast/seesaw.py (warp-specialised, pairs of
+tiles; kernels/fast/stagger.py its staggered schedule) and kernels/fast/ring.py (warp-specialised, one
+tile at a time).
 
 Tiles inside one page come by TMA; smaller pages, the partial tile and the draft tokens by cp.async
 gathers (zeros past the end, so a masked score never meets a stale value). The draft tree is a 64-bit
@@ -20,7 +20,6 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (
     async_copy,
     fence_async_shared,
-    mbarrier,
     tma,
     warpgroup_mma,
 )
@@ -59,16 +58,6 @@ def _reinterpret(buf, dtype: gl.constexpr, shape: gl.constexpr, layout: gl.const
 def _swizzle(row_bytes):
     """The widest NVMMA swizzle a row of `row_bytes` bytes allows."""
     return 128 if row_bytes >= 128 else (64 if row_bytes >= 64 else 32)
-
-
-@gluon.jit
-def _issue_tile(KLat, KPe, PageTable, page_base, start, ok, bar, klat_buf, kpe_buf, PAGE_SIZE: gl.constexpr):
-    """TMA one BLOCK_N-token tile (inside one page) into a ring stage; nothing when not `ok`."""
-    page = gl.load(PageTable + page_base + start // PAGE_SIZE, mask=ok, other=0)
-    row0 = page * PAGE_SIZE + start % PAGE_SIZE
-    mbarrier.expect(bar, KLat.block_type.nbytes + KPe.block_type.nbytes, pred=ok)
-    _tma_load(KLat, [row0, 0], bar, klat_buf, pred=ok)
-    _tma_load(KPe, [row0, 0], bar, kpe_buf, pred=ok)
 
 
 @gluon.jit

@@ -7,7 +7,6 @@ architecture; `fast_specs` is its launches, the same specs `roofline compile` cr
 |------------|--------------------------|----------------------------|
 | portable   | `_fast_split_kernel`     | kernels/fast/portable.py   |
 | hopper     | `_hopper_split_kernel`   | kernels/fast/hopper.py     |
-| gluon      | `_gluon_split_kernel`    | kernels/fast/gluon_split.py (seesaw=False) |
 | gluon      | `_gluon_seesaw_kernel`   | kernels/fast/seesaw.py     |
 | gluon      | `_gluon_ring_kernel`     | kernels/fast/ring.py (ring=True, where there is a tail) |
 """
@@ -201,17 +200,10 @@ class GluonPath(SplitPath):
     path = "gluon"
 
     def check(self, w, cfg):
-        seesaw = cfg.seesaw
-        if (
-            cfg.block_m != 64
-            or cfg.evict_first
-            or cfg.num_warps % 4
-            or (seesaw and (cfg.num_warps != 8 or cfg.block_n != 64))
-            or cfg.tail_m not in ((0, 8) if seesaw else (0,))
-        ):
+        if cfg.block_m != 64 or cfg.block_n != 64 or cfg.num_warps != 8 or cfg.evict_first or cfg.tail_m not in (0, 8):
             raise ValueError(
-                "the gluon path has 64-row M blocks, no evict_first, warpgroups of 4 warps "
-                "(seesaw: 2 warpgroups, 64-token tiles, tail_m 0 or 8)"
+                "the gluon path has 64-row M blocks, 64-token tiles, 2 main warpgroups (num_warps 8), "
+                "no evict_first, tail_m 0 or 8"
             )
         if w.q_len > 64:
             raise ValueError(f"the gluon path keeps a row's draft-tree mask in 64 bits: q_len <= 64, got {w.q_len}")
@@ -233,17 +225,6 @@ class GluonPath(SplitPath):
 
     def num_warps(self, cfg, rows):  # the tail warpgroup is 4 more
         return cfg.num_warps + (4 if rows.tail_m else 0)
-
-
-class GluonSplit(GluonPath):
-    """One schedule for both warpgroups, KV tiles through a NUM_STAGES ring (seesaw=False)."""
-
-    kernel, module = "_gluon_split_kernel", "kernels.fast.gluon_split"
-
-    def constexprs(self, w, cfg, rows):
-        c = super().constexprs(w, cfg, rows)
-        del c["TAIL_M"]
-        return {**c, "NUM_STAGES": cfg.num_stages, "num_warps": cfg.num_warps}
 
 
 class Seesaw(GluonPath):
@@ -289,8 +270,8 @@ class Ring(Seesaw):
         }
 
 
-PORTABLE, HOPPER, GLUON_SPLIT, SEESAW, RING = Portable(), Hopper(), GluonSplit(), Seesaw(), Ring()
-SPLIT_PATHS = (PORTABLE, HOPPER, GLUON_SPLIT, SEESAW, RING)
+PORTABLE, HOPPER, SEESAW, RING = Portable(), Hopper(), Seesaw(), Ring()
+SPLIT_PATHS = (PORTABLE, HOPPER, SEESAW, RING)
 # Every GPU kernel triton_mla_fast may launch, as ncu names them (kernels.registry lists them).
 DEVICE_KERNELS = tuple(p.kernel for p in SPLIT_PATHS) + ("_combine_kernel",)
 
@@ -300,8 +281,6 @@ def _split_path(path: str, cfg: FastConfig) -> SplitPath:
         return PORTABLE
     if path == "hopper":
         return HOPPER
-    if not cfg.seesaw:
-        return GLUON_SPLIT
     return RING if cfg.ring else SEESAW
 
 

@@ -14,7 +14,7 @@
 - tl.dot on bf16 tiles (tensor cores), online softmax in fp32, the draft-tree mask on the tail
   tile(s) only, partials in fp32 or the input dtype, and a combine kernel that merges the splits by LSE.
 
-On sm_90 the Gluon paths (kernels/fast/seesaw.py, ring.py, gluon_split.py) are chosen by compute
+On sm_90 the Gluon paths (kernels/fast/seesaw.py, ring.py) are chosen by compute
 capability (kernels.plan.code_path); the Triton TMA kernel (kernels/fast/hopper.py) runs when asked
 for; this module's kernel runs everywhere else and in the interpreter. Grid, constexprs and warps of
 every launch come from the path's spec (kernels/fast/paths.py), the same specs `roofline compile`

@@ -91,18 +91,6 @@ FAST_PATH_CASES = [  # (path, workload fields, launch overrides); on sm_90 the d
     ),
     ("gluon", dict(ctx_len=40, page_size=64, tree_mask="chain", heads=64), dict(stagger=True)),
     ("gluon", dict(ctx_len=150, page_size=64, tree_mask="tree", heads=64), dict(stagger=True)),
-    # the single-schedule Gluon kernel (seesaw=False): TMA ring, gathers, 32-token tiles
-    ("gluon", dict(ctx_len=100_003, page_size=64, tree_mask="tree"), dict(seesaw=False)),
-    (
-        "gluon",
-        dict(ctx_len=1000, ctx_lens=(4093, 70001, 9000), batch=3, page_size=1, tree_mask="chain", heads=64),
-        dict(seesaw=False),
-    ),
-    (
-        "gluon",
-        dict(ctx_len=20_000, page_size=32, heads=16, tree_mask="tree"),
-        dict(seesaw=False, block_n=32, num_stages=4),
-    ),
     ("portable", dict(ctx_len=128 * 1024, page_size=64, tree_mask="tree"), {}),
     ("hopper", dict(ctx_len=128 * 1024, page_size=64, tree_mask="tree"), {}),
     ("hopper", dict(ctx_len=128 * 1024, page_size=64, tree_mask="chain", heads=64), {}),

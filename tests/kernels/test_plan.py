@@ -103,12 +103,10 @@ def test_gluon_path_has_its_own_config_and_rejects_what_it_cannot_run():
         BLOCK_M=64, BLOCK_N=64, num_warps=4
     )
     assert split.signature["KLat"] == "tensordesc<bf16[64,128]>"  # tiles arrive in 128-dim slices
-    simple, _ = fast_specs(w, arch="sm_90", path="gluon", seesaw=False)
-    assert simple.name == "_gluon_split_kernel" and simple.constexprs["num_warps"] == 8
-    assert simple.signature["KLat"] == "tensordesc<bf16[64,512]>"
+    with pytest.raises(ValueError, match=r"single-schedule kernel \(seesaw=False\) was retired"):
+        fast_specs(w, arch="sm_90", path="gluon", seesaw=False)
     assert split.grid[0] == 1 and split.grid[0] * split.grid[1] <= 132  # one program per SM, one wave
     assert split.int_args["split_len"] == 1024  # 16 tiles of 64 tokens each
-    assert simple.constexprs.get("TAIL_M") is None and simple.grid[0] == 2  # the tail is the seesaw's alone
     portable, _ = fast_specs(w, arch="sm_90", device_name="NVIDIA H200", path="portable")
     assert portable.constexprs["BLOCK_M"] == 32  # the Triton kernels keep their tuned configs
     for bad in (
@@ -117,13 +115,12 @@ def test_gluon_path_has_its_own_config_and_rejects_what_it_cannot_run():
         dict(num_warps=6),
         dict(block_n=32),
         dict(num_warps=16),
-        dict(seesaw=False, tail_m=8),
     ):
         with pytest.raises(ValueError, match="gluon path"):
             fast_specs(w, arch="sm_90", path="gluon", **bad)
     with pytest.raises(ValueError, match="q_len <= 64"):
         fast_specs(VerifyWorkload(ctx_len=4096, q_len=65), arch="sm_90")
-    with pytest.raises(ValueError, match="seesaw is a schedule of the gluon path"):
+    with pytest.raises(ValueError, match="seesaw is the gluon path's schedule"):
         fast_specs(w, arch="sm_90", path="portable", seesaw=True)
     # GLUON_CONFIG takes what it does not name from FAST_DEFAULTS: the measured config, whatever those become
     cfg = resolve_config("gluon", "sm_90", 8, 1, None, {})
@@ -215,7 +212,7 @@ def test_fast_paths_name_their_kernels_and_the_registry_lists_them():
         assert callable(module.launch) and path.target == f"{path.module}:{path.kernel}"
     assert KERNELS["triton_mla_fast"].device_kernels == DEVICE_KERNELS
     assert KERNELS["triton_mla_fast_graph"].device_kernels == DEVICE_KERNELS
-    assert DEVICE_KERNELS[-1] == "_combine_kernel" and len(set(DEVICE_KERNELS)) == 6
+    assert DEVICE_KERNELS[-1] == "_combine_kernel" and len(set(DEVICE_KERNELS)) == 5
     assert set(FAST_DEFAULTS) <= set(CONFIG_KEYS)
     cfg = FastConfig(**FAST_DEFAULTS)
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -252,11 +249,6 @@ def test_each_split_path_has_its_cuts_off_by_default(heads, kw, kernel, cuts):
     for cut in set(CUTS) - set(cuts):
         with pytest.raises(ValueError, match=f"{kernel} .* has no removal experiment {cut}: .*gather"):
             fast_specs(w, arch="sm_90", **kw, **{cut: True})
-
-
-def test_the_gluon_split_kernel_has_no_cuts():
-    with pytest.raises(ValueError, match="_gluon_split_kernel .* no removal experiment no_softmax"):
-        fast_specs(VerifyWorkload(ctx_len=4096), arch="sm_90", seesaw=False, no_softmax=True)
 
 
 @pytest.mark.parametrize("path", ["portable", "hopper"])
