@@ -19,7 +19,7 @@ from profiler.launch_table import LaunchTable
 from profiler.metrics import BASE_CHIP, DEFAULT_PRESET, STALL_REASONS, ResolvedPreset, resolve_preset, stall_metric  # noqa: F401
 from profiler.nvtx import RANGE, include_filter
 from profiler.proc import PLAIN_RUN, ToolControl, find_tool, run_tool, tool_version
-from profiler.rundir import REPORT_STEM, RunWriter
+from profiler.rundir import RunWriter, run_files
 
 _INSTALL_GLOBS = ("/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu")
 
@@ -94,22 +94,13 @@ def classify_failure(lines: list[str], returncode: int, log: Path) -> ProfilerEr
 
 
 def run_ncu(
-    app: list[str],
-    out_dir: Path,
-    name: str = REPORT_STEM,
-    ncu: str | None = None,
-    control: ToolControl = PLAIN_RUN,
-    **command_kwargs,
+    app: list[str], out_dir: Path, ncu: str | None = None, control: ToolControl = PLAIN_RUN, **command_kwargs
 ) -> NcuRun:
-    """Profile `app` into `out_dir/<name>.ncu-rep`, streaming ncu's output into `<name>.ncu.log`.
-    The default name is the run writer's (profiler/rundir.py FILES names what ncu makes of it).
-
-    ncu runs in its own process group, ended whole past `control.timeout` seconds or on Ctrl-C."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    cmd = ncu_command(find_ncu(ncu), app, out_dir / name, **command_kwargs)
-    log = out_dir / f"{name}.ncu.log"
-    report = out_dir / f"{name}.ncu-rep"
+    """Profile `app` into `out_dir/profile.ncu-rep`, streaming ncu's output into `profile.ncu.log`
+    (the run writer's names: profiler/rundir.py FILES). ncu runs in its own process group, ended whole
+    past `control.timeout` seconds or on Ctrl-C."""
+    report, log = run_files(out_dir, "ncu", "ncu-log")
+    cmd = ncu_command(find_ncu(ncu), app, report.with_suffix(""), **command_kwargs)  # ncu adds .ncu-rep
 
     def on_line(line: str) -> None:
         if control.progress and line.startswith("==PROF=="):

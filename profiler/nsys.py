@@ -19,7 +19,7 @@ from pathlib import Path
 
 from profiler.errors import ApplicationFailed, ImporterFailed, ProfilerError, exit_hint
 from profiler.proc import PLAIN_RUN, ToolControl, find_tool, run_tool, tool_version
-from profiler.rundir import REPORT_STEM
+from profiler.rundir import run_files
 
 INSTALL_GLOBS = (
     "/usr/local/cuda/bin/nsys",
@@ -153,23 +153,14 @@ def _generated(lines: list[str]) -> list[str]:
     return out
 
 
-def run_nsys(
-    app: list[str],
-    out_dir: Path,
-    name: str = REPORT_STEM,
-    nsys: str | None = None,
-    control: ToolControl = PLAIN_RUN,
-) -> NsysRun:
-    """Profile `app` into `out_dir/<name>.nsys-rep` and export `out_dir/<name>.sqlite`; both steps
-    log to `<name>.nsys.log`. nsys runs in its own process group, ended past `control.timeout` s (both
-    steps together) or on Ctrl-C."""
+def run_nsys(app: list[str], out_dir: Path, nsys: str | None = None, control: ToolControl = PLAIN_RUN) -> NsysRun:
+    """Profile `app` into `out_dir/profile.nsys-rep` and export `out_dir/profile.sqlite` (the run writer's
+    names); the steps log to `profile.nsys.log` and `profile.nsys-export.log`. nsys runs in its own
+    process group, ended past `control.timeout` s (both steps together) or on Ctrl-C."""
     env, timeout, limit_name = control.env, control.timeout, control.limit_name
-
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    report, sqlite, log, export_log = run_files(out_dir, "nsys", "nsys-sqlite", "nsys-log", "nsys-export-log")
     exe = find_nsys(nsys)
-    report, sqlite, log = out_dir / f"{name}.nsys-rep", out_dir / f"{name}.sqlite", out_dir / f"{name}.nsys.log"
-    cmd = nsys_command(exe, app, out_dir / name)
+    cmd = nsys_command(exe, app, report.with_suffix(""))  # nsys adds .nsys-rep
     started = time.monotonic()
 
     def on_line(line: str) -> None:
@@ -182,7 +173,6 @@ def run_nsys(
         raise error
     export = export_command(exe, report, sqlite)
     left = None if timeout is None else max(1.0, timeout - (time.monotonic() - started))
-    export_log = out_dir / f"{name}.nsys-export.log"
     done = run_tool(export, export_log, "nsys export", timeout=left, env=env, limit_name=limit_name)
     if done.returncode != 0 or not sqlite.exists():
         raise ProfilerError(

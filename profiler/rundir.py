@@ -83,6 +83,13 @@ def file_name(role: str) -> str:
         raise ValueError(f"{role!r} is not a file of a run (roles: {', '.join(FILES)})") from None
 
 
+def run_files(folder: Path, *roles: str) -> list[Path]:
+    """Where these roles' files go in `folder` (made if missing), by the names FILES gives them."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    return [folder / file_name(role) for role in roles]
+
+
 def failed_name(final: Path, n: int = 1) -> Path:
     """Where a failed or interrupted attempt at `final` is kept: `<final>.failed-<UTC time>[-n]`."""
     return final.parent / (f"{final.name}{FAILED_MARK}{utc_stamp()}" + (f"-{n}" if n > 1 else ""))
