@@ -44,7 +44,6 @@ CANDIDATES = {
     "g-ring-whole": ("gluon", dict(ring_whole=True, stagger=False)),
     # the seesaw in FlashMLA's order of work (kernels/fast/stagger.py; whole 64-row blocks)
     "g-stagger": ("gluon", dict(stagger=True)),
-    "g-stagger-p0": ("gluon", dict(stagger=2)),  # WIP: warpgroup 1's P posted under warpgroup 0's first P V
     "g-default": ("gluon", {}),  # whatever kernels.fast.common.GLUON_CONFIG picks
     "g-default-bf16p": ("gluon", dict(partials="input")),  # ... with partials in the input dtype
 }

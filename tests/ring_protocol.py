@@ -176,10 +176,10 @@ def stagger_deadlocks(n_tiles: int, n_full: int, paged: bool) -> bool:
             t = 2 * j + w
             if w == 0:
                 arrive(max_bars[0])
+                yield from wait(max_bars[1], j & 1)  # (its first P V in flight)
+                arrive(p_bars[0])
                 if t + 2 < last:
                     load(0, 0)
-                yield from wait(max_bars[1], j & 1)
-                arrive(p_bars[0])
                 yield from wait(p_bars[1], j & 1)
                 if t + 3 < last:
                     load(1, 0)

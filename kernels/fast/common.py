@@ -39,7 +39,7 @@ class FastConfig:
     ring: bool = False
     async_gather: bool = False
     ring_whole: bool = False
-    stagger: int = 0  # WIP: 1 the staggered schedule; 2 and warpgroup 0 posts warpgroup 1's P under its first P V
+    stagger: bool = False
     no_mma: bool = False
     no_softmax: bool = False
     no_gather: bool = False

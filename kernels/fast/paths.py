@@ -243,7 +243,7 @@ class Seesaw(GluonPath):
             raise ValueError("stagger needs whole 64-row blocks (q_len x heads a multiple of 64: 64 heads)")
         if cfg.stagger and cfg.cuts:
             raise ValueError("stagger has no removal experiments")
-        return {**super().constexprs(w, cfg, rows), "num_warps": 4, "STAGGER": int(cfg.stagger)}
+        return {**super().constexprs(w, cfg, rows), "num_warps": 4, "STAGGER": bool(cfg.stagger)}
 
 
 class Ring(Seesaw):

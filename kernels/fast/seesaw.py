@@ -354,9 +354,9 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
         _barrier()
         gl.warp_specialize([
             (_stagger, (0, io, span, smem, p0_s, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
-                        BLOCK_N, STAGGER == 2)),
+                        BLOCK_N)),
             (_stagger, (1, io, span, smem, p0_s, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
-                        BLOCK_N, STAGGER == 2)),
+                        BLOCK_N)),
         ], [4], [240])
     else:
         gl.warp_specialize([

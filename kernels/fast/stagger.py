@@ -4,7 +4,8 @@ scored by warpgroup 1; each warpgroup owns half of O's columns):
 
 - the maxima are staggered: warpgroup 0 runs its softmax and posts its row maxima, warpgroup 1 takes
   them for its own (so its softmax runs under warpgroup 0's P V), and warpgroup 0 later rescales by
-  the factor between the two;
+  the factor between the two (it posts warpgroup 1's copy of its P, at the pair's maxima, while its
+  own first P V runs);
 - P lives outside the tile buffers: warpgroup 0's P in a buffer of its own (its own P V takes it from
   registers), warpgroup 1's in Q's rope rows, whose values every score MMA takes from registers;
 - each buffer is freed in two halves, each by the one warpgroup whose P V reads it: latent dims
@@ -88,7 +89,7 @@ def _scores(kb, pe, ql, qpe, full_bars, u: gl.constexpr, j, FIRST: gl.constexpr,
 @gluon.jit
 def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr,
              Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
-             BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, EARLY_P: gl.constexpr):
+             BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
     """Warpgroup W's side of the staggered schedule (see the module), from its first tile to its half of
     the split's partial output. max_bars[W]: W's maxima posted; p_bars[W]: W's P posted."""
     KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale = io
@@ -127,30 +128,18 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
             o = o * gl.convert_layout(sc0, o_rows)[:, None]
             acc = hp.warpgroup_mma(gl.convert_layout(p.to(k0.dtype), p_layout), k0.slice(0, HALF, dim=1), o,
                                 is_async=True)
-            if EARLY_P:  # warpgroup 1's P first, under this P V
-                hp.mbarrier.wait(max_bars.index(1), j & 1)
-                m1 = max1.load(m_i.type.layout)
-                m1_safe, sc1 = _max_shift(m0, m1)
-                p0_s.store((p * sc1[:, None]).to(p0_s.dtype))  # P at the pair's maxima, for warpgroup 1
-                hp.fence_async_shared()
-                _barrier()
-                hp.mbarrier.arrive(p_bars.index(0), count=1)
-                o = hp.warpgroup_mma_wait(0, deps=[acc])
-                if t + 2 < last:  # buffer 0's first half is free: the next even tile's
-                    _load_half(0, t + 2, 0, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k0, pe0,
-                               full_bars, PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
-            else:
-                o = hp.warpgroup_mma_wait(0, deps=[acc])
-                if t + 2 < last:  # buffer 0's first half is free: the next even tile's
-                    _load_half(0, t + 2, 0, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k0, pe0,
-                               full_bars, PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
-                hp.mbarrier.wait(max_bars.index(1), j & 1)
-                m1 = max1.load(m_i.type.layout)
-                m1_safe, sc1 = _max_shift(m0, m1)
-                p0_s.store((p * sc1[:, None]).to(p0_s.dtype))  # P at the pair's maxima, for warpgroup 1
-                hp.fence_async_shared()
-                _barrier()
-                hp.mbarrier.arrive(p_bars.index(0), count=1)
+            # Warpgroup 1's copy of this P, under this P V: at the pair's maxima, once it has posted them
+            hp.mbarrier.wait(max_bars.index(1), j & 1)
+            m1 = max1.load(m_i.type.layout)
+            m1_safe, sc1 = _max_shift(m0, m1)
+            p0_s.store((p * sc1[:, None]).to(p0_s.dtype))
+            hp.fence_async_shared()
+            _barrier()
+            hp.mbarrier.arrive(p_bars.index(0), count=1)
+            o = hp.warpgroup_mma_wait(0, deps=[acc])
+            if t + 2 < last:  # buffer 0's first half is free: the next even tile's
+                _load_half(0, t + 2, 0, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k0, pe0, full_bars,
+                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
             hp.mbarrier.wait(p_bars.index(1), j & 1)
             o = o * gl.convert_layout(sc1, o_rows)[:, None]
             acc = hp.warpgroup_mma(p1_s, k1.slice(0, HALF, dim=1), o, is_async=True)
