@@ -106,9 +106,7 @@ def run_ncu(
         if control.progress and line.startswith("==PROF=="):
             control.progress(line)
 
-    result = run_tool(
-        cmd, log, "ncu", timeout=control.timeout, env=control.env, on_line=on_line, limit_name=control.limit_name
-    )
+    result = run_tool(cmd, log, "ncu", control, on_line=on_line)
     lines, returncode = result.lines, result.returncode
     error = classify_failure(lines, returncode, log)
     if error is not None:

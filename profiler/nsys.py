@@ -14,7 +14,7 @@ import os
 import shlex
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from profiler.errors import ApplicationFailed, ImporterFailed, ProfilerError, exit_hint
@@ -157,7 +157,6 @@ def run_nsys(app: list[str], out_dir: Path, nsys: str | None = None, control: To
     """Profile `app` into `out_dir/profile.nsys-rep` and export `out_dir/profile.sqlite` (the run writer's
     names); the steps log to `profile.nsys.log` and `profile.nsys-export.log`. nsys runs in its own
     process group, ended past `control.timeout` s (both steps together) or on Ctrl-C."""
-    env, timeout, limit_name = control.env, control.timeout, control.limit_name
     report, sqlite, log, export_log = run_files(out_dir, "nsys", "nsys-sqlite", "nsys-log", "nsys-export-log")
     exe = find_nsys(nsys)
     cmd = nsys_command(exe, app, report.with_suffix(""))  # nsys adds .nsys-rep
@@ -167,13 +166,13 @@ def run_nsys(app: list[str], out_dir: Path, nsys: str | None = None, control: To
         if control.progress and line.startswith(("Collecting data", "Importer error")):
             control.progress(f"nsys: {line.strip()}")
 
-    result = run_tool(cmd, log, "nsys", timeout=timeout, env=env, on_line=on_line, limit_name=limit_name)
+    result = run_tool(cmd, log, "nsys", control, on_line=on_line)
     error = classify_failure(result.lines, result.returncode, report, log)
     if error is not None:
         raise error
     export = export_command(exe, report, sqlite)
-    left = None if timeout is None else max(1.0, timeout - (time.monotonic() - started))
-    done = run_tool(export, export_log, "nsys export", timeout=left, env=env, limit_name=limit_name)
+    left = None if control.timeout is None else max(1.0, control.timeout - (time.monotonic() - started))
+    done = run_tool(export, export_log, "nsys export", replace(control, timeout=left))
     if done.returncode != 0 or not sqlite.exists():
         raise ProfilerError(
             f"nsys export --type sqlite failed (exit code {done.returncode}) for {report}", done.lines, str(export_log)

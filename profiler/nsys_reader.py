@@ -31,7 +31,7 @@ from profiler.launch_table import LaunchTable
 from profiler.ncu_tidy import tidy_launches
 from profiler.nsys import export_command, find_nsys
 from profiler.nvtx import RANGE, STEP
-from profiler.proc import run_tool
+from profiler.proc import ToolControl, run_tool
 
 SCHEMA_MAJOR = "3"  # read and tested: 3.20.3 (nsys 2025.3.2 export)
 NSYS_REP_MAGIC = b"NVIDIA Tegra Profiler Report"  # first bytes of every .nsys-rep seen (nsys 2025.3.1)
@@ -151,7 +151,7 @@ def export_report(
     sqlite = out_dir / (report.stem + ".sqlite")
     log = out_dir / "export.log"
     try:
-        result = run_tool(export_command(exe, report, sqlite), log, "nsys export", timeout=timeout)
+        result = run_tool(export_command(exe, report, sqlite), log, "nsys export", ToolControl(timeout=timeout))
     except ProfilerError as exc:
         raise ReportError(f"{name}: {str(exc).splitlines()[0]}") from None
     if result.returncode != 0 or not sqlite.exists():

@@ -112,31 +112,26 @@ def run_tool(
     cmd: list[str],
     log: Path,
     tool: str,
-    timeout: float | None = None,
-    env: dict[str, str] | None = None,
+    control: ToolControl = PLAIN_RUN,
     on_line: Callable[[str], None] | None = None,
-    limit_name: str | None = None,
 ) -> ToolResult:
-    """Run `cmd` in a new session, every output line into `log` (the command line first).
+    """Run `cmd` in a new session with `control.env` over the parent's environment, every output line
+    into `log` (the command line first) and to `on_line` (the caller picks which reach
+    `control.progress`).
 
-    `timeout` (seconds) bounds the whole run: past it the tool's process group is ended and
+    `control.timeout` (seconds) bounds the whole run: past it the tool's process group is ended and
     ToolTimeout names the limit. On KeyboardInterrupt (Ctrl-C, or SIGTERM / SIGHUP: Interrupted) the
     group is ended and the interrupt re-raised.
     """
     with stop_signals_interrupt():
-        return _run_tool(cmd, log, tool, timeout, env, on_line, limit_name)
+        return _run_tool(cmd, log, tool, control, on_line)
 
 
 def _run_tool(
-    cmd: list[str],
-    log: Path,
-    tool: str,
-    timeout: float | None,
-    env: dict[str, str] | None,
-    on_line: Callable[[str], None] | None,
-    limit_name: str | None,
+    cmd: list[str], log: Path, tool: str, control: ToolControl, on_line: Callable[[str], None] | None
 ) -> ToolResult:
-    limit_name = limit_name or (f"{timeout:g} s" if timeout is not None else "no")
+    env, timeout = control.env, control.timeout
+    limit_name = control.limit_name or (f"{timeout:g} s" if timeout is not None else "no")
     lines: list[str] = []
     with open(log, "w") as logf:
         logf.write("$ " + shlex.join(cmd) + "\n")

@@ -251,7 +251,7 @@ def timing_pass(cap: Capture, samples: int, device: str | None) -> TimingPass:
     cmd = app[: app.index("--iters")] + ["--timing-samples", str(samples), "--timing-out", str(out)]
     say(f"[timing] {samples} samples of {cap.kernel}'s step, no profiler attached (rotated inputs, CUDA graph)")
     t0 = time.time()
-    done = run_tool(cmd, log, "the timing pass", timeout=cap.left(), env=cap.env, limit_name=cap.limit)
+    done = run_tool(cmd, log, "the timing pass", cap.control())
     writer.log_command(cmd)
     writer.add_log(log)
     if done.returncode != 0 or not out.is_file():
