@@ -3,10 +3,16 @@
 Replay passes per launch, measured on the H200 (gh100) with Nsight Compute 2025.3.1, one launch of
 triton_mla at 8k (tests/fixtures/h200/passes/nosol_*.log, tests/fixtures/capture/pass_search.sh):
 
-    verdict    4 passes   launch attributes (no pass), 4 SM + 4 memory breakdown units, achieved
-                          occupancy, PC-sampled stall reasons (the sampling itself takes 2 passes)
+    verdict    5 passes   launch attributes (no pass), 4 SM + 4 memory breakdown units, achieved
+                          occupancy, PC-sampled stall reasons (the sampling itself takes 2 passes), the
+                          SMs' busy cycles (avg, max, min: load imbalance), the L2 hit rate, DRAM bytes, the
+                          tensor pipe's instructions by MMA path
     roofline   6 passes   verdict + tensor/FP32 FLOPs and bytes at L1, L2, DRAM with their peaks
     full      38 passes   ncu's `--set full` (issue 8)
+
+The fourth search (2026-12-02, issues 29 and 30; tests/fixtures/h200/passes/nosol4_*.log): the busy cycles cost
+no pass, the L2 hit rate one in verdict (4 -> 5) and none in roofline (it shares the L2 byte counts' pass); with
+the source counters verdict takes 6 and roofline 7.
 
 Why not ncu's own SM% and Memory%: `sm__throughput` alone costs 9 passes and
 `gpu__compute_memory_throughput` 6 (both together 10, the SpeedOfLight section 10), because each is
@@ -21,11 +27,10 @@ it) is derived from `launch__occupancy_limit_*` and the warps per SM.
 
 Where the warps wait, per instruction (profiler/ncu_source.py): the PC-sampled stall reasons above are
 instanced per PC in every preset (the `verdict` captures of the ring kernel hold ~1,150 PCs a launch),
-within its 4 passes. `profile --source` (with_source) adds what ncu's SourceCounters section adds for
+within its passes. `profile --source` (with_source) adds what ncu's SourceCounters section adds for
 reading them: executed instructions per PC (`inst_executed`, instanced, SASS-patched) and the kernel's
-source files embedded in the report (`--import-source yes`: each line's text; no replay pass). Expected
-cost: one more pass (verdict + source 5, roofline + source 7; not yet measured on the H200, target <= 6
-for verdict + source).
+source files embedded in the report (`--import-source yes`: each line's text; no replay pass): one more
+pass, measured (verdict + source 6, roofline + source 7).
 
 Chips rename metrics: a preset names Hopper (gh100) metrics and `resolve` maps them to the chip's
 own names (CHIP_NAMES) or drops what the chip lacks (CHIP_LACKS); the analysis reads either name
@@ -162,9 +167,9 @@ _VERDICT = LAUNCH + SM_KEY_UNITS + MEMORY_KEY_UNITS + ACHIEVED_OCCUPANCY + STALL
 PRESETS = {
     "verdict": Preset(
         "verdict",
-        "bound and cause: launch, 4+4 breakdown units, occupancy, sampled stalls",
+        "bound and cause: launch, 4+4 breakdown units, occupancy, sampled stalls, SM busy cycles, L2 hit rate",
         metrics=_VERDICT + ("dram__bytes.sum",) + MMA_PATHS,
-        passes_h200=4,
+        passes_h200=5,
     ),
     "roofline": Preset(
         "roofline",

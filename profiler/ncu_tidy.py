@@ -106,6 +106,13 @@ TIDY.update(
         "occupancy_limit_shared_mem": ("launch__occupancy_limit_shared_mem", 1.0),
         "occupancy_limit_warps": ("launch__occupancy_limit_warps", 1.0),
         "occupancy_limit_blocks": ("launch__occupancy_limit_blocks", 1.0),
+        # load imbalance: cycles with a warp in flight on the average, busiest and idlest SM
+        "sm_busy_cycles_avg": ("sm__cycles_active.avg", 1.0),
+        "sm_busy_cycles_max": ("sm__cycles_active.max", 1.0),
+        "sm_busy_cycles_min": ("sm__cycles_active.min", 1.0),
+        # the tensor pipe's instructions by MMA path: mma.sync (HMMA) and warpgroup MMA (HGMMA; tcgen05 on sm_100)
+        "mma_sync_inst": ("sm__inst_executed_pipe_tensor_op_hmma.sum", 1.0),
+        "mma_async_inst": ("sm__inst_executed_pipe_tensor_op_gmma.sum", 1.0),
     }
 )
 TIDY.update({f"stall_{r}": (stall_metric(r), 1.0) for r in STALL_REASONS})

@@ -94,17 +94,23 @@ def test_renames_point_at_names_the_chip_has_and_away_from_ones_it_lacks():
 
 
 def test_presets_are_the_measured_lists_and_verdict_fits_five_passes():
-    assert set(PRESETS["verdict"].metrics) == set(metric_candidates.NOSOL["k_small_pc"])
-    assert set(PRESETS["roofline"].metrics) == set(metric_candidates.NOSOL["r_small_pc_counts"])
+    assert set(PRESETS["verdict"].metrics) == set(metric_candidates.NOSOL4["v4"])
+    assert set(PRESETS["roofline"].metrics) == set(metric_candidates.NOSOL4["r4"])
     # The search record builds on the presets' lists, so check the presets against the real captures
     # too: every metric a preset asks for is in the H200 report made with its list (the pass counts
     # below are that capture's), so a metric added since would be caught here.
-    for preset, capture in (("verdict", "nosol_k_small_pc"), ("roofline", "nosol_r_small_pc_counts")):
+    for preset, capture in (("verdict", "nosol4_v4"), ("roofline", "nosol4_r4")):
         with plain_file(PASSES / f"{capture}.ncu-rep.gz") as p:
             captured = set(read_ncu_report(p).frame.columns)
         assert set(PRESETS[preset].metrics) <= captured, preset
-    assert passes(PASSES / "nosol_k_small_pc.log") == PRESETS["verdict"].passes_h200 <= 5
-    assert passes(PASSES / "nosol_r_small_pc_counts.log") == PRESETS["roofline"].passes_h200
+    assert passes(PASSES / "nosol4_v4.log") == PRESETS["verdict"].passes_h200 <= 5
+    assert passes(PASSES / "nosol4_r4.log") == PRESETS["roofline"].passes_h200 <= 6
+    # with the source counters (`profile --source`): one pass more, within issue 30's 6 / 7
+    assert passes(PASSES / "nosol4_v4_src.log") == 6 and passes(PASSES / "nosol4_r4_src.log") == 7
+    # what each addition costs: the SMs' busy cycles nothing, the L2 hit rate one pass in verdict, none in roofline
+    assert passes(PASSES / "nosol4_v4_imb.log") == passes(PASSES / "nosol_k_small_pc.log") == 4
+    assert passes(PASSES / "nosol4_v4_imb_l2.log") == 5
+    assert passes(PASSES / "nosol4_r4_imb_l2.log") == passes(PASSES / "nosol_r_small_pc_counts.log") == 6
     # ncu's own SM% and Memory% are what does not fit: 9 and 6 passes, with the SpeedOfLight section 10
     assert passes(PASSES / "nosol_launch_sm.log") == 9 and passes(PASSES / "nosol_launch_mem.log") == 6
     assert passes(PASSES / "sol_only.log") == 10
