@@ -12,7 +12,7 @@ that B is --slower-pct % slower; `ctx` runs a context --slower-pct % longer inst
 its time grows less, the fixed part dominating). Either way the slowdown is measured and printed.
 (A, A') is an A/A pair, evaluated in both orders (the gate is one-sided), (A, B) a slowdown pair. Passes run in this one process (a fresh process per
 pass would mostly time torch's import). Every pair goes through the gate compare uses
-(roofline.comparison.sample_test and decide_gate) at several thresholds; "no test" is the same
+(roofline.analysis.comparison.sample_test and decide_gate) at several thresholds; "no test" is the same
 threshold on the medians alone. Prints a short table last; writes OUT_DIR/compare_gate.json.
 """
 
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from kernels.spec import VerifyWorkload, parse_ctx_len
-from roofline.comparison import DEFAULT_P_VALUE, decide_gate, sample_test
+from roofline.analysis.comparison import DEFAULT_P_VALUE, decide_gate, sample_test
 
 
 def slower_ctx(ctx_len: int, page_size: int, pct: float) -> int:

@@ -48,7 +48,7 @@ from kernels.spec import TREE_MASKS, VerifyWorkload, WorkloadError, parse_ctx_le
 from kernels.stream import stream_read
 from kernels.triton_mla import triton_mla
 from profiler.bench import graph_replay_ms, read_kv
-from roofline.removal import FORMAT, FULL, LOADS_ONLY, READ
+from roofline.analysis.removal import FORMAT, FULL, LOADS_ONLY, READ
 
 VARIANTS = {
     FULL: {},

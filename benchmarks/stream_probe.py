@@ -32,7 +32,7 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 from kernels.fast.gluon import _q_in_smem, _q_rows, _tail_smem, _tma_load
 from profiler.bench import graph_replay_ms
-from roofline.scaling import line_fit
+from roofline.analysis.scaling import line_fit
 
 
 @gluon.jit

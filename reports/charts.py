@@ -1,4 +1,4 @@
-"""Charts of an analysis (roofline.analysis.Analysis): the roofline, the warp stalls, the nsys timeline.
+"""Charts of an analysis (roofline.analysis.summary.Analysis): the roofline, the warp stalls, the nsys timeline.
 
 matplotlib is imported inside the functions that draw (Agg backend), so the commands that only
 read reports never pay for it. Output is deterministic: no dates in the files, a fixed SVG hash
@@ -14,8 +14,8 @@ from statistics import median
 from profiler.nsys_reader import Timeline
 from reports.meta import KINDS, STALL_UNIT, Roof
 from reports.numbers import known, ratio, us
-from roofline.analysis import Analysis
-from roofline.floor import Floor
+from roofline.analysis.floor import Floor
+from roofline.analysis.summary import Analysis
 
 MAX_KERNELS = 10  # on a chart; the tables list every kernel
 LEVEL_COLOR = {"DRAM": "tab:blue", "L2": "tab:green", "L1": "tab:purple", "tensor": "tab:red", "fp32": "tab:orange"}

@@ -23,10 +23,10 @@ from reports.charts import (
 from reports.meta import KINDS, LAUNCH_BOUND_PCT, STALL_UNIT, STALL_UNIT_SHORT, ReportMeta, nsys_version
 from reports.numbers import known, ms, ratio, us
 from reports.waits import waits_chart, waits_markdown
-from roofline.analysis import Analysis, KernelSummary
-from roofline.floor import Floor, Step, at_size_line
-from roofline.hierarchy import padding_note
-from roofline.verdict import STALL_MEANING
+from roofline.analysis.floor import Floor, Step, at_size_line
+from roofline.analysis.hierarchy import padding_note
+from roofline.analysis.summary import Analysis, KernelSummary
+from roofline.analysis.verdict import STALL_MEANING
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from reports.charts import _pyplot, _save
 from reports.table import align
-from roofline.analysis import Analysis
-from roofline.waits import WarpWaits
+from roofline.analysis.summary import Analysis
+from roofline.analysis.waits import WarpWaits
 
 # One colour per wait class (profiler/ncu_source.py WAIT_CLASSES), the same in every chart.
 CLASS_COLOURS = {

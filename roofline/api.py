@@ -39,8 +39,14 @@ from profiler.rundir import (
     RunWriter,
     default_run_name,
 )
-from roofline.analysis import Analysis, summarize
-from roofline.capture import (  # IncompleteRun, completeness and pc_samples_of: public here too
+from roofline.analysis.comparison import DEFAULT_P_VALUE, CompareError, Comparison  # noqa: F401 (public API)
+from roofline.analysis.comparison import compare as compare_runs
+from roofline.analysis.floor import Step
+from roofline.analysis.removal import apply_removal
+from roofline.analysis.summary import Analysis, summarize
+from roofline.analysis.waits import stalls_by_class, stalls_by_line
+from roofline.catalogue.chips import local_device_name
+from roofline.pipelines.capture import (  # IncompleteRun, completeness and pc_samples_of: public here too
     Capture,
     IncompleteRun,
     NcuCapture,
@@ -57,13 +63,7 @@ from roofline.capture import (  # IncompleteRun, completeness and pc_samples_of:
     timeline_table,
     timing_pass,
 )
-from roofline.chips import local_device_name
-from roofline.comparison import DEFAULT_P_VALUE, CompareError, Comparison  # noqa: F401 (public API)
-from roofline.comparison import compare as compare_runs
-from roofline.floor import Step
-from roofline.removal import apply_removal
-from roofline.reporting import report as write_report
-from roofline.waits import stalls_by_class, stalls_by_line
+from roofline.pipelines.reporting import report as write_report
 
 SAMPLE_RUN = "data/samples/h200-triton_mla-128k"
 KERNEL_COLUMNS = [

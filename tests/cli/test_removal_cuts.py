@@ -14,7 +14,7 @@ import torch
 
 import roofline
 from kernels.flashmla import BUILD_HINT
-from roofline.removal import matching, read_removal
+from roofline.analysis.removal import matching, read_removal
 from tests.paths import FIXTURES, ROOT, RUNS
 
 SCRIPT = ROOT / "benchmarks" / "removal_cuts.py"

@@ -5,9 +5,9 @@ import pandas as pd
 from click.testing import CliRunner
 
 from reports.text import render_bench
-from roofline.bench_table import bench_table
+from roofline.analysis.bench_table import bench_table
+from roofline.catalogue.gpus import get_gpu
 from roofline.cli import main
-from roofline.gpus import get_gpu
 
 META = {"device": "NVIDIA H200", "read_gbps": 4489.0, "copy_gbps": 4282.0, "matmul_tflops": 686.0, "method": "rotated"}
 

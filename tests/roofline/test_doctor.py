@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 import profiler.nsys as nsys_driver
 from roofline.cli import main
-from roofline.doctor import Check, check_counters, check_gpu, check_tools, verdict
+from roofline.pipelines.doctor import Check, check_counters, check_gpu, check_tools, verdict
 
 
 def tool(tmp_path, name, text, code=0):

@@ -4,9 +4,9 @@ import pytest
 from click.testing import CliRunner
 
 from kernels.spec import VerifyWorkload
+from roofline.analysis.kernel_models import kernel_model
+from roofline.catalogue.gpus import get_gpu, load_catalogue, match_gpu
 from roofline.cli import main
-from roofline.gpus import get_gpu, load_catalogue, match_gpu
-from roofline.kernel_models import kernel_model
 from tests.paths import BENCH_CSV, RUNS, SAMPLE_RUN
 
 
@@ -107,7 +107,7 @@ def test_split_kernel_runs_analyze_with_two_kernels_and_a_roofline():
 def test_bench_table_recomputes_from_times():
     import pandas as pd
 
-    from roofline.bench_table import bench_table
+    from roofline.analysis.bench_table import bench_table
 
     saved = pd.read_csv(BENCH_CSV, keep_default_na=False)
     again = bench_table(
@@ -138,7 +138,7 @@ def test_bench_rendering_without_the_baseline_prints_no_nan():
     import pandas as pd
 
     from reports.text import render_bench
-    from roofline.bench_table import bench_table
+    from roofline.analysis.bench_table import bench_table
 
     saved = pd.read_csv(BENCH_CSV, keep_default_na=False)
     fast = saved[saved.kernel == "triton_mla_fast"][

@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 import roofline
+from roofline.analysis.removal import RemovalError, matching, read_removal, removal_verdict
 from roofline.cli import main
-from roofline.removal import RemovalError, matching, read_removal, removal_verdict
 from tests.paths import FIXTURES, ROOT, RUNS
 
 RING_CUTS = ROOT / "docs" / "results" / "h200-ring-cuts.json"

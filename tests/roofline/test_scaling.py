@@ -1,4 +1,4 @@
-"""roofline.scaling: time = fixed + KV bytes / rate over context lengths, on the committed H200 bench."""
+"""roofline.analysis.scaling: time = fixed + KV bytes / rate over context lengths, on the committed H200 bench."""
 
 import dataclasses
 import json
@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from roofline.bench_table import bench_table
+from roofline.analysis.bench_table import bench_table
+from roofline.analysis.scaling import scaling_fits
+from roofline.catalogue.gpus import get_gpu
 from roofline.cli import main
-from roofline.gpus import get_gpu
-from roofline.scaling import scaling_fits
 from tests.paths import BENCH_CSV
 
 BENCH_JSON = BENCH_CSV.with_suffix(".json")

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from roofline.stats import mann_whitney_u, median_ratio_ci
+from roofline.analysis.stats import mann_whitney_u, median_ratio_ci
 
 
 def test_u_test_matches_the_textbook_example():

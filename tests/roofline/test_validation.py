@@ -8,9 +8,9 @@ from kernels.errors import CaptureFailed
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
 from profiler.rundir import RunDir
-from roofline.analysis import summarize
+from roofline.analysis.summary import summarize
 from roofline.cli import main
-from roofline.validation import EXPECTED, check_probe, validate
+from roofline.pipelines.probes import EXPECTED, check_probe, validate
 from tests.paths import PROBES, SAMPLE_RUN
 
 

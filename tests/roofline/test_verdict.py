@@ -7,9 +7,9 @@ from kernels.errors import BadInput
 from kernels.spec import VerifyWorkload
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
-from roofline.analysis import summarize
-from roofline.floor import Floor, Step
-from roofline.verdict import agrees_with_ncu, classify
+from roofline.analysis.floor import Floor, Step
+from roofline.analysis.summary import summarize
+from roofline.analysis.verdict import agrees_with_ncu, classify
 from tests.paths import FULL_SET, SAMPLE_V1, TORCH_DEFAULT
 
 

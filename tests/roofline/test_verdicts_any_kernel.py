@@ -14,9 +14,9 @@ from profiler.launch_table import LaunchTable
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
 from reports.text import WRAP, render_text, short_names
-from roofline.analysis import summarize
+from roofline.analysis.summary import summarize
+from roofline.analysis.verdict import memory_units, sm_units
 from roofline.cli import main
-from roofline.verdict import memory_units, sm_units
 from tests.paths import FULL_SET, PROBES, ROOT, RUNS, SAMPLE_V1, TORCH_DEFAULT
 
 ALL_REPORTS = [

@@ -9,11 +9,11 @@ from kernels.spec import VerifyWorkload
 from profiler.metrics import get_preset, with_source
 from profiler.ncu_source import WAIT_CLASSES, read_pc_samples
 from profiler.readers import read_launches
-from roofline.analysis import summarize
+from roofline.analysis.floor import at_size_line, workload_floor
+from roofline.analysis.summary import summarize
+from roofline.analysis.verdict import classify
+from roofline.catalogue.gpus import get_gpu
 from roofline.cli import main
-from roofline.floor import at_size_line, workload_floor
-from roofline.gpus import get_gpu
-from roofline.verdict import classify
 from tests.paths import FIXTURES, ROOT, RUNS
 
 RING = {p: RUNS / f"h200-triton_mla_fast-ring-128k-p{p}" for p in (1, 64)}
