@@ -8,8 +8,9 @@ import click
 
 from kernels.errors import RooflineError
 from reports.validation import render_validation
+from roofline.analysis.probe_checks import EXPECTED
 from roofline.cli.common import fail, folder_option, ncu_option, progress
-from roofline.pipelines.probes import EXPECTED, validate
+from roofline.pipelines.probes import validate
 
 
 @click.command("validate")

@@ -1,12 +1,12 @@
 """`validate`: profile the probe kernels (kernels/probes.py), each into a run directory through the run
-writer, and check each verdict against what the probe's construction guarantees."""
+writer, and check each verdict against what the probe's construction guarantees
+(roofline/analysis/probe_checks.py)."""
 
 from __future__ import annotations
 
 import dataclasses
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from kernels.errors import BadInput
@@ -16,60 +16,9 @@ from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
 from profiler.proc import ToolControl
 from profiler.rundir import RunSpec, RunWriter
+from roofline.analysis.probe_checks import EXPECTED, ProbeCheck, Validation, check_probe
 from roofline.analysis.summary import summarize
 from roofline.catalogue.chips import local_device_name
-
-
-@dataclass(frozen=True)
-class Expected:
-    """What a probe must be called: its bound, and the roof (or, for latency, the cause) it starts with."""
-
-    bound: str
-    starts: str
-
-
-EXPECTED = {
-    "stream_copy": Expected("bandwidth", "DRAM"),
-    "matmul": Expected("compute", "tensor pipe"),
-    "pointer_chase": Expected("latency", "waiting on global memory loads"),
-    "small_grid": Expected("latency", "small grid"),
-    "l2_reread": Expected("bandwidth", "L2"),
-}
-
-
-@dataclass(frozen=True)
-class ProbeCheck:
-    probe: str
-    expected_bound: str
-    expected: str  # the roof (or, for latency, the cause) the verdict must start with
-    bound: str
-    got: str | None
-    run: Path | None = None  # the probe's run directory
-
-    @property
-    def ok(self) -> bool:
-        return self.bound == self.expected_bound and bool(self.got) and self.got.startswith(self.expected)
-
-    @property
-    def message(self) -> str:
-        return f"{self.probe}: expected {self.expected_bound} ({self.expected}), got {self.bound} ({self.got})"
-
-
-@dataclass(frozen=True)
-class Validation:
-    checks: tuple[ProbeCheck, ...]
-    preset: str
-    chip: str
-
-    @property
-    def ok(self) -> bool:
-        return all(c.ok for c in self.checks)
-
-
-def check_probe(name: str, bound: str, roof: str | None, cause: str | None) -> ProbeCheck:
-    """One probe's verdict against what its construction guarantees."""
-    want = EXPECTED[name]
-    return ProbeCheck(name, want.bound, want.starts, bound, roof if want.bound != "latency" else cause)
 
 
 def validate(

@@ -8,9 +8,10 @@ from kernels.errors import CaptureFailed
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
 from profiler.rundir import RunDir
+from roofline.analysis.probe_checks import EXPECTED, check_probe
 from roofline.analysis.summary import summarize
 from roofline.cli import main
-from roofline.pipelines.probes import EXPECTED, check_probe, validate
+from roofline.pipelines.probes import validate
 from tests.paths import PROBES, SAMPLE_RUN
 
 
