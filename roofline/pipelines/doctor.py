@@ -4,7 +4,8 @@ Checks: this project's packages are the ones imported; ncu and nsys found (paths
 importer libraries; GPU and driver (nvidia-smi, kernels.hardware.local_gpu); whether the performance counters are readable
 (RmProfilingAdminOnly, ERR_NVGPUCTRPERM); ncu_report (the PyPI wheel); torch, triton and CUDA as
 the profiled child process sees them. Every problem comes with a fix. Exit 1 when profiling
-cannot work. Imports nothing from kernels/ or profiler/ before it knows they are this project's.
+cannot work (the verdict over the checks: roofline/analysis/diagnosis.py). Imports nothing from kernels/
+or profiler/ before it knows they are this project's.
 """
 
 from __future__ import annotations
@@ -14,23 +15,13 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
 
+from roofline.analysis.diagnosis import Check, Diagnosis, verdict
 from roofline.shadowing import shadowed_packages
 
 PARAMS = Path("/proc/driver/nvidia/params")
-STATUS = ("ok", "warn", "FAIL", "info")
-
-
-@dataclass
-class Check:
-    name: str
-    status: str  # ok | warn | FAIL | info
-    detail: str
-    fix: str | None = None
-    blocks: bool = False  # profiling cannot work while this is so
 
 
 def _run(cmd: list[str], timeout: float = 60) -> tuple[int, str]:
@@ -286,39 +277,6 @@ def run_checks() -> list[Check]:
     own_kernels = not any(c.name == "package kernels" for c in checks)
     checks += tools + check_gpu(own_kernels) + check_counters() + check_ncu_report() + check_python()
     return checks
-
-
-def verdict(checks: list[Check]) -> tuple[bool, str]:
-    """(can profile, one line saying so)."""
-    blocking = [c for c in checks if c.blocks]
-    ncu_ok = any(c.name == "ncu" and c.status == "ok" for c in checks) and not any(
-        c.name == "counters" and c.status == "FAIL" for c in checks
-    )
-    nsys_ok = any(c.name == "nsys" and c.status == "ok" for c in checks) and not any(
-        c.name == "nsys importer" and c.status == "FAIL" for c in checks
-    )
-    if not (ncu_ok or nsys_ok) and not any(c.name == "profilers" for c in blocking):
-        blocking.append(
-            Check(
-                "profilers", "FAIL", "no usable profiler (ncu needs readable counters, nsys its importer)", blocks=True
-            )
-        )
-    if blocking:
-        return False, f"profiling cannot work here ({', '.join(c.name for c in blocking)}: see FAIL above)"
-    usable = " and ".join(n for n, ok in (("ncu", ncu_ok), ("nsys", nsys_ok)) if ok)
-    return True, f"ready to profile with {usable}"
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    """Every check, and whether profiling can work here (the verdict line says with which tool)."""
-
-    checks: tuple[Check, ...]
-    ok: bool
-    verdict: str
-
-    def to_dict(self) -> dict:
-        return {"ok": self.ok, "verdict": self.verdict, "checks": [asdict(c) for c in self.checks]}
 
 
 def doctor() -> Diagnosis:

@@ -9,8 +9,9 @@ import sys
 from click.testing import CliRunner
 
 import profiler.nsys as nsys_driver
+from roofline.analysis.diagnosis import Check, verdict
 from roofline.cli import main
-from roofline.pipelines.doctor import Check, check_counters, check_gpu, check_tools, verdict
+from roofline.pipelines.doctor import check_counters, check_gpu, check_tools
 
 
 def tool(tmp_path, name, text, code=0):
