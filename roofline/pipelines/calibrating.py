@@ -5,34 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 
-from kernels.errors import RooflineError
-from roofline.catalogue.gpus import ReadFit, match_gpu, save_measured
-
-
-class CalibrationError(RooflineError):
-    """No GPU to measure, or nowhere to save what was measured."""
-
-
-@dataclass(frozen=True)
-class Calibration:
-    device: str
-    read_gbps: float
-    copy_gbps: float  # bytes read + written
-    l2_read_gbps: float | None
-    matmul_tflops: float
-    read_fit: ReadFit
-    source: str
-    saved_to: Path | None = None  # the user's measured file, when saved
-
-    def to_dict(self) -> dict:
-        """What the measured file holds (roofline/gpus.py reads it back)."""
-        data = dataclasses.asdict(self)
-        del data["saved_to"]
-        return data
+from roofline.catalogue.calibration import Calibration, CalibrationError
+from roofline.catalogue.gpus import match_gpu, save_measured
 
 
 def calibrate(save: bool = True, progress: Callable[[str], None] | None = None) -> Calibration:
