@@ -34,10 +34,12 @@ import pandas as pd
 from kernels.spec import VerifyWorkload
 from profiler.metrics import DEFAULT_PRESET
 from profiler.rundir import RunDir, RunDirError, run_name
+from roofline.pipelines.loading import load
+from roofline.pipelines.profiling import profile
 from roofline.pipelines.sweep_dir import SUMMARY, SUMMARY_COLUMNS, SWEEP_FILE, SweepDir, SweepError
 
 POINT_TOOL = "ncu"  # each point's counters; the timeline is not taken in a sweep
-DEFAULT_TIMEOUT_S = 900.0  # roofline.api.DEFAULT_TIMEOUT_S: each point's whole capture
+DEFAULT_TIMEOUT_S = 900.0  # roofline.pipelines.profiling.DEFAULT_TIMEOUT_S: each point's whole capture
 RESULT_FIELDS = ("step_ms", "floor_ms", "gap", "bound")  # what sweep.json keeps of a done point
 
 
@@ -147,8 +149,6 @@ def run_point(
     point: SweepPoint, sweep: SweepDir, iterations: int = 3, ncu: str | None = None, gpu: str | None = None
 ) -> PointResult:
     """Profile one point into SWEEP/<point>; never raises for the point's own failure or Ctrl-C."""
-    from roofline.api import profile  # lazy
-
     started = time.time()
     base = dict(name=point.name, kernel=point.kernel, workload=point.workload.to_dict(), gpu=gpu)
     env = {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else None
@@ -398,8 +398,6 @@ def summarize(sweep_dir: str | Path) -> pd.DataFrame:
 
     A done point whose run folder is not there (a sweep committed without its runs) shows the numbers
     sweep.json recorded for it, else those of the folder's summary.csv, and says so in its row."""
-    from roofline.api import load  # lazy
-
     sweep = SweepDir.open(sweep_dir)
     entries = dict(sweep.state()["points"])
     for d in sweep.runs():
