@@ -1,8 +1,7 @@
-"""benchmarks/removal_cuts.py's parts that need no GPU: its variants and skips per kernel (FlashMLA where it
-is not built), the files it writes (read back by roofline/removal.py; FlashMLA's and the corpus GEMM's
-matched to their real captures), and its one-line error where there is no GPU."""
+"""roofline/pipelines/removal_experiment.py's parts that need no GPU: its variants and skips per kernel
+(FlashMLA where it is not built), the files it writes (read back by roofline/analysis/removal.py; FlashMLA's
+and the corpus GEMM's matched to their real captures), and its one-line error where there is no GPU."""
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -15,13 +14,8 @@ import torch
 import roofline
 from kernels.flashmla import BUILD_HINT
 from roofline.analysis.removal import matching, read_removal
+from roofline.pipelines import removal_experiment as cuts
 from tests.paths import FIXTURES, ROOT, RUNS
-
-SCRIPT = ROOT / "benchmarks" / "removal_cuts.py"
-spec = importlib.util.spec_from_file_location("removal_cuts", SCRIPT)
-cuts = importlib.util.module_from_spec(spec)
-sys.modules["removal_cuts"] = cuts  # its dataclass looks its module up there
-spec.loader.exec_module(cuts)
 
 
 def test_each_kernel_gets_the_variants_it_has_switches_for():
@@ -95,7 +89,7 @@ def test_bad_options_are_one_line_errors(argv, message):
 def test_without_a_gpu_it_says_so_in_one_line(tmp_path):
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--kernel", "seesaw,triton_mla", "--out", str(tmp_path / "out")],
+        [sys.executable, "-m", cuts.MODULE, "--kernel", "seesaw,triton_mla", "--out", str(tmp_path / "out")],
         capture_output=True,
         text=True,
         env=env,
@@ -171,7 +165,7 @@ def test_each_kernel_is_timed_at_its_own_mask_and_no_inputs_are_built_where_noth
     )
     monkeypatch.setattr(cuts, "graph_replay_ms", lambda fn: 0.5)
     args = cuts.parse_args(["--heads", "8,16", "--page-size", "64,1"])
-    rows = cuts.measure(cuts.subjects(["ring", "flashmla"], args.mask), args)
+    rows = cuts.measure(cuts.subjects(["ring", "flashmla"], args.mask), args.ctx, args.heads, args.page_size)
     assert [(w.heads, w.page_size, w.tree_mask) for w in built] == [
         (8, 64, "tree"),
         (8, 64, "chain"),
@@ -191,7 +185,7 @@ def test_each_kernel_is_timed_at_its_own_mask_and_no_inputs_are_built_where_noth
     built.clear()  # --mask chain: every kernel at the chain mask, and the file says so
     args = cuts.parse_args(["--heads", "64", "--page-size", "64", "--mask", "chain"])
     chained = cuts.subjects(["ring", "flashmla"], args.mask)
-    rows = cuts.measure(chained, args)
+    rows = cuts.measure(chained, args.ctx, args.heads, args.page_size)
     assert [(w.heads, w.tree_mask) for w in built] == [(64, "chain")] and len(rows["ring"]) == 6
     doc = cuts.removal_doc(chained["ring"], rows["ring"], "NVIDIA H200", "test")
     assert doc["workload"]["tree_mask"] == "chain" and doc["kernel"] == "_gluon_ring_kernel"

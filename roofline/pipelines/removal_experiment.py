@@ -3,8 +3,11 @@ compiled out (its NO_MMA, NO_SOFTMAX, NO_GATHER switches; the results are wrong 
 stay), each timed as one CUDA-graph replay of the whole step (split + combine). Needs a CUDA GPU (sm_90
 for ring, seesaw and hopper).
 
-    PYTHONPATH=. python benchmarks/removal_cuts.py [--kernel ring,seesaw,hopper,portable,triton_mla,flashmla,gemm]
+    python -m roofline.pipelines.removal_experiment [--kernel ring,seesaw,hopper,portable,triton_mla,flashmla,gemm]
         [--ctx 131072] [--heads 8,64] [--page-size 64,1] [--mask tree|chain] [--out DIR]
+
+or from Python, `run_experiment(kernels, ctx_lens, heads, page_sizes, mask, out)`: the documents, each
+written to OUT/<kernel>.json when `out` is given.
 
 Kernels: ring (`_gluon_ring_kernel`, path gluon, ring=True: where there is a tail warpgroup, 8 heads x 9
 tokens = 64 + 8 rows, and where the rows are whole 64-row blocks, 64 heads), seesaw (`_gluon_seesaw_kernel`,
@@ -13,7 +16,7 @@ pages per tile) and triton_mla (`_verify_extend_kernel`). A kernel is timed at e
 launches it; the others are named and skipped. Each is timed with its own tree mask (FlashMLA's chain,
 the others' tree) unless --mask names one for all (to match a capture's workload).
 
-Two kernels have no code to cut, so they get `full` and `read` alone (evidence, see roofline/removal.py):
+Two kernels have no code to cut, so they get `full` and `read` alone (evidence, see roofline/analysis/removal.py):
 flashmla (FlashMLA's split kernel `flash_fwd_splitkv_mla_kernel`, where its extension is built: page 64,
 chain mask; else one line says why it is skipped) and gemm (the corpus capture's cuBLAS GEMM,
 tests/fixtures/h200/corpus/gemm.ncu-rep.gz: torch.matmul, bf16, 8192^3, one operand set as the other
@@ -33,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -57,6 +61,7 @@ VARIANTS = {
     "no-gather": dict(no_gather=True),
     LOADS_ONLY: dict(no_mma=True, no_softmax=True),
 }
+MODULE = "roofline.pipelines.removal_experiment"
 METHOD = "CUDA-graph replays of the whole step, medians (read: a bare stream_read of the same KV bytes)"
 
 
@@ -164,6 +169,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def _print(line: str) -> None:
+    print(line, flush=True)
+
+
+class NoGpu(RuntimeError):
+    """No CUDA GPU to time the kernels on."""
+
+
 def runnable(names: list[str]) -> tuple[list[str], list[str]]:
     """The --kernel names that can run here, and one line for each that cannot (FlashMLA not built)."""
     kept, skipped = [], []
@@ -181,24 +194,31 @@ def subjects(names: list[str], mask: str | None) -> dict[str, Subject]:
     return {n: replace(SUBJECTS[n], tree_mask=mask) if mask else SUBJECTS[n] for n in names}
 
 
-def measure(subjects: dict[str, Subject], args) -> dict[str, list[dict]]:
-    """{--kernel name: rows} of the verify kernels `subjects`, printing each row as it is timed."""
+def measure(
+    subjects: dict[str, Subject],
+    ctx_lens: Sequence[int],
+    heads: Sequence[int],
+    page_sizes: Sequence[int],
+    say: Callable[[str], None] = _print,
+) -> dict[str, list[dict]]:
+    """{--kernel name: rows} of the verify kernels `subjects` at every ctx_len x page_size x heads, saying
+    each row as it is timed."""
     device_name, sm_count, arch = device_facts(torch.device("cuda"))
     names = list(subjects)
     rows: dict[str, list[dict]] = {k: [] for k in names}
     masks = list(dict.fromkeys(subjects[k].tree_mask for k in names))
-    for ctx_len in args.ctx:
-        for page_size in args.page_size:
+    for ctx_len in ctx_lens:
+        for page_size in page_sizes:
             read_ms = None
-            for heads in args.heads:
-                point = dict(ctx_len=ctx_len, heads=heads, page_size=page_size)
+            for n_heads in heads:
+                point = dict(ctx_len=ctx_len, heads=n_heads, page_size=page_size)
                 for mask in masks:
-                    w = VerifyWorkload(ctx_len=ctx_len, heads=heads, page_size=page_size, tree_mask=mask)
+                    w = VerifyWorkload(ctx_len=ctx_len, heads=n_heads, page_size=page_size, tree_mask=mask)
                     timed = []
                     for name in (n for n in names if subjects[n].tree_mask == mask):
                         reason = subjects[name].skip_reason(w, device_name, sm_count, arch)
                         if reason:
-                            print(f"{ctx_len:>8} h{heads:<3} p{page_size:<4} {name:10} skipped: {reason}", flush=True)
+                            say(f"{ctx_len:>8} h{n_heads:<3} p{page_size:<4} {name:10} skipped: {reason}")
                         else:
                             timed.append(name)
                     if not timed:  # no inputs built where nothing runs
@@ -211,10 +231,7 @@ def measure(subjects: dict[str, Subject], args) -> dict[str, list[dict]]:
                         for variant, cut in variants(subject).items():
                             ms = graph_replay_ms(subject.step(inp, cut))
                             rows[name].append(dict(point, variant=variant, graph_ms=ms))
-                            print(
-                                f"{ctx_len:>8} h{heads:<3} p{page_size:<4} {name:10} {variant:11} {ms:.4f} ms",
-                                flush=True,
-                            )
+                            say(f"{ctx_len:>8} h{n_heads:<3} p{page_size:<4} {name:10} {variant:11} {ms:.4f} ms")
                         rows[name].append(dict(point, variant=READ, graph_ms=read_ms))
                     del inp
                     torch.cuda.empty_cache()
@@ -238,8 +255,8 @@ def ncu_name(launched: str, expected: str) -> str:
     return launched.split("(")[0].split("<")[0].removeprefix("void ").strip()
 
 
-def measure_gemm(g: Gemm) -> tuple[str, str, list[dict]]:
-    """(the kernel cuBLAS launched, the method, rows `full` and `read`) of the corpus GEMM, printing them."""
+def measure_gemm(g: Gemm, say: Callable[[str], None] = _print) -> tuple[str, str, list[dict]]:
+    """(the kernel cuBLAS launched, the method, rows `full` and `read`) of the corpus GEMM, saying them."""
     gen = torch.Generator(device="cuda").manual_seed(0)
     ab = torch.randn(g.m * g.k + g.k * g.n, device="cuda", generator=gen).to(torch.bfloat16)  # A and B, one buffer
     a, b = ab[: g.m * g.k].view(g.m, g.k), ab[g.m * g.k :].view(g.k, g.n)
@@ -256,20 +273,19 @@ def measure_gemm(g: Gemm) -> tuple[str, str, list[dict]]:
         why = "torch.profiler saw no kernel"
     kernel = ncu_name(launched, g.kernel) if launched else None
     if kernel is None:
-        print(f"removal_cuts: gemm: {why}; the file takes the corpus capture's kernel name, unchecked", flush=True)
+        say(f"removal_cuts: gemm: {why}; the file takes the corpus capture's kernel name, unchecked")
         kernel, method = g.kernel, f"{method}; the kernel's name not checked here ({why})"
     elif kernel != g.kernel:
-        print(
+        say(
             f"removal_cuts: gemm: cuBLAS launched {kernel} here, {g.kernel} in the corpus capture: "
-            "the file is named after this one and matches only a capture of it",
-            flush=True,
+            "the file is named after this one and matches only a capture of it"
         )
     rows = [
         dict(variant=FULL, graph_ms=graph_replay_ms(step)),
         dict(variant=READ, graph_ms=graph_replay_ms(lambda: stream_read(ab))),
     ]
     for r in rows:
-        print(f"gemm {g.m}x{g.n}x{g.k} bf16 {r['variant']:11} {r['graph_ms']:.4f} ms", flush=True)
+        say(f"gemm {g.m}x{g.n}x{g.k} bf16 {r['variant']:11} {r['graph_ms']:.4f} ms")
     return kernel, method, rows
 
 
@@ -317,26 +333,47 @@ def table(docs: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
+def run_experiment(
+    kernels: Sequence[str] = KNOWN,
+    ctx_lens: Sequence[int] = (131072,),
+    heads: Sequence[int] = (8, 64),
+    page_sizes: Sequence[int] = (64, 1),
+    mask: str | None = None,
+    out: Path | None = None,
+    made_by: str = MODULE,
+    say: Callable[[str], None] = _print,
+) -> list[dict]:
+    """The removal experiment of `kernels` (names in KNOWN) on this GPU: one roofline-removal/1 document per
+    kernel that ran (roofline/analysis/removal.py reads them), each written to `out`/<kernel>.json when `out`
+    is given. `mask`: every verify kernel's tree mask (default: each one's own). `made_by`: the command the
+    documents record. Says each row as it is timed, and why a kernel is skipped. NoGpu without CUDA."""
     if not torch.cuda.is_available():
-        raise SystemExit("removal_cuts: needs a CUDA GPU (sm_90 for ring, seesaw and hopper); torch sees none")
-    names, skipped = runnable(args.kernel)
+        raise NoGpu("removal_cuts: needs a CUDA GPU (sm_90 for ring, seesaw and hopper); torch sees none")
+    names, skipped = runnable(list(kernels))
     for line in skipped:
-        print(line, flush=True)
+        say(line)
     device = torch.cuda.get_device_name()
-    made_by = "PYTHONPATH=. python " + " ".join(sys.argv)
-    verify = subjects([n for n in names if n in SUBJECTS], args.mask)
-    rows = measure(verify, args) if verify else {}
+    verify = subjects([n for n in names if n in SUBJECTS], mask)
+    rows = measure(verify, ctx_lens, heads, page_sizes, say) if verify else {}
     docs = [removal_doc(verify[n], r, device, made_by) for n, r in rows.items() if r]
     if "gemm" in names:
-        docs.append(gemm_doc(GEMM, *measure_gemm(GEMM), device, made_by))
-    if args.out:  # the format `roofline analyze --removal FILE` reads (roofline/removal.py)
-        args.out.mkdir(parents=True, exist_ok=True)
+        docs.append(gemm_doc(GEMM, *measure_gemm(GEMM, say), device, made_by))
+    if out:  # the format `roofline analyze --removal FILE` reads (roofline/analysis/removal.py)
+        out.mkdir(parents=True, exist_ok=True)
         for doc in docs:
-            path = args.out / f"{doc['kernel']}.json"
+            path = out / f"{doc['kernel']}.json"
             path.write_text(json.dumps(doc, indent=1) + "\n")
-            print(f"wrote {path}")
+            say(f"wrote {path}")
+    return docs
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    made_by = " ".join(["python -m", MODULE, *(sys.argv[1:] if argv is None else argv)])
+    try:
+        docs = run_experiment(args.kernel, args.ctx, args.heads, args.page_size, args.mask, args.out, made_by)
+    except NoGpu as exc:
+        raise SystemExit(str(exc)) from None
     print(table(docs))
 
 

@@ -1,7 +1,7 @@
 """How often does `roofline compare`'s gate fail when nothing changed, and how often does it catch a
-known 3% slowdown? Run on the GPU machine from the repository root (one call, a few minutes):
+known 3% slowdown? Run on the GPU machine (one call, a few minutes):
 
-    PYTHONPATH=. python3 benchmarks/compare_gate.py OUT_DIR [--kernel triton_mla_fast --ctx 128k --page-size 64]
+    python -m roofline.pipelines.gate OUT_DIR [--kernel triton_mla_fast --ctx 128k --page-size 64]
 
 Each timing pass is what `roofline profile` records in timing.json (profiler.bench.time_step:
 CUDA-graph replays over rotated input sets, no profiler, no L2 flush), on fresh inputs (seeds of
@@ -111,7 +111,7 @@ def spin_rate(cycles: int = 1_000_000) -> float:
     """Cycles per ms of torch.cuda._sleep on this GPU, timed as a graph replay (as the steps are)."""
     import torch  # lazy: see timing_pass
 
-    from profiler.bench import rotated_samples_ms
+    from profiler.bench import rotated_samples_ms  # lazy: imports torch
 
     ms = rotated_samples_ms(lambda _: torch.cuda._sleep(cycles), [None], samples=10)
     return cycles / sorted(ms.samples_ms)[len(ms.samples_ms) // 2]
@@ -120,9 +120,9 @@ def spin_rate(cycles: int = 1_000_000) -> float:
 def timing_pass(kernel: str, workload: VerifyWorkload, seed: int, samples: int, spin: int = 0) -> list[float]:
     """One timing pass on fresh input sets (seeds from `seed`), as the profile's timing pass takes it;
     `spin`: cycles of torch.cuda._sleep after each step, inside the graph."""
-    import torch  # lazy: torch and triton (tests import this file on a CPU)
+    import torch  # lazy: torch and triton (tests import this module on a CPU)
 
-    from profiler.bench import time_step
+    from profiler.bench import time_step  # lazy: imports torch
 
     then = (lambda: torch.cuda._sleep(spin)) if spin else None
     return time_step(kernel, workload, samples, seed=seed, then=then).samples_ms
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     import torch  # lazy: see timing_pass
-    import triton
+    import triton  # lazy, as torch
 
     if not torch.cuda.is_available():
         print("compare_gate: needs a CUDA GPU", file=sys.stderr)

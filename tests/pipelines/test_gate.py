@@ -1,15 +1,8 @@
-"""benchmarks/compare_gate.py's pure parts on CPU (its GPU part is one call of profiler.bench.time_step)."""
-
-import importlib.util
+"""roofline/pipelines/gate.py's pure parts on CPU (its GPU part is one call of profiler.bench.time_step)."""
 
 import numpy as np
 
-from tests.paths import ROOT
-
-SCRIPT = ROOT / "benchmarks" / "compare_gate.py"
-spec = importlib.util.spec_from_file_location("compare_gate", SCRIPT)
-gate = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gate)
+from roofline.pipelines import gate
 
 
 def samples(median, seed, n=30, rel=0.004):
