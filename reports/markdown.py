@@ -10,19 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from profiler.nsys_reader import Timeline
-from reports.charts import (
-    floor_point,
-    kernel_label,
-    report_roofs,
-    roofline_chart,
-    roofline_layout,
-    roofline_points,
-    stall_chart,
-    timeline_chart,
-)
+from reports.charts.common import kernel_label
+from reports.charts.roofline import floor_point, report_roofs, roofline_chart, roofline_layout, roofline_points
+from reports.charts.stalls import stall_chart
+from reports.charts.timeline import timeline_chart
+from reports.charts.waits import waits_chart
 from reports.meta import KINDS, LAUNCH_BOUND_PCT, STALL_UNIT, STALL_UNIT_SHORT, ReportMeta, nsys_version
 from reports.numbers import known, ms, ratio, us
-from reports.waits import waits_chart, waits_markdown
+from reports.waits import waits_markdown
 from roofline.analysis.floor import Floor, Step, at_size_line
 from roofline.analysis.hierarchy import padding_note
 from roofline.analysis.summary import Analysis, KernelSummary

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from kernels.errors import RooflineError
-from reports.charts import ChartError
+from reports.charts.common import ChartError
 from reports.markdown import ReportExists
 from roofline.cli.common import allow_incomplete_option, api, progress, removal_option
 from roofline.cli.common import fail as _fail

@@ -1,9 +1,6 @@
-"""Charts of an analysis (roofline.analysis.summary.Analysis): the roofline, the warp stalls, the nsys timeline.
-
-matplotlib is imported inside the functions that draw (Agg backend), so the commands that only
-read reports never pay for it. Output is deterministic: no dates in the files, a fixed SVG hash
-salt, so rerunning a report gives the same bytes.
-"""
+"""The roofline chart of an analysis (roofline.analysis.summary.Analysis): each kernel at its arithmetic
+intensity against the memory and compute roofs, the workload's floor as a star; and the points, roofs
+and axis it is drawn from (the markdown report names what falls off it)."""
 
 from __future__ import annotations
 
@@ -11,74 +8,15 @@ import math
 from pathlib import Path
 from statistics import median
 
-from profiler.nsys_reader import Timeline
-from reports.meta import KINDS, STALL_UNIT, Roof
-from reports.numbers import known, ratio, us
+from reports.charts.common import KERNEL_COLORS, LEGEND, MAX_KERNELS, RC, kernel_label, pyplot, save
+from reports.meta import KINDS, Roof
+from reports.numbers import ratio, us
 from roofline.analysis.floor import Floor
 from roofline.analysis.summary import Analysis
 
-MAX_KERNELS = 10  # on a chart; the tables list every kernel
 LEVEL_COLOR = {"DRAM": "tab:blue", "L2": "tab:green", "L1": "tab:purple", "tensor": "tab:red", "fp32": "tab:orange"}
 KIND_STYLE = {"report": "-", "datasheet": "--", "measured": ":"}
-KERNEL_COLORS = [
-    "black",
-    "tab:brown",
-    "tab:pink",
-    "tab:olive",
-    "tab:cyan",
-    "tab:gray",
-    "darkgoldenrod",
-    "navy",
-    "maroon",
-    "teal",
-]
-# One colour per ncu stall reason (profiler.metrics.STALL_REASONS), the same in every chart, so
-# before/after charts can be compared by eye; memory waits blue, pipes and queues warm, sync purple.
-STALL_COLOR = {
-    "long_scoreboard": "#1f77b4",
-    "short_scoreboard": "#aec7e8",
-    "lg_throttle": "#17becf",
-    "tex_throttle": "#9edae5",
-    "mio_throttle": "#2ca02c",
-    "math_pipe_throttle": "#d62728",
-    "gmma": "#ff9896",
-    "wait": "#ff7f0e",
-    "dispatch_stall": "#ffbb78",
-    "not_selected": "#98df8a",
-    "selected": "#c5b0d5",
-    "barrier": "#9467bd",
-    "membar": "#8c564b",
-    "sleeping": "#c49c94",
-    "branch_resolving": "#e377c2",
-    "no_instruction": "#f7b6d2",
-    "imc_miss": "#bcbd22",
-    "drain": "#dbdb8d",
-    "misc": "#7f7f7f",
-}
-OTHER_STALL_COLOR = "#c7c7c7"  # a reason a newer ncu adds, until it gets its own
 AXIS_DECADES = 3  # a roofline point farther than this from the median intensity (log10) falls off the axis
-RC = {
-    "svg.hashsalt": "roofline-report",
-    "svg.fonttype": "none",
-    "font.family": "DejaVu Sans",
-    "font.size": 9,
-    "axes.titlesize": 10,
-    "figure.dpi": 120,
-    "savefig.dpi": 120,
-}
-
-
-class ChartError(RuntimeError):
-    """matplotlib is missing or a chart could not be written."""
-
-
-def kernel_label(index: int, name: str, width: int = 38) -> str:
-    """'K1 name', the name cut in the middle to `width` characters (its head and its tail, where
-    variants differ, stay): the same label in tables and charts."""
-    if len(name) > width:
-        tail = (width - 1) // 2
-        name = name[: width - 1 - tail] + "…" + name[-tail:]
-    return f"K{index + 1} {name}"
 
 
 def report_roofs(analysis: Analysis) -> list[Roof]:
@@ -169,31 +107,6 @@ def roofline_layout(analysis: Analysis, roofs: list[Roof]) -> dict:
     return {"points": points, "x_lo": x_lo, "x_hi": x_hi, "off": off}
 
 
-def _pyplot():
-    try:
-        import matplotlib  # lazy
-    except ImportError:
-        raise ChartError("charts need matplotlib: pip install 'roofline[report]' (or pip install matplotlib)") from None
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt  # lazy
-
-    return matplotlib, plt
-
-
-# Every legend's text and frame: small, no box, left-aligned.
-_LEGEND = dict(fontsize=8, title_fontsize=8, frameon=False, alignment="left")
-
-
-def _save(fig, stem: Path) -> list[Path]:
-    """The figure as STEM.png and STEM.svg, without the dates and versions that would make each save differ."""
-    png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
-    fig.savefig(png, bbox_inches="tight", metadata={"Software": None})
-    matplotlib, _ = _pyplot()
-    with matplotlib.rc_context({"svg.hashsalt": RC["svg.hashsalt"]}):  # the SVG's ids, random without it
-        fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
-    return [png, svg]
-
-
 def top_points(points: list[dict]) -> list[dict]:
     """The MAX_KERNELS kernels with the most time, in table order."""
     keep = sorted(points, key=lambda p: -p["duration_ms"])[:MAX_KERNELS]
@@ -240,7 +153,7 @@ def roofline_chart(analysis: Analysis, roofs: list[Roof], stem: Path, title: str
     every = roofline_points(analysis)
     if not points:
         return []
-    matplotlib, plt = _pyplot()
+    matplotlib, plt = pyplot()
     fl = floor_point(analysis.floor)
     roofs = [r for r in roofs if r.value and r.value > 0]
     mem = [r for r in roofs if r.is_memory]
@@ -404,7 +317,7 @@ def roofline_chart(analysis: Analysis, roofs: list[Roof], stem: Path, title: str
             loc="upper left",
             bbox_to_anchor=(1.02, 1.0),
             bbox_transform=ax.transAxes,
-            **_LEGEND,
+            **LEGEND,
         )
         shown = "" if len(points) == len(every) else f"; the {len(points)} of {len(every)} with the most time"
         ax.legend(
@@ -413,125 +326,8 @@ def roofline_chart(analysis: Analysis, roofs: list[Roof], stem: Path, title: str
             loc="upper left",
             bbox_to_anchor=(0.0, -0.11),
             ncol=2 if len(kernel_handles) > 4 else 1,
-            **_LEGEND,
+            **LEGEND,
         )
-        out = _save(fig, stem)
-        plt.close(fig)
-    return out
-
-
-def _dark(hex_color: str) -> bool:
-    """Whether white text reads on this colour (relative luminance under one half)."""
-    r, g, b = (int(hex_color[i : i + 2], 16) / 255 for i in (1, 3, 5))
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.5
-
-
-def stall_chart(analysis: Analysis, stem: Path, title: str = "") -> list[Path]:
-    """Horizontal stacked bars: each kernel's top warp stalls in warps stalled per issued instruction,
-    each reason in its own fixed colour (STALL_COLOR).
-    Writes stem.png and stem.svg; [] when the report carries no stall metrics."""
-    rows = [(i, k) for i, k in enumerate(analysis.kernels) if k.top_stalls]
-    if not rows:
-        return []
-    total = len(rows)
-    rows = sorted(sorted(rows, key=lambda r: -(r[1].duration_ms or 0))[:MAX_KERNELS], key=lambda r: r[0])
-    reasons: list[str] = []
-    for _, k in rows:
-        reasons += [s["reason"] for s in k.top_stalls if s["reason"] not in reasons]
-    color = {r: STALL_COLOR.get(r, OTHER_STALL_COLOR) for r in reasons}
-    matplotlib, plt = _pyplot()
-    with matplotlib.rc_context(RC):
-        fig, ax = plt.subplots(figsize=(9.5, 1.2 + 0.55 * len(rows)))
-        labels = [kernel_label(i, k.label or k.kernel) for i, k in rows]
-        widest = max(sum(s["cycles_per_issue"] or 0 for s in k.top_stalls) for _, k in rows) or 1
-        seen: set[str] = set()
-        for y, (_, k) in enumerate(rows):
-            left = 0.0
-            for s in k.top_stalls:
-                v = s["cycles_per_issue"] or 0
-                bar = ax.barh(
-                    [y],
-                    [v],
-                    left=left,
-                    height=0.6,
-                    color=color[s["reason"]],
-                    edgecolor="white",
-                    label=None if s["reason"] in seen else s["reason"],
-                )
-                seen.add(s["reason"])
-                if v >= 0.04 * widest:
-                    ax.bar_label(
-                        bar,
-                        labels=[f"{v:.1f}"],
-                        label_type="center",
-                        fontsize=8,
-                        color="white" if _dark(color[s["reason"]]) else "black",
-                    )
-                left += v
-        ax.set_yticks(range(len(rows)), labels)
-        ax.invert_yaxis()
-        ax.set_xlabel(f"warp stalls ({STALL_UNIT}), top reasons per kernel")
-        ax.set_title(
-            (title or "Top warp stalls")
-            + ("" if len(rows) == total else f" (the {len(rows)} of {total} kernels with the most time)")
-        )
-        ax.grid(True, axis="x", color="0.9", lw=0.6)
-        ax.set_axisbelow(True)
-        handles, names = ax.get_legend_handles_labels()
-        ax.legend(
-            handles,
-            names,
-            title="stall reason",
-            loc="upper left",
-            bbox_to_anchor=(1.02, 1.0),
-            **_LEGEND,
-        )
-        out = _save(fig, stem)
-        plt.close(fig)
-    return out
-
-
-MAX_STEPS = 12  # on the timeline chart; the table gives the medians over all steps
-
-
-def timeline_chart(timeline: Timeline | None, stem: Path, title: str = "") -> list[Path]:
-    """The profiled steps on one time axis (from nsys): per step the host's NVTX range and the GPU's
-    span from first kernel start to last kernel end, so a GPU waiting for the host shows as gaps
-    in its row. Writes stem.png and stem.svg; [] without steps that ran kernels."""
-    rows = [] if timeline is None else timeline.steps.itertuples(index=False)
-    steps = [s for s in rows if s.kernels and known(s.first_kernel_start_ns)]
-    if not steps:
-        return []
-    total = len(steps)
-    steps = steps[:MAX_STEPS]
-    t0 = min(min(known(s.range_start_ns) or s.first_kernel_start_ns, s.first_kernel_start_ns) for s in steps)
-    matplotlib, plt = _pyplot()
-    with matplotlib.rc_context(RC):
-        fig, ax = plt.subplots(figsize=(9.5, 2.4))
-        host = [
-            ((s.range_start_ns - t0) / 1e6, (s.range_end_ns - s.range_start_ns) / 1e6)
-            for s in steps
-            if known(s.range_start_ns) is not None
-        ]
-        gpu = [
-            ((s.first_kernel_start_ns - t0) / 1e6, (s.last_kernel_end_ns - s.first_kernel_start_ns) / 1e6)
-            for s in steps
-        ]
-        if host:
-            ax.broken_barh(host, (1.6, 0.8), facecolors="tab:orange", edgecolors="white", linewidths=0.6)
-        ax.broken_barh(gpu, (0.6, 0.8), facecolors="tab:blue", edgecolors="white", linewidths=0.6)
-        for n, (x, w) in enumerate(gpu):
-            if n < 3 or n == len(gpu) - 1:
-                ax.text(x + w / 2, 1.0, f"{n}", ha="center", va="center", fontsize=7, color="white")
-        ax.set_yticks([1.0, 2.0], ["GPU: kernels", "host: NVTX step"])
-        ax.set_ylim(0.3, 2.7)
-        ax.set_xlabel("time from the first step (ms)")
-        ax.set_title(
-            (title or "Timeline")
-            + (f" (the first {len(steps)} of {total} steps)" if total > len(steps) else f" ({total} steps)")
-        )
-        ax.grid(True, axis="x", color="0.9", lw=0.6)
-        ax.set_axisbelow(True)
-        out = _save(fig, stem)
+        out = save(fig, stem)
         plt.close(fig)
     return out
