@@ -66,7 +66,7 @@ def profile(
     `timeout` bounds the whole capture (seconds): past it the running tool's process group is ended.
     `env` is added to the profiled child's environment (e.g. CUDA_VISIBLE_DEVICES); `command` is
     the command recorded in spec.json as the one that made the run (default: sys.argv).
-    The run is written atomically (see profiler/rundir.py): on failure, timeout or Ctrl-C it is kept
+    The run is written atomically (see profiler/run_writer.py): on failure, timeout or Ctrl-C it is kept
     under `<out>.failed-<time>` with its logs, and an existing `out` is never touched unless `force`.
     `preset`: the ncu metric preset (profiler/metrics.py; default DEFAULT_PRESET), resolved for `chip`
     (default: the chip of the local GPU, kernels/data/hardware.json). `source`: add the source counters and

@@ -25,7 +25,8 @@ from profiler.ncu_tidy import raw_metrics, tidy_launches
 from profiler.nsys import nsys_version, run_nsys
 from profiler.nsys_reader import Timeline, read_nsys_sqlite, timeline_launches
 from profiler.proc import ToolControl, run_tool
-from profiler.rundir import HARNESS, RunWriter
+from profiler.run_writer import RunWriter
+from profiler.rundir import HARNESS
 
 
 class IncompleteRun(ReportError):

@@ -15,7 +15,8 @@ from profiler.ncu import record_in_run, run_ncu
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
 from profiler.proc import ToolControl
-from profiler.rundir import RunSpec, RunWriter
+from profiler.run_writer import RunWriter
+from profiler.rundir import RunSpec
 from roofline.analysis.probe_checks import EXPECTED, ProbeCheck, Validation, check_probe
 from roofline.analysis.summary import summarize
 from roofline.catalogue.chips import local_device_name

@@ -16,7 +16,8 @@ from profiler.errors import ProfilerError, ToolNotFound, ToolTimeout
 from profiler.metrics import resolve_preset
 from profiler.ncu import find_ncu
 from profiler.nsys import find_nsys, importer_missing
-from profiler.rundir import RunDir, RunSpec, RunWriter, default_run_name
+from profiler.run_writer import RunWriter
+from profiler.rundir import RunDir, RunSpec, default_run_name
 from roofline.analysis.summary import summarize
 from roofline.catalogue.chips import local_device_name
 from roofline.pipelines.capture import (

@@ -192,7 +192,8 @@ def noisy(median_ms, n, seed, rel=0.005):
 
 def test_timing_json_is_checksummed_and_read_back(tmp_path):
     from profiler.errors import ReportError
-    from profiler.rundir import TIMING, RunSpec, RunWriter
+    from profiler.run_writer import RunWriter
+    from profiler.rundir import TIMING, RunSpec
     from profiler.timing import TimingSamples, read_timing, write_timing
 
     w = RunWriter(tmp_path / "run")
