@@ -8,7 +8,7 @@ unknown and the change is labelled "noise unknown".
 
 Samples: a run profiled with a timing pass (timing.json, profiler/timing.py: many timings of the
 step with no profiler attached) is compared by its samples: the ratio of the medians head/base
-with a bootstrap 95% confidence interval, and a two-sided Mann-Whitney U test (roofline/stats.py).
+with a bootstrap 95% confidence interval, and a two-sided Mann-Whitney U test (roofline/analysis/stats.py).
 
 Gate: with `fail_if_slower_pct`, the head fails when its step is slower than the base by more than
 that percentage AND the U test's p-value is below `p_value` (0.002, asv's threshold), both sides

@@ -9,7 +9,7 @@ one of three things, decided from evidence:
 - the math side: the tensor pipe's utilisation against its peak;
 - the chain: where the warps wait (profiler/ncu_source.py wait classes): at load barriers the loads
   are late, at MMA waits the math is late; at role barriers the warps wait on each other, which says where
-  the waiting shows, not whether the loads or the math behind it set the pace (roofline/removal.py: a
+  the waiting shows, not whether the loads or the math behind it set the pace (roofline/analysis/removal.py: a
   removal experiment decides).
 """
 
@@ -27,7 +27,7 @@ NEAR_ROOF = 0.8  # a side at 80% of its ceiling is the limit
 TIE = 0.8  # two waits within 20% of each other: the chain has no single critical path
 REMOVAL_HINT = (
     "whether the loads or the math set the pace behind the handoffs, a removal experiment tells "
-    "(benchmarks/removal_cuts.py, then roofline analyze RUN --removal FILE)"
+    "(python -m roofline.pipelines.removal_experiment, then roofline analyze RUN --removal FILE)"
 )
 NAMES = {"loads": "load barriers", "math": "MMA waits", "handoff": "role barriers"}
 # The H200's loaded DRAM latency: the pointer-chase probe (kernels/probes.py; capture

@@ -21,7 +21,7 @@ are each the largest of them; profiler/ncu_tidy.py SM_UNITS and MEMORY_UNITS):
 - latency, first that applies:
   1. small grid: under one wave and fewer blocks than half the SMs (most SMs idle);
   2. short launches: under SHORT_LAUNCH_US each, launch overhead is comparable;
-  3. pipelined: one block per SM by design (roofline/pipeline.py: the block holds the SM's registers
+  3. pipelined: one block per SM by design (roofline/analysis/pipelined.py: the block holds the SM's registers
      or shared memory and issues asynchronous copies and warpgroup MMAs): the memory side, the math
      side or the chain of waits, never occupancy advice;
   4. low occupancy set by the launch: theoretical occupancy under LOW_OCC_PCT, with the limit
@@ -326,7 +326,7 @@ def classify(
 
 
 def _pipelined_cause(m, waves, duration, traits, waits, memory):
-    """The pipelined kernel's cause (roofline/pipeline.py), or None: not pipelined, or a small grid
+    """The pipelined kernel's cause (roofline/analysis/pipelined.py), or None: not pipelined, or a small grid
     (fewer blocks than half the SMs) or short launches come first."""
     grid, sms = num(m.get("grid_size")), num(m.get("sm_count"))
     if waves is not None and waves < 1 and (grid is None or sms is None or grid < sms / 2):

@@ -2,7 +2,7 @@
 
 Each step takes the one `Capture` context of the run and returns a typed result holding what it
 captured and what it read back: every report is read once here, and `profile` analyses these results
-in memory (roofline/api.py) instead of reading the finished run again.
+in memory (roofline/pipelines/profiling.py) instead of reading the finished run again.
 """
 
 from __future__ import annotations

@@ -290,7 +290,7 @@ def measure_gemm(g: Gemm, say: Callable[[str], None] = _print) -> tuple[str, str
 
 
 def document(kernel: str, registered: str, method: str, workload: dict, rows: list[dict], device: str, made_by: str):
-    """A roofline-removal/1 document (roofline/removal.py reads it)."""
+    """A roofline-removal/1 document (roofline/analysis/removal.py reads it)."""
     return dict(
         format=FORMAT,
         kernel=kernel,

@@ -1,7 +1,7 @@
 """A sweep: one `roofline.profile` run per point of a grid (kernel x ctx x page size x heads x q_len),
 each in its own run directory under the sweep folder, named from its parameters so a rerun finds it
 (`<kernel>-<ctx>-h<heads>-q<q>-p<page>`). The folder's files are named and read by its owner,
-roofline/sweep_dir.py `SweepDir`: sweep.json, summary.csv, the chart, each point's run directory and
+roofline/pipelines/sweep_dir.py `SweepDir`: sweep.json, summary.csv, the chart, each point's run directory and
 the failed attempts the run writer kept beside it.
 
 Resumable: a point whose folder is a complete run (its manifest says so, its reports match their

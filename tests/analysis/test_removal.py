@@ -1,6 +1,6 @@
-"""A removal experiment as evidence (roofline/removal.py): the ring kernel's captures at 128k, 8 heads, pages 64
+"""A removal experiment as evidence (roofline/analysis/removal.py): the ring kernel's captures at 128k, 8 heads, pages 64
 and 1, judged by what removing each part of its work saved on the same H200 (docs/results/h200-ring-cuts.json,
-benchmarks/removal_cuts.py, then named ring_cuts.py)."""
+benchmarks/ring_cuts.py; its code is roofline/pipelines/removal_experiment.py now)."""
 
 import json
 
@@ -130,7 +130,7 @@ def test_a_workload_that_differs_only_in_its_mask_says_so():
 
 
 def test_full_and_read_rows_are_read_and_the_read_is_evidence(tmp_path):
-    """The format as benchmarks/removal_cuts.py writes it: the shipped variant named "full", and a bare
+    """The format as roofline/pipelines/removal_experiment.py writes it: the shipped variant named "full", and a bare
     read of the same bytes beside it (here the read is set at 0.0461 ms, the bare read the same H200
     measured at 128k in docs/results/h200-bench-after-restructure/bench.json)."""
     data = json.loads(RING_CUTS.read_text())
@@ -183,7 +183,7 @@ NVJET = "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT"
 
 
 def gemm_file(tmp_path, **edit):
-    """A GEMM's file as benchmarks/removal_cuts.py --kernel gemm writes it. Its numbers are MADE UP for
+    """A GEMM's file as python -m roofline.pipelines.removal_experiment --kernel gemm writes it. Its numbers are MADE UP for
     this test (not measured): a 1.6 ms step beside a 0.06 ms read of the operands."""
     doc = {
         "format": "roofline-removal/1",
@@ -239,7 +239,7 @@ def test_a_gemm_file_and_a_verify_capture_never_match(tmp_path):
 
 
 def test_a_folder_of_experiments_applies_the_files_of_kernels_the_capture_holds(tmp_path):
-    """`benchmarks/removal_cuts.py --out DIR` writes a file per kernel: --removal DIR takes the folder."""
+    """`python -m roofline.pipelines.removal_experiment --out DIR` writes a file per kernel: --removal DIR takes the folder."""
     folder = tmp_path / "cuts"
     folder.mkdir()
     (folder / "_gluon_ring_kernel.json").write_text(RING_CUTS.read_text())
