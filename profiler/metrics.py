@@ -153,18 +153,23 @@ class Preset:
         return args
 
 
-_VERDICT = LAUNCH + SM_KEY_UNITS + MEMORY_KEY_UNITS + ACHIEVED_OCCUPANCY + STALL_SAMPLES
+# Load imbalance (issue 29): the busiest, average and idlest SM's cycles with a warp in flight.
+SM_BUSY = ("sm__cycles_active.avg", "sm__cycles_active.max", "sm__cycles_active.min")
+L2_HIT = ("lts__t_sector_hit_rate.pct",)
+# The tensor pipe's instructions by MMA path: mma.sync (HMMA) against warpgroup MMA (HGMMA) on Hopper.
+MMA_PATHS = ("sm__inst_executed_pipe_tensor_op_hmma.sum", "sm__inst_executed_pipe_tensor_op_gmma.sum")
+_VERDICT = LAUNCH + SM_KEY_UNITS + MEMORY_KEY_UNITS + ACHIEVED_OCCUPANCY + STALL_SAMPLES + SM_BUSY + L2_HIT
 PRESETS = {
     "verdict": Preset(
         "verdict",
         "bound and cause: launch, 4+4 breakdown units, occupancy, sampled stalls",
-        metrics=_VERDICT,
+        metrics=_VERDICT + ("dram__bytes.sum",) + MMA_PATHS,
         passes_h200=4,
     ),
     "roofline": Preset(
         "roofline",
         "verdict + FLOPs and bytes at L1, L2, DRAM (hierarchical roofline)",
-        metrics=_VERDICT + ROOFLINE_COUNTS,
+        metrics=_VERDICT + ROOFLINE_COUNTS + MMA_PATHS,
         passes_h200=6,
     ),
     "full": Preset(
@@ -180,6 +185,9 @@ BASE_CHIP = "gh100"
 CHIP_NAMES = {  # chip -> {gh100 name: that chip's name}
     "gb100": {
         "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained": "sm__ops_path_tensor_op_utchmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
+        # mma.sync on the tensor pipe's hmma subpipe; tcgen05 (UTCMMA) on the tc pipe, Blackwell's warpgroup successor
+        "sm__inst_executed_pipe_tensor_op_hmma.sum": "sm__inst_executed_pipe_tensor_subpipe_hmma.sum",
+        "sm__inst_executed_pipe_tensor_op_gmma.sum": "sm__inst_executed_pipe_tc.sum",
     },
     "gb202": {
         "dram__bytes_read.sum": "dram__bytes_op_read.sum",
@@ -187,10 +195,12 @@ CHIP_NAMES = {  # chip -> {gh100 name: that chip's name}
         "dram__sectors_read.sum": "dram__sectors_op_read.sum",
         "dram__sectors_write.sum": "dram__sectors_op_write.sum",
         "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained": "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
+        "sm__inst_executed_pipe_tensor_op_hmma.sum": "sm__inst_executed_pipe_tensor_subpipe_hmma.sum",
     },
 }
 _NO_GMMA = frozenset({stall_metric("gmma"), stall_metric("imc_miss"), pcsamp_metric("gmma"), pcsamp_metric("imc_miss")})
-CHIP_LACKS = {"gb100": _NO_GMMA, "gb202": _NO_GMMA}  # Hopper-only stall reasons
+# Hopper-only stall reasons; sm_120 has neither warpgroup MMA nor tcgen05 (mma.sync only)
+CHIP_LACKS = {"gb100": _NO_GMMA, "gb202": _NO_GMMA | {"sm__inst_executed_pipe_tensor_op_gmma.sum"}}
 
 
 SOURCE_METRICS = ("inst_executed",)  # executed instructions per PC (instanced), as SourceCounters collects

@@ -9,6 +9,7 @@ from typing import TypeVar
 
 import click
 
+from kernels.batches import parse_lens
 from kernels.errors import BadInput
 from kernels.registry import UnknownKernel, check_workload, get_kernel
 from kernels.spec import TREE_MASKS, VerifyWorkload, WorkloadError, parse_ctx_len
@@ -86,7 +87,14 @@ def workload_options(f):
             show_default=True,
             help="prefix tokens already in the cache (128k, 131072, 1m)",
         ),
-        click.option("--batch", type=int, default=1, show_default=True),
+        click.option("--batch", type=int, default=None, help="requests in the step  [default: 1, or as --lens lists]"),
+        click.option(
+            "--lens",
+            default=None,
+            metavar="LENS",
+            help="a ragged serving batch, one prefix per request (replaces --ctx): 4k,128k,2k | "
+            "uniform:1k-32k (with --batch, drawn with --seed) | mix:1x128k,15x2k | file:PATH (a length a line)",
+        ),
         click.option("--heads", type=int, default=8, show_default=True, help="attention heads per GPU"),
         click.option("--q-len", type=int, default=9, show_default=True, help="draft tokens per request"),
         click.option("--page-size", type=int, default=1, show_default=True),
@@ -129,8 +137,14 @@ removal_option = click.option(
 )
 
 
-def make_workload(**kw) -> VerifyWorkload:
+def make_workload(lens: str | None = None, **kw) -> VerifyWorkload:
+    """The workload the options describe; `lens` (--lens) makes it a ragged batch (kernels/batches.py)."""
     try:
+        if lens is not None:
+            ctx_lens = parse_lens(lens, kw.get("batch"), kw.get("seed", 0))
+            kw.update(batch=len(ctx_lens), ctx_lens=ctx_lens, ctx_len=max(ctx_lens))
+        if kw.get("batch") is None:
+            kw["batch"] = 1
         return VerifyWorkload(**kw)
     except WorkloadError as exc:
         raise click.UsageError(str(exc)) from None
