@@ -136,7 +136,7 @@ def time_step(
     **kernel_kwargs,
 ) -> RotatedTiming:
     """Samples of kernel `name`'s step on `workload`, rotated over fresh input sets (seeds from `seed`).
-    `then`: launched after each step, inside the graph (benchmarks/compare_gate.py's known slowdown)."""
+    `then`: launched after each step, inside the graph (roofline/pipelines/gate.py's known slowdown)."""
     fn = get_kernel(name).load()
     if isinstance(fn, GraphedKernel):  # its own graph per step: ours holds the same launches for every set
         fn = fn.fn

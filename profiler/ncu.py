@@ -19,7 +19,8 @@ from profiler.launch_table import LaunchTable
 from profiler.metrics import BASE_CHIP, DEFAULT_PRESET, STALL_REASONS, ResolvedPreset, resolve_preset, stall_metric  # noqa: F401
 from profiler.nvtx import RANGE, include_filter
 from profiler.proc import PLAIN_RUN, ToolControl, find_tool, run_tool, tool_version
-from profiler.rundir import RunWriter, run_files
+from profiler.run_writer import RunWriter
+from profiler.rundir import run_files
 
 _INSTALL_GLOBS = ("/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu")
 

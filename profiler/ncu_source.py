@@ -175,7 +175,7 @@ class _Function:
     loads: set[str]
 
     def traits(self) -> dict[str, bool]:
-        """What the pipeline verdict asks of the SASS (roofline/pipeline.py)."""
+        """What the pipeline verdict asks of the SASS (roofline/analysis/pipelined.py)."""
         ops = {opcode(s).split(".")[0] for s in self.sass}
         return {
             "mma": bool(ops & MMA_OPS),

@@ -4,7 +4,7 @@
     timeline.launches   one row per kernel launch: name, start/end ns, grid, block, stream, ...
     timeline.kernels    per kernel in the profiled range: launches, total/median/min/max ms
     timeline.steps      per NVTX `step` range: step time, kernel time, idle gaps, launch API time
-    timeline.summary    the run in a few numbers
+    timeline.summary    the run in a few numbers (the last three: profiler/nsys_summary.py)
 
 Tables used (schema 3.20.3, nsys 2025.3): CUPTI_ACTIVITY_KIND_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME
 (the launch calls, joined on correlationId within a process), NVTX_EVENTS (range types looked up
@@ -30,6 +30,7 @@ from profiler.files import describe, plain_file
 from profiler.launch_table import LaunchTable
 from profiler.ncu_tidy import tidy_launches
 from profiler.nsys import export_command, find_nsys
+from profiler.nsys_summary import summarize_kernels, summarize_steps, timeline_summary
 from profiler.nvtx import RANGE, STEP
 from profiler.proc import ToolControl, run_tool
 
@@ -406,89 +407,6 @@ def _inside(launches: pd.DataFrame, ranges: pd.DataFrame) -> pd.Series:
     return out
 
 
-def _busy_ns(starts: np.ndarray, ends: np.ndarray) -> int:
-    """Length of the union of [start, end) intervals (kernels on several streams may overlap)."""
-    order = np.argsort(starts)
-    total, cur_s, cur_e = 0, None, None
-    for s, e in zip(starts[order], ends[order]):
-        if cur_e is None or s > cur_e:
-            if cur_e is not None:
-                total += cur_e - cur_s
-            cur_s, cur_e = s, e
-        else:
-            cur_e = max(cur_e, e)
-    return int(total + (cur_e - cur_s if cur_e is not None else 0))
-
-
-def summarize_kernels(launches: pd.DataFrame) -> pd.DataFrame:
-    """Per kernel (by its demangled name, as `nsys stats --report cuda_gpu_kern_sum`): launches and
-    total / median / min / max time in ms, largest total first."""
-    cols = ["kernel", "demangled_name", "launches", "total_ms", "median_ms", "min_ms", "max_ms", "share_pct"]
-    if launches.empty:
-        return pd.DataFrame(columns=cols)
-    g = launches.groupby("demangled_name", sort=False)
-    out = pd.DataFrame(
-        {
-            "kernel": g["kernel"].first(),
-            "launches": g.size(),
-            "total_ms": g["duration_ns"].sum() / 1e6,
-            "median_ms": g["duration_ns"].median() / 1e6,
-            "min_ms": g["duration_ns"].min() / 1e6,
-            "max_ms": g["duration_ns"].max() / 1e6,
-        }
-    )
-    out["share_pct"] = 100 * out["total_ms"] / out["total_ms"].sum()
-    out = out.reset_index().sort_values("total_ms", ascending=False, kind="stable").reset_index(drop=True)
-    return out[cols]
-
-
-def summarize_steps(launches: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
-    """Per `step` range: step time (first kernel start to last kernel end of the kernels launched in it),
-    kernel time, idle time between them, and the host time spent in their launch API calls."""
-    rows = []
-    for i, rng in steps.reset_index(drop=True).iterrows():
-        mine = launches[launches["step"] == i]
-        row = {
-            "step": i,
-            "range_start_ns": int(rng["start"]),
-            "range_end_ns": int(rng["end"]),
-            "range_ms": (rng["end"] - rng["start"]) / 1e6,
-            "kernels": len(mine),
-        }
-        if len(mine):
-            s, e = mine["start_ns"].to_numpy(), mine["end_ns"].to_numpy()
-            span = int(e.max() - s.min())
-            busy = _busy_ns(s, e)
-            gaps = s[1:] - np.maximum.accumulate(e)[:-1] if len(mine) > 1 else np.array([0])
-            row.update(
-                step_ms=span / 1e6,
-                kernel_ms=mine["duration_ns"].sum() / 1e6,
-                busy_ms=busy / 1e6,
-                idle_ms=(span - busy) / 1e6,
-                max_gap_ms=max(0, int(gaps.max())) / 1e6,
-                launch_api_ms=mine["api_ns"].sum(min_count=1) / 1e6,
-                first_kernel_start_ns=int(s.min()),
-                last_kernel_end_ns=int(e.max()),
-            )
-        rows.append(row)
-    cols = [
-        "step",
-        "kernels",
-        "step_ms",
-        "kernel_ms",
-        "busy_ms",
-        "idle_ms",
-        "max_gap_ms",
-        "launch_api_ms",
-        "range_ms",
-        "range_start_ns",
-        "range_end_ns",
-        "first_kernel_start_ns",
-        "last_kernel_end_ns",
-    ]
-    return pd.DataFrame(rows, columns=cols)
-
-
 def _timeline(conn: sqlite3.Connection, name: Path) -> Timeline:
     meta = export_meta(conn, name)
     present = check_schema(conn, name, meta)
@@ -515,54 +433,11 @@ def _timeline(conn: sqlite3.Connection, name: Path) -> Timeline:
     if len(outer) and profiled.empty:
         notes.append(f"no kernel was launched inside the NVTX range {RANGE!r}")
     step_table = summarize_steps(launches, steps)
-    summary = _summary(meta, launches, profiled, outer, step_table, name)
+    summary = timeline_summary(meta, launches, profiled, outer, step_table, name)
     summary["notes"] = notes
     return Timeline(
         source=str(name), launches=launches, kernels=summarize_kernels(profiled), steps=step_table, summary=summary
     )
-
-
-def _median(series: pd.Series) -> float | None:
-    series = series.dropna()
-    return float(series.median()) if len(series) else None
-
-
-def _summary(
-    meta: dict, launches: pd.DataFrame, profiled: pd.DataFrame, outer: pd.DataFrame, steps: pd.DataFrame, name: Path
-) -> dict:
-    done = steps[steps["kernels"] > 0]
-    step_ms, idle_ms = _median(done["step_ms"]), _median(done["idle_ms"])
-    return {
-        "source": str(name),
-        "nsys_version": meta.get("EXPORT_PRODUCT_VERSION"),
-        "schema": meta.get("EXPORT_SCHEMA_VERSION"),
-        "gpu": next((d for d in launches["device"] if d), None),
-        "launches": len(launches),
-        "launches_in_range": len(profiled) if len(outer) else None,
-        "range": RANGE if len(outer) else None,
-        "range_ms": float((outer["end"] - outer["start"]).sum() / 1e6) if len(outer) else None,
-        "kernels": int(profiled["demangled_name"].nunique()),
-        "steps": len(steps),
-        "steps_without_kernels": int((steps["kernels"] == 0).sum()),
-        "kernels_per_step": _median(done["kernels"]),
-        "step_ms_median": step_ms,
-        "step_ms_min": float(done["step_ms"].min()) if len(done) else None,
-        "step_ms_max": float(done["step_ms"].max()) if len(done) else None,
-        "kernel_ms_per_step": _median(done["kernel_ms"]),
-        "idle_ms_per_step": idle_ms,
-        "idle_pct": 100 * idle_ms / step_ms if step_ms else None,
-        "launch_api_ms_per_step": _median(done["launch_api_ms"]),
-        # host side: how long the program took per step (the NVTX range, launch to return), and how much
-        # of the profiled range the GPU spent running kernels (low: the GPU waits for the host)
-        "host_ms_per_step": _median(steps["range_ms"]),
-        "gpu_busy_pct_of_range": (
-            100
-            * _busy_ns(profiled["start_ns"].to_numpy(), profiled["end_ns"].to_numpy())
-            / float((outer["end"] - outer["start"]).sum())
-            if len(outer) and len(profiled)
-            else None
-        ),
-    }
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Time one streaming read of a buffer at several sizes (needs torch + a GPU), for `roofline calibrate`'s
-fit of time = fixed + bytes / rate (roofline.scaling.read_fit): every kernel pays a fixed cost to ramp up,
+fit of time = fixed + bytes / rate (roofline.analysis.scaling.read_fit): every kernel pays a fixed cost to ramp up,
 which a single 4 GiB read hides."""
 
 from __future__ import annotations

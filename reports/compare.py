@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from reports.numbers import ms, ratio
 from reports.text import align
-from roofline.comparison import METRICS, MIN_SAMPLES, Change, Comparison, KernelComparison
+from roofline.analysis.comparison import METRICS, MIN_SAMPLES, Change, Comparison, KernelComparison
 
 LABELS = {
     "duration_ms": "duration (median)",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from roofline.doctor import Diagnosis
+from roofline.analysis.diagnosis import Diagnosis
 
 
 def render_doctor(d: Diagnosis, fmt: str = "text") -> str:

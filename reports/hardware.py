@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from reports.table import align
-from roofline.calibration import Calibration
-from roofline.gpus import GpuSpec
+from roofline.catalogue.calibration import Calibration
+from roofline.catalogue.gpus import GpuSpec
 
 
 def render_gpus(gpus: list[GpuSpec], user_dir: Path) -> str:

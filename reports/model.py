@@ -3,11 +3,11 @@ Light on purpose (no pandas): `roofline model` starts without it."""
 
 from __future__ import annotations
 
-from roofline.floor import BALANCED, at_size_line
+from roofline.analysis.floor import BALANCED, at_size_line
 
 
 def render_model(m) -> str:
-    """`roofline model`: the floor of a workload on a GPU (a roofline.modeling.Model), both floors, the
+    """`roofline model`: the floor of a workload on a GPU (a roofline.pipelines.modeling.Model), both floors, the
     balance between memory and compute time, and the kernel's own model when there is one."""
     f, layers = m.floor, m.layers
     out = [

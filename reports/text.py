@@ -11,9 +11,9 @@ from reports.numbers import fmt as _fmt
 from reports.numbers import ms, ratio, us
 from reports.table import align
 from reports.waits import waits_text
-from roofline.analysis import Analysis
-from roofline.floor import Floor, at_size_line
-from roofline.hierarchy import padding_note
+from roofline.analysis.floor import Floor, at_size_line
+from roofline.analysis.hierarchy import padding_note
+from roofline.analysis.summary import Analysis
 
 WRAP = 100  # text width for rule text and notes
 
@@ -157,8 +157,8 @@ def render_text(analysis: Analysis) -> str:
 
 
 def render_scaling(fits) -> str:
-    """roofline.scaling's fits: time = fixed + KV bytes / rate, one line per kernel x page size x heads."""
-    from roofline.scaling import FIT_TOL, MIN_POINTS  # lazy
+    """roofline.analysis.scaling's fits: time = fixed + KV bytes / rate, one line per kernel x page size x heads."""
+    from roofline.analysis.scaling import FIT_TOL, MIN_POINTS  # lazy
 
     rows = [
         [

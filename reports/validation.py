@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from roofline.validation import Validation
+from roofline.analysis.probe_checks import Validation
 
 
 def render_validation(v: Validation) -> str:

@@ -1,33 +1,23 @@
-"""'Where the warps wait': each kernel's PC samples by wait class and its top source lines, as text,
-markdown and a chart (roofline/waits.py makes the numbers; this module only renders them)."""
+"""'Where the warps wait': each kernel's PC samples by wait class and its top source lines, as text and
+markdown (roofline/analysis/waits.py makes the numbers; this module only renders them; the chart:
+reports/charts/waits.py)."""
 
 from __future__ import annotations
 
 import textwrap
 from pathlib import Path
 
-from reports.charts import _pyplot, _save
 from reports.table import align
-from roofline.analysis import Analysis
-from roofline.waits import WarpWaits
+from roofline.analysis.summary import Analysis
+from roofline.analysis.waits import WarpWaits
 
-# One colour per wait class (profiler/ncu_source.py WAIT_CLASSES), the same in every chart.
-CLASS_COLOURS = {
-    "load barrier": "#1f77b4",
-    "MMA wait": "#d62728",
-    "role barrier": "#ff7f0e",
-    "shared memory": "#2ca02c",
-    "global memory": "#9467bd",
-    "math": "#8c564b",
-    "other": "#7f7f7f",
-}
 NO_SOURCE = (
     "no line text: the report embeds no source (`ncu --import-source yes`); each line shows "
     "its instruction with most samples"
 )
 
 
-def _kernels(analysis: Analysis) -> list[tuple[str, WarpWaits]]:
+def kernels_with_waits(analysis: Analysis) -> list[tuple[str, WarpWaits]]:
     """(name, waits) for each kernel with PC samples."""
     return [(k.label or k.kernel, k.waits) for k in analysis.kernels if k.waits is not None]
 
@@ -38,7 +28,7 @@ def _classes(w: WarpWaits) -> str:
 
 def waits_text(analysis: Analysis) -> list[str]:
     """The text section (empty when no kernel has PC samples)."""
-    kernels = _kernels(analysis)
+    kernels = kernels_with_waits(analysis)
     if not kernels:
         return []
     out = ["", "where the warps wait (PC samples by instruction; profiler/ncu_source.py):"]
@@ -57,7 +47,7 @@ def waits_text(analysis: Analysis) -> list[str]:
 
 def waits_markdown(analysis: Analysis, chart: Path | None = None) -> list[str]:
     """The markdown section: per kernel a table of shares by wait class and one of its top lines."""
-    kernels = _kernels(analysis)
+    kernels = kernels_with_waits(analysis)
     if not kernels:
         return []
     out = [
@@ -89,31 +79,3 @@ def waits_markdown(analysis: Analysis, chart: Path | None = None) -> list[str]:
     if not any(w.source_text for _, w in kernels):
         out += [f"*{NO_SOURCE}.*", ""]
     return out
-
-
-def waits_chart(analysis: Analysis, stem: Path, title: str = "") -> list[Path]:
-    """A stacked bar per kernel: the share of samples in each wait class (PNG and SVG); [] without samples."""
-    kernels = _kernels(analysis)
-    if not kernels:
-        return []
-    _, plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(8, 2.4 + 0.4 * len(kernels)))
-    for row, (name, w) in enumerate(kernels):
-        left = 0.0
-        for cls, colour in CLASS_COLOURS.items():
-            share = 100 * w.by_class.get(cls, 0.0)
-            if share > 0:
-                ax.barh(row, share, left=left, color=colour, label=cls if row == 0 else None)
-                left += share
-    ax.set_yticks(range(len(kernels)), [n[:40] for n, _ in kernels])
-    ax.invert_yaxis()
-    ax.set_xlabel("% of PC samples")
-    ax.set_xlim(0, 100)
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in CLASS_COLOURS.values()]
-    ax.legend(handles, list(CLASS_COLOURS), fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    ax.set_title(f"where the warps wait{': ' + title if title else ''}", fontsize=9)
-    fig.tight_layout()
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    files = _save(fig, stem)
-    plt.close(fig)
-    return files

@@ -29,10 +29,10 @@ _ERRORS = {
     "Interrupted": "profiler.errors",
     "RunDirError": "profiler.rundir",
     "WorkloadError": "kernels.spec",
-    "CompareError": "roofline.comparison",
-    "MeasuredFileError": "roofline.gpus",
-    "UnknownGpu": "roofline.gpus",
-    "SweepError": "roofline.sweep_dir",
+    "CompareError": "roofline.analysis.comparison",
+    "MeasuredFileError": "roofline.catalogue.gpus",
+    "UnknownGpu": "roofline.catalogue.gpus",
+    "SweepError": "roofline.pipelines.sweep_dir",
 }
 
 

@@ -11,7 +11,7 @@ from roofline.shadowing import exit_if_shadowed
 def _doctor(argv: list[str]) -> int:
     """`roofline doctor` without the CLI (which imports the shadowed packages): the checks, exit 1."""
     from reports.doctor import render_doctor  # lazy: as below, it imports kernels/profiler only once ours
-    from roofline.doctor import doctor  # lazy: doctor imports profiler only once it is ours
+    from roofline.pipelines.doctor import doctor  # lazy: doctor imports profiler only once it is ours
 
     d = doctor()
     print(render_doctor(d, "json" if "json" in argv else "text"))

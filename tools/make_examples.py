@@ -16,11 +16,11 @@ from click.testing import CliRunner
 
 from reports.markdown import ReportInput, write_report
 from reports.numbers import ms
+from roofline.analysis.projection import project
 from roofline.api import load
+from roofline.catalogue.gpus import get_gpu, match_gpu
 from roofline.cli import main
-from roofline.gpus import get_gpu, match_gpu
-from roofline.projection import project
-from roofline.reporting import build_meta
+from roofline.pipelines.reporting import build_meta
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = Path("roofline/data/samples/h200-triton_mla-128k")  # relative: the same text on every machine

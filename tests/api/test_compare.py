@@ -9,8 +9,8 @@ from click.testing import CliRunner
 
 import roofline
 from profiler.rundir import MANIFEST
+from roofline.analysis.comparison import CompareError, spread_pct, timing_change
 from roofline.cli import main
-from roofline.comparison import CompareError, spread_pct, timing_change
 from tests.paths import RUNS, SAMPLE_V1, TORCH_DEFAULT
 
 DECODE = RUNS / "h200-triton_mla_decode-128k-p64"
@@ -150,8 +150,8 @@ def test_api_compare_takes_runs_or_paths():
 
 
 def test_repeated_kernel_names_match_by_launch_configuration():
-    from roofline.analysis import KernelSummary
-    from roofline.comparison import match_kernels
+    from roofline.analysis.comparison import match_kernels
+    from roofline.analysis.summary import KernelSummary
 
     def k(grid):
         return KernelSummary(
@@ -192,7 +192,8 @@ def noisy(median_ms, n, seed, rel=0.005):
 
 def test_timing_json_is_checksummed_and_read_back(tmp_path):
     from profiler.errors import ReportError
-    from profiler.rundir import TIMING, RunSpec, RunWriter
+    from profiler.run_writer import RunWriter
+    from profiler.rundir import TIMING, RunSpec
     from profiler.timing import TimingSamples, read_timing, write_timing
 
     w = RunWriter(tmp_path / "run")
@@ -283,7 +284,7 @@ def test_samples_on_one_side_only_are_said(tmp_path):
 
 
 def test_gate_logic():
-    from roofline.comparison import Change, decide_gate, sample_test
+    from roofline.analysis.comparison import Change, decide_gate, sample_test
 
     slower = sample_test(noisy(1.0, 20, 1), noisy(1.06, 20, 2))
     assert decide_gate(5, 0.002, slower, None)["passed"] is False

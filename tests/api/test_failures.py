@@ -294,7 +294,7 @@ def test_bad_files_are_one_line_errors(tmp_path, make, message):
 
 def test_profile_both_tools_one_run(tmp_path, monkeypatch):
     """ncu replays the bundled 128k capture; nsys writes a real timeline (the 8k one: a stand-in)."""
-    monkeypatch.setattr("roofline.api.importer_missing", lambda nsys: [])
+    monkeypatch.setattr("roofline.pipelines.profiling.importer_missing", lambda nsys: [])
     ncu = ncu_stub(tmp_path, log=SAMPLE_RUN / "profile.ncu.log", report=SAMPLE_RUN / "profile.ncu-rep")
     nsys = nsys_stub(tmp_path)
     out = tmp_path / "run"
@@ -364,7 +364,7 @@ def test_a_broken_nsys_not_asked_for_leaves_a_complete_ncu_run(tmp_path, monkeyp
 
 
 def test_nsys_named_explicitly_still_fails_the_run(tmp_path, monkeypatch):
-    monkeypatch.setattr("roofline.api.importer_missing", lambda nsys: [])
+    monkeypatch.setattr("roofline.pipelines.profiling.importer_missing", lambda nsys: [])
     ncu = ncu_stub(tmp_path, log=SAMPLE_RUN / "profile.ncu.log", report=SAMPLE_RUN / "profile.ncu-rep")
     nsys = nsys_stub(tmp_path, log=LOGS / "nsys_missing_libs.log", report=None, qdstrm=True)
     r = cli("profile", "--ctx", "128k", "--tool", "both", "--ncu", ncu, "--nsys", nsys, "--out", str(tmp_path / "run"))
@@ -374,7 +374,7 @@ def test_nsys_named_explicitly_still_fails_the_run(tmp_path, monkeypatch):
 
 def test_default_tools_skip_an_nsys_whose_importer_cannot_load(tmp_path, monkeypatch):
     """`roofline doctor`'s importer check decides before `both` is chosen: nsys is not even run."""
-    monkeypatch.setattr("roofline.api.importer_missing", lambda nsys: ["libdw.so.1"])
+    monkeypatch.setattr("roofline.pipelines.profiling.importer_missing", lambda nsys: ["libdw.so.1"])
     ncu = ncu_stub(tmp_path, log=SAMPLE_RUN / "profile.ncu.log", report=SAMPLE_RUN / "profile.ncu-rep")
     nsys = stub(
         tmp_path,

@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from roofline.cli import main
-from roofline.sweep_dir import FORMAT, SWEEP_FILE, SweepDir, SweepError
-from roofline.sweeps import plan, summarize
+from roofline.pipelines.sweep_dir import FORMAT, SWEEP_FILE, SweepDir, SweepError
+from roofline.pipelines.sweeps import plan, summarize
 from tests.paths import ROOT, RUNS, SAMPLE_V1
 from tests.stubs import (
     calls,
@@ -245,7 +245,7 @@ def test_sweep_json_is_replaced_in_one_step(tmp_path, monkeypatch):
     def crash(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("roofline.sweep_dir.os.replace", crash)
+    monkeypatch.setattr("roofline.pipelines.sweep_dir.os.replace", crash)
     with pytest.raises(OSError, match="No space left"):
         folder.write_state({"format": FORMAT, "points": {"b": {"status": "done"}}})
     assert (tmp_path / "S" / SWEEP_FILE).read_text() == old and folder.state()["points"] == {"a": {"status": "done"}}

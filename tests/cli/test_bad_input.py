@@ -94,7 +94,7 @@ def test_every_committed_report_walks_whole():
 
 def _rewritten_run(tmp_path) -> Path:
     """The committed triton_mla run written again by RunWriter (the current manifest format)."""
-    from profiler.rundir import RunWriter
+    from profiler.run_writer import RunWriter
 
     w = RunWriter(tmp_path / "run")
     for name in ("spec.json", "harness.json", "profile.ncu-rep", "profile.ncu.log", "commands.txt"):

@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from kernels.spec import VerifyWorkload
+from roofline.analysis.floor import workload_floor
+from roofline.analysis.kernel_models import kernel_model
+from roofline.catalogue.gpus import get_gpu
 from roofline.cli import main
-from roofline.floor import workload_floor
-from roofline.gpus import get_gpu
-from roofline.kernel_models import kernel_model
 
 MODELLED = ("triton_mla", "triton_mla_decode", "triton_mla_fast")
 
@@ -113,7 +113,7 @@ def test_calibrate_saves_per_user_and_gpus_reads_it_first(monkeypatch, tmp_path)
     import torch
 
     from profiler.bench import MeasuredCeilings
-    from roofline.gpus import packaged_measured_file, user_measured_dir
+    from roofline.catalogue.gpus import packaged_measured_file, user_measured_dir
 
     packaged = Path(packaged_measured_file("h200"))
     before = packaged.read_bytes()

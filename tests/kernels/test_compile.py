@@ -19,11 +19,11 @@ from kernels.launch import ARCHS, SPECS, fast_specs, launch_specs
 from kernels.registry import KERNELS
 from kernels.spec import VerifyWorkload
 from kernels.xcompile import CompileError, compile_launches, mma_family, parse_ptxas_log, specialization
-from roofline.archs import occupancy
+from roofline.analysis.kernel_models import kernel_model
+from roofline.analysis.resources import kernel_resources
+from roofline.catalogue.archs import occupancy
+from roofline.catalogue.gpus import get_gpu
 from roofline.cli import main
-from roofline.gpus import get_gpu
-from roofline.kernel_models import kernel_model
-from roofline.resources import kernel_resources
 from tests.paths import ROOT, RUNS
 from tests.ptx_check import ptx_code
 

@@ -12,8 +12,8 @@ from kernels.hardware import ARCHS, CHIPS, NoLocalGpu, chip_of, find_gpu, get_ar
 from kernels.launch import EXTEND_BLOCK_N
 from kernels.launch_spec import device_facts
 from profiler.metrics import CHIPS as PRESET_CHIPS
-from roofline.chips import local_device_name
-from roofline.gpus import get_gpu
+from roofline.catalogue.chips import local_device_name
+from roofline.catalogue.gpus import get_gpu
 
 # short_name: (chip, arch, sm_count, dram_gbps, l2_mb, fp32_tflops, bf16_dense_tflops, fp16_dense_tflops,
 # fp8_dense_tflops, boost_clock_mhz, dram_type); chip: what chips.json gave the GPU's name
@@ -160,7 +160,7 @@ def test_no_local_gpu_says_why(tmp_path, monkeypatch):
 
 def test_gpus_table_has_a_header_for_every_column():
     from reports.hardware import render_gpus
-    from roofline.gpus import load_catalogue, user_measured_dir
+    from roofline.catalogue.gpus import load_catalogue, user_measured_dir
 
     lines = render_gpus(load_catalogue(), user_measured_dir()).splitlines()
     header, rule = lines[0], lines[1]

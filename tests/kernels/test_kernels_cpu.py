@@ -230,7 +230,7 @@ CUT_SETS = (dict(no_mma=True), dict(no_softmax=True), dict(no_mma=True, no_softm
     ids=["portable", "triton_mla", "hopper-no-gather"],
 )
 def test_removal_experiments_run_and_cut(kernel, kw, cuts):
-    """Switches off: the kernel's own answer. Each removal experiment on (benchmarks/removal_cuts.py): the
+    """Switches off: the kernel's own answer. Each removal experiment on (roofline/pipelines/removal_experiment.py): the
     kernel runs, every output is finite, and the answer is wrong (the cut really leaves work out)."""
     w = VerifyWorkload(ctx_len=40, page_size=16, q_len=3, heads=6, seed=7)
     assert check_kernel(kernel, w, device="cpu", dtype="fp16", **kw).ok

@@ -32,7 +32,7 @@ from profiler.ncu import ncu_command
 from profiler.ncu_reader import ID_COLUMNS, read_ncu_report
 from profiler.ncu_tidy import tidy_launches
 from profiler.readers import plain_file, read_launches
-from roofline.analysis import summarize
+from roofline.analysis.summary import summarize
 from roofline.cli import main
 from tests.fixtures.capture import metric_candidates
 from tests.paths import FIXTURES, ROOT

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from profiler.errors import ReportError
 from profiler.ncu import ncu_command
-from profiler.nsys_reader import read_nsys_launches, read_nsys_sqlite, summarize_kernels
+from profiler.nsys_reader import read_nsys_launches, read_nsys_sqlite
+from profiler.nsys_summary import summarize_kernels
 from profiler.nvtx import RANGE, STEP, include_filter
 from profiler.readers import read_launches
 from tests.paths import FIXTURES, ROOT, SAMPLE_RUN

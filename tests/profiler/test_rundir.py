@@ -9,7 +9,8 @@ from click.testing import CliRunner
 
 import roofline
 from kernels.spec import VerifyWorkload
-from profiler.rundir import FILES, MANIFEST, RunDirError, RunWriter, default_run_name, sha256
+from profiler.run_writer import RunWriter
+from profiler.rundir import FILES, MANIFEST, RunDirError, default_run_name, sha256
 from roofline.cli import main
 from tests.paths import APP_FAILED_LOG, FIXTURES, SAMPLE_V1, TORCH_DEFAULT
 from tests.stubs import (

@@ -251,7 +251,7 @@ def test_timeline_of_an_nsys_export_and_launch_bound(tmp_path):
 
 def test_one_colour_per_stall_reason_in_every_chart(tmp_path):
     from profiler.metrics import STALL_REASONS
-    from reports.charts import STALL_COLOR, stall_chart
+    from reports.charts.stalls import STALL_COLOR, stall_chart
 
     assert set(STALL_REASONS) <= set(STALL_COLOR) and len(set(STALL_COLOR.values())) == len(STALL_COLOR)
     base = load(SAMPLE).analysis
@@ -304,7 +304,7 @@ def test_preset_sentence_is_true_of_the_run(tmp_path):
 
 
 def test_roofline_axis_ignores_an_outlier(tmp_path):
-    from reports.charts import roofline_chart, roofline_layout
+    from reports.charts.roofline import roofline_chart, roofline_layout
 
     analysis = load(SAMPLE).analysis
     hierarchy = copy.deepcopy(analysis.kernels[0].hierarchy)
@@ -403,7 +403,7 @@ def test_timeline_chart_skips_a_step_without_kernels(tmp_path):
     leaves it out and counts only the steps that ran kernels."""
     import pandas as pd
 
-    from reports.charts import timeline_chart
+    from reports.charts.timeline import timeline_chart
 
     timeline = load(SAMPLE).timeline
     n = len(timeline.steps)
@@ -417,7 +417,7 @@ def test_timeline_chart_skips_a_step_without_kernels(tmp_path):
 
 def test_waits_chart_is_the_same_bytes_on_every_run(tmp_path):
     """The waits chart draws outside the charts' rc context: its SVG ids must still not be random."""
-    from reports.waits import waits_chart
+    from reports.charts.waits import waits_chart
 
     analysis = load(SAMPLE).analysis
     a, b = (waits_chart(analysis, tmp_path / name / "w") for name in ("a", "b"))

@@ -1,0 +1,44 @@
+"""What a report renders (`ReportInput`: the analysis and its nsys timeline) and what every section takes
+(`Context`: that input, the `ReportMeta` and the chart links)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from profiler.nsys_reader import Timeline
+from reports.meta import ReportMeta
+from roofline.analysis.summary import Analysis
+
+
+@dataclass(frozen=True)
+class ReportInput:
+    """What a report renders: the analysis and, when the run has one, its nsys timeline (the rest
+    of what it shows, commands, versions and roofs, is the `ReportMeta`)."""
+
+    analysis: Analysis
+    timeline: Timeline | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """One report's sections all render from this: the input, its meta, and the charts written beside it
+    ('roofline'/'stalls'/'timeline'/'waits' -> PNG path relative to the markdown)."""
+
+    report: ReportInput
+    meta: ReportMeta
+    charts: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def analysis(self) -> Analysis:
+        return self.report.analysis
+
+    @property
+    def timeline_only(self) -> bool:
+        """The kernels came from an nsys timeline alone: no counter, no bound."""
+        ks = self.report.analysis.kernels
+        return (
+            self.report.timeline is not None
+            and bool(ks)
+            and all(k.bound == "unknown" and k.sm_throughput_pct is None for k in ks)
+        )

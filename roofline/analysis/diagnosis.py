@@ -1,0 +1,52 @@
+"""What `roofline doctor` found: one Check a line (ok, warn, FAIL or info, with its fix), and the verdict
+over them: whether profiling can work here, and with which tool. The checks that run the tools are
+roofline/pipelines/doctor.py. Imports nothing from kernels/ or profiler/ (doctor's screen shows it when a
+foreign package shadows them)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+STATUS = ("ok", "warn", "FAIL", "info")
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # ok | warn | FAIL | info
+    detail: str
+    fix: str | None = None
+    blocks: bool = False  # profiling cannot work while this is so
+
+
+def verdict(checks: list[Check]) -> tuple[bool, str]:
+    """(can profile, one line saying so)."""
+    blocking = [c for c in checks if c.blocks]
+    ncu_ok = any(c.name == "ncu" and c.status == "ok" for c in checks) and not any(
+        c.name == "counters" and c.status == "FAIL" for c in checks
+    )
+    nsys_ok = any(c.name == "nsys" and c.status == "ok" for c in checks) and not any(
+        c.name == "nsys importer" and c.status == "FAIL" for c in checks
+    )
+    if not (ncu_ok or nsys_ok) and not any(c.name == "profilers" for c in blocking):
+        blocking.append(
+            Check(
+                "profilers", "FAIL", "no usable profiler (ncu needs readable counters, nsys its importer)", blocks=True
+            )
+        )
+    if blocking:
+        return False, f"profiling cannot work here ({', '.join(c.name for c in blocking)}: see FAIL above)"
+    usable = " and ".join(n for n, ok in (("ncu", ncu_ok), ("nsys", nsys_ok)) if ok)
+    return True, f"ready to profile with {usable}"
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Every check, and whether profiling can work here (the verdict line says with which tool)."""
+
+    checks: tuple[Check, ...]
+    ok: bool
+    verdict: str
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "verdict": self.verdict, "checks": [asdict(c) for c in self.checks]}

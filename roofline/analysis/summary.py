@@ -1,0 +1,307 @@
+"""Per-kernel summary of a launch table: grouped launches, verdict, gap to the workload floor."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from kernels.registry import project_kernel_of
+from kernels.spec import VerifyWorkload
+from profiler.launch_table import LaunchTable, PcSamples
+from profiler.metrics import CHIP_NAMES, PRESETS
+from roofline.analysis.floor import Floor, Step, workload_floor
+from roofline.analysis.hierarchy import hierarchical_roofline, useful_flops_per_launch, with_useful_work
+from roofline.analysis.pipelined import memory_facts
+from roofline.analysis.verdict import agrees_with_ncu, classify, num, top_stalls
+from roofline.analysis.waits import WarpWaits, warp_waits
+from roofline.catalogue.gpus import GpuSpec, match_gpu
+
+GROUP_KEYS = ["kernel", "mangled_name", "grid_size", "block_size"]
+FIELDS = [
+    "duration_ms",
+    "dram_throughput_pct",
+    "sm_throughput_pct",
+    "memory_throughput_pct",
+    "l2_hit_rate_pct",
+    "dram_gbps",
+    "dram_peak_gbps",
+    "waves_per_sm",
+    "achieved_occupancy_pct",
+    "theoretical_occupancy_pct",
+    "registers_per_thread",
+    "sm_count",
+]
+
+
+@dataclass
+class KernelSummary:
+    kernel: str
+    launches: int
+    grid_size: float | None
+    block_size: float | None
+    duration_ms: float | None
+    dram_throughput_pct: float | None
+    sm_throughput_pct: float | None
+    memory_throughput_pct: float | None
+    l2_hit_rate_pct: float | None
+    dram_gbps: float | None
+    dram_peak_gbps: float | None
+    waves_per_sm: float | None
+    achieved_occupancy_pct: float | None
+    theoretical_occupancy_pct: float | None
+    registers_per_thread: float | None
+    top_stalls: list[dict]
+    bound: str
+    cause: str | None
+    evidence: list[str]
+    roof: str | None = None
+    unit: str | None = None  # the busiest unit with its %
+    advice: str | None = None
+    ncu_rule: str | None = None
+    agrees_with_ncu: bool | None = None
+    ncu_rule_note: str | None = None  # why there is no ncu rule to compare with
+    gap_to_floor: float | None = None  # only when this kernel is the whole step
+    share_of_step: float | None = None  # fraction of the step's kernel time
+    hierarchy: dict | None = None
+    label: str = ""  # a name no other row shares (kernel + what tells it apart)
+    source: str | None = None  # the report file, when the launches came from several
+    mangled_name: str | None = None
+    project_kernel: str | None = None  # the registered kernel that launches it, if any
+    waits: WarpWaits | None = None  # where the warps wait (PC samples), when the capture has them
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """The GPU a capture ran on: the name the tool recorded, its hardware-table entry, its SM count."""
+
+    name: str | None = None
+    catalogue: str | None = None  # kernels/data/hardware.json's short name; None when not in the table
+    sm_count: float | None = None
+
+
+@dataclass
+class Analysis:
+    gpu: DeviceInfo
+    kernels: list[KernelSummary]
+    workload: VerifyWorkload | None = None
+    floor: Floor | None = None
+    step: Step | None = None
+    notes: list[str] = field(default_factory=list)
+    missing_metrics: list[str] = field(default_factory=list)  # ncu metrics the report lacks
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["step"] = self.step.to_dict() if self.step else None
+        return _clean(d)
+
+    @staticmethod
+    def clean(obj):
+        return _clean(obj)
+
+
+def _clean(obj):
+    """NaN -> None, numpy scalars -> Python, recursively (JSON-safe)."""
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
+        obj = obj.item()
+    if isinstance(obj, float) and math.isnan(obj):
+        return None
+    return obj
+
+
+def ncu_rule_text(rules: list[dict]) -> str | None:
+    """ncu's own SOLBottleneck message for a launch, when the report carries it."""
+    for rule in rules or []:
+        if rule.get("rule_identifier") == "SOLBottleneck":
+            msg = rule.get("rule_message") or {}
+            title, text = (msg.get("title") or "").strip(), (msg.get("message") or "").strip()
+            return f"{title}: {text}" if title else (text or None)
+    return None
+
+
+def rule_absent(preset: str | None) -> str:
+    """Why a launch has no SOLBottleneck rule: the preset collects no SpeedOfLight section."""
+    return (
+        f"ncu rule not collected (preset {preset})"
+        if preset
+        else "ncu rule not collected (the report has no SpeedOfLight section)"
+    )
+
+
+def summarize(
+    table: LaunchTable,
+    workload: VerifyWorkload | None = None,
+    iterations: int | None = None,
+    gpu: GpuSpec | None = None,
+    preset: str | None = None,
+    pc_samples: PcSamples | None = None,
+) -> Analysis:
+    """Group launches by kernel and launch configuration; median of each metric; one verdict each.
+
+    `preset`: the metric preset the report was captured with (profiler/metrics.py), when known.
+    `pc_samples`: the report's PC samples (profiler/ncu_source.py, launch numbers as in `table`):
+    where each kernel's warps wait, and its SASS traits for the pipelined-kernel verdict.
+    Attention-specific advice goes to the project's registered kernels (kernels/registry.py) and to
+    any kernel of a run whose verify workload is known; every other kernel gets general advice.
+    """
+    launches = table.frame
+    device = next((d for d in launches.get("device", pd.Series(dtype=object)).dropna()), None)
+    gpu = gpu or match_gpu(device)
+    rules = table.rules
+    floor: Floor | None = workload_floor(workload, gpu) if (workload and gpu) else None
+    memory = memory_facts(gpu)
+    if "mangled_name" not in launches:
+        launches = launches.assign(mangled_name=launches["kernel"])
+
+    kernels = []
+    keyed = launches.assign(**{k: launches[k].fillna(-1) for k in GROUP_KEYS if k != "kernel"})
+    total_ms = float(launches["duration_ms"].sum())
+    # a folder of reports: the same kernel from two files stays two rows, each naming its file
+    by_source = "source" in launches and launches["source"].nunique() > 1
+    groups = list(keyed.groupby(GROUP_KEYS + (["source"] if by_source else []), sort=False, dropna=False))
+    whole_step = len(groups) == 1
+    for key, group in groups:
+        med = group.median(numeric_only=True).to_dict()
+        stalls = [{"reason": r, "cycles_per_issue": v} for r, v in top_stalls(med)]
+        project = project_kernel_of(key[0])
+        waits = traits = None
+        if pc_samples is not None and not pc_samples.frame.empty:
+            samples = pc_samples.frame
+            waits = warp_waits(samples[samples["launch"].isin(group["launch"])])
+            traits = pc_samples.functions.get(key[0])
+        verdict = classify(
+            med, attention=project is not None or workload is not None, waits=waits, traits=traits, memory=memory
+        )
+        first = int(group["launch"].iloc[0])
+        rule = ncu_rule_text(rules.get(first, []))
+        values = {f: num(med.get(f)) for f in FIELDS}
+        duration = values["duration_ms"]
+        share = float(group["duration_ms"].sum()) / total_ms if total_ms > 0 else None
+        hierarchy = hierarchical_roofline(med)
+        kernels.append(
+            KernelSummary(
+                kernel=key[0],
+                launches=len(group),
+                grid_size=num(group["grid_size"].iloc[0]) if key[2] != -1 else None,
+                block_size=num(group["block_size"].iloc[0]) if key[3] != -1 else None,
+                **{f: values[f] for f in FIELDS if f != "sm_count"},
+                top_stalls=stalls,
+                **dataclasses.asdict(verdict),  # bound, cause, evidence, roof, unit, advice
+                ncu_rule=rule,
+                agrees_with_ncu=agrees_with_ncu(verdict.bound, rule),
+                ncu_rule_note=None if rule else rule_absent(preset),
+                gap_to_floor=(duration / floor.floor_ms) if (floor and duration and whole_step) else None,
+                share_of_step=share if (share is not None and not math.isnan(share)) else None,
+                hierarchy=hierarchy,
+                mangled_name=key[1],
+                project_kernel=project,
+                source=key[4] if by_source else (group["source"].iloc[0] if "source" in group else None),
+                waits=waits,
+            )
+        )
+    for k, label in zip(kernels, distinct_labels(kernels)):
+        k.label = label
+    if floor is not None and (iterations or whole_step):  # the workload's FLOPs beside ncu's (padded MMA rows and all)
+        useful = useful_flops_per_launch(
+            [(k.hierarchy or {}).get("tensor_flops") for k in kernels],
+            [k.launches for k in kernels],
+            floor.flops,
+            iterations or kernels[0].launches,
+        )
+        for k, flops in zip(kernels, useful):
+            k.hierarchy = with_useful_work(k.hierarchy, flops, k.duration_ms)
+
+    step = None
+    notes = list(table.notes)  # what the source could not hold (e.g. ncu CSV: no rules)
+    if floor is not None and iterations:
+        step = Step.of(total_ms / iterations, floor)
+    if pc_samples is not None and pc_samples.frame.empty:
+        notes.append(
+            "no PC samples in this capture (smsp__pcsamp_*): no per-instruction breakdown of where the warps wait"
+        )
+    if workload is not None and gpu is None:
+        notes.append(f"device {device!r} is not in the GPU catalogue: no floor")
+    missing = table.missing_metrics
+    shown = _unexpectedly_missing(missing, preset)
+    if len(shown) < len(missing):
+        skipped = [m for m in missing if m not in shown]
+        notes.append(
+            f"preset {preset} does not ask for {len(skipped)} metrics the analysis can use"
+            + (" (no DRAM bytes, FLOP or byte counts: no hierarchical roofline)" if preset == "verdict" else "")
+            + f": {', '.join(skipped[:4])}"
+            + (" ..." if len(skipped) > 4 else "")
+            + "; `profile --preset full` collects them"
+        )
+    if shown:
+        notes.append(
+            f"{len(shown)} metrics absent from the report: {', '.join(shown[:6])}"
+            + (
+                f" and {len(shown) - 6} more (all listed under missing_metrics in --format json)"
+                if len(shown) > 6
+                else ""
+            )
+        )
+    gpu_info = DeviceInfo(
+        name=device,
+        catalogue=gpu.short_name if gpu else None,
+        sm_count=num(launches["sm_count"].dropna().iloc[0]) if launches["sm_count"].notna().any() else None,
+    )
+    return Analysis(
+        gpu=gpu_info,
+        kernels=kernels,
+        workload=workload,
+        floor=floor,
+        step=step,
+        notes=notes,
+        missing_metrics=list(missing),
+    )
+
+
+def _unexpectedly_missing(missing: list[str], preset: str | None) -> list[str]:
+    """The absent metrics that the capture's preset asked for (all of them when the preset is unknown
+    or is an ncu set): a verdict-preset run is not short of the roofline counters it never asked for."""
+
+    p = PRESETS.get(preset) if preset else None
+    if p is None or p.sets or not p.metrics:
+        return list(missing)
+    asked = set(p.metrics) | {alt for names in CHIP_NAMES.values() for base, alt in names.items() if base in p.metrics}
+    return [m for m in missing if m in asked]
+
+
+def distinct_labels(kernels: list[KernelSummary]) -> list[str]:
+    """Each row's kernel name, plus what tells it apart from rows of the same name (grid, block,
+    then a number for different instantiations, e.g. templates, with the same launch shape)."""
+    labels = [k.kernel for k in kernels]
+    for describe in (
+        lambda k: k.source or "",
+        lambda k: f"grid {_int(k.grid_size)}",
+        lambda k: f"block {_int(k.block_size)}",
+    ):
+        clash = _clashing(labels)
+        labels = [f"{lab} [{describe(k)}]" if i in clash else lab for i, (lab, k) in enumerate(zip(labels, kernels))]
+    clash = _clashing(labels)
+    seen: dict[str, int] = {}
+    out = []
+    for i, lab in enumerate(labels):
+        if i in clash:
+            seen[lab] = seen.get(lab, 0) + 1
+            lab = f"{lab} #{seen[lab]}"
+        out.append(lab)
+    return out
+
+
+def _int(x) -> str:
+    return "?" if x is None else f"{x:.0f}"
+
+
+def _clashing(labels: list[str]) -> set[int]:
+    counts: dict[str, int] = {}
+    for lab in labels:
+        counts[lab] = counts.get(lab, 0) + 1
+    return {i for i, lab in enumerate(labels) if counts[lab] > 1}

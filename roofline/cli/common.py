@@ -1,0 +1,201 @@
+"""What every `roofline` command module shares: progress on stderr, a library error as one line, and the
+options and parsers several commands take."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from typing import TypeVar
+
+import click
+
+from kernels.batches import parse_lens
+from kernels.errors import BadInput
+from kernels.registry import UnknownKernel, check_workload, get_kernel
+from kernels.spec import TREE_MASKS, VerifyWorkload, WorkloadError, parse_ctx_len
+from roofline.catalogue.gpus import GpuSpec, MeasuredFileError, UnknownGpu, get_gpu
+
+T = TypeVar("T")
+
+
+class BadInputExit(click.ClickException):
+    """A BadInput as the CLI reports it: one line, exit 2 (a usage error, like click's own)."""
+
+    exit_code = 2
+
+
+def progress(msg: str) -> None:
+    click.echo(msg, err=True)
+
+
+def fail(exc: Exception) -> click.ClickException:
+    """A library error as a one-line CLI error, the one place that maps the error kinds to exit codes
+    (kernels/errors.py): BadInput exits 2, the rest 1, with the tool's own lines and where a failed run
+    was kept."""
+    msg = str(exc) or getattr(exc, "reason", "")
+    kept = getattr(exc, "kept_at", None)
+    if kept is not None:
+        msg += f"\nthe failed run is kept at {kept} (manifest.json says why; nothing captured was lost)"
+    return BadInputExit(msg) if isinstance(exc, BadInput) else click.ClickException(msg)
+
+
+def api():
+    """roofline.api, imported on first use: it loads pandas, which `roofline kernels`, `model` and
+    `--help` never need."""
+    import roofline.api as module  # lazy: start-up time of the reading-free commands
+
+    return module
+
+
+# -- what several commands' options share
+
+
+def comma_list(text: str, parse: Callable[[str], T], option: str) -> list[T]:
+    """The one comma-list parser: `8k,32k` -> [8192, 32768]; a bad or empty item is a usage error naming
+    the option."""
+    items = [x.strip() for x in text.split(",")]
+    if not any(items):
+        raise click.BadParameter("is empty", param_hint=option)
+    if "" in items:
+        raise click.BadParameter(f"{text!r}: an empty item between commas", param_hint=option)
+    try:
+        return [parse(x) for x in items]
+    except (ValueError, BadInput) as exc:
+        raise click.BadParameter(f"{text!r}: {exc}", param_hint=option) from None
+
+
+class CtxLen(click.ParamType):
+    name = "ctx_len"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_ctx_len(value)
+        except WorkloadError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def workload_options(f):
+    """The options every command that builds one workload shares."""
+    opts = [
+        click.option(
+            "--ctx",
+            "ctx_len",
+            type=CtxLen(),
+            default="128k",
+            show_default=True,
+            help="prefix tokens already in the cache (128k, 131072, 1m)",
+        ),
+        click.option("--batch", type=int, default=None, help="requests in the step  [default: 1, or as --lens lists]"),
+        click.option(
+            "--lens",
+            default=None,
+            metavar="LENS",
+            help="a ragged serving batch, one prefix per request (replaces --ctx): 4k,128k,2k | "
+            "uniform:1k-32k (with --batch, drawn with --seed) | mix:1x128k,15x2k | file:PATH (a length a line)",
+        ),
+        click.option("--heads", type=int, default=8, show_default=True, help="attention heads per GPU"),
+        click.option("--q-len", type=int, default=9, show_default=True, help="draft tokens per request"),
+        click.option("--page-size", type=int, default=1, show_default=True),
+        click.option("--mask", "tree_mask", type=click.Choice(TREE_MASKS), default="tree", show_default=True),
+        click.option("--seed", type=int, default=0, show_default=True),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def format_option(*choices: str):
+    """--format FMT, the first choice the default (text, json unless named)."""
+    choices = choices or ("text", "json")
+    return click.option("--format", "fmt", type=click.Choice(list(choices)), default=choices[0], show_default=True)
+
+
+def folder_option(flag: str, dest: str, help: str, default: str | None = None):
+    """An option naming a folder (a run directory, a sweep folder): a path that may not be a file."""
+    return click.option(
+        flag, dest, type=click.Path(file_okay=False), default=default, show_default=default is not None, help=help
+    )
+
+
+ncu_option = click.option("--ncu", "ncu_path", default=None, help="path to ncu (else $NCU, PATH, usual folders)")
+
+
+def allow_incomplete_option(what: str):
+    """--allow-incomplete: read a capture holding fewer launches than its run asked for; `what` says how."""
+    return click.option("--allow-incomplete", is_flag=True, help=what)
+
+
+removal_option = click.option(
+    "--removal",
+    type=click.Path(exists=True),
+    default=None,
+    help="a removal experiment of the same GPU and workload, or the folder of them that `python -m "
+    "roofline.pipelines.removal_experiment --out DIR` writes (a file per kernel): the part whose removal saves the "
+    "most names the timed kernel's cause",
+)
+
+
+def make_workload(lens: str | None = None, **kw) -> VerifyWorkload:
+    """The workload the options describe; `lens` (--lens) makes it a ragged batch (kernels/batches.py)."""
+    try:
+        if lens is not None:
+            ctx_lens = parse_lens(lens, kw.get("batch"), kw.get("seed", 0))
+            kw.update(batch=len(ctx_lens), ctx_lens=ctx_lens, ctx_len=max(ctx_lens))
+        if kw.get("batch") is None:
+            kw["batch"] = 1
+        return VerifyWorkload(**kw)
+    except WorkloadError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def kernel_name(name: str) -> str:
+    """The registered name (aliases resolved); an unknown kernel is a usage error."""
+    try:
+        return get_kernel(name).name
+    except UnknownKernel as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def kernel_workload(name: str, workload: VerifyWorkload) -> VerifyWorkload:
+    """The workload, if the kernel can run it (the same check the kernel makes when it runs)."""
+    try:
+        check_workload(name, workload)
+    except WorkloadError as exc:
+        raise click.UsageError(str(exc)) from None
+    return workload
+
+
+def need_kernels(command: str) -> None:
+    """A clear error when torch/triton are missing (the reading commands never need them)."""
+    missing = [m for m in ("torch", "triton") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise click.ClickException(
+            f"roofline {command} needs {' and '.join(missing)}: "
+            "pip install 'roofline[kernels]' (on a CPU machine: pip install torch==2.13.0 first)"
+        )
+
+
+def gpu_by_name(name: str) -> GpuSpec:
+    try:
+        return get_gpu(name)
+    except UnknownGpu as exc:
+        raise click.UsageError(str(exc)) from None
+    except MeasuredFileError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def gpu_option(ctx, param, value):
+    """Check a GPU-name option before any work; an empty name is an error naming the option."""
+    if value is None:
+        return None
+    try:
+        get_gpu(value)
+    except UnknownGpu as exc:
+        raise click.BadParameter(
+            str(exc) if value.strip() else f"needs a GPU name; {str(exc).split('; ')[-1]}", ctx, param
+        ) from None
+    except MeasuredFileError as exc:
+        raise click.ClickException(str(exc)) from None
+    return value

@@ -1,0 +1,169 @@
+"""`roofline profile` and `roofline analyze`: a run captured or re-read, its verdicts printed."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from kernels.errors import RooflineError
+from profiler.ncu_reader import discard_prefetched, prefetch_capture
+from profiler.proc import stop_signals_interrupt
+from reports.text import render_projection, render_text, render_timeline
+from roofline.analysis.projection import project
+from roofline.catalogue.gpus import match_gpu
+from roofline.cli.common import (
+    allow_incomplete_option,
+    api,
+    folder_option,
+    format_option,
+    gpu_by_name,
+    gpu_option,
+    kernel_name,
+    make_workload,
+    ncu_option,
+    progress,
+    removal_option,
+    workload_options,
+)
+from roofline.cli.common import fail as _fail
+
+
+def print_run(run, fmt: str, project_to: str | None = None) -> dict:
+    """Print a run's analysis (text or JSON), with a projection onto another GPU when asked."""
+    result = run.to_dict()
+    projection = None
+    if project_to is not None:
+        target = gpu_by_name(project_to)
+        source = match_gpu(run.analysis.gpu.name)
+        if source is None:
+            raise click.ClickException(
+                f"cannot project: profiled device {run.analysis.gpu.name!r} is not in the GPU catalogue"
+            )
+        projection = project(run.analysis.kernels, source, target, run.workload)
+        result["projection"] = run.analysis.clean(projection)
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=2))
+    else:
+        click.echo(render_text(run.analysis))
+        if run.timeline is not None:
+            counters = run.launch_table.counters  # False: the table is the timeline's own
+            click.echo(
+                "\n"
+                + render_timeline(
+                    run.timeline,
+                    run.analysis if counters else None,
+                    run.manifest.tools if run.manifest is not None else None,
+                )
+            )
+        if projection:
+            click.echo("\n" + render_projection(projection))
+    return result
+
+
+@click.command("profile")
+@click.option("--kernel", default="triton_mla", show_default=True)
+@workload_options
+@click.option("--iters", type=int, default=3, show_default=True, help="launches inside the profiled range")
+@folder_option("--out", "out_dir", "run directory (default runs/<kernel>-<ctx>-h<heads>-q<q_len>-p<page>-<time>)")
+@click.option(
+    "--force", is_flag=True, help="replace an existing run directory at --out (only once the new run is complete)"
+)
+@click.option(
+    "--tool",
+    type=click.Choice(["ncu", "nsys", "both"]),
+    default=None,
+    help="counters (ncu), timeline (nsys) or both [default: both when both are found, else the one found]",
+)
+@ncu_option
+@click.option("--nsys", "nsys_path", default=None, help="path to nsys (else $NSYS, PATH, usual folders)")
+@click.option(
+    "--preset",
+    default=None,
+    help="ncu metric preset: roofline (default, 6 passes on the H200), "
+    "verdict (4), full (--set full, 38); see `roofline metrics`",
+)
+@click.option("--chip", default=None, help="resolve the preset for this ncu chip (default: the local GPU's)")
+@click.option(
+    "--source",
+    is_flag=True,
+    help="add the source counters and embed the kernel's source: where the warps "
+    "wait with each line's text (about one more replay pass)",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=900,
+    show_default=True,
+    help="seconds for the whole capture; past it the running tool's process group is ended",
+)
+@click.option(
+    "--timing-samples",
+    type=click.IntRange(min=0),
+    default=30,
+    show_default=True,
+    help="after the captures, time the step this many times with no profiler attached (timing.json, "
+    "what `roofline compare` tests); 0 skips it",
+)
+@format_option()
+def profile_cmd(
+    kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset, chip, source, timeout, timing_samples, fmt, **wkw
+) -> None:
+    """Run a kernel under Nsight Compute and/or Nsight Systems, parse the reports, print verdicts (needs a GPU)."""
+
+    name = kernel_name(kernel)
+    workload = make_workload(**wkw)
+    if iters < 1:
+        raise click.UsageError("--iters must be at least 1")
+    try:
+        with stop_signals_interrupt():  # SIGTERM / SIGHUP: as Ctrl-C, the run kept marked failed
+            run = api().profile(
+                name,
+                workload,
+                iterations=iters,
+                out=out_dir,
+                force=force,
+                ncu=ncu_path,
+                nsys=nsys_path,
+                tool=tool,
+                timeout=timeout,
+                progress=progress,
+                preset=preset,
+                chip=chip,
+                timing_samples=timing_samples,
+                source=source,
+            )
+    except (RooflineError, ValueError) as exc:  # CaptureFailed names where the run was kept
+        raise _fail(exc) from None
+    except KeyboardInterrupt as exc:
+        click.echo("Error: " + str(_fail(exc).message).strip(), err=True)
+        sys.exit(getattr(exc, "exit_code", 130))
+    print_run(run, fmt)
+
+
+@click.command("analyze")
+@click.argument("path", type=click.Path(), required=False)
+@click.option(
+    "--project-to",
+    default=None,
+    callback=gpu_option,
+    help="also project the kernels onto this GPU (e.g. rtx-pro-6000)",
+)
+@allow_incomplete_option("analyze a report holding fewer launches than its run asked for (marked complete: false)")
+@removal_option
+@format_option()
+def analyze_cmd(path, project_to, allow_incomplete, removal, fmt) -> None:
+    """Re-read a run directory, a report or a folder of reports (no GPU needed). Default: the bundled H200 sample."""
+    if path:  # start reading the report in a child now, while pandas and the analysis load here
+        prefetch_capture(path)
+
+    if not path and fmt == "text":
+        progress(f"no path given: analyzing the bundled H200 capture {api().sample_run()}")
+    try:
+        run = api().load(path, allow_incomplete=allow_incomplete, removal=removal)
+    except (RooflineError, ValueError) as exc:  # a bad report, workload or experiment file
+        if path:
+            discard_prefetched()  # refused before its report was read: end that read
+        raise _fail(exc) from None
+    print_run(run, fmt, project_to)

@@ -1,0 +1,158 @@
+"""`roofline bench` as an API: time kernels over a grid of workloads against the ceilings measured in
+the same run (needs a GPU), or re-read a saved bench.json (no GPU). Returns a BenchRun; the CLI only
+parses options and prints reports.text.render_bench of it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from kernels.hardware import NoLocalGpu, local_gpu
+from profiler.errors import ReportError, refuse_special
+from roofline.analysis.bench_table import at_size_columns, bench_table
+from roofline.analysis.scaling import ScalingFit, scaling_fits
+from roofline.catalogue.gpus import match_gpu
+
+META_NEEDS = {"device", "read_gbps", "copy_gbps", "matmul_tflops"}
+ROW_NEEDS = {
+    "kernel",
+    "ctx_len",
+    "page_size",
+    "heads",
+    "q_len",
+    "batch",
+    "median_ms",
+    "kv_bytes",
+    "tflops",
+    "eff_gbps",
+    "floor_ms",
+    "gap",
+    "speedup_vs_triton_mla",
+}
+
+
+@dataclass
+class BenchRun:
+    """A benchmark: its meta (GPU, driver, versions, the ceilings measured with it, the timing method),
+    one row per point (bench_table's columns) and the time = fixed + bytes / rate fits."""
+
+    meta: dict
+    table: pd.DataFrame
+    fits: list[ScalingFit] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return (
+            json.dumps(
+                {
+                    "meta": self.meta,
+                    "rows": json.loads(self.table.to_json(orient="records")),
+                    "scaling": [dataclasses.asdict(f) for f in self.fits],
+                },
+                indent=2,
+            )
+            + "\n"
+        )
+
+    def save(self, out: Path) -> list[Path]:
+        out.mkdir(parents=True, exist_ok=True)
+        self.table.to_csv(out / "bench.csv", index=False)
+        (out / "bench.json").write_text(self.to_json())
+        return [out / "bench.csv", out / "bench.json"]
+
+
+def read_bench(path: Path) -> BenchRun:
+    """A bench.json that `roofline bench` wrote, checked field by field (ReportError naming the file)."""
+    refuse_special(path)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReportError(f"{path}: not a bench.json from `roofline bench` ({exc})") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("meta"), dict) or not isinstance(data.get("rows"), list):
+        raise ReportError(f"{path}: not a bench.json from `roofline bench` (no 'meta' and 'rows')")
+    meta = data["meta"]
+    if missing := sorted(META_NEEDS - set(meta)):
+        raise ReportError(f"{path}: its 'meta' lacks {', '.join(missing)}")
+    for key in ("read_gbps", "copy_gbps", "matmul_tflops"):  # the fits divide by them
+        value = meta[key]
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0):
+            raise ReportError(f"{path}: meta.{key} must be a positive number, got {json.dumps(value)}")
+    if not data["rows"]:
+        raise ReportError(f"{path}: no rows: the bench it saved timed nothing")
+    if not all(isinstance(r, dict) for r in data["rows"]):
+        raise ReportError(f"{path}: its rows must be JSON objects")
+    table = pd.DataFrame(data["rows"])
+    if missing := sorted(ROW_NEEDS - set(table.columns)):
+        raise ReportError(f"{path}: its rows lack {', '.join(missing)}")
+    table["error"] = table["error"].fillna("") if "error" in table.columns else ""
+    for col in sorted(ROW_NEEDS - {"kernel"}):  # JSON wrote NaN (no baseline row, say) as null
+        numbers = pd.to_numeric(table[col], errors="coerce")
+        bad = table[col].notna() & numbers.isna()
+        if bad.any():
+            row = int(bad.idxmax())
+            raise ReportError(f"{path}: rows[{row}].{col} must be a number or null, got {json.dumps(table[col][row])}")
+        table[col] = numbers
+    if "at_size_ms" not in table.columns:  # saved before the at-size floor: from the catalogue's fit
+        table = at_size_columns(table, match_gpu(meta["device"]))
+    return BenchRun(meta, table, scaling_fits(table, meta["read_gbps"], meta["matmul_tflops"]))
+
+
+def run_bench(
+    kernels: list[str],
+    ctx_lens: list[int],
+    page_sizes: list[int],
+    heads: list[int],
+    masks: tuple[str, ...] = ("tree",),
+    q_len: int = 9,
+    method: str = "rotated",
+    progress: Callable[[str], None] | None = None,
+) -> BenchRun:
+    """Measure the ceilings (4 GiB copy and read, a large bf16 matmul), then time every kernel x ctx x
+    page size x heads x mask by `method` (profiler/bench.py); needs a CUDA GPU."""
+    import torch  # lazy: only a GPU run needs torch and triton
+    import triton  # lazy, as above
+
+    from profiler.bench import bench_grid, measure_ceilings  # lazy: imports torch at module level
+
+    say = progress or (lambda msg: None)
+    if not torch.cuda.is_available():
+        raise ReportError("roofline bench needs a CUDA GPU (torch sees none)")
+    say("measuring ceilings: 4 GiB copy and read, 8192^3 bf16 matmul")
+    ceil = measure_ceilings()
+    gpu = match_gpu(ceil.device)
+    if gpu is None:
+        raise ReportError(f"{ceil.device!r} is not in the hardware table (kernels/data/hardware.json)")
+    meta = {
+        **ceil.__dict__,
+        "driver": _driver(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "method": method,
+    }
+    times = bench_grid(
+        kernels,
+        ctx_lens=ctx_lens,
+        page_sizes=page_sizes,
+        heads=heads,
+        masks=masks,
+        q_len=q_len,
+        progress=say,
+        method=method,
+    )
+    table = bench_table(
+        times, gpu, ceil.read_gbps, ceil.matmul_tflops, source=f"measured by roofline bench on this {ceil.device}"
+    )
+    return BenchRun(meta, table, scaling_fits(table, ceil.read_gbps, ceil.matmul_tflops))
+
+
+def _driver() -> str:
+    """The local driver's version (kernels.hardware.local_gpu), "unknown" when nvidia-smi gives none."""
+    try:
+        return local_gpu().driver or "unknown"
+    except NoLocalGpu:
+        return "unknown"

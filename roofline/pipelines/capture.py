@@ -1,0 +1,264 @@
+"""The capture steps of `roofline profile`: ncu, nsys and the timing pass, each into the run being written.
+
+Each step takes the one `Capture` context of the run and returns a typed result holding what it
+captured and what it read back: every report is read once here, and `profile` analyses these results
+in memory (roofline/pipelines/profiling.py) instead of reading the finished run again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernels.spec import VerifyWorkload
+from profiler.errors import ApplicationFailed, ProfilerError, ReportError
+from profiler.files import KIND_NAMES, NCU_REP, one_line
+from profiler.launch_table import LaunchTable, PcSamples
+from profiler.metrics import ResolvedPreset
+from profiler.ncu import check_collected, record_in_run, requested_metrics, run_ncu
+from profiler.ncu_reader import read_ncu_report
+from profiler.ncu_source import PcRead
+from profiler.ncu_tidy import raw_metrics, tidy_launches
+from profiler.nsys import nsys_version, run_nsys
+from profiler.nsys_reader import Timeline, read_nsys_sqlite, timeline_launches
+from profiler.proc import ToolControl, run_tool
+from profiler.run_writer import RunWriter
+from profiler.rundir import HARNESS
+
+
+class IncompleteRun(ReportError):
+    """The report holds fewer launches than the run asked for."""
+
+
+def completeness(launches: LaunchTable, iterations: int | None, expected: int | None) -> list[str]:
+    """Why a launch table is not the whole run ([] when it is): a report cut short, fewer launches than
+    the tool said it profiled, or a kernel whose launch count is not a multiple of the iterations asked for."""
+    problems = [launches.cut] if launches.cut else []
+    if expected is not None and len(launches) != expected:
+        problems.append(f"expected {expected} launches (as ncu's log reported them), found {len(launches)}")
+    if iterations:
+        for kernel, n in launches.frame.groupby("kernel", sort=False).size().items():
+            if n % iterations:
+                problems.append(f"{kernel}: {n} launches, not a multiple of the {iterations} iterations asked for")
+    return problems
+
+
+def require_complete(launches: LaunchTable, iterations: int, expected: int | None, shown: Path) -> None:
+    """IncompleteRun naming `shown` unless the capture holds every launch the run asked for."""
+    problems = completeness(launches, iterations, expected)
+    if problems:
+        raise IncompleteRun(f"{shown}: incomplete capture: {'; '.join(problems)}")
+
+
+# -- PC samples: read beside the launches, in a child of their own
+
+
+def pc_samples_of(report: Path | PcRead) -> tuple[PcSamples | None, str | None]:
+    """(the report's PC samples, None), or (None, a note) when they cannot be read: they add to the
+    verdict, so a report whose launches read well is still analysed, and the note says what is missing.
+    `report`: a path, or a read already started (start_pc_read)."""
+    try:
+        return (report if isinstance(report, PcRead) else PcRead(report)).result(), None
+    except ReportError as exc:
+        return None, f"PC samples not read (no per-instruction breakdown of where the warps wait): {exc}"
+
+
+def start_pc_read(report: Path, name: Path | None = None) -> PcRead | Path:
+    """The PC samples' read, started now so that it overlaps the launches' (the path when it cannot
+    start: pc_samples_of then says why). `name`: the path its messages show."""
+    try:
+        return PcRead(report, name)
+    except ReportError:
+        return report
+
+
+def or_discard(pc_read: PcRead | Path | None, read: Callable):
+    """read(), stopping the PC samples' read when it fails (a damaged report: its error is the launches')."""
+    try:
+        return read()
+    except BaseException:
+        if isinstance(pc_read, PcRead):
+            pc_read.discard()
+        raise
+
+
+def timeline_table(timeline: Timeline, path: Path) -> LaunchTable:
+    """The launches of an nsys timeline (no counters), each naming `path`'s file as its source."""
+    table = timeline_launches(timeline)
+    table.frame["source"] = Path(path).name
+    return dataclasses.replace(table, source=str(path))
+
+
+# -- the steps
+
+
+@dataclass(frozen=True)
+class Capture:
+    """What every capture step of one run shares: the run being written, the harness command line
+    to profile, where progress goes, the child's extra environment and the whole capture's deadline."""
+
+    writer: RunWriter
+    app: list[str]
+    say: Callable[[str], None]
+    env: dict[str, str] | None = None
+    deadline: float | None = None  # time.time() past which the running tool is ended
+    limit: str | None = None  # the limit named when a tool runs past the deadline
+
+    def control(self) -> ToolControl:
+        """How a tool of this capture runs: its environment, progress to `say`, what is left of the deadline."""
+        return ToolControl(env=self.env, progress=self.say, timeout=self.left(), limit_name=self.limit)
+
+    def left(self) -> float | None:
+        """Seconds left of the whole capture (None: no limit)."""
+        return None if self.deadline is None else max(0.1, self.deadline - time.time())
+
+    def shown(self, path: Path) -> Path:
+        """The path a file of the run will have once the run is written (what messages and `load` name)."""
+        return self.writer.final / Path(path).name
+
+    @property
+    def kernel(self) -> str:
+        """The kernel the harness command line runs."""
+        app = self.app
+        return app[app.index("--kernel") + 1] if "--kernel" in app else "the program"
+
+
+@dataclass(frozen=True)
+class NcuCapture:
+    """An ncu capture and what was read from its report (once): launches, PC samples, notes."""
+
+    report: Path
+    launches: LaunchTable
+    pc_samples: PcSamples | None
+    pc_note: str | None  # why the PC samples could not be read
+    passes: list[int]
+    preset: str
+    chip: str
+    wall_s: float
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class NsysCapture:
+    """An nsys capture (report and sqlite export) and its timeline, read once from the export."""
+
+    report: Path
+    sqlite: Path
+    timeline: Timeline
+    wall_s: float
+
+
+@dataclass(frozen=True)
+class TimingPass:
+    """The timing pass: its timing.json and wall time, or None for both with the note saying why it
+    was skipped."""
+
+    report: Path | None
+    wall_s: float | None
+    notes: list[str] = field(default_factory=list)
+
+
+def capture_ncu(
+    cap: Capture, exe: str, iterations: int, workload: VerifyWorkload, *, preset: ResolvedPreset
+) -> NcuCapture:
+    """ncu into the run: report, log, version; the report read once for the launch table (checked for
+    missing metrics and launches) and, in a child beside it, the PC samples."""
+    writer, say = cap.writer, cap.say
+    say(f"[ncu] profiling {cap.kernel} ({workload.describe()}), preset {preset.name} ({preset.chip}) -> {writer.final}")
+    t0 = time.time()
+    ncu_run = run_ncu(cap.app, writer.path, ncu=exe, control=cap.control(), preset=preset)
+    record_in_run(writer, ncu_run, preset.name)
+    say(
+        f"[ncu] done in {time.time() - t0:.1f} s: {len(ncu_run.passes)} launches profiled, "
+        f"{max(ncu_run.passes, default=0)} replay passes each"
+    )
+    shown = cap.shown(ncu_run.report)
+    pc_read = start_pc_read(ncu_run.report, shown)
+    launches, absent = or_discard(pc_read, lambda: _read_ncu(ncu_run.report, shown, requested_metrics(ncu_run.command)))
+    or_discard(pc_read, lambda: require_complete(launches, iterations, len(ncu_run.passes), shown))
+    pc_samples, pc_note = pc_samples_of(pc_read)
+    return NcuCapture(
+        report=ncu_run.report,
+        launches=launches,
+        pc_samples=pc_samples,
+        pc_note=pc_note,
+        passes=ncu_run.passes,
+        preset=preset.name,
+        chip=preset.chip,
+        wall_s=round(time.time() - t0, 1),
+        notes=[f"this GPU has no value for {', '.join(absent)} (chip-specific)"] if absent else [],
+    )
+
+
+def _read_ncu(report: Path, shown: Path, requested: list[str]) -> tuple[LaunchTable, list[str]]:
+    """(the tidy launch table, the chip-specific metrics it lacks) from one read of the report: the
+    metrics ncu was asked for (checked: profiler/ncu.py check_collected) and those the analysis reads."""
+    try:
+        raw = read_ncu_report(report, name=shown, metrics=[*requested, *raw_metrics()])
+    except ReportError as exc:
+        raise ReportError(one_line(str(exc))) from None
+    absent = check_collected(raw, requested, shown)
+    try:
+        table = tidy_launches(raw)
+    except ValueError as exc:  # e.g. ncu_tidy's UnitError: one clear line, as profiler/readers.py says it
+        raise ReportError(one_line(f"{shown}: {KIND_NAMES[NCU_REP]} that cannot be read: {exc}")) from None
+    table.frame["source"] = shown.name
+    return dataclasses.replace(table, source=str(shown)), absent
+
+
+def capture_nsys(cap: Capture, exe: str) -> NsysCapture:
+    """nsys into the run: timeline report, sqlite export, logs, version; the timeline read once."""
+    writer, say = cap.writer, cap.say
+    say(f"[nsys] timeline of {cap.kernel} (-t cuda,nvtx) -> {writer.final}")
+    t0 = time.time()
+    nsys_run = run_nsys(cap.app, writer.path, nsys=exe, control=cap.control())
+    writer.log_command(nsys_run.command)
+    writer.log_command(nsys_run.export)
+    writer.add_log(nsys_run.log)
+    writer.add_log(nsys_run.export_log)
+    writer.manifest.tools["nsys"] = {"path": exe, "version": nsys_version(exe)}
+    writer.add_report(nsys_run.report, "nsys")
+    timeline = read_nsys_sqlite(nsys_run.sqlite, name=cap.shown(nsys_run.sqlite))
+    writer.add_report(nsys_run.sqlite, "nsys-sqlite", launches=timeline.summary["launches_in_range"])
+    s = timeline.summary
+    say(f"[nsys] done in {time.time() - t0:.1f} s: {s['steps']} steps, {s['launches_in_range']} launches in the range")
+    return NsysCapture(nsys_run.report, nsys_run.sqlite, timeline, round(time.time() - t0, 1))
+
+
+def nsys_left_out(writer: RunWriter, exc: ProfilerError) -> str:
+    """Keep what a failed nsys left, named in the manifest (its logs; a raw .qdstrm stream, which
+    `nsys import` can still turn into a report) and say in one line why the run has no timeline."""
+    logs = [n for n in writer.keep_left_by("nsys") if n.endswith(".log")]
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return (
+        f"[nsys] no timeline: {first} (the ncu capture is complete; --tool both would have failed the run; "
+        f"nsys's log: {', '.join(logs) or 'none'})"
+    )
+
+
+def timing_pass(cap: Capture, samples: int, device: str | None) -> TimingPass:
+    """The harness again, with no profiler attached: `samples` timings of the step into timing.json
+    (a report of tool "timing" in the manifest). Skipped, with a note, when the captured child
+    recorded no `device` in harness.json (a stand-in tool that never ran it)."""
+    if not device:
+        note = f"no timing pass: the profiled child recorded no device in {HARNESS}; "
+        note += "compare will gate on the profiler's times"
+        return TimingPass(None, None, [note])
+    writer, app, say = cap.writer, cap.app, cap.say
+    out, log = writer.file("timing"), writer.file("timing-log")
+    cmd = app[: app.index("--iters")] + ["--timing-samples", str(samples), "--timing-out", str(out)]
+    say(f"[timing] {samples} samples of {cap.kernel}'s step, no profiler attached (rotated inputs, CUDA graph)")
+    t0 = time.time()
+    done = run_tool(cmd, log, "the timing pass", cap.control())
+    writer.log_command(cmd)
+    writer.add_log(log)
+    if done.returncode != 0 or not out.is_file():
+        raise ApplicationFailed(
+            f"the timing pass failed (exit code {done.returncode}); --timing-samples 0 skips it", done.lines, str(log)
+        )
+    writer.add_report(out, "timing")
+    say(f"[timing] done in {time.time() - t0:.1f} s: {(done.lines or [''])[-1].removeprefix('harness: ')}")
+    return TimingPass(out, round(time.time() - t0, 1))

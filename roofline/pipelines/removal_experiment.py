@@ -1,0 +1,381 @@
+"""Where each verify kernel's time goes: the kernel as shipped against itself with one part of its work
+compiled out (its NO_MMA, NO_SOFTMAX, NO_GATHER switches; the results are wrong on purpose, the loads
+stay), each timed as one CUDA-graph replay of the whole step (split + combine). Needs a CUDA GPU (sm_90
+for ring, seesaw and hopper).
+
+    python -m roofline.pipelines.removal_experiment [--kernel ring,seesaw,hopper,portable,triton_mla,flashmla,gemm]
+        [--ctx 131072] [--heads 8,64] [--page-size 64,1] [--mask tree|chain] [--out DIR]
+
+or from Python, `run_experiment(kernels, ctx_lens, heads, page_sizes, mask, out)`: the documents, each
+written to OUT/<kernel>.json when `out` is given.
+
+Kernels: ring (`_gluon_ring_kernel`, path gluon, ring=True: where there is a tail warpgroup, 8 heads x 9
+tokens = 64 + 8 rows, and where the rows are whole 64-row blocks, 64 heads), seesaw (`_gluon_seesaw_kernel`,
+path gluon, ring=False), hopper and portable (the Triton split kernels, path="hopper"/"portable"; hopper needs whole
+pages per tile) and triton_mla (`_verify_extend_kernel`). A kernel is timed at each workload whose plan
+launches it; the others are named and skipped. Each is timed with its own tree mask (FlashMLA's chain,
+the others' tree) unless --mask names one for all (to match a capture's workload).
+
+Two kernels have no code to cut, so they get `full` and `read` alone (evidence, see roofline/analysis/removal.py):
+flashmla (FlashMLA's split kernel `flash_fwd_splitkv_mla_kernel`, where its extension is built: page 64,
+chain mask; else one line says why it is skipped) and gemm (the corpus capture's cuBLAS GEMM,
+tests/fixtures/h200/corpus/gemm.ncu-rep.gz: torch.matmul, bf16, 8192^3, one operand set as the other
+kernels; `read` = a bare read of A and B, the output's write not in it; --ctx/--heads/--page-size do
+not apply to it). The GEMM's file is named after the kernel cuBLAS launched here (torch.profiler), which
+matches the corpus capture only when it is the same kernel.
+
+Variants: full (as shipped), no-mma (every MMA), no-softmax (the online softmax: P = the raw scores, O
+not rescaled), no-gather (the gathered tiles' copies; where a kernel gathers besides its whole-tile
+loads), loads-only (no MMA and no softmax), each where the kernel has the switches; and per workload a
+bare read of the same KV bytes (profiler.bench.read_kv, as bench's read row), timed the same way. --out DIR: one
+roofline-removal/1 file per kernel, `<kernel as ncu names it>.json` (`roofline analyze RUN --removal FILE`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import torch
+import torch.profiler
+
+from kernels.fast.paths import HOPPER, PORTABLE, RING, SEESAW, plan_fast
+from kernels.fast.run import triton_mla_fast
+from kernels.flashmla import flashmla, unavailable, unsupported
+from kernels.inputs import build_inputs
+from kernels.launch_spec import device_facts
+from kernels.spec import TREE_MASKS, VerifyWorkload, WorkloadError, parse_ctx_len
+from kernels.stream import stream_read
+from kernels.triton_mla import triton_mla
+from profiler.bench import graph_replay_ms, read_kv
+from roofline.analysis.removal import FORMAT, FULL, LOADS_ONLY, READ
+
+VARIANTS = {
+    FULL: {},
+    "no-mma": dict(no_mma=True),
+    "no-softmax": dict(no_softmax=True),
+    "no-gather": dict(no_gather=True),
+    LOADS_ONLY: dict(no_mma=True, no_softmax=True),
+}
+MODULE = "roofline.pipelines.removal_experiment"
+METHOD = "CUDA-graph replays of the whole step, medians (read: a bare stream_read of the same KV bytes)"
+
+
+@dataclass(frozen=True)
+class Subject:
+    """One kernel to cut: its registered launcher, how it is asked for, the cuts it has."""
+
+    kernel: str  # as ncu names it
+    registered: str
+    cuts: tuple[str, ...]
+    launch: dict = field(default_factory=dict)  # triton_mla_fast's path and schedule
+    tree_mask: str = "tree"  # the mask it is timed with (FlashMLA runs the chain mask only)
+
+    def skip_reason(self, w: VerifyWorkload, device_name: str, sm_count: int, arch: str) -> str | None:
+        """Why this kernel does not run at `w` (its plan launches another kernel, or none), else None."""
+        if self.registered == "flashmla":
+            return unsupported(w)
+        if self.registered != "triton_mla_fast":
+            return None
+        try:
+            plan = plan_fast(w, arch, sm_count, device_name, **self.launch)
+        except ValueError as exc:
+            return str(exc)
+        return None if plan.split.name == self.kernel else f"the plan launches {plan.split.name}"
+
+    def step(self, inp, cut: dict):
+        """The whole step with `cut` on, as a callable for graph_replay_ms."""
+        if self.registered == "triton_mla":
+            return lambda: triton_mla(inp, **cut)
+        if self.registered == "flashmla":
+            return lambda: flashmla(inp)
+        return lambda: triton_mla_fast(inp, **self.launch, **cut)
+
+
+SUBJECTS = {
+    # stagger=False: the 64-head default at page 64 (the seesaw kernel's staggered schedule) has no removal switches
+    "ring": Subject(RING.kernel, "triton_mla_fast", RING.cuts, dict(path="gluon", ring=True, stagger=False)),
+    "seesaw": Subject(SEESAW.kernel, "triton_mla_fast", SEESAW.cuts, dict(path="gluon", ring=False, stagger=False)),
+    "hopper": Subject(HOPPER.kernel, "triton_mla_fast", HOPPER.cuts, dict(path="hopper")),
+    "portable": Subject(PORTABLE.kernel, "triton_mla_fast", PORTABLE.cuts, dict(path="portable")),
+    "triton_mla": Subject("_verify_extend_kernel", "triton_mla", ("no_mma", "no_softmax")),
+    "flashmla": Subject("flash_fwd_splitkv_mla_kernel", "flashmla", (), tree_mask="chain"),
+}
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """The corpus capture's cuBLAS GEMM (tests/fixtures/capture/corpus_ops.py gemm): a @ b, bf16."""
+
+    m: int = 8192
+    n: int = 8192
+    k: int = 8192
+    kernel: str = "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT"  # as ncu named it in the corpus capture
+    registered: str = "torch.matmul"
+    method: str = (
+        "CUDA-graph replays of one torch.matmul (cuBLAS) on one operand set, medians (read: a bare "
+        "stream_read of A and B, one buffer; the output's write is not in it)"
+    )
+
+    def workload(self) -> dict:
+        return dict(op="gemm", m=self.m, n=self.n, k=self.k, dtype="bf16")
+
+
+GEMM = Gemm()
+KNOWN = (*SUBJECTS, "gemm")
+
+
+def variants(subject: Subject) -> dict[str, dict]:
+    """The variants whose switches the kernel has."""
+    return {name: cut for name, cut in VARIANTS.items() if set(cut) <= set(subject.cuts)}
+
+
+def _int_list(option: str, text: str, parse=int) -> list[int]:
+    try:
+        values = [parse(v) for v in text.split(",") if v.strip()]
+    except (ValueError, WorkloadError) as exc:
+        raise SystemExit(f"removal_cuts: {option} {text!r}: {exc}") from None
+    if not values or min(values) <= 0:
+        raise SystemExit(f"removal_cuts: {option} {text!r}: a comma list of positive integers expected")
+    return values
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kernel", default=",".join(KNOWN), help=f"comma list of {', '.join(KNOWN)} (default all)")
+    ap.add_argument("--ctx", default="131072", help="ctx_len, comma list (default 131072; 128k works)")
+    ap.add_argument("--heads", default="8,64", help="comma list (default 8,64)")
+    ap.add_argument("--page-size", default="64,1", help="comma list (default 64,1)")
+    ap.add_argument(
+        "--mask",
+        choices=TREE_MASKS,
+        help="the tree mask of every verify kernel (default: each one's own: tree, FlashMLA's chain)",
+    )
+    ap.add_argument("--out", type=Path, help="write <kernel>.json (roofline-removal/1) per kernel into this folder")
+    args = ap.parse_args(argv)
+    args.kernel = [k.strip() for k in args.kernel.split(",") if k.strip()]
+    unknown = [k for k in args.kernel if k not in KNOWN]
+    if unknown or not args.kernel:
+        raise SystemExit(f"removal_cuts: --kernel {','.join(unknown) or '(none)'}: known: {', '.join(KNOWN)}")
+    args.ctx = _int_list("--ctx", args.ctx, parse_ctx_len)
+    args.heads = _int_list("--heads", args.heads)
+    args.page_size = _int_list("--page-size", args.page_size)
+    if args.out and args.out.exists() and not args.out.is_dir():
+        raise SystemExit(f"removal_cuts: --out {args.out}: not a folder")
+    return args
+
+
+def _print(line: str) -> None:
+    print(line, flush=True)
+
+
+class NoGpu(RuntimeError):
+    """No CUDA GPU to time the kernels on."""
+
+
+def runnable(names: list[str]) -> tuple[list[str], list[str]]:
+    """The --kernel names that can run here, and one line for each that cannot (FlashMLA not built)."""
+    kept, skipped = [], []
+    for name in names:
+        reason = unavailable() if name == "flashmla" else None
+        if reason:
+            skipped.append(f"removal_cuts: flashmla skipped: {reason}")
+        else:
+            kept.append(name)
+    return kept, skipped
+
+
+def subjects(names: list[str], mask: str | None) -> dict[str, Subject]:
+    """The verify kernels `names`, each with its own tree mask or `mask` (--mask)."""
+    return {n: replace(SUBJECTS[n], tree_mask=mask) if mask else SUBJECTS[n] for n in names}
+
+
+def measure(
+    subjects: dict[str, Subject],
+    ctx_lens: Sequence[int],
+    heads: Sequence[int],
+    page_sizes: Sequence[int],
+    say: Callable[[str], None] = _print,
+) -> dict[str, list[dict]]:
+    """{--kernel name: rows} of the verify kernels `subjects` at every ctx_len x page_size x heads, saying
+    each row as it is timed."""
+    device_name, sm_count, arch = device_facts(torch.device("cuda"))
+    names = list(subjects)
+    rows: dict[str, list[dict]] = {k: [] for k in names}
+    masks = list(dict.fromkeys(subjects[k].tree_mask for k in names))
+    for ctx_len in ctx_lens:
+        for page_size in page_sizes:
+            read_ms = None
+            for n_heads in heads:
+                point = dict(ctx_len=ctx_len, heads=n_heads, page_size=page_size)
+                for mask in masks:
+                    w = VerifyWorkload(ctx_len=ctx_len, heads=n_heads, page_size=page_size, tree_mask=mask)
+                    timed = []
+                    for name in (n for n in names if subjects[n].tree_mask == mask):
+                        reason = subjects[name].skip_reason(w, device_name, sm_count, arch)
+                        if reason:
+                            say(f"{ctx_len:>8} h{n_heads:<3} p{page_size:<4} {name:10} skipped: {reason}")
+                        else:
+                            timed.append(name)
+                    if not timed:  # no inputs built where nothing runs
+                        continue
+                    inp = build_inputs(w, device="cuda")
+                    if read_ms is None:  # the KV bytes depend on neither heads nor mask (one latent cache)
+                        read_ms = graph_replay_ms(lambda inp=inp: read_kv(inp))
+                    for name in timed:
+                        subject = subjects[name]
+                        for variant, cut in variants(subject).items():
+                            ms = graph_replay_ms(subject.step(inp, cut))
+                            rows[name].append(dict(point, variant=variant, graph_ms=ms))
+                            say(f"{ctx_len:>8} h{n_heads:<3} p{page_size:<4} {name:10} {variant:11} {ms:.4f} ms")
+                        rows[name].append(dict(point, variant=READ, graph_ms=read_ms))
+                    del inp
+                    torch.cuda.empty_cache()
+    return rows
+
+
+def launched_kernel(fn) -> str | None:
+    """The longest GPU kernel one call of `fn` launches, by torch.profiler (None where it sees none)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    return max(kernels, key=lambda e: e.time_range.elapsed_us()).name if kernels else None
+
+
+def ncu_name(launched: str, expected: str) -> str:
+    """The kernel's name as ncu's report names it: `expected` where the profiler's (perhaps demangled, with
+    its template and parameters) name holds it, else the function's own name cut from it."""
+    if expected in launched:
+        return expected
+    return launched.split("(")[0].split("<")[0].removeprefix("void ").strip()
+
+
+def measure_gemm(g: Gemm, say: Callable[[str], None] = _print) -> tuple[str, str, list[dict]]:
+    """(the kernel cuBLAS launched, the method, rows `full` and `read`) of the corpus GEMM, saying them."""
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    ab = torch.randn(g.m * g.k + g.k * g.n, device="cuda", generator=gen).to(torch.bfloat16)  # A and B, one buffer
+    a, b = ab[: g.m * g.k].view(g.m, g.k), ab[g.m * g.k :].view(g.k, g.n)
+
+    def step():
+        return a @ b  # as corpus_ops.py calls it
+
+    method = g.method
+    try:
+        launched = launched_kernel(step)
+    except RuntimeError as exc:  # CUPTI busy or absent
+        launched, why = None, f"torch.profiler failed: {str(exc).splitlines()[0] if str(exc) else exc!r}"
+    else:
+        why = "torch.profiler saw no kernel"
+    kernel = ncu_name(launched, g.kernel) if launched else None
+    if kernel is None:
+        say(f"removal_cuts: gemm: {why}; the file takes the corpus capture's kernel name, unchecked")
+        kernel, method = g.kernel, f"{method}; the kernel's name not checked here ({why})"
+    elif kernel != g.kernel:
+        say(
+            f"removal_cuts: gemm: cuBLAS launched {kernel} here, {g.kernel} in the corpus capture: "
+            "the file is named after this one and matches only a capture of it"
+        )
+    rows = [
+        dict(variant=FULL, graph_ms=graph_replay_ms(step)),
+        dict(variant=READ, graph_ms=graph_replay_ms(lambda: stream_read(ab))),
+    ]
+    for r in rows:
+        say(f"gemm {g.m}x{g.n}x{g.k} bf16 {r['variant']:11} {r['graph_ms']:.4f} ms")
+    return kernel, method, rows
+
+
+def document(kernel: str, registered: str, method: str, workload: dict, rows: list[dict], device: str, made_by: str):
+    """A roofline-removal/1 document (roofline/analysis/removal.py reads it)."""
+    return dict(
+        format=FORMAT,
+        kernel=kernel,
+        registered=registered,
+        device=device,
+        method=method,
+        made_by=made_by,
+        workload=workload,
+        rows=rows,
+    )
+
+
+def removal_doc(subject: Subject, rows: list[dict], device: str, made_by: str) -> dict:
+    """One kernel's document: its verify workload's common fields, rows per (ctx_len, heads, page_size)."""
+    w = VerifyWorkload(tree_mask=subject.tree_mask)
+    method = METHOD if subject.cuts else f"{METHOD}; nothing of its code can be compiled out: full and read only"
+    workload = dict(batch=w.batch, q_len=w.q_len, tree_mask=w.tree_mask)
+    return document(subject.kernel, subject.registered, method, workload, rows, device, made_by)
+
+
+def gemm_doc(g: Gemm, kernel: str, method: str, rows: list[dict], device: str, made_by: str) -> dict:
+    """The GEMM's document: an op's workload, rows of variants alone."""
+    return document(kernel, g.registered, method, g.workload(), rows, device, made_by)
+
+
+def table(docs: list[dict]) -> str:
+    """Kernel x workload, ms per variant (- where it has none; the GEMM has no ctx_len, heads, page)."""
+    cols = [*VARIANTS, READ]
+    width = max([22, *(len(d["kernel"]) for d in docs)])
+    head = f"{'kernel':{width}} {'ctx_len':>8} {'heads':>5} {'page':>4} "
+    lines = [head + " ".join(f"{c:>10}" for c in cols)]
+    for doc in docs:
+        points: dict[tuple, dict[str, float]] = {}
+        for r in doc["rows"]:
+            key = tuple(r.get(k, "-") for k in ("ctx_len", "heads", "page_size"))
+            points.setdefault(key, {})[r["variant"]] = r["graph_ms"]
+        for (ctx_len, heads, page_size), ms in points.items():
+            cells = " ".join(f"{ms[c]:>10.4f}" if c in ms else f"{'-':>10}" for c in cols)
+            lines.append(f"{doc['kernel']:{width}} {ctx_len:>8} {heads:>5} {page_size:>4} {cells}")
+    return "\n".join(lines)
+
+
+def run_experiment(
+    kernels: Sequence[str] = KNOWN,
+    ctx_lens: Sequence[int] = (131072,),
+    heads: Sequence[int] = (8, 64),
+    page_sizes: Sequence[int] = (64, 1),
+    mask: str | None = None,
+    out: Path | None = None,
+    made_by: str = MODULE,
+    say: Callable[[str], None] = _print,
+) -> list[dict]:
+    """The removal experiment of `kernels` (names in KNOWN) on this GPU: one roofline-removal/1 document per
+    kernel that ran (roofline/analysis/removal.py reads them), each written to `out`/<kernel>.json when `out`
+    is given. `mask`: every verify kernel's tree mask (default: each one's own). `made_by`: the command the
+    documents record. Says each row as it is timed, and why a kernel is skipped. NoGpu without CUDA."""
+    if not torch.cuda.is_available():
+        raise NoGpu("removal_cuts: needs a CUDA GPU (sm_90 for ring, seesaw and hopper); torch sees none")
+    names, skipped = runnable(list(kernels))
+    for line in skipped:
+        say(line)
+    device = torch.cuda.get_device_name()
+    verify = subjects([n for n in names if n in SUBJECTS], mask)
+    rows = measure(verify, ctx_lens, heads, page_sizes, say) if verify else {}
+    docs = [removal_doc(verify[n], r, device, made_by) for n, r in rows.items() if r]
+    if "gemm" in names:
+        docs.append(gemm_doc(GEMM, *measure_gemm(GEMM, say), device, made_by))
+    if out:  # the format `roofline analyze --removal FILE` reads (roofline/analysis/removal.py)
+        out.mkdir(parents=True, exist_ok=True)
+        for doc in docs:
+            path = out / f"{doc['kernel']}.json"
+            path.write_text(json.dumps(doc, indent=1) + "\n")
+            say(f"wrote {path}")
+    return docs
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    made_by = " ".join(["python -m", MODULE, *(sys.argv[1:] if argv is None else argv)])
+    try:
+        docs = run_experiment(args.kernel, args.ctx, args.heads, args.page_size, args.mask, args.out, made_by)
+    except NoGpu as exc:
+        raise SystemExit(str(exc)) from None
+    print(table(docs))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,464 @@
+"""A sweep: one `roofline.profile` run per point of a grid (kernel x ctx x page size x heads x q_len),
+each in its own run directory under the sweep folder, named from its parameters so a rerun finds it
+(`<kernel>-<ctx>-h<heads>-q<q>-p<page>`). The folder's files are named and read by its owner,
+roofline/pipelines/sweep_dir.py `SweepDir`: sweep.json, summary.csv, the chart, each point's run directory and
+the failed attempts the run writer kept beside it.
+
+Resumable: a point whose folder is a complete run (its manifest says so, its reports match their
+checksums, its spec is this point) is kept and skipped; failed and interrupted points run again.
+A failure is recorded and the sweep goes on; Ctrl-C stops it, keeping every finished point.
+
+Each point is one independent command (`roofline sweep --print-commands` prints each: a `roofline
+profile ... --out SWEEP/<point>`, built by the CLI from its own options and carried by the point as
+`SweepPoint.command`), so a scheduler's job array can run the points and `summarize` reads the folder.
+With several GPUs, one worker process per GPU (CUDA_VISIBLE_DEVICES set for the profiled child)
+takes points from a shared queue; only the parent writes sweep.json.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing as mp
+import os
+import queue
+import re
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from kernels.spec import VerifyWorkload
+from profiler.metrics import DEFAULT_PRESET
+from profiler.rundir import RunDir, RunDirError, run_name
+from roofline.pipelines.loading import load
+from roofline.pipelines.profiling import profile
+from roofline.pipelines.sweep_dir import SUMMARY, SUMMARY_COLUMNS, SWEEP_FILE, SweepDir, SweepError
+
+POINT_TOOL = "ncu"  # each point's counters; the timeline is not taken in a sweep
+DEFAULT_TIMEOUT_S = 900.0  # roofline.pipelines.profiling.DEFAULT_TIMEOUT_S: each point's whole capture
+RESULT_FIELDS = ("step_ms", "floor_ms", "gap", "bound")  # what sweep.json keeps of a done point
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    kernel: str
+    workload: VerifyWorkload
+    command: tuple[str, ...] = ()  # the command line that makes this point on its own (the CLI's words)
+
+    @property
+    def name(self) -> str:
+        return run_name(self.kernel, self.workload)
+
+
+def plan(
+    kernels: list[str],
+    ctx_lens: list[int],
+    page_sizes: list[int],
+    heads: list[int] = (8,),
+    q_lens: list[int] = (9,),
+    batch: int = 1,
+) -> list[SweepPoint]:
+    """Every point of the grid, kernel-major then heads, q_len, page size, context length."""
+    points = [
+        SweepPoint(k, VerifyWorkload(ctx_len=c, page_size=p, heads=h, q_len=q, batch=batch))
+        for k, h, q, p, c in itertools.product(kernels, heads, q_lens, page_sizes, ctx_lens)
+    ]
+    names = [p.name for p in points]
+    if len(set(names)) != len(names):
+        raise SweepError("the grid repeats a point (a value given twice?)")
+    return points
+
+
+@dataclass
+class PointResult:
+    name: str
+    kernel: str
+    workload: dict
+    status: str  # done | kept | failed | interrupted
+    error: str | None = None
+    kept_at: str | None = None  # where a failed or interrupted attempt's capture went
+    gpu: str | None = None
+    wall_s: float | None = None
+    finished: str | None = None
+    step_ms: float | None = None  # a done point's numbers, so sweep.json alone can be summarized
+    floor_ms: float | None = None
+    gap: float | None = None
+    bound: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("done", "kept")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+# ---------------------------------------------------------------------------------------------
+# sweep.json's entries (the parent alone writes the file, through SweepDir)
+
+
+def record(state: dict, result: PointResult) -> None:
+    entry = asdict(result)
+    entry.pop("name")
+    if result.status == "kept":  # keep what the run that made it said (GPU, wall time)
+        old = state["points"].get(result.name, {})
+        entry.update({k: old.get(k) for k in ("gpu", "wall_s", "finished", *RESULT_FIELDS) if old.get(k) is not None})
+        entry["status"] = "done"
+    state["points"][result.name] = entry
+
+
+# ---------------------------------------------------------------------------------------------
+# one point
+
+
+def finished(point: SweepPoint, sweep: SweepDir) -> bool:
+    """True when the point's folder is a complete run of this point; False when there is none.
+    Raises SweepError when the folder holds something else (it is never overwritten)."""
+    path = sweep.point(point.name)
+    if not path.exists():
+        return False
+    if not RunDir.is_run(path):
+        raise SweepError(f"{path}: exists and is not a run directory; move it away to run this point")
+    run = RunDir(path)
+    try:
+        run.reports()  # complete, and its reports match their checksums
+        spec = run.spec()
+    except RunDirError as exc:
+        raise SweepError(f"{exc}; move it away to run this point again") from None
+    want = point.workload.to_dict()
+    if spec is None or spec.kernel != point.kernel or {**spec.workload, "seed": 0} != {**want, "seed": 0}:
+        raise SweepError(f"{path}: holds a run of another kernel or workload; move it away to run this point")
+    return True
+
+
+_EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception|Interrupt)\b:?.*")
+
+
+def _program_error(lines: list[str]) -> str | None:
+    """The profiled program's own last exception line in the tool's log (`ValueError: ...`)."""
+    hits = [ln.strip() for ln in lines if _EXCEPTION_LINE.match(ln) and not ln.startswith("==")]
+    return hits[-1][:200] if hits else None
+
+
+def run_point(
+    point: SweepPoint, sweep: SweepDir, iterations: int = 3, ncu: str | None = None, gpu: str | None = None
+) -> PointResult:
+    """Profile one point into SWEEP/<point>; never raises for the point's own failure or Ctrl-C."""
+    started = time.time()
+    base = dict(name=point.name, kernel=point.kernel, workload=point.workload.to_dict(), gpu=gpu)
+    env = {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else None
+    try:
+        run = profile(
+            point.kernel,
+            point.workload,
+            iterations=iterations,
+            out=sweep.point(point.name),
+            ncu=ncu,
+            tool=POINT_TOOL,
+            preset=DEFAULT_PRESET,
+            timeout=DEFAULT_TIMEOUT_S,
+            env=env,
+            command=list(point.command) or None,
+        )
+    except KeyboardInterrupt as exc:
+        kept = getattr(exc, "kept_at", None)
+        return PointResult(
+            **base,
+            status="interrupted",
+            error=f"interrupted ({getattr(exc, 'how', 'Ctrl-C')})",
+            kept_at=str(kept) if kept else None,
+            wall_s=round(time.time() - started, 1),
+            finished=_now(),
+        )
+    except Exception as exc:  # noqa: BLE001 - a point's failure is recorded, the sweep goes on
+        kept = getattr(exc, "kept_at", None)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        cause = _program_error(getattr(exc.__cause__ or exc, "log_lines", []))
+        if cause and cause not in first:
+            first += f": {cause}"
+        return PointResult(
+            **base,
+            status="failed",
+            error=first,
+            kept_at=str(kept) if kept else None,
+            wall_s=round(time.time() - started, 1),
+            finished=_now(),
+        )
+    return PointResult(**base, status="done", wall_s=round(time.time() - started, 1), finished=_now(), **_numbers(run))
+
+
+def _numbers(run) -> dict:
+    """A run's step, floor, gap and dominant bound (what a summary row shows)."""
+    step = run.step
+    return dict(
+        step_ms=step.kernel_ms_per_step if step else None,
+        floor_ms=step.floor_ms if step else None,
+        gap=step.gap if step else None,
+        bound=_dominant_bound(run),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# the sweep
+
+
+@dataclass
+class SweepOutcome:
+    sweep_dir: Path
+    results: list[PointResult] = field(default_factory=list)
+    interrupted: bool = False
+
+    def count(self, *statuses: str) -> int:
+        return sum(r.status in statuses for r in self.results)
+
+
+def _first_interrupt_only(signum, frame):
+    """In a worker: the first SIGINT stops the point in flight; later ones (the parent forwards the
+    user's Ctrl-C) are ignored, so the failed attempt is kept cleanly."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def _worker(gpu: str, tasks, results, sweep: SweepDir, iterations: int, ncu: str | None) -> None:
+    signal.signal(signal.SIGINT, _first_interrupt_only)
+    try:
+        while True:
+            point = tasks.get()
+            if point is None:
+                return
+            results.put(("start", point.name, gpu))
+            result = run_point(point, sweep, iterations, ncu, gpu)
+            results.put(("done", result, gpu))
+            if result.status == "interrupted":
+                return
+    except KeyboardInterrupt:
+        return
+
+
+def run_sweep(
+    points: list[SweepPoint],
+    sweep_dir: str | Path,
+    iterations: int = 3,
+    ncu: str | None = None,
+    gpus: list[str] | None = None,
+    command: str | None = None,
+    on_start: Callable[[SweepPoint, str | None], None] | None = None,
+    on_done: Callable[[PointResult], None] | None = None,
+) -> SweepOutcome:
+    """Run every point not already finished; record each in sweep.json as it ends.
+
+    gpus: None runs the points one after another on whatever GPU the child sees; one GPU pins
+    them to it; several start one worker process per GPU. Ctrl-C returns with `interrupted`."""
+    sweep = SweepDir.create(sweep_dir)
+    state = sweep.state()
+    if command:
+        state["command"] = command
+    outcome = SweepOutcome(sweep.path)
+    by_name = {p.name: p for p in points}
+
+    def done(result: PointResult) -> None:
+        outcome.results.append(result)
+        record(state, result)
+        sweep.write_state(state)
+        if on_done:
+            on_done(result)
+
+    todo = []
+    for p in points:
+        try:
+            if finished(p, sweep):
+                done(PointResult(p.name, p.kernel, p.workload.to_dict(), "kept"))
+                continue
+        except SweepError as exc:
+            done(PointResult(p.name, p.kernel, p.workload.to_dict(), "failed", error=str(exc)))
+            continue
+        todo.append(p)
+        state["points"].setdefault(p.name, {"kernel": p.kernel, "workload": p.workload.to_dict(), "status": "pending"})
+    sweep.write_state(state)
+    if not todo:
+        return outcome
+    if not gpus or len(gpus) == 1:
+        gpu = gpus[0] if gpus else None
+        try:
+            for p in todo:
+                if on_start:
+                    on_start(p, gpu)
+                result = run_point(p, sweep, iterations, ncu, gpu)
+                done(result)
+                if result.status == "interrupted":
+                    outcome.interrupted = True
+                    break
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+        return outcome
+    _run_parallel(todo, by_name, sweep, iterations, ncu, gpus, outcome, done, on_start)
+    return outcome
+
+
+def _run_parallel(todo, by_name, sweep, iterations, ncu, gpus, outcome, done, on_start) -> None:
+    ctx = mp.get_context("spawn")  # no fork of a process that may hold threads
+    tasks, results = ctx.Queue(), ctx.Queue()
+    tasks.cancel_join_thread()  # points left in the queue after Ctrl-C must not hold up our exit
+    for p in todo:
+        tasks.put(p)
+    for _ in gpus:
+        tasks.put(None)
+    # not daemonic: a worker reads each report in a child process of its own (profiler/ncu_reader.py),
+    # which a daemonic process may not start; the workers are joined (or ended) below in every case
+    workers = [
+        ctx.Process(
+            target=_worker,
+            args=(g, tasks, results, sweep, iterations, ncu),
+            name=f"roofline-sweep-gpu{g}",
+            daemon=False,
+        )
+        for g in gpus
+    ]
+    for w in workers:
+        w.start()
+    try:
+        in_flight: dict[str, str] = {}
+        remaining = len(todo)
+
+        def drain(block_s: float) -> bool:
+            nonlocal remaining
+            try:
+                msg = results.get(timeout=block_s)
+            except queue.Empty:
+                return False
+            if msg[0] == "start":
+                in_flight[msg[1]] = msg[2]
+                if on_start:
+                    on_start(by_name[msg[1]], msg[2])
+            else:
+                in_flight.pop(msg[1].name, None)
+                remaining -= 1
+                done(msg[1])
+                if msg[1].status == "interrupted":
+                    outcome.interrupted = True
+            return True
+
+        try:
+            while remaining and (any(w.is_alive() for w in workers) or not results.empty()):
+                drain(0.5)
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+            for w in workers:  # when only this process got the signal, pass it on; workers ignore a second
+                if w.is_alive() and w.pid:
+                    os.kill(w.pid, signal.SIGINT)
+        if outcome.interrupted:
+            try:  # let the points in flight keep what they captured and say so
+                deadline = time.time() + 60
+                while (
+                    in_flight and time.time() < deadline and (any(w.is_alive() for w in workers) or not results.empty())
+                ):
+                    drain(0.5)
+            except KeyboardInterrupt:
+                pass
+        for name, gpu in list(in_flight.items()):  # a worker that died without a word
+            p = by_name[name]
+            status = "interrupted" if outcome.interrupted else "failed"
+            done(
+                PointResult(
+                    name,
+                    p.kernel,
+                    p.workload.to_dict(),
+                    status,
+                    gpu=gpu,
+                    error="interrupted (Ctrl-C)" if outcome.interrupted else "the worker process died",
+                )
+            )
+    finally:  # whatever happened, no worker outlives the sweep
+        for w in workers:
+            w.join(timeout=5)
+            if w.is_alive():
+                w.terminate()
+
+
+# ---------------------------------------------------------------------------------------------
+# the summary: from the folder alone (no GPU)
+
+
+def _dominant_bound(run) -> str | None:
+    ks = [k for k in run.analysis.kernels if k.duration_ms is not None]
+    if not ks:
+        return None
+    k = max(ks, key=lambda k: k.duration_ms * k.launches)
+    return f"{k.bound} ({k.cause})" if k.cause else k.bound
+
+
+def summarize(sweep_dir: str | Path) -> pd.DataFrame:
+    """One row per point: kernel, workload, status, step ms, floor ms, gap, bound of the kernel that
+    takes most of the step; failed points with their error. Reads only the folder, writes nothing.
+
+    A done point whose run folder is not there (a sweep committed without its runs) shows the numbers
+    sweep.json recorded for it, else those of the folder's summary.csv, and says so in its row."""
+    sweep = SweepDir.open(sweep_dir)
+    entries = dict(sweep.state()["points"])
+    for d in sweep.runs():
+        if d.name not in entries:
+            spec = RunDir(d).spec()
+            entries[d.name] = {
+                "kernel": spec.kernel if spec else None,
+                "workload": spec.workload if spec else {},
+                "status": "done",
+            }
+    if not entries:
+        raise SweepError(
+            f"{sweep.path}: {SWEEP_FILE} names no point and there are no run directories: nothing to summarize"
+        )
+    saved = sweep.saved_summary()
+    rows = []
+    for name, e in entries.items():
+        w = e.get("workload") or {}
+        row = {
+            "kernel": e.get("kernel"),
+            "ctx_len": w.get("ctx_len"),
+            "page_size": w.get("page_size"),
+            "heads": w.get("heads"),
+            "q_len": w.get("q_len"),
+            "status": e.get("status"),
+            "step_ms": None,
+            "floor_ms": None,
+            "gap": None,
+            "bound": None,
+            "error": e.get("error"),
+            "run": name,
+        }
+        if e.get("status") == "done" and not sweep.point(name).exists():
+            row.update(_recorded(name, e, saved, sweep.path))
+        elif e.get("status") == "done":
+            try:
+                run = load(sweep.point(name))
+            except Exception as exc:  # noqa: BLE001 - one bad point does not hide the others
+                row.update(status="unreadable", error=str(exc).splitlines()[0])
+            else:
+                row.update(_numbers(run))
+        rows.append(row)
+    table = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    return table.sort_values(
+        ["kernel", "heads", "q_len", "page_size", "ctx_len"], kind="stable", na_position="last"
+    ).reset_index(drop=True)
+
+
+def _recorded(name: str, entry: dict, saved: dict[str, dict], sweep_dir: Path) -> dict:
+    """A done point without its run folder: the numbers recorded when it ran, or why there are none."""
+    gone = f"its run folder {name} is not in {sweep_dir}"
+    if entry.get("step_ms") is not None:
+        return {**{k: entry.get(k) for k in RESULT_FIELDS}, "error": f"{gone}: numbers as {SWEEP_FILE} recorded them"}
+    if name in saved:
+        return {
+            **{k: saved[name][k] for k in RESULT_FIELDS},
+            "error": f"{gone}: numbers from {SUMMARY}, written when the runs were there",
+        }
+    when = f" on {entry['finished']}" if entry.get("finished") else ""
+    return {
+        "status": "missing",
+        "error": f"{SWEEP_FILE} records it done{when}, but {gone} and neither "
+        f"{SWEEP_FILE} nor {SUMMARY} holds its numbers",
+    }
