@@ -116,6 +116,8 @@ TIDY.update(
     }
 )
 TIDY.update({f"stall_{r}": (stall_metric(r), 1.0) for r in STALL_REASONS})
+# Read where present, never asked for: a report's SASS names the MMA path where these counters are absent.
+SASS_STANDS_IN = frozenset({"mma_sync_inst", "mma_async_inst"})
 
 # Fallbacks for `--set full`, which holds sector counts and per-cycle rates, not the byte and
 # instruction totals above: bytes = sectors x 32, totals = sum.per_cycle_elapsed x cycles.
@@ -286,7 +288,11 @@ def tidy_launches(table: LaunchTable) -> LaunchTable:
     out["dram_gbps"] = out["dram_gbps"].fillna(out["dram_bytes"] / (out["duration_ms"] * 1e-3) / 1e9)
     out["dram_peak_gbps"] = out["dram_bytes_per_cycle_peak"] * out["dram_cycles_per_second"] / 1e9
     # absent and not derived from other counters (fallback inputs are only worth naming when used)
-    absent = [m for c, m in missing if c not in FALLBACKS and c not in DERIVABLE and out[c].isna().all()]
+    absent = [
+        m
+        for c, m in missing
+        if c not in FALLBACKS and c not in DERIVABLE and c not in SASS_STANDS_IN and out[c].isna().all()
+    ]
     return dataclasses.replace(table, frame=out, units={}, missing_metrics=absent)
 
 

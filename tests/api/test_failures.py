@@ -329,7 +329,7 @@ def test_only_nsys_found_profiles_a_timeline(tmp_path, no_tools, monkeypatch):
     assert "no hardware counters" in " ".join(run.analysis.notes)
 
 
-@pytest.mark.parametrize("capture, preset", [("nosol_k_small_pc", "verdict"), ("nosol_r_small_pc_counts", "roofline")])
+@pytest.mark.parametrize("capture, preset", [("nosol4_v4", "verdict"), ("nosol4_r4", "roofline")])
 def test_the_presets_metrics_are_all_in_real_preset_captures(capture, preset):
     """No false alarm for profile's own presets: real H200 captures made with them have every metric."""
     from profiler.metrics import PRESETS
