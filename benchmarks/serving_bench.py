@@ -77,7 +77,8 @@ CHECKS = {
     **{f"{k}-tree-p1": dataclasses.replace(ROWS[k], tree_mask="tree", page_size=1) for k in SERVING},
     **{f"{k}-tree-p64": dataclasses.replace(ROWS[k], tree_mask="tree") for k in SERVING},
 }
-SEARCH = dict(item_cost=(0.5, 1.0, 2.0, 4.0, 8.0), max_waves=(2.0, 4.0, 8.0), min_split_len=(128, 256, 512))
+SEARCH = dict(item_cost=(0.0, 0.5, 1.0, 2.0, 4.0, 8.0), max_waves=(1.0, 2.0, 4.0, 8.0), min_split_len=(128, 256, 512))
+SEARCH_SPLIT_LEN = (512, 1024, 2048, 4096)  # pieces of one fixed length (plan_batch's split_len), every request
 
 
 def median_us(call, sets) -> float:
@@ -164,7 +165,7 @@ def search_row(w: VerifyWorkload, sets, log, deadline: float) -> list[dict]:
         for s in SEARCH["min_split_len"]
         for c in SEARCH["item_cost"]
         for m in SEARCH["max_waves"]
-    ]
+    ] + [dict(split_len=n) for n in SEARCH_SPLIT_LEN]
     for kw in combos:
         sched = plan_fast(w, arch, sm_count, **kw).schedule
         key = sched.items
@@ -186,6 +187,34 @@ def search_row(w: VerifyWorkload, sets, log, deadline: float) -> list[dict]:
             continue
         entry["us"] = median_us(lambda inp, kw=kw: triton_mla_fast(inp, **kw), sets)
         log(f"search {w.batch}x h{w.heads}: {kw} items {entry['items']} -> {entry['us']:.1f} us")
+    return out
+
+
+def spills(log) -> list[dict]:
+    """Registers and spills of each row's split launch, both schedules, as this machine's Triton compiles them
+    for sm_90 (kernels.xcompile: ptxas's own report)."""
+    from kernels import xcompile
+
+    out = []
+    for name, w in ROWS.items():
+        for sched in ("uniform", "batch"):
+            spec = plan_fast(w, "sm_90", 132, schedule=sched).split
+            c = xcompile.compile_launch(spec, "sm_90")
+            out.append(
+                dict(
+                    row=name,
+                    schedule=sched,
+                    kernel=c.name,
+                    registers=c.registers,
+                    spill_stores=c.spill_stores,
+                    spill_loads=c.spill_loads,
+                    shared=c.shared_bytes,
+                )
+            )
+            log(
+                f"spills {name:22s} {sched:8s} {c.name:22s} {c.registers} regs, {c.spill_stores} B spill stores, "
+                f"{c.spill_loads} B spill loads, {c.shared_bytes} B shared"
+            )
     return out
 
 
@@ -219,6 +248,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--search", action="store_true", help="time the batch schedule's knobs at the serving rows")
     ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("--spills", action="store_true", help="compile each row's split launch (both schedules) for sm_90")
     ap.add_argument("--only", help="comma-separated rows (default: all)")
     ap.add_argument("--budget-s", type=float, default=420.0, help="the search stops past this many seconds")
     args = ap.parse_args(argv)
@@ -237,6 +267,9 @@ def main(argv=None) -> int:
     result["rows"] = []
     for name in names:
         result["rows"].append(time_row(name, ROWS[name], log, args.search, t0 + args.budget_s))
+        (args.out / "serving.json").write_text(json.dumps(result, indent=1))
+    if args.spills:
+        result["spills"] = spills(log)
         (args.out / "serving.json").write_text(json.dumps(result, indent=1))
     text = table(result["rows"])
     (args.out / "serving.txt").write_text(text + "\n")
