@@ -2,6 +2,8 @@
 a bare read of the batch's bytes, on the GPU machine, in one call.
 
     python benchmarks/serving_bench.py --out DIR [--search] [--budget-s 400] [--only ROW,...]
+    ncu --clock-control none --metrics sm__cycles_active.max,sm__cycles_active.avg -k regex:gluon \
+        python benchmarks/serving_bench.py --one ROW,...        # each row's step twice, nothing else
 
 1. check: triton_mla_fast (the batch schedule, the default) against torch_ref at full size on every row below and
    on tree-mask and page-1 variants of the serving rows (kernels.check.check_kernel: fresh random inputs).
@@ -35,7 +37,7 @@ import torch
 from kernels.check import check_kernel
 from kernels.fast.common import FAST_MIN_SPLIT_LEN
 from kernels.fast.paths import plan_fast
-from kernels.fast.run import partials, schedule_tables, triton_mla_fast
+from kernels.fast.run import _plan, partials, schedule_tables, triton_mla_fast
 from kernels.flashmla import flashmla, unavailable, unsupported
 from kernels.launch_spec import device_facts
 from kernels.plan import cdiv
@@ -69,13 +71,38 @@ ROWS = {
     "b16-h16-q4-skewed": workload((131072,) + (2048,) * 15, 16, 4),
     "b1-h8-q9-128k": workload((131072,), 8, 9),
     "b1-h64-q9-128k": workload((131072,), 64, 9),
+    "b1-h8-q9-8k": workload((8192,), 8, 9),
+}
+# Other launches of the batch schedule timed beside the default, per row (triton_mla_fast keywords): the ring for
+# padded rows, bf16 partials, the other schedules of whole 64-row blocks.
+VARIANTS = {
+    "b32-h16-q2-1k-32k": {
+        "ring_padded": dict(ring_padded=True),
+        "bf16 partials": dict(partials="input"),
+        "ring_padded bf16": dict(ring_padded=True, partials="input"),
+    },
+    "b8-h8-q9-4k-128k": {"bf16 partials": dict(partials="input")},
+    "b16-h16-q4-skewed": {
+        "ring_whole": dict(stagger=False),
+        "seesaw": dict(ring=False, stagger=False),
+        "bf16 partials": dict(partials="input"),
+        "ring_whole bf16": dict(stagger=False, partials="input"),
+    },
+    "b1-h8-q9-8k": {"ring_padded": dict(ring_padded=True)},
 }
 SERVING = ("b32-h16-q2-1k-32k", "b8-h8-q9-4k-128k", "b16-h16-q4-skewed")
-# Full-size checks: every row, and the serving rows with the tree mask at page 1 and page 64.
+# Full-size checks: every row, and the serving rows with the tree mask at page 1 and page 64 ("all"); the
+# variants' launches, tree mask, pages 1 and 64 ("variants"). (workload, triton_mla_fast keywords)
 CHECKS = {
-    **ROWS,
-    **{f"{k}-tree-p1": dataclasses.replace(ROWS[k], tree_mask="tree", page_size=1) for k in SERVING},
-    **{f"{k}-tree-p64": dataclasses.replace(ROWS[k], tree_mask="tree") for k in SERVING},
+    **{k: (w, {}) for k, w in ROWS.items()},
+    **{f"{k}-tree-p1": (dataclasses.replace(ROWS[k], tree_mask="tree", page_size=1), {}) for k in SERVING},
+    **{f"{k}-tree-p64": (dataclasses.replace(ROWS[k], tree_mask="tree"), {}) for k in SERVING},
+}
+VARIANT_CHECKS = {
+    f"{row}-{label}-tree-p{page}": (dataclasses.replace(ROWS[row], tree_mask="tree", page_size=page), kw)
+    for row, variants in VARIANTS.items()
+    for label, kw in variants.items()
+    for page in (1, 64)
 }
 SEARCH = dict(item_cost=(0.0, 0.5, 1.0, 2.0, 4.0, 8.0), max_waves=(1.0, 2.0, 4.0, 8.0), min_split_len=(128, 256, 512))
 SEARCH_SPLIT_LEN = (512, 1024, 2048, 4096)  # pieces of one fixed length (plan_batch's split_len), every request
@@ -86,10 +113,11 @@ def median_us(call, sets) -> float:
 
 
 def split_only(inp, **launch):
-    """The batch schedule's split launch of triton_mla_fast alone (its partials and direct rows; no combine)."""
+    """The batch schedule's split launch of triton_mla_fast alone (its partials and direct rows; no combine), as
+    triton_mla_fast plans it (the same cached plan, so the same item table, made before the capture)."""
     w = inp.workload
     name, sm_count, arch = device_facts(inp.q.device)
-    plan = plan_fast(w, arch, sm_count, name, **launch)
+    plan = _plan(w, arch, sm_count, name, None, FAST_MIN_SPLIT_LEN, "gluon", tuple(sorted(launch.items())))
     part_o, part_lse = partials(inp, plan.split)
     out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=inp.q.device)
     items, _ = schedule_tables(plan.schedule, inp.q.device)
@@ -116,10 +144,10 @@ def schedule_facts(w: VerifyWorkload, **launch) -> dict:
     return facts
 
 
-def check_all(log) -> list[dict]:
+def check_all(log, checks: dict) -> list[dict]:
     out = []
-    for name, w in CHECKS.items():
-        r = check_kernel("triton_mla_fast", dataclasses.replace(w, seed=21), device="cuda")
+    for name, (w, kw) in checks.items():
+        r = check_kernel("triton_mla_fast", dataclasses.replace(w, seed=21), device="cuda", **kw)
         out.append(dict(row=name, rel_err=r.rel_err, unwritten=r.unwritten, ok=r.ok))
         log(f"check {name:34s} rel_err {r.rel_err:.2e} unwritten {r.unwritten} {'ok' if r.ok else 'FAIL'}")
         torch.cuda.empty_cache()
@@ -142,6 +170,8 @@ def time_row(name: str, w: VerifyWorkload, log, search: bool, deadline: float) -
     readers["uniform"] = lambda inp: triton_mla_fast(inp, schedule="uniform")
     readers["batch"] = triton_mla_fast
     readers["batch split"] = split_only
+    for label, kw in VARIANTS.get(name, {}).items():
+        readers[label] = lambda inp, kw=kw: triton_mla_fast(inp, **kw)
     for reader, call in readers.items():
         try:
             row[f"{reader}_us"] = median_us(call, sets)
@@ -248,6 +278,11 @@ def table(rows: list[dict]) -> str:
             f"{s.get('makespan_tiles', 0) / max(s.get('ideal_tiles', 1), 1e-9):9.2f}"
         )
     for r in rows:
+        for label in VARIANTS.get(r["row"], {}):
+            lines.append(
+                f"variant {r['row']}: {label} {r.get(label + '_us', float('nan')):.1f} us (default {r['batch_us']:.1f})"
+            )
+    for r in rows:
         best = min((e for e in r.get("search", []) if e["us"] == e["us"]), key=lambda e: e["us"], default=None)
         if best:
             lines.append(
@@ -259,13 +294,26 @@ def table(rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--one", help="rows (comma-separated) each run twice on one input set, nothing else: for ncu")
     ap.add_argument("--search", action="store_true", help="time the batch schedule's knobs at the serving rows")
-    ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("--check", choices=("all", "variants", "none"), default="all", help="which full-size checks")
     ap.add_argument("--spills", action="store_true", help="compile each row's split launch (both schedules) for sm_90")
     ap.add_argument("--only", help="comma-separated rows (default: all)")
     ap.add_argument("--budget-s", type=float, default=420.0, help="the search stops past this many seconds")
     args = ap.parse_args(argv)
+    if args.one:
+        from kernels.inputs import build_inputs
+
+        for name in args.one.split(","):
+            inp = build_inputs(ROWS[name], device="cuda")
+            for _ in range(2):
+                triton_mla_fast(inp)
+            torch.cuda.synchronize()
+            del inp
+        return 0
+    if args.out is None:
+        ap.error("--out is required")
     t0 = time.monotonic()
     args.out.mkdir(parents=True, exist_ok=True)
 
@@ -276,7 +324,8 @@ def main(argv=None) -> int:
     import triton
 
     result["triton"] = triton.__version__
-    result["checks"] = [] if args.no_check else check_all(log)
+    checks = {"all": {**CHECKS, **VARIANT_CHECKS}, "variants": VARIANT_CHECKS, "none": {}}[args.check]
+    result["checks"] = check_all(log, checks)
     names = args.only.split(",") if args.only else list(ROWS)
     result["rows"] = []
     for name in names:

@@ -21,7 +21,9 @@ class FastConfig:
     kernels/fast/seesaw.py); ring: its per-tile variant where
     there is a tail warpgroup (kernels/fast/ring.py); async_gather (ring only): gathered tiles complete
     their barriers as their copies land (cp.async.mbarrier.arrive); ring_whole (ring only): the ring
-    also where the rows are whole 64-row blocks (64 heads), its third warpgroup then only loading; stagger
+    also where the rows are whole 64-row blocks (64 heads), its third warpgroup then only loading; ring_padded
+    (ring only): the ring also where the rows end in a padded 64-row block and have no tail (16 heads x 2 tokens:
+    32 rows), its third warpgroup only loading; stagger
     (the seesaw kernel, whole 64-row blocks): FlashMLA's order of work (kernels/fast/stagger.py), no
     removal experiments. schedule: "batch" (the default) cuts the whole batch's KV into work items of near-equal
     length over the SMs (plan_batch: one program per (M block, item), a request with one item writes its output
@@ -43,6 +45,7 @@ class FastConfig:
     ring: bool = False
     async_gather: bool = False
     ring_whole: bool = False
+    ring_padded: bool = False
     stagger: bool = False
     schedule: str = "batch"  # "batch" | "uniform"
     item_cost: float = 2.0  # plan_batch: a work item's fixed cost, in KV tiles
@@ -225,7 +228,7 @@ def resolve_config(
     base = GLUON_CONFIG if path == "gluon" else fast_launch_config(arch, heads, page_size, device_name)
     cfg = {**FAST_DEFAULTS, **base, **launch}
     if not cfg["ring"]:  # GLUON_CONFIG's async_gather and ring_whole are the ring's
-        cfg.update({k: False for k in ("async_gather", "ring_whole") if k not in launch})
+        cfg.update({k: False for k in ("async_gather", "ring_whole", "ring_padded") if k not in launch})
     config = FastConfig(**cfg)
     check_flags(path, config)
     return config
@@ -251,6 +254,8 @@ def check_flags(path: str, cfg: FastConfig) -> None:
         raise ValueError("ring is a variant of the gluon path's seesaw schedule")
     if cfg.ring_whole and not cfg.ring:
         raise ValueError("ring_whole is an option of the ring schedule (ring=True)")
+    if cfg.ring_padded and not cfg.ring:
+        raise ValueError("ring_padded is an option of the ring schedule (ring=True)")
     if cfg.async_gather and not cfg.ring:
         raise ValueError("async_gather is an option of the ring schedule (ring=True)")
 

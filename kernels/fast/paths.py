@@ -276,7 +276,8 @@ class Ring(Seesaw):
     def for_rows(self, rows, cfg):
         if cfg.stagger and rows.whole:  # the seesaw kernel's staggered schedule
             return SEESAW
-        return self if rows.tail_m or (cfg.ring_whole and rows.whole) else SEESAW
+        padded = not rows.tail_m and not rows.whole
+        return self if rows.tail_m or (cfg.ring_whole and rows.whole) or (cfg.ring_padded and padded) else SEESAW
 
     def num_warps(self, cfg, rows):  # the tail warpgroup, also where it only loads (ring_whole)
         return cfg.num_warps + 4
@@ -285,8 +286,9 @@ class Ring(Seesaw):
         c = {k: v for k, v in super().constexprs(w, cfg, rows).items() if k != "STAGGER"}  # (the seesaw's)
         return {
             **c,
-            "TAIL_M": rows.tail_m or 8,  # whole blocks: the tail's buffers, unused by a producer-only tail
+            "TAIL_M": rows.tail_m or 8,  # whole or padded blocks: the tail's buffers, unused by a producer-only tail
             "ASYNC_GATHER": bool(cfg.async_gather),
+            "TAIL_ROWS": bool(rows.tail_m),
         }
 
 

@@ -239,14 +239,15 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
                empty_bars, ts_bars, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr,
                PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr,
                BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr, ASYNC_GATHER: gl.constexpr, NO_MMA: gl.constexpr,
-               NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr, Out, ITEMS: gl.constexpr, Items):
+               NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr, Out, ITEMS: gl.constexpr, Items,
+               TAIL_ROWS: gl.constexpr):
     """The producer, and the rows past the last whole M block (at most TAIL_M) transposed: S^T = K Q^T
     (tokens on the MMA's M side, rows on N), O^T += V^T P^T (latent dims on M). Only the last M
-    block's program stores its rows. Where the rows are whole M blocks (ring_whole: 64 heads) it only
-    loads: it posts each tile's ts barrier at once and computes nothing."""
+    block's program stores its rows. Without TAIL_ROWS (rows in whole M blocks, ring_whole: 64 heads, or in
+    padded ones, ring_padded) it only loads: it posts each tile's ts barrier at once and computes nothing."""
     M: gl.constexpr = Q_LEN * HEADS
     ROW0: gl.constexpr = M // BLOCK_M * BLOCK_M
-    HAS_ROWS: gl.constexpr = M % BLOCK_M != 0
+    HAS_ROWS: gl.constexpr = TAIL_ROWS
     PW: gl.constexpr = D_LATENT // PARTS
     for v in gl.static_range(2):  # the first two tiles
         if v < n_tiles:
@@ -326,11 +327,14 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
                        D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
                        BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
                        num_warps: gl.constexpr, ASYNC_GATHER: gl.constexpr, NO_MMA: gl.constexpr,
-                       NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr, ITEMS: gl.constexpr):
+                       NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr, ITEMS: gl.constexpr,
+                       TAIL_ROWS: gl.constexpr):
     """Grid (m_blocks, splits, batch), 3 x 4 warps: two main warpgroups and the tail one (see the module).
     ASYNC_GATHER: gathered tiles complete their barriers as their copies land, instead of the tail
     waiting for them one tile later. NO_MMA, NO_SOFTMAX, NO_GATHER: removal experiments (see the module).
-    ITEMS: the batch schedule's grid (m_blocks, items), as the seesaw kernel's (Items, Out: None without it)."""
+    ITEMS: the batch schedule's grid (m_blocks, items), as the seesaw kernel's (Items, Out: None without it).
+    TAIL_ROWS: the tail warpgroup computes the rows past the last whole block (else every row is in the main
+    warpgroups' M blocks, whole or padded, and it only loads)."""
     mb, split, b = _start_program()
     M: gl.constexpr = Q_LEN * HEADS
     if ITEMS:
@@ -373,7 +377,7 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
         (_ring_tail, (Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
                       page_base, lo, hi, ctx_len, n_full, n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars,
                       empty_bars, ts_bars, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,
-                      TAIL_M, ASYNC_GATHER, NO_MMA, NO_SOFTMAX, NO_GATHER, Out, ITEMS, Items)),
+                      TAIL_M, ASYNC_GATHER, NO_MMA, NO_SOFTMAX, NO_GATHER, Out, ITEMS, Items, TAIL_ROWS)),
     ], [4, 4], [RING_REGS[0], RING_REGS[1]])
 
 

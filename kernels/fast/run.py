@@ -119,9 +119,13 @@ def schedule_tables(schedule: BatchSchedule, device: torch.device) -> tuple[torc
     key = (id(schedule), str(device))  # the planned schedule object (_plan is cached): no hash of its items
     hit = _TABLES.get(key)
     if hit is None or hit[0] is not schedule:
-        items = torch.tensor(schedule.items, dtype=torch.int32).reshape(-1, len(ITEM_FIELDS))
-        jobs = torch.tensor(schedule.jobs or [(0, 0, 0)], dtype=torch.int32).reshape(-1, len(JOB_FIELDS))
-        hit = _TABLES[key] = (schedule, items.to(device), jobs.to(device))  # (holding the schedule keeps its id)
+        same = (schedule, str(device))  # another plan of the same batch: its tables (no copy during a capture)
+        hit = _TABLES.get(same)
+        if hit is None:
+            items = torch.tensor(schedule.items, dtype=torch.int32).reshape(-1, len(ITEM_FIELDS))
+            jobs = torch.tensor(schedule.jobs or [(0, 0, 0)], dtype=torch.int32).reshape(-1, len(JOB_FIELDS))
+            hit = _TABLES[same] = (schedule, items.to(device), jobs.to(device))
+        _TABLES[key] = hit  # (holding the schedule keeps its id)
         while len(_TABLES) > 256:
             _TABLES.popitem(last=False)
     else:
