@@ -154,6 +154,14 @@ GLUON_TAIL_MIN_SPLIT_LEN = 512
 # inputs; FlashMLA 0.2676 in the same run); 32k 0.0990 vs 0.1011, 8k 0.0451 vs 0.0460. At page 1 it lost (0.500
 # vs 0.338: its warpgroups wait for their own gathers), so it stays off there (docs/results/fast-kernel.md,
 # step 15).
+# ring_padded: where the rows end in a padded 64-row block and there is no tail (16 heads x 2 tokens: one block of
+# 32 rows; 8 heads in splits too short for the tail), the ring too, its third warpgroup only loading, instead of
+# the seesaw's pairs of tiles. The default for batches of several requests under the batch schedule
+# (kernels.fast.paths.plan_fast; RING_PADDED_MIN_BATCH), off at batch 1, where it was level: H200, rotated inputs,
+# chain mask, page 64, 32 requests of 1k-32k at 16 heads, q_len 2: 189.2 vs 206.4 us (FlashMLA 165.3, a bare read
+# 146.8 in the same call); batch 1, 8k, 8 heads: 21.6 vs 21.5 us (docs/results/h200-serving, call 2;
+# docs/results/fast-kernel.md, step 17).
+RING_PADDED_MIN_BATCH = 2
 GLUON_CONFIG = dict(
     FAST_DEFAULTS,
     block_m=64,

@@ -21,6 +21,7 @@ from kernels.fast.common import (
     FAST_MIN_SPLIT_LEN,
     GLUON_TAIL_MIN_SPLIT_LEN,
     NO_MMA_STAGES,
+    RING_PADDED_MIN_BATCH,
     SEESAW_SLICE,
     BatchSchedule,
     FastConfig,
@@ -384,6 +385,14 @@ def plan_fast(
         # the default only where it applies and was measured faster (whole blocks, pages of whole tiles: at page 1
         # it lost); it has no removal experiments
         cfg = replace(cfg, stagger=False)
+    if (
+        cfg.ring
+        and cfg.schedule == "batch"
+        and w.batch >= RING_PADDED_MIN_BATCH
+        and "ring_padded" not in launch
+        and not cfg.ring_padded
+    ):  # serving batches: the ring for padded blocks too (measured: kernels/fast/common.py, RING_PADDED_MIN_BATCH)
+        cfg = replace(cfg, ring_padded=True)
     split_path = split_path.for_rows(rows, cfg)
     split_path.check_cuts(cfg)
     tokens, splits, schedule = split_plan(rows.m_blocks)
