@@ -25,11 +25,12 @@ class FastConfig:
     (ring only): the ring also where the rows end in a padded 64-row block and have no tail (16 heads x 2 tokens:
     32 rows), its third warpgroup only loading; stagger
     (the seesaw kernel, whole 64-row blocks): FlashMLA's order of work (kernels/fast/stagger.py), no
-    removal experiments. schedule: "batch" (the default) cuts the whole batch's KV into work items of near-equal
-    length over the SMs (plan_batch: one program per (M block, item), a request with one item writes its output
-    directly, the combine merges only the requests that were cut); "uniform" is the schedule before it, grid
-    (m_blocks, splits, batch) with one split length from the longest request (plan_splits). At batch 1 both cut the
-    prefix alike. item_cost, max_waves: plan_batch's knobs. Then the removal
+    removal experiments. schedule: "batch" (the default) cuts a ragged batch's KV (requests of different lengths)
+    into work items of near-equal length over the SMs (plan_batch: one program per (M block, item), a request with
+    one item writes its output directly, the combine merges only the requests that were cut); "uniform" is the
+    schedule before it, grid (m_blocks, splits, batch) with one split length from the longest request
+    (plan_splits), and what a batch of equal requests (batch 1 too) launches either way: plan_splits cuts it
+    alike. item_cost, max_waves: plan_batch's knobs. Then the removal
     experiments (benchmarks/removal_cuts.py, CUTS; each split path says which it has): wrong results on
     purpose, off by default."""
 

@@ -344,11 +344,14 @@ def plan_fast(
     split_path.check(w, cfg)
     block_n = cfg.block_n
     batches: dict[int, BatchSchedule] = {}
+    # The batch schedule where the requests differ in length; equal requests (batch 1 too) are cut alike either
+    # way, and launched as the uniform schedule launches them (no item table; at batch 1 the same code as before).
+    items = cfg.schedule == "batch" and ragged(w)
 
     def split_plan(m_blocks: int) -> tuple[int, int, BatchSchedule | None]:
         """(split_len, splits, schedule) for `m_blocks`: the batch schedule (plan_batch; splits: its items), or
         the uniform one (the caller's split_len in whole tiles, else plan_splits')."""
-        if cfg.schedule == "batch":
+        if items:
             if m_blocks not in batches:
                 batches[m_blocks] = plan_batch(
                     w.kv_lens,
@@ -386,11 +389,7 @@ def plan_fast(
         # it lost); it has no removal experiments
         cfg = replace(cfg, stagger=False)
     if (
-        cfg.ring
-        and cfg.schedule == "batch"
-        and w.batch >= RING_PADDED_MIN_BATCH
-        and "ring_padded" not in launch
-        and not cfg.ring_padded
+        cfg.ring and items and w.batch >= RING_PADDED_MIN_BATCH and "ring_padded" not in launch and not cfg.ring_padded
     ):  # serving batches: the ring for padded blocks too (measured: kernels/fast/common.py, RING_PADDED_MIN_BATCH)
         cfg = replace(cfg, ring_padded=True)
     split_path = split_path.for_rows(rows, cfg)
@@ -406,6 +405,11 @@ def plan_fast(
         combine = None
     combine = with_out_dtype(combine, w.dtype) if combine is not None else None
     return FastPlan(split_path, cfg, split, combine, schedule)
+
+
+def ragged(w: VerifyWorkload) -> bool:
+    """Whether the batch's requests differ in length (the batch schedule's case)."""
+    return w.ctx_lens is not None and len(set(w.ctx_lens)) > 1
 
 
 def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, **plan) -> list[LaunchSpec]:

@@ -66,16 +66,19 @@ def test_batch_one_is_cut_as_the_uniform_plan(ctx, m_blocks, ppsm):
     assert s.jobs == (((0, 0, splits),) if splits > 1 else ())
 
 
-def test_batch_one_plans_alike_in_both_schedules():
-    """plan_fast at batch 1: the batch schedule launches the uniform plan's programs, with its split length."""
-    for heads, page in ((8, 64), (64, 64), (8, 1)):
-        w = VerifyWorkload(ctx_len=131072, heads=heads, page_size=page)
+def test_equal_requests_launch_as_before():
+    """Batch 1 and batches of equal requests: the default launches what the uniform schedule launches (no item
+    table: at batch 1 the code compiled before the batch schedule), the same for ctx_lens all equal."""
+    for heads, page, batch in ((8, 64, 1), (64, 64, 1), (8, 1, 1), (16, 64, 3)):
+        w = VerifyWorkload(ctx_len=131072, heads=heads, page_size=page, batch=batch)
         new, old = plan_fast(w, "sm_90", 132), plan_fast(w, "sm_90", 132, schedule="uniform")
-        assert new.split.name == old.split.name and new.split.grid == old.split.grid
-        assert new.split.int_args == old.split.int_args
-        assert new.combine.grid == old.combine.grid  # every row merged, as before
-        assert new.split.constexprs["ITEMS"] and not old.split.constexprs["ITEMS"]
-        assert old.split.constexprs["Items"] is None and "Items" in new.split.signature
+        assert new.launches == old.launches and new.schedule is None
+        assert not new.split.constexprs["ITEMS"] and new.split.constexprs["Items"] is None
+        same = VerifyWorkload(ctx_len=5, heads=heads, page_size=page, batch=2, ctx_lens=(131072, 131072))
+        assert (
+            plan_fast(same, "sm_90", 132).launches
+            == plan_fast(w.__class__(**{**w.to_dict(), "batch": 2}), "sm_90", 132).launches
+        )
 
 
 @pytest.mark.parametrize("name", SERVING)
@@ -123,7 +126,7 @@ def test_plan_fast_batch_schedule_and_the_uniform_one():
     assert new.combine.grid[0] == len(new.schedule.jobs) * 64 and new.combine.constexprs["JOB_ROWS"] == 64
     old = plan_fast(w, "sm_90", 132, schedule="uniform")
     assert old.schedule is None and old.split.grid == (1, 8, 16) and old.combine.constexprs["JOB_ROWS"] == 0
-    one_each = VerifyWorkload(ctx_len=100, batch=3, heads=8, page_size=64)  # nothing to cut: no combine
+    one_each = VerifyWorkload(ctx_len=100, batch=3, ctx_lens=(100, 90, 5), heads=8, page_size=64)  # none cut
     plan = plan_fast(one_each, "sm_90", 132)
     assert (
         plan.combine is None and plan.launches == [plan.split] and plan.split.grid == (2, 3, 1)
