@@ -21,10 +21,24 @@ from kernels.launch_spec import LaunchSpec, combine_spec, device_facts, pdl_arch
 
 @triton.jit
 def _combine_kernel(PartO, PartLse, Out, total_rows, num_splits,
-                    D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_S: tl.constexpr, PDL: tl.constexpr = False):
+                    D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_S: tl.constexpr, PDL: tl.constexpr = False,
+                    Jobs=None, JOB_ROWS: tl.constexpr = 0):
     """One program per (row, BLOCK_D columns), one pass over the splits, BLOCK_S at a time: a step's
-    LSEs and partials are loaded together (one round trip to memory when BLOCK_S >= splits)."""
+    LSEs and partials are loaded together (one round trip to memory when BLOCK_S >= splits).
+
+    JOB_ROWS > 0 (the fast kernel's batch schedule): program_id(0) is row r of job j = program_id(0) //
+    JOB_ROWS, a request that was cut (a row of Jobs: request, first slot, slots); its partials are rows
+    (first + s) x JOB_ROWS + r, its output row request x JOB_ROWS + r. Requests that were not cut have no job."""
     row = tl.program_id(0)
+    out_row = row
+    if JOB_ROWS > 0:
+        job = row // JOB_ROWS
+        r = row % JOB_ROWS
+        b = tl.load(Jobs + job * 3)
+        row = tl.load(Jobs + job * 3 + 1) * JOB_ROWS + r
+        num_splits = tl.load(Jobs + job * 3 + 2)
+        total_rows = JOB_ROWS
+        out_row = b * JOB_ROWS + r
     offs_d = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
     offs_s = tl.arange(0, BLOCK_S)
     if PDL:
@@ -46,19 +60,26 @@ def _combine_kernel(PartO, PartLse, Out, total_rows, num_splits,
         den = den * scale + tl.sum(w, 0)
         m = m_new
     out = acc / tl.where(den > 0, den, 1.0)
-    tl.store(Out + row.to(tl.int64) * D + offs_d, out.to(Out.dtype.element_ty))
+    tl.store(Out + out_row.to(tl.int64) * D + offs_d, out.to(Out.dtype.element_ty))
 
 
 def combine_splits(part_o: torch.Tensor, part_lse: torch.Tensor, out: torch.Tensor,
-                   spec: LaunchSpec | None = None) -> torch.Tensor:
+                   spec: LaunchSpec | None = None, jobs: torch.Tensor | None = None) -> torch.Tensor:
     """Write the merged rows into `out` (viewed as [rows, v_dim]); returns `out`.
 
     `spec`: the caller's kernels.launch spec of this launch, else combine_spec for these shapes. A PDL
-    launch where the spec asks for it and the device has it (kernels.launch.pdl_arch)."""
-    splits, rows, d = part_o.shape
-    spec = spec or combine_spec(splits, rows, d, pdl=True)
+    launch where the spec asks for it and the device has it (kernels.launch.pdl_arch). `jobs`: the batch
+    schedule's job table, where the spec merges by job (JOB_ROWS; kernels.launch_spec.combine_jobs_spec)."""
+    if spec is None:
+        splits, rows, d = part_o.shape
+        spec = combine_spec(splits, rows, d, pdl=True)
+    rows, splits = spec.int_args["total_rows"], spec.int_args["num_splits"]
     pdl = bool(spec.constexprs.get("PDL")) and part_o.is_cuda and pdl_arch(device_facts(part_o.device)[2])
     extra = {"launch_pdl": True} if pdl else {}  # not an option of the interpreter's launcher
+    if spec.constexprs.get("JOB_ROWS"):
+        if jobs is None:
+            raise ValueError("this combine merges the batch schedule's jobs: pass its job table")
+        extra["Jobs"] = jobs
     _combine_kernel[spec.grid](part_o, part_lse, out, rows, splits, **{**spec.constexprs, "PDL": pdl},
                                num_warps=spec.num_warps, num_stages=spec.num_stages, **extra)
     return out

@@ -114,10 +114,30 @@ def combine_spec(
         target="kernels.combine:_combine_kernel",
         grid=(rows, cdiv(v_dim, block_d)),
         signature={"PartO": part_o, "PartLse": "*fp32", "Out": "*bf16", "total_rows": "i32", "num_splits": "i32"},
-        constexprs=dict(D=v_dim, BLOCK_D=block_d, BLOCK_S=block_s, PDL=pdl),
+        constexprs=dict(D=v_dim, BLOCK_D=block_d, BLOCK_S=block_s, PDL=pdl, Jobs=None, JOB_ROWS=0),
         num_warps=num_warps,
         num_stages=3,
         int_args={"total_rows": rows, "num_splits": splits},
+    )
+
+
+def combine_jobs_spec(
+    jobs: int, job_rows: int, max_slots: int, v_dim: int, part_o: str = "*fp32", num_warps: int = 4, pdl: bool = False
+) -> LaunchSpec:
+    """kernels/combine.py over the fast kernel's batch schedule: one program per (row of a request that was
+    cut, BLOCK_D columns), `jobs` such requests of `job_rows` rows each, at most `max_slots` partials a request
+    (BLOCK_S and BLOCK_D as combine_spec sizes them for that many splits)."""
+    base = combine_spec(max_slots, job_rows, v_dim, part_o=part_o, num_warps=num_warps, pdl=pdl)
+    constexprs = {k: v for k, v in base.constexprs.items() if k != "Jobs"}
+    return LaunchSpec(
+        name=base.name,
+        target=base.target,
+        grid=(jobs * job_rows, base.grid[1]),
+        signature={**base.signature, "Jobs": "*i32"},
+        constexprs={**constexprs, "JOB_ROWS": job_rows},
+        num_warps=num_warps,
+        num_stages=base.num_stages,
+        int_args={"total_rows": job_rows, "num_splits": max_slots},
     )
 
 

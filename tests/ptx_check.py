@@ -26,7 +26,8 @@ from kernels.launch import fast_specs
 from kernels.spec import VerifyWorkload
 
 # (case name, workload, fast_specs keywords): every path and schedule, at 8 heads (72 rows: the
-# tail warpgroup) and 64 heads (576 rows: whole M blocks).
+# tail warpgroup) and 64 heads (576 rows: whole M blocks); at batch 1 (one request: no item table) the code
+# before the batch schedule. The batch schedule's item-table kernels: a ragged batch of 3, each path.
 CASES = [
     ("ring-h8-p1", dict(ctx_len=131072, page_size=1), {}),
     ("ring-h8-p64", dict(ctx_len=131072, page_size=64), {}),
@@ -39,6 +40,16 @@ CASES = [
     ("hopper-h64-p64", dict(ctx_len=131072, page_size=64, heads=64), dict(path="hopper")),
     ("portable-h8-p64", dict(ctx_len=131072, page_size=64), dict(path="portable")),
     ("portable-h64-p1", dict(ctx_len=131072, page_size=1, heads=64), dict(path="portable")),
+]
+_RAGGED = dict(ctx_len=4093, batch=3, ctx_lens=(4093, 70001, 131072))
+CASES += [
+    ("items-ring-h8-p64", dict(_RAGGED, page_size=64), {}),
+    ("items-ring-h8-p1", dict(_RAGGED, page_size=1), {}),
+    ("items-ring-h16q2-p64", dict(_RAGGED, page_size=64, heads=16, q_len=2), {}),  # padded: ring_padded
+    ("items-seesaw-h16q2-p64", dict(_RAGGED, page_size=64, heads=16, q_len=2), dict(ring_padded=False)),
+    ("items-stagger-h64-p64", dict(_RAGGED, page_size=64, heads=64), {}),
+    ("items-hopper-h8-p64", dict(_RAGGED, page_size=64), dict(path="hopper")),
+    ("items-portable-h8-p64", dict(_RAGGED, page_size=64), dict(path="portable")),
 ]
 # Debug info: line records, and the $L__tmpN labels that mark inlined functions' scopes for the
 # .debug_info section (no branch goes to them; they are not emitted without line info, and moving

@@ -21,9 +21,16 @@ class FastConfig:
     kernels/fast/seesaw.py); ring: its per-tile variant where
     there is a tail warpgroup (kernels/fast/ring.py); async_gather (ring only): gathered tiles complete
     their barriers as their copies land (cp.async.mbarrier.arrive); ring_whole (ring only): the ring
-    also where the rows are whole 64-row blocks (64 heads), its third warpgroup then only loading; stagger
+    also where the rows are whole 64-row blocks (64 heads), its third warpgroup then only loading; ring_padded
+    (ring only): the ring also where the rows end in a padded 64-row block and have no tail (16 heads x 2 tokens:
+    32 rows), its third warpgroup only loading; stagger
     (the seesaw kernel, whole 64-row blocks): FlashMLA's order of work (kernels/fast/stagger.py), no
-    removal experiments. Then the removal
+    removal experiments. schedule: "batch" (the default) cuts a ragged batch's KV (requests of different lengths)
+    into work items of near-equal length over the SMs (plan_batch: one program per (M block, item), a request with
+    one item writes its output directly, the combine merges only the requests that were cut); "uniform" is the
+    schedule before it, grid (m_blocks, splits, batch) with one split length from the longest request
+    (plan_splits), and what a batch of equal requests (batch 1 too) launches either way: plan_splits cuts it
+    alike. item_cost, max_waves: plan_batch's knobs. Then the removal
     experiments (benchmarks/removal_cuts.py, CUTS; each split path says which it has): wrong results on
     purpose, off by default."""
 
@@ -39,7 +46,11 @@ class FastConfig:
     ring: bool = False
     async_gather: bool = False
     ring_whole: bool = False
+    ring_padded: bool = False
     stagger: bool = False
+    schedule: str = "batch"  # "batch" | "uniform"
+    item_cost: float = 2.0  # plan_batch: a work item's fixed cost, in KV tiles
+    max_waves: float = 4.0  # plan_batch: work items at most this many times the programs that run at once
     no_mma: bool = False
     no_softmax: bool = False
     no_gather: bool = False
@@ -54,6 +65,7 @@ class FastConfig:
 
 
 CUTS = ("no_mma", "no_softmax", "no_gather")
+SCHEDULES = ("batch", "uniform")
 # The defaults as the per-architecture configs and the tuned entries give them (the removal experiments aside).
 FAST_DEFAULTS = {k: v for k, v in FastConfig().to_dict().items() if k not in CUTS}
 FAST_MIN_SPLIT_LEN = 256
@@ -143,6 +155,14 @@ GLUON_TAIL_MIN_SPLIT_LEN = 512
 # inputs; FlashMLA 0.2676 in the same run); 32k 0.0990 vs 0.1011, 8k 0.0451 vs 0.0460. At page 1 it lost (0.500
 # vs 0.338: its warpgroups wait for their own gathers), so it stays off there (docs/results/fast-kernel.md,
 # step 15).
+# ring_padded: where the rows end in a padded 64-row block and there is no tail (16 heads x 2 tokens: one block of
+# 32 rows; 8 heads in splits too short for the tail), the ring too, its third warpgroup only loading, instead of
+# the seesaw's pairs of tiles. The default for batches of several requests under the batch schedule
+# (kernels.fast.paths.plan_fast; RING_PADDED_MIN_BATCH), off at batch 1, where it was level: H200, rotated inputs,
+# chain mask, page 64, 32 requests of 1k-32k at 16 heads, q_len 2: 189.2 vs 206.4 us (FlashMLA 165.3, a bare read
+# 146.8 in the same call); batch 1, 8k, 8 heads: 21.6 vs 21.5 us (docs/results/h200-serving, call 2;
+# docs/results/fast-kernel.md, step 17).
+RING_PADDED_MIN_BATCH = 2
 GLUON_CONFIG = dict(
     FAST_DEFAULTS,
     block_m=64,
@@ -217,7 +237,7 @@ def resolve_config(
     base = GLUON_CONFIG if path == "gluon" else fast_launch_config(arch, heads, page_size, device_name)
     cfg = {**FAST_DEFAULTS, **base, **launch}
     if not cfg["ring"]:  # GLUON_CONFIG's async_gather and ring_whole are the ring's
-        cfg.update({k: False for k in ("async_gather", "ring_whole") if k not in launch})
+        cfg.update({k: False for k in ("async_gather", "ring_whole", "ring_padded") if k not in launch})
     config = FastConfig(**cfg)
     check_flags(path, config)
     return config
@@ -225,6 +245,10 @@ def resolve_config(
 
 def check_flags(path: str, cfg: FastConfig) -> None:
     """The flags that say which path or schedule they belong to."""
+    if cfg.schedule not in SCHEDULES:
+        raise ValueError(f"triton_mla_fast: schedule must be one of {SCHEDULES}, got {cfg.schedule!r}")
+    if cfg.item_cost < 0 or cfg.max_waves < 1:
+        raise ValueError(f"triton_mla_fast: item_cost >= 0 and max_waves >= 1, got {cfg.item_cost}, {cfg.max_waves}")
     if cfg.partials not in ("fp32", "input"):
         raise ValueError(f"triton_mla_fast: partials must be 'fp32' or 'input', got {cfg.partials!r}")
     if cfg.seesaw != (path == "gluon"):
@@ -239,6 +263,8 @@ def check_flags(path: str, cfg: FastConfig) -> None:
         raise ValueError("ring is a variant of the gluon path's seesaw schedule")
     if cfg.ring_whole and not cfg.ring:
         raise ValueError("ring_whole is an option of the ring schedule (ring=True)")
+    if cfg.ring_padded and not cfg.ring:
+        raise ValueError("ring_padded is an option of the ring schedule (ring=True)")
     if cfg.async_gather and not cfg.ring:
         raise ValueError("async_gather is an option of the ring schedule (ring=True)")
 
@@ -273,3 +299,143 @@ def gluon_tail_rows(m: int, block_m: int, tail_m: int) -> int:
     blocks plus 1..tail_m more (72 = 64 + 8: a third warpgroup takes the 8, transposed, instead
     of a second, padded 64-row block); else 0 (every block padded to block_m)."""
     return tail_m if tail_m and m > block_m and 0 < m % block_m <= tail_m else 0
+
+
+# --- the batch schedule (schedule="batch") -------------------------------------------------------
+
+# A work item's row in the table the split kernels read (int32): its request, its tokens [lo, hi), the
+# request's prefix length, and its partial slot (-1: the request's only item, written to the output directly).
+ITEM_FIELDS = ("request", "lo", "hi", "ctx_len", "slot")
+# A combine job's row (int32): a request that was cut, its first partial slot and how many it has.
+JOB_FIELDS = ("request", "first_slot", "slots")
+
+
+@dataclass(frozen=True)
+class BatchSchedule:
+    """The batch's work items, computed once per batch (as FlashMLA's get_mla_metadata): `items` in launch
+    order (longest first, so the GPU's in-order dispatch of programs packs them as a longest-first list
+    schedule), each (request, lo, hi, ctx_len, slot); `jobs` the requests that were cut, each (request,
+    first_slot, slots), their items' partials in slots first_slot.. (rows slot x M .. slot x M + M - 1).
+    split_len: the longest item's tokens."""
+
+    split_len: int
+    items: tuple[tuple[int, int, int, int, int], ...]
+    jobs: tuple[tuple[int, int, int], ...]
+    makespan: float  # the list schedule's finish, in tiles (plan_batch's estimate)
+
+    @property
+    def max_slots(self) -> int:
+        """The most partials one request merges (the combine's splits)."""
+        return max((j[2] for j in self.jobs), default=0)
+
+
+def _cut(kv_len: int, piece_tiles: int, block_n: int, min_tiles: int) -> list[tuple[int, int]]:
+    """A request's tokens cut into near-equal pieces of at most `piece_tiles` tiles (each at least `min_tiles`
+    where the request is longer), on tile boundaries: [(lo, hi), ...]."""
+    tiles = cdiv(kv_len, block_n)
+    n = max(1, min(cdiv(tiles, piece_tiles), tiles // max(min_tiles, 1)))
+    bounds = [min(kv_len, (tiles * i // n) * block_n) for i in range(n + 1)]
+    return [(bounds[i], bounds[i + 1]) for i in range(n)]
+
+
+def _list_schedule(tiles: list[int], workers: int, cost: float) -> float:
+    """Finish time of items (tiles each, longest first) dealt in order to `workers` as each frees up, each
+    item costing `cost` more (the GPU starts a grid's programs in order as SMs free up)."""
+    import heapq
+
+    if len(tiles) <= workers:
+        return max(tiles, default=0) + cost
+    free = [0.0] * workers
+    for t in tiles:
+        heapq.heapreplace(free, free[0] + t + cost)
+    return max(free)
+
+
+def plan_batch(
+    kv_lens: tuple[int, ...],
+    q_len: int,
+    m_blocks: int,
+    sm_count: int,
+    block_n: int,
+    programs_per_sm: float,
+    min_split_len: int,
+    item_cost: float = 2.0,
+    max_waves: float = 4.0,
+    split_len: int | None = None,
+) -> BatchSchedule:
+    """The batch schedule: every request's tokens (prefix + draft) cut into near-equal pieces of at most P
+    tiles (at least min_split_len tokens each), P chosen so that a longest-first list schedule of all the
+    pieces over the programs that run at once (programs_per_sm x SMs / m_blocks), each piece costing
+    `item_cost` tiles more (a program's start, its partial, its share of the combine), finishes first;
+    pieces from cdiv(tokens, max_waves x slots) to one per request are tried. At batch 1 the prefix is cut as
+    plan_splits cuts it (the same split length, the same programs). `split_len` given: every request cut
+    into pieces of that many tokens (whole tiles), the last shorter."""
+    batch = len(kv_lens)
+    min_tiles = cdiv(max(min_split_len, block_n), block_n)
+    if split_len is not None or batch == 1:
+        if split_len is None:
+            split_len, _ = plan_splits(
+                kv_lens[0], 1, m_blocks, sm_count, block_n, programs_per_sm, max(min_split_len, block_n)
+            )
+        tiled = cdiv(split_len, block_n) * block_n
+        pieces = [[(lo, min(lo + tiled, n)) for lo in range(0, n, tiled)] for n in kv_lens]
+        return _finish(kv_lens, q_len, pieces, tiled, block_n, m_blocks, sm_count, programs_per_sm, item_cost)
+    slots = max(1, int(programs_per_sm * sm_count) // m_blocks)
+    tiles = [cdiv(n, block_n) for n in kv_lens]
+    lo_p = max(min_tiles, cdiv(sum(tiles), int(max_waves * slots)))
+    hi_p = max(lo_p, max(tiles))
+    cands, p = [], lo_p
+    while p < hi_p:  # every piece length up to 64 tiles, then steps of about 2%
+        cands.append(p)
+        p = p + 1 if p < 64 else max(p + 1, int(p * 1.02))
+    cands.append(hi_p)
+    best = None
+    for p in cands:
+        lens = sorted(
+            (cdiv(hi - lo, block_n) for n in kv_lens for lo, hi in _cut(n, p, block_n, min_tiles)), reverse=True
+        )
+        t = _list_schedule(lens, slots, item_cost)
+        if best is None or t <= best[0] + 1e-9:  # a tie: the longer pieces (fewer items, fewer partials)
+            best = (t, p)
+    p = best[1]
+    pieces = [_cut(n, p, block_n, min_tiles) for n in kv_lens]
+    longest = max(hi - lo for ps in pieces for lo, hi in ps)
+    return _finish(
+        kv_lens,
+        q_len,
+        pieces,
+        cdiv(longest, block_n) * block_n,
+        block_n,
+        m_blocks,
+        sm_count,
+        programs_per_sm,
+        item_cost,
+    )
+
+
+def _finish(kv_lens, q_len, pieces, split_len, block_n, m_blocks, sm_count, programs_per_sm, item_cost):
+    slots = max(1, int(programs_per_sm * sm_count) // m_blocks)
+    jobs, first, slot = [], {}, 0
+    for b, ps in enumerate(pieces):
+        if len(ps) > 1:
+            first[b] = slot
+            jobs.append((b, slot, len(ps)))
+            slot += len(ps)
+    items = [
+        (b, lo, hi, kv_lens[b] - q_len, first[b] + i if b in first else -1)
+        for b, ps in enumerate(pieces)
+        for i, (lo, hi) in enumerate(ps)
+    ]
+    items.sort(key=lambda it: (-(it[2] - it[1]), it[0], it[1]))
+    makespan = _list_schedule([cdiv(it[2] - it[1], block_n) for it in items], slots, item_cost)
+    return BatchSchedule(split_len, tuple(items), tuple(jobs), makespan)
+
+
+def schedule_args(spec, items, out) -> dict:
+    """The batch schedule's runtime arguments of a split launch (Items: its item table on the device, Out: the
+    output) where the spec has them (ITEMS), else none (without ITEMS they are None constexprs in the spec)."""
+    if not spec.constexprs.get("ITEMS"):
+        return {}
+    if items is None or out is None:
+        raise ValueError(f"{spec.name} runs the batch schedule: pass its item table and the output")
+    return {"Items": items, "Out": out}

@@ -26,6 +26,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from triton.runtime.jit import constexpr_function
 
+from kernels.fast.common import schedule_args
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 from kernels.softmax import LOG2E
@@ -259,11 +260,49 @@ def _split_bounds(KVLens, b, split, split_len, Q_LEN: gl.constexpr, BLOCK_N: gl.
     return ctx_len, lo, hi, n_full, n_tiles
 
 @gluon.jit
+def _item_span(Items, item, BLOCK_N: gl.constexpr):
+    """Work item `item` of the batch schedule (a row of Items: request, lo, hi, ctx_len, slot;
+    kernels.fast.common.plan_batch): (b, ctx_len, lo, hi, n_full, n_tiles) as _split_bounds gives them. With
+    ITEMS the kernels keep the item's index where the uniform grid has its split (program_id(1), which costs no
+    register through the loop) and read the rest of the row again for the stores (_item_out)."""
+    row = Items + item * 5
+    b = gl.load(row)
+    lo = gl.load(row + 1)
+    hi = gl.load(row + 2)
+    ctx_len = gl.load(row + 3)
+    n_full = gl.maximum(gl.minimum(hi, ctx_len) - lo, 0) // BLOCK_N
+    n_tiles = gl.cdiv(gl.maximum(hi - lo, 0), BLOCK_N)
+    return b, ctx_len, lo, hi, n_full, n_tiles
+
+
+@gluon.jit
+def _item_out(Items, item, M: gl.constexpr):
+    """Where item `item`'s rows go, read from its row of Items: (b, split, total_rows) such that the stores'
+    split x total_rows + b x M is its partial slot x M; total_rows 0 where it is its request's only item
+    (slot -1), its rows then b x M + row of the output."""
+    b = gl.load(Items + item * 5)
+    slot = gl.load(Items + item * 5 + 4)
+    return b, slot - b, gl.where(slot < 0, 0, M)
+
+
+@gluon.jit
+def _lse_out(PartLse, lse, split, total_rows, b, rows, M: gl.constexpr, ITEMS: gl.constexpr, Items):
+    """A block's rows' log-sum-exp into the partials. With ITEMS `split` is the item's index (its slot read
+    from Items), and there is none where the item writes the output itself (no combine reads it)."""
+    if ITEMS:
+        b, split, total_rows = _item_out(Items, split, M)
+        gl.store(PartLse + split * total_rows + b * M + rows, lse, mask=(rows < M) & (total_rows > 0))
+    else:
+        gl.store(PartLse + split * total_rows + b * M + rows, lse, mask=rows < M)
+
+
+@gluon.jit
 def _half_out(o, buf, PartO, split, total_rows, b, mb, W: gl.constexpr, M: gl.constexpr, BLOCK_M: gl.constexpr,
-              D_LATENT: gl.constexpr):
+              D_LATENT: gl.constexpr, Out, ITEMS: gl.constexpr, Items):
     """Main warpgroup W's normalised half of the block's partial output, through shared memory `buf`
     (a tile buffer no one reads any more), 64 columns at a time: no thread holds an address per
-    register of O."""
+    register of O. With ITEMS `split` is the item's index: its slot is read from Items (_item_out), and an
+    item that is its request's only one writes into the output Out instead (the same rows: b x M + row)."""
     HALF: gl.constexpr = D_LATENT // 2
     o_s = _reinterpret(buf, gl.float32, [BLOCK_M, HALF],
                        gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0]))
@@ -272,11 +311,24 @@ def _half_out(o, buf, PartO, split, total_rows, b, mb, W: gl.constexpr, M: gl.co
     blk_o: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[2, 16], warps_per_cta=[4, 1],
                                            order=[1, 0])
     rows_o = mb * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, blk_o))
-    o_ptr = PartO + ((split * total_rows + b * M + rows_o).to(gl.int64) * D_LATENT)[:, None] + W * HALF + \
-        gl.arange(0, 64, layout=gl.SliceLayout(0, blk_o))[None, :]
-    for c in gl.static_range(HALF // 64):
-        chunk = o_s.slice(c * 64, 64, dim=1).load(blk_o)
-        gl.store(o_ptr + c * 64, chunk.to(PartO.dtype.element_ty), mask=(rows_o < M)[:, None])
+    if ITEMS:
+        b, split, total_rows = _item_out(Items, split, M)
+        offs = ((split * total_rows + b * M + rows_o).to(gl.int64) * D_LATENT)[:, None] + W * HALF + \
+            gl.arange(0, 64, layout=gl.SliceLayout(0, blk_o))[None, :]
+        if total_rows == 0:
+            for c in gl.static_range(HALF // 64):
+                chunk = o_s.slice(c * 64, 64, dim=1).load(blk_o)
+                gl.store(Out + offs + c * 64, chunk.to(Out.dtype.element_ty), mask=(rows_o < M)[:, None])
+        else:
+            for c in gl.static_range(HALF // 64):
+                chunk = o_s.slice(c * 64, 64, dim=1).load(blk_o)
+                gl.store(PartO + offs + c * 64, chunk.to(PartO.dtype.element_ty), mask=(rows_o < M)[:, None])
+    else:
+        o_ptr = PartO + ((split * total_rows + b * M + rows_o).to(gl.int64) * D_LATENT)[:, None] + W * HALF + \
+            gl.arange(0, 64, layout=gl.SliceLayout(0, blk_o))[None, :]
+        for c in gl.static_range(HALF // 64):
+            chunk = o_s.slice(c * 64, 64, dim=1).load(blk_o)
+            gl.store(o_ptr + c * 64, chunk.to(PartO.dtype.element_ty), mask=(rows_o < M)[:, None])
 
 
 @gluon.jit
@@ -290,17 +342,31 @@ def _post_pt(pt, p):
 
 @gluon.jit
 def _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M: gl.constexpr,
-              D_LATENT: gl.constexpr):
+              D_LATENT: gl.constexpr, Out, ITEMS: gl.constexpr, Items):
     """The tail rows' partial output (O^T, normalised here) and log-sum-exp, stored by the last M block's
-    program only (in the others the tail warpgroup ran to keep the barriers going)."""
+    program only (in the others the tail warpgroup ran to keep the barriers going). With ITEMS `split` is the
+    item's index (_item_out), and an item that is its request's only one writes its rows into the output Out
+    and no log-sum-exp."""
     if mb == gl.num_programs(0) - 1:
+        if ITEMS:
+            b, split, total_rows = _item_out(Items, split, M)
         out_rows = b * M + rows
         lse = gl.where(l_i > 0, (m_i + gl.log2(l_i)) * _LN2, float("-inf"))
-        gl.store(PartLse + split * total_rows + out_rows, lse, mask=rows < M)
-        o = o / gl.where(l_i > 0, l_i, 1.0)[None, :]
-        dims = gl.arange(0, D_LATENT, layout=gl.SliceLayout(1, o.type.layout))
-        ptr = PartO + ((split * total_rows + out_rows).to(gl.int64) * D_LATENT)[None, :] + dims[:, None]
-        gl.store(ptr, o.to(PartO.dtype.element_ty), mask=(rows < M)[None, :])
+        if ITEMS:
+            gl.store(PartLse + split * total_rows + out_rows, lse, mask=(rows < M) & (total_rows > 0))
+            o = o / gl.where(l_i > 0, l_i, 1.0)[None, :]
+            dims = gl.arange(0, D_LATENT, layout=gl.SliceLayout(1, o.type.layout))
+            offs = ((split * total_rows + out_rows).to(gl.int64) * D_LATENT)[None, :] + dims[:, None]
+            if total_rows == 0:
+                gl.store(Out + offs, o.to(Out.dtype.element_ty), mask=(rows < M)[None, :])
+            else:
+                gl.store(PartO + offs, o.to(PartO.dtype.element_ty), mask=(rows < M)[None, :])
+        else:
+            gl.store(PartLse + split * total_rows + out_rows, lse, mask=rows < M)
+            o = o / gl.where(l_i > 0, l_i, 1.0)[None, :]
+            dims = gl.arange(0, D_LATENT, layout=gl.SliceLayout(1, o.type.layout))
+            ptr = PartO + ((split * total_rows + out_rows).to(gl.int64) * D_LATENT)[None, :] + dims[:, None]
+            gl.store(ptr, o.to(PartO.dtype.element_ty), mask=(rows < M)[None, :])
 
 @gluon.jit
 def _visible_t(bits, start, hi, ctx_len, BLOCK_N: gl.constexpr):
@@ -339,11 +405,13 @@ def descriptors(inp: VerifyInputs, block_n: int,
 
 
 def launch(kernel, inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor,
-           lat_cols: int | None = None) -> None:
+           lat_cols: int | None = None, items: torch.Tensor | None = None, out: torch.Tensor | None = None) -> None:
     """Launch a Gluon split kernel as its path planned `spec`; its latent tiles arrive `lat_cols` wide
-    (default: all of them)."""
+    (default: all of them); items, out: the batch schedule's item table and the output (ITEMS)."""
     k_lat, k_pe = descriptors(inp, spec.constexprs["BLOCK_N"], lat_cols)
     kernel[spec.grid](
         inp.q, k_lat, k_pe, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
         inp.sm_scale * LOG2E, spec.int_args["split_len"], inp.page_table.stride(0), spec.int_args["total_rows"],
+        **schedule_args(spec, items, out),
         **spec.constexprs)  # num_warps among them: the launch option and the kernel's constexpr
+

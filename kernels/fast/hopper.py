@@ -16,6 +16,7 @@ import triton
 import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
+from kernels.fast.common import schedule_args
 from kernels.fast.portable import _split_program
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
@@ -24,20 +25,23 @@ from kernels.softmax import LOG2E
 
 @triton.jit
 def _hopper_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
-                         stride_pt, total_rows,
+                         stride_pt, total_rows, Items, Out,
                          HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
                          D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TAIL_M: tl.constexpr,
-                         NO_MMA: tl.constexpr, NO_SOFTMAX: tl.constexpr, NO_GATHER: tl.constexpr):
-    """Grid (m_blocks, splits, batch); whole prefix tiles by TMA (see portable._split_program, and there
-    the removal experiments NO_MMA, NO_SOFTMAX, NO_GATHER)."""
+                         NO_MMA: tl.constexpr, NO_SOFTMAX: tl.constexpr, NO_GATHER: tl.constexpr,
+                         ITEMS: tl.constexpr):
+    """Grid (m_blocks, splits, batch), or with ITEMS the batch schedule's (m_blocks, items); whole prefix tiles
+    by TMA (see portable._split_program, and there the removal experiments NO_MMA, NO_SOFTMAX, NO_GATHER)."""
     _split_program(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt,
-                   total_rows, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, "", True,
-                   NO_MMA, NO_SOFTMAX, NO_GATHER)
+                   total_rows, Items, Out, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, "",
+                   True, NO_MMA, NO_SOFTMAX, NO_GATHER, ITEMS)
 
 
-def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
-    """Launch `_hopper_split_kernel` as kernels.fast.paths planned `spec` (grid, constexprs)."""
+def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor,
+           items: torch.Tensor | None = None, out: torch.Tensor | None = None) -> None:
+    """Launch `_hopper_split_kernel` as kernels.fast.paths planned `spec` (grid, constexprs; items, out: the
+    batch schedule's)."""
     w = inp.workload
     block_n = spec.constexprs["BLOCK_N"]
     kv2d = inp.kv_cache.view(-1, w.head_dim)
@@ -46,4 +50,4 @@ def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: 
     _hopper_split_kernel[spec.grid](
         inp.q, k_lat, k_pe, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
         inp.sm_scale * LOG2E, spec.int_args["split_len"], inp.page_table.stride(0), spec.int_args["total_rows"],
-        **spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages)
+        **schedule_args(spec, items, out), **spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages)

@@ -21,14 +21,17 @@ from kernels.fast.common import (
     FAST_MIN_SPLIT_LEN,
     GLUON_TAIL_MIN_SPLIT_LEN,
     NO_MMA_STAGES,
+    RING_PADDED_MIN_BATCH,
     SEESAW_SLICE,
+    BatchSchedule,
     FastConfig,
     gluon_tail_rows,
+    plan_batch,
     plan_splits,
     resolve_config,
     split_rows,
 )
-from kernels.launch_spec import POINTER, LaunchSpec, combine_spec, pdl_arch, with_out_dtype
+from kernels.launch_spec import POINTER, LaunchSpec, combine_jobs_spec, combine_spec, pdl_arch, with_out_dtype
 from kernels.plan import cdiv, code_path
 from kernels.spec import VerifyWorkload
 
@@ -111,25 +114,43 @@ class SplitPath:
         """The removal experiments' switches (NO_MMA, ...) this kernel has, on or off."""
         return {c.upper(): getattr(cfg, c) for c in self.cuts}
 
-    def spec(self, w: VerifyWorkload, cfg: FastConfig, rows: Rows, split_len: int, splits: int) -> LaunchSpec:
+    def spec(
+        self,
+        w: VerifyWorkload,
+        cfg: FastConfig,
+        rows: Rows,
+        split_len: int,
+        splits: int,
+        schedule: BatchSchedule | None = None,
+    ) -> LaunchSpec:
+        """Grid (m_blocks, splits, batch) (the uniform schedule: Items and Out are None constexprs), or with the
+        batch `schedule` (m_blocks, items): Items (its table) and Out (the output) are runtime pointers,
+        total_rows the M = q_len x heads rows of one request (kernels/fast/portable.py's _split_program)."""
+        sig = {**self.signature(w, cfg), **_shared_args(w, cfg)}
+        if schedule is None:
+            grid, sched, total_rows = (rows.m_blocks, splits, w.batch), dict(Items=None, Out=None), w.batch * rows.m
+        else:
+            grid, total_rows = (rows.m_blocks, len(schedule.items), 1), rows.m
+            sig, sched = {**sig, "Items": "*i32", "Out": POINTER[w.dtype]}, {}
         return LaunchSpec(
             name=self.kernel,
             target=self.target,
-            grid=(rows.m_blocks, splits, w.batch),
-            signature={**self.signature(w, cfg), **_shared_args(w, cfg)},
-            constexprs=self.constexprs(w, cfg, rows),
+            grid=grid,
+            signature=sig,
+            constexprs={**self.constexprs(w, cfg, rows), **sched, "ITEMS": schedule is not None},
             num_warps=self.num_warps(cfg, rows),
             num_stages=cfg.num_stages,
             int_args={
                 "split_len": split_len,
                 "stride_pt": cdiv(w.max_kv_len, w.page_size),
-                "total_rows": w.batch * w.q_len * w.heads,
+                "total_rows": total_rows,
             },
         )
 
-    def launch(self, inp, spec: LaunchSpec, part_o, part_lse) -> None:
-        """Run the kernel as `spec` says, writing the splits' partials."""
-        import_module(self.module).launch(inp, spec, part_o, part_lse)
+    def launch(self, inp, spec: LaunchSpec, part_o, part_lse, items=None, out=None) -> None:
+        """Run the kernel as `spec` says, writing the splits' partials (with the batch schedule: `items`, its
+        table on the device, and `out`, where a request's only item writes)."""
+        import_module(self.module).launch(inp, spec, part_o, part_lse, items, out)
 
 
 class TritonSplit(SplitPath):
@@ -256,7 +277,8 @@ class Ring(Seesaw):
     def for_rows(self, rows, cfg):
         if cfg.stagger and rows.whole:  # the seesaw kernel's staggered schedule
             return SEESAW
-        return self if rows.tail_m or (cfg.ring_whole and rows.whole) else SEESAW
+        padded = not rows.tail_m and not rows.whole
+        return self if rows.tail_m or (cfg.ring_whole and rows.whole) or (cfg.ring_padded and padded) else SEESAW
 
     def num_warps(self, cfg, rows):  # the tail warpgroup, also where it only loads (ring_whole)
         return cfg.num_warps + 4
@@ -265,8 +287,9 @@ class Ring(Seesaw):
         c = {k: v for k, v in super().constexprs(w, cfg, rows).items() if k != "STAGGER"}  # (the seesaw's)
         return {
             **c,
-            "TAIL_M": rows.tail_m or 8,  # whole blocks: the tail's buffers, unused by a producer-only tail
+            "TAIL_M": rows.tail_m or 8,  # whole or padded blocks: the tail's buffers, unused by a producer-only tail
             "ASYNC_GATHER": bool(cfg.async_gather),
+            "TAIL_ROWS": bool(rows.tail_m),
         }
 
 
@@ -286,12 +309,19 @@ def _split_path(path: str, cfg: FastConfig) -> SplitPath:
 
 @dataclass(frozen=True)
 class FastPlan:
-    """triton_mla_fast for one workload: its split path, the config, and the two launches."""
+    """triton_mla_fast for one workload: its split path, the config, the split launch and the combine (None
+    where the batch schedule cut no request: every item wrote its request's output), and the batch schedule
+    (None: the uniform one)."""
 
     path: SplitPath
     config: FastConfig
     split: LaunchSpec
-    combine: LaunchSpec
+    combine: LaunchSpec | None
+    schedule: BatchSchedule | None = None
+
+    @property
+    def launches(self) -> list[LaunchSpec]:
+        return [self.split] + ([self.combine] if self.combine is not None else [])
 
 
 def plan_fast(
@@ -305,39 +335,84 @@ def plan_fast(
     **launch,
 ) -> FastPlan:
     """The split path of `path` (default: kernels.plan.code_path on `arch`), its config (`launch`
-    over the path's defaults: kernels.fast.common.resolve_config), the split plan (the prefix cut
-    into splits of split_len tokens to fill `sm_count` SMs) and both launches."""
+    over the path's defaults: kernels.fast.common.resolve_config), the split plan (schedule "batch": the
+    batch's tokens cut into work items to fill `sm_count` SMs, kernels.fast.common.plan_batch; "uniform":
+    every request cut into splits of one split_len, plan_splits) and both launches."""
     name = path or code_path("triton_mla_fast", arch, w.page_size, w.max_kv_len)
     cfg = resolve_config(name, arch, w.heads, w.page_size, device_name, launch)
     split_path = _split_path(name, cfg)
     split_path.check(w, cfg)
     block_n = cfg.block_n
+    batches: dict[int, BatchSchedule] = {}
+    # The batch schedule where the requests differ in length; equal requests (batch 1 too) are cut alike either
+    # way, and launched as the uniform schedule launches them (no item table; at batch 1 the same code as before).
+    items = cfg.schedule == "batch" and ragged(w)
 
-    def split_plan(m_blocks: int) -> tuple[int, int]:
-        """(split_len, splits): the caller's split_len in whole tiles, else plan_splits' for `m_blocks`."""
+    def split_plan(m_blocks: int) -> tuple[int, int, BatchSchedule | None]:
+        """(split_len, splits, schedule) for `m_blocks`: the batch schedule (plan_batch; splits: its items), or
+        the uniform one (the caller's split_len in whole tiles, else plan_splits')."""
+        if items:
+            if m_blocks not in batches:
+                batches[m_blocks] = plan_batch(
+                    w.kv_lens,
+                    w.q_len,
+                    m_blocks,
+                    sm_count,
+                    block_n,
+                    cfg.programs_per_sm,
+                    max(min_split_len, block_n),
+                    cfg.item_cost,
+                    cfg.max_waves,
+                    split_len,
+                )
+            s = batches[m_blocks]
+            return s.split_len, len(s.items), s
         if split_len is None:
-            return plan_splits(
-                w.max_kv_len, w.batch, m_blocks, sm_count, block_n, cfg.programs_per_sm, max(min_split_len, block_n)
+            return (
+                *plan_splits(
+                    w.max_kv_len,
+                    w.batch,
+                    m_blocks,
+                    sm_count,
+                    block_n,
+                    cfg.programs_per_sm,
+                    max(min_split_len, block_n),
+                ),
+                None,
             )
         tiled = cdiv(split_len, block_n) * block_n
-        return tiled, cdiv(w.max_kv_len, tiled)
+        return tiled, cdiv(w.max_kv_len, tiled), None
 
     rows = split_path.rows(w, cfg, None if "tail_m" in launch else lambda m_blocks: split_plan(m_blocks)[0])
     if cfg.stagger and "stagger" not in launch and (not rows.whole or w.page_size < cfg.block_n or cfg.cuts):
         # the default only where it applies and was measured faster (whole blocks, pages of whole tiles: at page 1
         # it lost); it has no removal experiments
         cfg = replace(cfg, stagger=False)
+    if (
+        cfg.ring and items and w.batch >= RING_PADDED_MIN_BATCH and "ring_padded" not in launch and not cfg.ring_padded
+    ):  # serving batches: the ring for padded blocks too (measured: kernels/fast/common.py, RING_PADDED_MIN_BATCH)
+        cfg = replace(cfg, ring_padded=True)
     split_path = split_path.for_rows(rows, cfg)
     split_path.check_cuts(cfg)
-    tokens, splits = split_plan(rows.m_blocks)
-    split = split_path.spec(w, cfg, rows, tokens, splits)
-    total_rows = w.batch * w.q_len * w.heads
-    combine = combine_spec(splits, total_rows, w.v_dim, part_o=split.signature["PartO"], pdl=pdl_arch(arch))
-    return FastPlan(split_path, cfg, split, with_out_dtype(combine, w.dtype))
+    tokens, splits, schedule = split_plan(rows.m_blocks)
+    split = split_path.spec(w, cfg, rows, tokens, splits, schedule)
+    part_o, pdl = split.signature["PartO"], pdl_arch(arch)
+    if schedule is None:
+        combine = combine_spec(splits, w.batch * rows.m, w.v_dim, part_o=part_o, pdl=pdl)
+    elif schedule.jobs:
+        combine = combine_jobs_spec(len(schedule.jobs), rows.m, schedule.max_slots, w.v_dim, part_o=part_o, pdl=pdl)
+    else:
+        combine = None
+    combine = with_out_dtype(combine, w.dtype) if combine is not None else None
+    return FastPlan(split_path, cfg, split, combine, schedule)
+
+
+def ragged(w: VerifyWorkload) -> bool:
+    """Whether the batch's requests differ in length (the batch schedule's case)."""
+    return w.ctx_lens is not None and len(set(w.ctx_lens)) > 1
 
 
 def fast_specs(w: VerifyWorkload, arch: str = "sm_90", sm_count: int = 132, **plan) -> list[LaunchSpec]:
-    """triton_mla_fast's launches for `w` on `arch`: its split kernel, then the combine (`plan`: plan_fast's
-    other keywords)."""
-    plan = plan_fast(w, arch, sm_count, **plan)
-    return [plan.split, plan.combine]
+    """triton_mla_fast's launches for `w` on `arch`: its split kernel, then the combine where there is one
+    (`plan`: plan_fast's other keywords)."""
+    return plan_fast(w, arch, sm_count, **plan).launches

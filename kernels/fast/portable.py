@@ -28,7 +28,7 @@ import triton
 import triton.language as tl
 
 from kernels.cuts import tile_scores, tile_update
-from kernels.fast.common import NO_MMA_STAGES
+from kernels.fast.common import NO_MMA_STAGES, schedule_args
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 from kernels.softmax import LN2, LOG2E
@@ -115,11 +115,38 @@ def _store_partial(PartO, PartLse, m_i, l_i, acc, rows, r_ok, split, b, total_ro
 
 
 @triton.jit
+def _item(Items, item):
+    """Work item `item` of the batch schedule (a row of Items: request, lo, hi, ctx_len, slot;
+    kernels.fast.common.plan_batch): (b, ctx_len, lo, hi)."""
+    row = Items + item * 5
+    return tl.load(row), tl.load(row + 3), tl.load(row + 1), tl.load(row + 2)
+
+
+@triton.jit
+def _item_out(Items, item, M: tl.constexpr):
+    """Where item `item`'s rows go, read again from its row of Items (nothing held through the loop): (b, split,
+    total_rows) such that the partial stores' split x total_rows + b x M is its slot x M; total_rows 0 where it
+    is its request's only item (slot -1: its rows go to the output, b x M + row)."""
+    b = tl.load(Items + item * 5)
+    slot = tl.load(Items + item * 5 + 4)
+    return b, slot - b, tl.where(slot < 0, 0, M)
+
+
+@triton.jit
+def _store_out(Out, l_i, acc, rows, r_ok, b, M: tl.constexpr, D_LATENT: tl.constexpr):
+    """A request's only item: its rows normalised, straight into the output (no LSE, no combine)."""
+    o = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]
+    offs_d = tl.arange(0, D_LATENT)
+    tl.store(Out + (b * M + rows.to(tl.int64))[:, None] * D_LATENT + offs_d[None, :], o.to(Out.dtype.element_ty),
+             mask=r_ok[:, None])
+
+
+@triton.jit
 def _split_program(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt,
-                   total_rows, HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
+                   total_rows, Items, Out, HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
                    D_LATENT: tl.constexpr, D_ROPE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                    TAIL_M: tl.constexpr, EVICT: tl.constexpr, TMA: tl.constexpr, NO_MMA: tl.constexpr,
-                   NO_SOFTMAX: tl.constexpr, NO_GATHER: tl.constexpr):
+                   NO_SOFTMAX: tl.constexpr, NO_GATHER: tl.constexpr, ITEMS: tl.constexpr):
     """One program of grid (m_blocks, splits, batch), either Triton kernel's. TAIL_M > 0: one M block of
     BLOCK_M rows plus a second tile of TAIL_M rows (rows BLOCK_M..BLOCK_M+TAIL_M-1), both fed by the
     same KV tile loads. Whole prefix tiles come by TMA through the descriptors KLat, KPe (TMA: one
@@ -129,17 +156,26 @@ def _split_program(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse
     tile loads stay, each token's K row summed in place of its scores; under NO_MMA the prefix loop names
     its stages, NO_MMA_STAGES, so that Triton still pipelines the loads no tl.dot reads); NO_GATHER leaves out the
     per-token gathers of the tiles past the whole prefix ones (the partial tile, the draft tokens: zeros
-    instead). Only the TMA kernel has it: the portable kernel's every tile load is a gather."""
+    instead). Only the TMA kernel has it: the portable kernel's every tile load is a gather.
+
+    ITEMS (the batch schedule, kernels.fast.common.plan_batch): grid (m_blocks, items); program_id(1) is a row
+    of the table Items (request, lo, hi, ctx_len, slot), and the partials go to rows slot x M.. (`split` =
+    slot - request with `total_rows` = M, so the stores' split x total_rows + request x M is slot x M), or,
+    where the request has no other item (slot -1), straight to the output Out."""
     mb = tl.program_id(0)
     split = tl.program_id(1)
     b = tl.program_id(2)
     M: tl.constexpr = Q_LEN * HEADS
     D: tl.constexpr = D_LATENT + D_ROPE
+    if ITEMS:  # split: the item's index
+        b, ctx_len, lo, hi = _item(Items, split)
+        full_hi = lo + tl.maximum(tl.minimum(hi, ctx_len) - lo, 0) // BLOCK_N * BLOCK_N
 
     rows, r_ok, q_lat, q_pe, m_i, l_i, acc = _row_tile(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE)
     if TAIL_M > 0:
         rows2, r_ok2, q_lat2, q_pe2, m_i2, l_i2, acc2 = _row_tile(Q, b, BLOCK_M, TAIL_M, M, D_LATENT, D_ROPE)
-    ctx_len, lo, hi, full_hi = _split_range(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
+    if not ITEMS:
+        ctx_len, lo, hi, full_hi = _split_range(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
     if not TMA:
         offs_d = tl.arange(0, D_LATENT)
         offs_r = tl.arange(0, D_ROPE)
@@ -173,28 +209,43 @@ def _split_program(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse
                                  qk_scale, HEADS, Q_LEN, NO_MMA)
             m_i2, l_i2, acc2 = tile_update(qk2, m_i2, l_i2, acc2, k_lat, NO_MMA, NO_SOFTMAX)
 
-    _store_partial(PartO, PartLse, m_i, l_i, acc, rows, r_ok, split, b, total_rows, M, D_LATENT)
-    if TAIL_M > 0:
-        _store_partial(PartO, PartLse, m_i2, l_i2, acc2, rows2, r_ok2, split, b, total_rows, M, D_LATENT)
+    if ITEMS:
+        b, split, total_rows = _item_out(Items, split, M)
+        if total_rows == 0:  # the request's only item: its output, no partial
+            _store_out(Out, l_i, acc, rows, r_ok, b, M, D_LATENT)
+            if TAIL_M > 0:
+                _store_out(Out, l_i2, acc2, rows2, r_ok2, b, M, D_LATENT)
+        else:
+            _store_partial(PartO, PartLse, m_i, l_i, acc, rows, r_ok, split, b, total_rows, M, D_LATENT)
+            if TAIL_M > 0:
+                _store_partial(PartO, PartLse, m_i2, l_i2, acc2, rows2, r_ok2, split, b, total_rows, M, D_LATENT)
+    else:
+        _store_partial(PartO, PartLse, m_i, l_i, acc, rows, r_ok, split, b, total_rows, M, D_LATENT)
+        if TAIL_M > 0:
+            _store_partial(PartO, PartLse, m_i2, l_i2, acc2, rows2, r_ok2, split, b, total_rows, M, D_LATENT)
 
 
 @triton.jit
 def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
-                       stride_pt, total_rows,
+                       stride_pt, total_rows, Items, Out,
                        HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
                        D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TAIL_M: tl.constexpr,
-                       EVICT: tl.constexpr, NO_MMA: tl.constexpr, NO_SOFTMAX: tl.constexpr):
-    """Grid (m_blocks, splits, batch); KV tiles gathered token by token (see _split_program; no NO_GATHER:
-    every tile load is a gather)."""
+                       EVICT: tl.constexpr, NO_MMA: tl.constexpr, NO_SOFTMAX: tl.constexpr, ITEMS: tl.constexpr):
+    """Grid (m_blocks, splits, batch), or with ITEMS (m_blocks, items) over the batch schedule's table Items
+    (Out: the output, for a request's only item; both None without ITEMS); KV tiles gathered token by token
+    (see _split_program; no NO_GATHER: every tile load is a gather)."""
     _split_program(Q, None, None, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt,
-                   total_rows, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, EVICT, False,
-                   NO_MMA, NO_SOFTMAX, False)
+                   total_rows, Items, Out, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, EVICT,
+                   False, NO_MMA, NO_SOFTMAX, False, ITEMS)
 
 
-def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
-    """Launch `_fast_split_kernel` as kernels.fast.paths planned `spec`."""
+
+
+def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor,
+           items: torch.Tensor | None = None, out: torch.Tensor | None = None) -> None:
+    """Launch `_fast_split_kernel` as kernels.fast.paths planned `spec` (items, out: the batch schedule's)."""
     _fast_split_kernel[spec.grid](
         inp.q, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
         inp.sm_scale * LOG2E, spec.int_args["split_len"], inp.page_table.stride(0), spec.int_args["total_rows"],
-        **spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages)
+        **schedule_args(spec, items, out), **spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages)

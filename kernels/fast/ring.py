@@ -54,7 +54,9 @@ from kernels.fast.gluon import (
     _gather_rows,
     _gather_tile,
     _half_out,
+    _item_span,
     _landed,
+    _lse_out,
     _main_start,
     _max_shift,
     _mma,
@@ -158,7 +160,7 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
                n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
                sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, D_LATENT: gl.constexpr,
                BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, PAGE_SIZE: gl.constexpr, ASYNC_GATHER: gl.constexpr,
-               NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr):
+               NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr, Out, ITEMS: gl.constexpr, Items):
     """Main warpgroup W: scores the tiles t with t % 2 == W, and accumulates its half of O from every tile."""
     M: gl.constexpr = Q_LEN * HEADS
     HALF: gl.constexpr = D_LATENT // 2
@@ -222,13 +224,13 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
     l_all = l_i + other_sum.load(m_i.type.layout)
     if W == 0:
         lse = gl.where(l_all > 0, (m_i + gl.log2(l_all)) * _LN2, float("-inf"))
-        gl.store(PartLse + split * total_rows + b * M + rows, lse, mask=rows < M)
+        _lse_out(PartLse, lse, split, total_rows, b, rows, M, ITEMS, Items)
     o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), gl.SliceLayout(1, o.type.layout))[:, None]
     # Out through tile buffer W once its last tile's readers are done.
     if n_tiles > W:
         last = W + (n_tiles - 1 - W) // 2 * 2  # the last tile in buffer W
         mbarrier.wait(empty_bars.index(W), (last // 2) & 1)
-    _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT)
+    _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT, Out, ITEMS, Items)
 
 
 @gluon.jit
@@ -237,14 +239,15 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
                empty_bars, ts_bars, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr,
                PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr,
                BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr, ASYNC_GATHER: gl.constexpr, NO_MMA: gl.constexpr,
-               NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr):
+               NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr, Out, ITEMS: gl.constexpr, Items,
+               TAIL_ROWS: gl.constexpr):
     """The producer, and the rows past the last whole M block (at most TAIL_M) transposed: S^T = K Q^T
     (tokens on the MMA's M side, rows on N), O^T += V^T P^T (latent dims on M). Only the last M
-    block's program stores its rows. Where the rows are whole M blocks (ring_whole: 64 heads) it only
-    loads: it posts each tile's ts barrier at once and computes nothing."""
+    block's program stores its rows. Without TAIL_ROWS (rows in whole M blocks, ring_whole: 64 heads, or in
+    padded ones, ring_padded) it only loads: it posts each tile's ts barrier at once and computes nothing."""
     M: gl.constexpr = Q_LEN * HEADS
     ROW0: gl.constexpr = M // BLOCK_M * BLOCK_M
-    HAS_ROWS: gl.constexpr = M % BLOCK_M != 0
+    HAS_ROWS: gl.constexpr = TAIL_ROWS
     PW: gl.constexpr = D_LATENT // PARTS
     for v in gl.static_range(2):  # the first two tiles
         if v < n_tiles:
@@ -314,22 +317,28 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
             if ASYNC_GATHER:
                 _arrive_when_copied(t + 2, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
     if HAS_ROWS:
-        _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M, D_LATENT)
+        _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M, D_LATENT, Out, ITEMS, Items)
 
 
 @gluon.jit
 def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
-                       stride_pt, total_rows,
+                       stride_pt, total_rows, Items, Out,
                        HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
                        D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
                        BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
                        num_warps: gl.constexpr, ASYNC_GATHER: gl.constexpr, NO_MMA: gl.constexpr,
-                       NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr):
+                       NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr, ITEMS: gl.constexpr,
+                       TAIL_ROWS: gl.constexpr):
     """Grid (m_blocks, splits, batch), 3 x 4 warps: two main warpgroups and the tail one (see the module).
     ASYNC_GATHER: gathered tiles complete their barriers as their copies land, instead of the tail
-    waiting for them one tile later. NO_MMA, NO_SOFTMAX, NO_GATHER: removal experiments (see the module)."""
+    waiting for them one tile later. NO_MMA, NO_SOFTMAX, NO_GATHER: removal experiments (see the module).
+    ITEMS: the batch schedule's grid (m_blocks, items), as the seesaw kernel's (Items, Out: None without it).
+    TAIL_ROWS: the tail warpgroup computes the rows past the last whole block (else every row is in the main
+    warpgroups' M blocks, whole or padded, and it only loads)."""
     mb, split, b = _start_program()
     M: gl.constexpr = Q_LEN * HEADS
+    if ITEMS:
+        b, ctx_len, lo, hi, n_full, n_tiles = _item_span(Items, split, BLOCK_N)  # split: the item's index
     q_lat_s, q_pe_s = _q_in_smem(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, num_warps)
     klat_s = gl.allocate_shared_memory(KLat.dtype, [2, BLOCK_N, D_LATENT], KLat.layout)
     kpe_s = gl.allocate_shared_memory(KPe.dtype, [2, BLOCK_N, D_ROPE], KPe.layout)  # then the main rows' P
@@ -353,24 +362,27 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
     fence_async_shared()
     _barrier()
 
-    ctx_len, lo, hi, n_full, n_tiles = _split_bounds(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
+    if not ITEMS:
+        ctx_len, lo, hi, n_full, n_tiles = _split_bounds(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
     page_base = b * stride_pt
     gl.warp_specialize([
         (_ring_main, (0, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
                       n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
                       sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N, PAGE_SIZE, ASYNC_GATHER, NO_MMA,
-                      NO_SOFTMAX)),
+                      NO_SOFTMAX, Out, ITEMS, Items)),
         (_ring_main, (1, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
                       n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
                       sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N, PAGE_SIZE, ASYNC_GATHER, NO_MMA,
-                      NO_SOFTMAX)),
+                      NO_SOFTMAX, Out, ITEMS, Items)),
         (_ring_tail, (Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
                       page_base, lo, hi, ctx_len, n_full, n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars,
                       empty_bars, ts_bars, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,
-                      TAIL_M, ASYNC_GATHER, NO_MMA, NO_SOFTMAX, NO_GATHER)),
+                      TAIL_M, ASYNC_GATHER, NO_MMA, NO_SOFTMAX, NO_GATHER, Out, ITEMS, Items, TAIL_ROWS)),
     ], [4, 4], [RING_REGS[0], RING_REGS[1]])
 
 
-def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
-    """Launch `_gluon_ring_kernel` as kernels.fast.paths planned `spec` (latent tiles in slices)."""
-    common.launch(_gluon_ring_kernel, inp, spec, part_o, part_lse, SEESAW_SLICE)
+def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor,
+           items: torch.Tensor | None = None, out: torch.Tensor | None = None) -> None:
+    """Launch `_gluon_ring_kernel` as kernels.fast.paths planned `spec` (latent tiles in slices; items, out: the
+    batch schedule's)."""
+    common.launch(_gluon_ring_kernel, inp, spec, part_o, part_lse, SEESAW_SLICE, items, out)

@@ -5,12 +5,13 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from functools import cache, lru_cache
 
 import torch
 
 from kernels.combine import combine_splits
-from kernels.fast.common import FAST_MIN_SPLIT_LEN
+from kernels.fast.common import FAST_MIN_SPLIT_LEN, ITEM_FIELDS, JOB_FIELDS, BatchSchedule
 from kernels.fast.paths import FastPlan, plan_fast
 from kernels.graph import GraphedKernel
 from kernels.inputs import VerifyInputs
@@ -95,9 +96,41 @@ def triton_mla_fast(
         raise ValueError("the gluon path needs an sm_90 GPU and a Triton with Gluon (not the interpreter)")
     plan = _plan(w, arch, sm_count, device_name, split_len, min_split_len, path, tuple(sorted(launch.items())))
     part_o, part_lse = partials(inp, plan.split)
-    plan.path.launch(inp, plan.split, part_o, part_lse)
     out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=inp.q.device)
-    return combine_splits(part_o, part_lse, out, spec=plan.combine)
+    if plan.schedule is None:  # the uniform schedule
+        plan.path.launch(inp, plan.split, part_o, part_lse)
+        return combine_splits(part_o, part_lse, out, spec=plan.combine)
+    items, jobs = schedule_tables(plan.schedule, inp.q.device)
+    plan.path.launch(inp, plan.split, part_o, part_lse, items, out)
+    if plan.combine is not None:  # some request was cut: merge its partials (the others wrote their rows)
+        combine_splits(part_o, part_lse, out, spec=plan.combine, jobs=jobs)
+    out._schedule_tables = (items, jobs)  # a CUDA graph that keeps `out` (kernels.graph) keeps the tables it reads
+    return out
+
+
+_TABLES: OrderedDict = OrderedDict()
+
+
+def schedule_tables(schedule: BatchSchedule, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """The batch schedule's item and job tables (int32) on `device`, made once per schedule (the first call,
+    outside any CUDA graph capture) and kept for the last 256 schedules: a step that is replayed or captured
+    again finds them, as FlashMLA's metadata is computed once per batch. (A graph that outlives the cache entry
+    still has them: triton_mla_fast hangs them on the output it returns, which kernels.graph keeps.)"""
+    key = (id(schedule), str(device))  # the planned schedule object (_plan is cached): no hash of its items
+    hit = _TABLES.get(key)
+    if hit is None or hit[0] is not schedule:
+        same = (schedule, str(device))  # another plan of the same batch: its tables (no copy during a capture)
+        hit = _TABLES.get(same)
+        if hit is None:
+            items = torch.tensor(schedule.items, dtype=torch.int32).reshape(-1, len(ITEM_FIELDS))
+            jobs = torch.tensor(schedule.jobs or [(0, 0, 0)], dtype=torch.int32).reshape(-1, len(JOB_FIELDS))
+            hit = _TABLES[same] = (schedule, items.to(device), jobs.to(device))
+        _TABLES[key] = hit  # (holding the schedule keeps its id)
+        while len(_TABLES) > 256:
+            _TABLES.popitem(last=False)
+    else:
+        _TABLES.move_to_end(key)
+    return hit[1], hit[2]
 
 
 triton_mla_fast_graph = GraphedKernel(triton_mla_fast)

@@ -41,7 +41,9 @@ from kernels.fast.gluon import (
     _barrier,
     _gather_tile,
     _half_out,
+    _item_span,
     _landed,
+    _lse_out,
     _main_start,
     _max_shift,
     _mma,
@@ -111,7 +113,7 @@ def _gather_landed(KV, PageTable, page_base, start, hi, klat_buf, kpe_buf, full_
 def _seesaw(W: gl.constexpr, io, span, smem, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr,
             PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr,
             BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr, NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr,
-            NO_GATHER: gl.constexpr):
+            NO_GATHER: gl.constexpr, Out, ITEMS: gl.constexpr, Items):
     """Warpgroup W's side of the seesaw schedule (see the kernel below), from its first tile to its
     half of the split's partial output. With TAIL_M, a third warpgroup (_seesaw_tail) reads the
     same tiles: a gathered tile is announced on its buffer's last full barrier, P waits until the
@@ -205,10 +207,10 @@ def _seesaw(W: gl.constexpr, io, span, smem, PARTS: gl.constexpr, HEADS: gl.cons
     l_all = l_i + other_max.load(m_i.type.layout)
     if W == 0:
         lse = gl.where(l_all > 0, (m_i + gl.log2(l_all)) * _LN2, float("-inf"))
-        gl.store(PartLse + split * total_rows + b * M + rows, lse, mask=rows < M)
+        _lse_out(PartLse, lse, split, total_rows, b, rows, M, ITEMS, Items)
     o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), gl.SliceLayout(1, o.type.layout))[:, None]
     # Out through this warpgroup's own tile buffer (no one reads it any more: see above).
-    _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT)
+    _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT, Out, ITEMS, Items)
 
 @gluon.jit
 def _tail_scores(u: gl.constexpr, t, j, n_full, k_buf, pe_buf, qt_lat, qt_pe, full_bars, ts_bars, s_zero,
@@ -238,7 +240,7 @@ def _seesaw_tail(Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows
                  n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars, empty_bars, ts_bars,
                  PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
                  D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                 TAIL_M: gl.constexpr, NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr):
+                 TAIL_M: gl.constexpr, NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr, Out, ITEMS: gl.constexpr, Items):
     """The rows past the last whole M block (at most TAIL_M, e.g. 72 = 64 + 8), in a third
     warpgroup, transposed so that nothing is padded to 64 rows: S^T = K Q^T has the tile's 64
     tokens on the MMA's M side and the TAIL_M rows on its N side (wgmma N = 8 is allowed), and
@@ -286,22 +288,26 @@ def _seesaw_tail(Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows
             o = warpgroup_mma_wait(0, deps=[acc])
         mbarrier.arrive(empty_bars.index(0), count=1)
         mbarrier.arrive(empty_bars.index(1), count=1)
-    _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M, D_LATENT)
+    _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M, D_LATENT, Out, ITEMS, Items)
 
 
 @gluon.jit
 def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
-                         stride_pt, total_rows,
+                         stride_pt, total_rows, Items, Out,
                          HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
                          D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
                          BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
                          num_warps: gl.constexpr, NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr,
-                         NO_GATHER: gl.constexpr, STAGGER: gl.constexpr):
+                         NO_GATHER: gl.constexpr, STAGGER: gl.constexpr, ITEMS: gl.constexpr):
     """Grid (m_blocks, splits, batch), 4 + 4 warps: the seesaw schedule (see _seesaw); with TAIL_M,
     4 more for the rows past the last whole M block (see _seesaw_tail). NO_MMA, NO_SOFTMAX, NO_GATHER:
-    removal experiments (see the module)."""
+    removal experiments (see the module). ITEMS: the batch schedule's grid (m_blocks, items), each program's
+    request and tokens a row of Items (kernels.fast.gluon._item_span); Out: the output, where an item is its
+    request's only one (Items and Out are None without ITEMS)."""
     mb, split, b = _start_program()
     M: gl.constexpr = Q_LEN * HEADS
+    if ITEMS:
+        b, ctx_len, lo, hi, n_full, n_tiles = _item_span(Items, split, BLOCK_N)  # split: the item's index
     q_lat_s, q_pe_s = _q_in_smem(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, num_warps)
     klat_s = gl.allocate_shared_memory(KLat.dtype, [2, BLOCK_N, D_LATENT], KLat.layout)
     kpe_s = gl.allocate_shared_memory(KPe.dtype, [2, BLOCK_N, D_ROPE], KPe.layout)
@@ -327,7 +333,8 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
     fence_async_shared()
     _barrier()
 
-    ctx_len, lo, hi, n_full, n_tiles = _split_bounds(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
+    if not ITEMS:
+        ctx_len, lo, hi, n_full, n_tiles = _split_bounds(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
     page_base = b * stride_pt
     # The same two main partitions either way; what they share travels in two tuples (the program's
     # place in the problem, its shared memory), written once here.
@@ -338,13 +345,13 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
         qt_lat_s, qt_pe_s, pt_s = _tail_smem(Q, q_lat_s, q_pe_s, TAIL_M, BLOCK_N)
         gl.warp_specialize([
             (_seesaw, (0, io, span, smem, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,
-                       TAIL_M, NO_MMA, NO_SOFTMAX, NO_GATHER)),
+                       TAIL_M, NO_MMA, NO_SOFTMAX, NO_GATHER, Out, ITEMS, Items)),
             (_seesaw, (1, io, span, smem, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,
-                       TAIL_M, NO_MMA, NO_SOFTMAX, NO_GATHER)),
+                       TAIL_M, NO_MMA, NO_SOFTMAX, NO_GATHER, Out, ITEMS, Items)),
             (_seesaw_tail, (Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
                             n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars, empty_bars, ts_bars, PARTS,
                             HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, NO_MMA,
-                            NO_SOFTMAX)),
+                            NO_SOFTMAX, Out, ITEMS, Items)),
         ], [4, 4], [TAIL_REGS[0], TAIL_REGS[1]])
     elif STAGGER:  # whole blocks: the staggered schedule (kernels/fast/stagger.py)
         p0_s = gl.allocate_shared_memory(KPe.dtype, [BLOCK_M, D_ROPE], KPe.layout)  # warpgroup 0's P
@@ -354,19 +361,21 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
         _barrier()
         gl.warp_specialize([
             (_stagger, (0, io, span, smem, p0_s, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
-                        BLOCK_N)),
+                        BLOCK_N, Out, ITEMS, Items)),
             (_stagger, (1, io, span, smem, p0_s, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
-                        BLOCK_N)),
+                        BLOCK_N, Out, ITEMS, Items)),
         ], [4], [240])
     else:
         gl.warp_specialize([
             (_seesaw, (0, io, span, smem, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,
-                       TAIL_M, NO_MMA, NO_SOFTMAX, NO_GATHER)),
+                       TAIL_M, NO_MMA, NO_SOFTMAX, NO_GATHER, Out, ITEMS, Items)),
             (_seesaw, (1, io, span, smem, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,
-                       TAIL_M, NO_MMA, NO_SOFTMAX, NO_GATHER)),
+                       TAIL_M, NO_MMA, NO_SOFTMAX, NO_GATHER, Out, ITEMS, Items)),
         ], [4], [240])
 
 
-def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor) -> None:
-    """Launch `_gluon_seesaw_kernel` as kernels.fast.paths planned `spec` (latent tiles in slices)."""
-    common.launch(_gluon_seesaw_kernel, inp, spec, part_o, part_lse, SEESAW_SLICE)
+def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor,
+           items: torch.Tensor | None = None, out: torch.Tensor | None = None) -> None:
+    """Launch `_gluon_seesaw_kernel` as kernels.fast.paths planned `spec` (latent tiles in slices; items, out:
+    the batch schedule's)."""
+    common.launch(_gluon_seesaw_kernel, inp, spec, part_o, part_lse, SEESAW_SLICE, items, out)

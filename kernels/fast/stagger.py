@@ -30,6 +30,7 @@ from kernels.fast.gluon import (
     _gather_rows,
     _half_out,
     _landed,
+    _lse_out,
     _main_start,
     _max_shift,
     _tile_pages,
@@ -89,7 +90,7 @@ def _scores(kb, pe, ql, qpe, full_bars, u: gl.constexpr, j, FIRST: gl.constexpr,
 @gluon.jit
 def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr,
              Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
-             BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
+             BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, Out, ITEMS: gl.constexpr, Items):
     """Warpgroup W's side of the staggered schedule (see the module), from its first tile to its half of
     the split's partial output. max_bars[W]: W's maxima posted; p_bars[W]: W's P posted."""
     KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale = io
@@ -194,6 +195,6 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
     l_all = l_i + other_sum.load(m_i.type.layout)
     if W == 0:
         lse = gl.where(l_all > 0, (m_i + gl.log2(l_all)) * _LN2, float("-inf"))
-        gl.store(PartLse + split * total_rows + b * M + rows, lse, mask=rows < M)
+        _lse_out(PartLse, lse, split, total_rows, b, rows, M, ITEMS, Items)
     o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), o_rows)[:, None]
-    _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT)
+    _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT, Out, ITEMS, Items)

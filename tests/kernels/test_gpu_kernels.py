@@ -132,6 +132,77 @@ def test_fast_kernel_paths_on_gpu(path, case, launch):
     assert result.ok, result
 
 
+def _lens(seed: int, n: int, lo: int, hi: int) -> tuple[int, ...]:
+    import random
+
+    rng = random.Random(seed)
+    return tuple(rng.randint(lo, hi) for _ in range(n))
+
+
+# Serving batches (benchmarks/serving_bench.py's rows and more), full size, through the default path (on sm_90
+# the Gluon kernels: the seesaw with padded rows, the ring with the tail, the staggered schedule at whole blocks),
+# the batch schedule (the default) and the uniform one; tree and chain masks, pages 1 and 64, prefixes of 1 token
+# and of one page.
+SERVING_CASES = [
+    (dict(ctx_lens=_lens(1, 32, 1024, 32768), heads=16, q_len=2, page_size=64, tree_mask="chain"), {}),
+    (dict(ctx_lens=_lens(1, 32, 1024, 32768), heads=16, q_len=2, page_size=1, tree_mask="tree"), {}),
+    (dict(ctx_lens=_lens(2, 8, 4096, 131072), heads=8, q_len=9, page_size=64, tree_mask="tree"), {}),
+    (dict(ctx_lens=_lens(2, 8, 4096, 131072), heads=8, q_len=9, page_size=1, tree_mask="chain"), {}),
+    (dict(ctx_lens=(131072,) + (2048,) * 15, heads=16, q_len=4, page_size=64, tree_mask="chain"), {}),
+    (dict(ctx_lens=(131072,) + (2048,) * 15, heads=16, q_len=4, page_size=1, tree_mask="tree"), {}),
+    (dict(ctx_lens=(1, 64, 65, 100_003, 4000), heads=8, q_len=9, page_size=64, tree_mask="tree"), {}),
+    (dict(ctx_lens=(1, 64, 65, 100_003, 4000), heads=64, q_len=9, page_size=64, tree_mask="chain"), {}),
+    (dict(ctx_lens=(1, 1, 77_777, 3), heads=64, q_len=9, page_size=1, tree_mask="tree"), {}),
+    (dict(ctx_lens=(131072,) + (2048,) * 15, heads=16, q_len=4, page_size=64, tree_mask="chain"), dict(ring=False)),
+    (dict(ctx_lens=(1, 64, 65, 100_003, 4000), heads=8, q_len=9, page_size=64, tree_mask="tree"), dict(ring=False)),
+    (
+        dict(ctx_lens=_lens(2, 8, 4096, 131072), heads=8, q_len=9, page_size=64, tree_mask="tree"),
+        dict(schedule="uniform"),
+    ),
+    (dict(ctx_lens=(1, 64, 65, 100_003, 4000), heads=8, q_len=9, page_size=64, tree_mask="tree"), dict(path="hopper")),
+    (
+        dict(ctx_lens=(1, 64, 65, 100_003, 4000), heads=8, q_len=9, page_size=16, tree_mask="chain"),
+        dict(path="portable"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "case,launch",
+    SERVING_CASES,
+    ids=[
+        f"b{len(c['ctx_lens'])}-h{c['heads']}-p{c['page_size']}-{c['tree_mask']}-{'-'.join(map(str, k.values()))}"
+        for c, k in SERVING_CASES
+    ],
+)
+def test_fast_kernel_serving_batches_on_gpu(case, launch):
+    """Ragged and skewed batches at full size against the reference (the batch schedule unless asked)."""
+    from kernels.check import check_kernel
+
+    w = VerifyWorkload(ctx_len=case["ctx_lens"][0], batch=len(case["ctx_lens"]), seed=13, **case)
+    result = check_kernel("triton_mla_fast", w, device="cuda", **launch)
+    print(result)
+    assert result.ok, result
+
+
+def test_fast_graph_replays_a_ragged_batch():
+    """The graph holds the batch schedule's launches (its item table made before the capture)."""
+    import torch
+
+    from kernels.fast.run import triton_mla_fast_graph
+    from kernels.inputs import build_inputs
+    from kernels.reference import torch_ref
+
+    w = VerifyWorkload(ctx_len=5, batch=4, ctx_lens=(5, 70_000, 64, 9000), page_size=64, heads=16, q_len=4, seed=14)
+    inp = build_inputs(w, device="cuda")
+    first = triton_mla_fast_graph(inp).clone()
+    inp.q.mul_(0.5)
+    second = triton_mla_fast_graph(inp)
+    ref = torch_ref(inp).float()
+    assert not torch.equal(first, second)
+    assert float((second.float() - ref).norm() / ref.norm()) < 1e-2
+
+
 def test_fast_graph_replays_on_new_values():
     import torch
 

@@ -91,6 +91,69 @@ def test_fast_kernel_paths(path, seed, kw, case):
     assert result.ok, result
 
 
+# The batch schedule (the default; kernels.fast.common.plan_batch) on ragged batches: requests cut into several
+# work items (merged by the combine's jobs) beside requests that are one item (written straight to the output),
+# draft tokens straddling items. (workload fields, launch options); heads 2.
+SCHEDULE_CASES = {
+    # prefixes of 1 token, of exactly one page, not a multiple of the page, a long one
+    "p64-tree": (dict(ctx_lens=(1, 64, 150, 700), page_size=64, q_len=5), dict(block_m=16, block_n=16, split_len=64)),
+    # page 1 (one page: 1 token), the schedule's own cut (min_split_len 16: pieces of one tile)
+    "p1-chain": (
+        dict(ctx_lens=(1, 2, 300), page_size=1, q_len=4, tree_mask="chain"),
+        dict(block_m=16, block_n=16, min_split_len=16),
+    ),
+    # a skewed mix: one long request among short ones; 18 rows = a 16-row block and a 16-row tail tile
+    "p16-skewed": (
+        dict(ctx_lens=(600, 3, 3, 17, 3), page_size=16, q_len=9),
+        dict(block_m=16, block_n=16, tail_m=16, min_split_len=32),
+    ),
+    # the Triton TMA kernel, whole-page tiles
+    "hopper-p32-chain": (
+        dict(ctx_lens=(32, 5, 130), page_size=32, q_len=9, tree_mask="chain"),
+        dict(path="hopper", block_m=16, block_n=32, split_len=32),
+    ),
+    # the schedule before it, kept selectable: grid (m_blocks, splits, batch) from the longest request
+    "uniform-p16": (
+        dict(ctx_lens=(33, 150, 64), page_size=16, q_len=5),
+        dict(schedule="uniform", block_m=16, block_n=16, split_len=32),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", SCHEDULE_CASES)
+def test_fast_kernel_batch_schedule(name):
+    from kernels.fast.paths import plan_fast
+
+    case, kw = SCHEDULE_CASES[name]
+    w = VerifyWorkload(ctx_len=case["ctx_lens"][0], batch=len(case["ctx_lens"]), heads=2, seed=9, **case)
+    plan = plan_fast(w, "sm_90", 132, **{"path": "portable", **kw})
+    if plan.schedule is not None:  # some requests cut (merged), some not (written directly)
+        assert plan.schedule.jobs and any(it[4] < 0 for it in plan.schedule.items)
+    result = check_kernel("triton_mla_fast", w, device="cpu", dtype="fp16", **kw)
+    assert result.unwritten == 0 and result.ok, result
+
+
+def test_combine_merges_the_batch_schedules_jobs():
+    """The combine over jobs: request b's rows merged from its own slots only (rows slot x M + r), written to
+    rows b x M + r; the rows of a request with no job (written by its item) left alone."""
+    from kernels.combine import combine_splits
+    from kernels.launch_spec import combine_jobs_spec
+
+    g = torch.Generator().manual_seed(3)
+    m, d, slots = 3, 32, 7
+    part_o = torch.randn(slots * m, d, generator=g)
+    part_lse = torch.randn(slots * m, generator=g) * 4
+    part_lse[4 * m + 1] = float("-inf")  # a slot that saw nothing of row 1
+    jobs = torch.tensor([[2, 0, 4], [0, 4, 3]], dtype=torch.int32)  # request 2: slots 0-3; request 0: slots 4-6
+    out = torch.full((3 * m, d), 7.0, dtype=torch.float16)  # request 1 has no job: its rows stay
+    combine_splits(part_o, part_lse, out, spec=combine_jobs_spec(2, m, 4, d, pdl=True), jobs=jobs)
+    for b, first, n in jobs.tolist():
+        lse = part_lse.view(slots, m)[first : first + n]
+        want = torch.einsum("sr,srd->rd", torch.softmax(lse, 0), part_o.view(slots, m, d)[first : first + n])
+        assert torch.allclose(out[b * m : (b + 1) * m].float(), want, atol=2e-3, rtol=2e-3)
+    assert torch.all(out[m : 2 * m] == 7.0)
+
+
 def test_fast_kernel_hopper_path_needs_whole_pages_per_tile():
     with pytest.raises(ValueError, match="multiple of block_n"):
         check_kernel(

@@ -182,6 +182,13 @@ def test_the_ring_runs_tails_and_whole_blocks_the_seesaw_padded_rows():
     assert kernel(131072, heads=64, page_size=1, stagger=True) == "_gluon_seesaw_kernel stagger"  # asked for
     assert kernel(32768) == kernel(131072, heads=16) == "_gluon_seesaw_kernel"  # padded blocks: no stagger
     assert kernel(131072, heads=64, ring=False, stagger=False) == "_gluon_seesaw_kernel"
+    assert (
+        kernel(32768, ring_padded=True) == "_gluon_ring_kernel"
+        and not spec(32768, ring_padded=True).constexprs["TAIL_ROWS"]
+    )  # asked for: the ring for padded blocks, its third warpgroup only loading
+    ragged = VerifyWorkload(ctx_len=9000, batch=3, ctx_lens=(9000, 70, 20_000), heads=16, q_len=2, page_size=64)
+    assert fast_specs(ragged, arch="sm_90")[0].name == "_gluon_ring_kernel"  # batches: ring_padded by default
+    assert fast_specs(ragged, arch="sm_90", schedule="uniform")[0].name == "_gluon_seesaw_kernel"
     assert kernel(131072, heads=64, ring_whole=False, stagger=False) == "_gluon_seesaw_kernel"
     assert not plan_fast(VerifyWorkload(ctx_len=131072, heads=64), ring=False).config.ring_whole
     with pytest.raises(ValueError, match="stagger needs whole 64-row blocks"):
