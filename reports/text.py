@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import textwrap
 
+from kernels.batches import BatchShape, lens_text
 from kernels.spec import ctx_text
 from profiler.timing import METHODS as TIMING_METHODS
 from reports.meta import LAUNCH_BOUND_PCT, nsys_version
@@ -114,10 +115,13 @@ def render_text(analysis: Analysis) -> str:
     out = [f"GPU: {analysis.gpu.name or 'unknown'}"]
     if analysis.workload:
         w = analysis.workload
+        ctx = f"ctx_lens={lens_text(w.ctx_lens)}" if w.ctx_lens else f"ctx_len={w.ctx_len}"
         out.append(
-            f"workload: ctx_len={w.ctx_lens or w.ctx_len} batch={w.batch} heads={w.heads} "
+            f"workload: {ctx} batch={w.batch} heads={w.heads} "
             f"q_len={w.q_len} page_size={w.page_size} {w.dtype} mask={w.tree_mask}"
         )
+        if w.ctx_lens:
+            out.append(f"batch: {BatchShape.of(w.ctx_lens).describe()}, {w.kv_tokens:,} tokens attended in all")
     if analysis.floor:
         f = analysis.floor
         out.append(
