@@ -126,3 +126,24 @@ def test_sweep_points_and_their_commands_reproduce_a_ragged_batch():
     argv = shlex.split(lines[1])
     lens = argv[argv.index("--lens") + 1]
     assert make_workload(lens=lens).ctx_lens == make_workload(lens="uniform:1k-32k", batch=8).ctx_lens
+
+
+def test_profile_of_a_ragged_batch_end_to_end_with_an_ncu_replaying_the_h200_capture(tmp_path):
+    """`roofline profile --lens` with an ncu stand-in that replays the skewed batch's real H200 capture
+    (tests/fixtures/README.md): spec.json keeps the lengths, and the verdict names load imbalance."""
+    from tests.paths import RUNS
+    from tests.stubs import replaying_ncu
+
+    skew = RUNS / "h200-triton_mla_fast-skew16-p64"
+    ncu = replaying_ncu(tmp_path, log=skew / "profile.ncu.log", report=skew / "profile.ncu-rep")
+    out = tmp_path / "run"
+    r = run(
+        "profile", "--kernel", "triton_mla_fast", *SKEW, "--tool", "ncu", "--iters", "1", "--timing-samples", "0",
+        "--chip", "gh100", "--ncu", ncu, "--out", str(out),
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    spec = json.loads((out / "spec.json").read_text())
+    assert spec["workload"]["ctx_lens"] == [131072] + [2048] * 15 and spec["workload"]["batch"] == 16
+    assert "_gluon_seesaw_kernel: latency (load imbalance)" in r.output
+    analysis = json.loads((out / "analysis.json").read_text())
+    assert analysis["kernels"][0]["imbalance"]["tail"]["tail"][0]["request"] == 0
