@@ -218,10 +218,9 @@ def _at_size_cells(r) -> list[str]:
 
 
 def _batch_cells(r) -> list[str]:
-    """A batched table's point cells: the row's name, the batch (a ragged one: count and its prefixes'
-    shortest-longest) and its KV megabytes."""
+    """A batched table's point cells: the row's name, the requests in the step and its KV megabytes."""
     lens = ragged_lens(r)
-    size = f"{len(lens)}: {ctx_text(min(lens))}-{ctx_text(max(lens))}" if lens else str(int(r.batch))
+    size = str(len(lens)) if lens else str(int(r.batch))
     kv = r.get("kv_bytes")
     return [str(r.get("row") or "-"), size, "-" if kv is None or kv != kv else f"{kv / 1e6:.1f}"]
 
@@ -294,7 +293,7 @@ def render_bench(table, meta: dict, fits=None) -> str:
     if x_read:
         out += "\nx read: the time over a bare read of the same KV bytes (kernel `read`), in the same run"
     if batched:
-        out += "\nbatch: requests in the step (a ragged one: how many, their shortest-longest prefix); ctx: the prefix"
+        out += "\nbatch: requests in the step; ctx: each one's prefix (a ragged batch: its shortest-longest)"
     if skipped:
         out += (
             "\nnot run (the kernel cannot): "

@@ -12,6 +12,7 @@ from kernels.errors import RooflineError
 from kernels.fast.common import CONFIG_KEYS
 from kernels.registry import get_kernel
 from kernels.spec import TREE_MASKS, WorkloadError, parse_ctx_len
+from reports.serving import render_serving_text
 from reports.text import render_bench
 from roofline.cli.common import (
     BadInputExit,
@@ -155,6 +156,8 @@ def bench_cmd(
     except RooflineError as exc:
         raise _fail(exc) from None
     click.echo(render_bench(bench.table, bench.meta, bench.fits))
+    if serving := render_serving_text(bench.table):
+        click.echo("\n" + serving)
     if not from_json:
         files = bench.save(Path(out_dir))
         progress(f"wrote {' and '.join(str(f) for f in files)}")
