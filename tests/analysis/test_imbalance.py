@@ -146,10 +146,9 @@ SERVING_CAPTURE = RUNS.parent / "serving"  # from tests/fixtures/capture/serving
 def test_the_batch_schedules_split_kernel_on_the_skewed_batch_is_not_called_imbalanced():
     """The fast kernel's batch schedule on the skewed batch (grid (1, items, 1)): ncu measured its split kernel at
     max/avg 1.11 with four SMs idle (docs/results/h200-serving): balanced work, so no load imbalance."""
+    from kernels.spec import VerifyWorkload
     from roofline.analysis.summary import summarize
     from roofline.catalogue.gpus import get_gpu
-
-    from kernels.spec import VerifyWorkload
 
     spec = json.loads((SERVING_CAPTURE / "skew16-batch.spec.json").read_text())
     w = VerifyWorkload.from_dict(spec["workload"])

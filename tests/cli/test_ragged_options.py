@@ -147,3 +147,24 @@ def test_profile_of_a_ragged_batch_end_to_end_with_an_ncu_replaying_the_h200_cap
     assert "_gluon_seesaw_kernel: latency (load imbalance)" in r.output
     analysis = json.loads((out / "analysis.json").read_text())
     assert analysis["kernels"][0]["imbalance"]["tail"]["tail"][0]["request"] == 0
+
+
+def test_a_sweeps_summary_shows_each_points_batch():
+    """A sweep with batched points adds the batch (and a ragged batch's --lens text in place of its ctx)."""
+    import pandas as pd
+
+    from reports.sweep import render_summary_text
+    from roofline.pipelines.sweep_dir import SUMMARY_COLUMNS
+
+    row = dict.fromkeys(SUMMARY_COLUMNS) | dict(kernel="triton_mla_fast", page_size=64, heads=16, q_len=4)
+    table = pd.DataFrame(
+        [
+            row | dict(ctx_len=131072, status="done", step_ms=0.45, batch=16, lens="mix:1x128k,15x2k"),
+            row | dict(ctx_len=8192, status="failed", error="boom", batch=4, lens=""),
+        ]
+    )
+    text = render_summary_text(table)
+    assert text.splitlines()[0].split()[:3] == ["kernel", "ctx", "batch"]
+    assert "mix:1x128k,15x2k  16" in text and "8k                4" in text
+    plain = render_summary_text(table.drop(columns=["batch", "lens"]))
+    assert "batch" not in plain.splitlines()[0] and "128k" in plain
