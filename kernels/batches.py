@@ -173,8 +173,11 @@ def make_workload(
     `batch` equal requests (default 1), or `lens` (parse_lens' text, drawn with `seed`), which replaces `ctx`.
     Lengths that are all equal give the same workload as `ctx` and `batch` (no per-request list: the kernels
     launch it alike). One-line WorkloadError for what cannot describe a verify step."""
-    ctx = fields.pop("ctx_len", None) if ctx is None else ctx
-    fields.pop("ctx_len", None)
+    if "ctx_len" in fields:  # the CLI's --ctx (its default too, which a --lens batch replaces)
+        ctx_len = fields.pop("ctx_len")
+        if ctx is not None and parse_ctx_len(ctx) != parse_ctx_len(ctx_len):
+            raise WorkloadError(f"two context lengths: ctx={ctx!r} and ctx_len={ctx_len!r}")
+        ctx = ctx_len
     if lens is not None:
         ctx_lens = parse_lens(lens, batch, seed)
         ragged = len(set(ctx_lens)) > 1

@@ -37,9 +37,9 @@ from roofline.pipelines.run import Run, make_run
 
 
 def make_workload(
-    ctx: int | str = "128k", lens: str | None = None, batch: int | None = None, seed: int = 0, **fields
+    ctx: int | str | None = None, lens: str | None = None, batch: int | None = None, seed: int = 0, **fields
 ) -> VerifyWorkload:
-    """A VerifyWorkload from user-facing arguments: `ctx` takes 131072, "128k", "1m"; `lens` a ragged batch
+    """A VerifyWorkload from user-facing arguments: `ctx` takes 131072, "128k" (the default), "1m"; `lens` a ragged batch
     (`"4k,128k,2k"`, `"uniform:1k-32k"` with `batch` and `seed`, `"mix:1x128k,15x2k"`, `"file:PATH"`:
     kernels/batches.py), which replaces `ctx`."""
     return batch_workload(ctx, lens=lens, batch=batch, seed=seed, **fields)

@@ -118,3 +118,9 @@ def test_batch_shape_says_count_min_median_max():
     shape = BatchShape.of((131072,) + (2048,) * 15)
     assert (shape.count, shape.min, shape.median, shape.max) == (16, 2048, 2048, 131072)
     assert shape.describe() == "16 requests, prefixes 2k / 2k / 128k (min / median / max)"
+
+
+def test_a_context_length_given_twice_must_agree():
+    assert make_workload(ctx_len=4096).ctx_len == make_workload(ctx="4k").ctx_len == 4096
+    with pytest.raises(WorkloadError, match="two context lengths"):
+        make_workload(ctx="8k", ctx_len=4096)
