@@ -7,15 +7,21 @@
 
 Lengths take the same forms as `--ctx` (`131072`, `128k`, `1m`). Drawn batches depend only on the text,
 the batch and the seed (Python's `random.Random(seed).random()`, stable across versions), so a run's
-spec.json, which records the lengths themselves, and the command that drew them agree.
+spec.json, which records the lengths themselves, and the command that drew them agree. `lens_text` writes
+a batch's lengths back as a text that gives exactly them, in order (what a report's Reproduce section shows),
+`make_workload` builds the workload every command and the API take, and `SERVING` names issue 29's serving
+rows (`roofline bench --serving`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
+import statistics
+from dataclasses import dataclass
 from pathlib import Path
 
-from kernels.spec import WorkloadError, ctx_text, parse_ctx_len
+from kernels.spec import VerifyWorkload, WorkloadError, ctx_text, parse_ctx_len
 
 KINDS = ("list", "uniform", "mix", "file")
 MAX_BATCH = 4096  # requests in one verify step; a larger number is a typo, not a serving batch
@@ -102,3 +108,142 @@ def parse_lens(text: str, batch: int | None = None, seed: int = 0) -> tuple[int,
     if batch is not None and kind != "uniform" and batch != len(lens):
         raise WorkloadError(f"{where}: {len(lens)} lengths for --batch {batch} (leave --batch out for a list)")
     return lens
+
+
+def drawn(text: str) -> bool:
+    """Whether a batch text is drawn (uniform:LOW-HIGH, sized by --batch) rather than listed."""
+    return str(text).partition(":")[0].strip().lower() == "uniform" and ":" in str(text)
+
+
+def lens_text(ctx_lens) -> str:
+    """The shortest text parse_lens reads back as exactly these lengths, in order: a list (`4k,128k,2k`), or
+    runs of equal lengths as a mix (`mix:1x128k,15x2k`) where that is shorter."""
+    lens = [int(c) for c in ctx_lens]
+    listed = ",".join(ctx_text(c) for c in lens)
+    runs: list[list[int]] = []
+    for c in lens:
+        if runs and runs[-1][1] == c:
+            runs[-1][0] += 1
+        else:
+            runs.append([1, c])
+    mixed = "mix:" + ",".join(f"{n}x{ctx_text(c)}" for n, c in runs)
+    return mixed if len(mixed) < len(listed) else listed
+
+
+def lens_tag(ctx_lens) -> str:
+    """A short name for a ragged batch: its shortest and longest prefix and 6 hex digits of its lengths
+    (`2k-128k-1f3a9c`), so two batches of the same heads and size get different run and point names."""
+    lens = [int(c) for c in ctx_lens]
+    digest = hashlib.sha256(",".join(map(str, lens)).encode()).hexdigest()[:6]
+    return f"{ctx_text(min(lens))}-{ctx_text(max(lens))}-{digest}"
+
+
+@dataclass(frozen=True)
+class BatchShape:
+    """What a report says of a batch's prefixes: how many, the shortest, the median and the longest."""
+
+    count: int
+    min: int
+    median: float
+    max: int
+    tokens: int  # the prefixes' sum
+
+    @classmethod
+    def of(cls, ctx_lens) -> BatchShape:
+        lens = [int(c) for c in ctx_lens]
+        return cls(len(lens), min(lens), float(statistics.median(lens)), max(lens), sum(lens))
+
+    def describe(self) -> str:
+        """`16 requests, prefixes 2k / 2k / 128k (min / median / max)`."""
+        med = ctx_text(int(self.median)) if self.median == int(self.median) else f"{self.median:g}"
+        return (
+            f"{self.count} request{'s' if self.count != 1 else ''}, prefixes {ctx_text(self.min)} / {med} / "
+            f"{ctx_text(self.max)} (min / median / max)"
+        )
+
+
+def make_workload(
+    ctx: int | str | None = None,
+    lens: str | None = None,
+    batch: int | None = None,
+    seed: int = 0,
+    **fields,
+) -> VerifyWorkload:
+    """The workload of the CLI's options and the API's arguments: `ctx` (128k, 131072; or `ctx_len`) for
+    `batch` equal requests (default 1), or `lens` (parse_lens' text, drawn with `seed`), which replaces `ctx`.
+    Lengths that are all equal give the same workload as `ctx` and `batch` (no per-request list: the kernels
+    launch it alike). One-line WorkloadError for what cannot describe a verify step."""
+    if "ctx_len" in fields:  # the CLI's --ctx (its default too, which a --lens batch replaces)
+        ctx_len = fields.pop("ctx_len")
+        if ctx is not None and parse_ctx_len(ctx) != parse_ctx_len(ctx_len):
+            raise WorkloadError(f"two context lengths: ctx={ctx!r} and ctx_len={ctx_len!r}")
+        ctx = ctx_len
+    if lens is not None:
+        ctx_lens = parse_lens(lens, batch, seed)
+        ragged = len(set(ctx_lens)) > 1
+        return VerifyWorkload(
+            ctx_len=max(ctx_lens), batch=len(ctx_lens), ctx_lens=ctx_lens if ragged else None, seed=seed, **fields
+        )
+    ctx_len = parse_ctx_len(128 * 1024 if ctx is None else ctx)
+    return VerifyWorkload(ctx_len=ctx_len, batch=1 if batch is None else batch, seed=seed, **fields)
+
+
+def workload_args(w: VerifyWorkload) -> list[str]:
+    """The workload options (`roofline profile`, `check`, `model`, ...) that give exactly `w`: a ragged
+    batch as lens_text of its lengths, so a report reproduces it without the draw or the file it came from."""
+    if w.ctx_lens is not None:
+        size = ["--lens", lens_text(w.ctx_lens)]
+    else:
+        size = ["--ctx", ctx_text(w.ctx_len)] + (["--batch", str(w.batch)] if w.batch != 1 else [])
+    out = size + ["--heads", str(w.heads), "--q-len", str(w.q_len), "--page-size", str(w.page_size)]
+    out += ["--mask", w.tree_mask] + (["--seed", str(w.seed)] if w.seed else [])
+    return out
+
+
+@dataclass(frozen=True)
+class ServingRow:
+    """One of issue 29's serving rows: a batch (parse_lens' text, drawn with `seed`; one length: batch 1), its
+    heads and draft rows."""
+
+    name: str
+    lens: str
+    batch: int | None
+    heads: int
+    q_len: int
+    seed: int = 0
+
+    def workload(self, page_size: int = 64, tree_mask: str = "chain") -> VerifyWorkload:
+        return make_workload(
+            lens=self.lens,
+            batch=self.batch,
+            seed=self.seed,
+            heads=self.heads,
+            q_len=self.q_len,
+            page_size=page_size,
+            tree_mask=tree_mask,
+        )
+
+
+@dataclass(frozen=True)
+class BenchPoint:
+    """One workload `roofline bench` times every kernel on (profiler.bench.bench_points): a grid point, or a
+    named row (SERVING) with the batch text it was drawn from."""
+
+    workload: VerifyWorkload
+    row: str = ""  # the row's name; "" for a grid point
+    lens: str = ""  # the batch as given (parse_lens' text), "" for equal requests
+
+
+# Issue 29's serving rows, in its order (page 64, chain mask: the shape FlashMLA runs). even16 is skew16's bytes in a
+# batch of equal requests ((131072 + 15 x 2048) / 16 = 10112 tokens each): the ground truth that the skewed batch's
+# loss is its schedule, not its bytes. The drawn rows take seed 0, as H200 call G1 drew them
+# (docs/results/h200-serving-g1/).
+SERVING = (
+    ServingRow("ragged32", "uniform:1k-32k", 32, 16, 2),
+    ServingRow("ragged8", "uniform:4k-128k", 8, 8, 9),
+    ServingRow("skew16", "mix:1x128k,15x2k", None, 16, 4),
+    ServingRow("even16", "mix:16x10112", None, 16, 4),
+    ServingRow("b1h8", "128k", None, 8, 9),
+    ServingRow("b1h64", "128k", None, 64, 9),
+)
+SERVING_PAGE_SIZE, SERVING_MASK = 64, "chain"

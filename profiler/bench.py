@@ -24,6 +24,7 @@ import torch
 import triton
 import triton.testing
 
+from kernels.batches import BenchPoint
 from kernels.graph import GraphedKernel
 from kernels.inputs import VerifyInputs, build_inputs
 from kernels.launch_spec import device_facts
@@ -228,9 +229,35 @@ def time_read(workload: VerifyWorkload, method: str = "rotated") -> float:
         torch.cuda.empty_cache()
 
 
+def launch_params(name: str) -> tuple[str, dict]:
+    """A bench kernel name and the launch parameters it carries: `triton_mla_fast_graph:schedule=uniform` ->
+    ("triton_mla_fast_graph", {"schedule": "uniform"}); numbers and true/false are read as such. The
+    parameters go to the kernel's call (triton_mla_fast's FastConfig fields)."""
+    base, sep, rest = name.partition(":")
+    params: dict = {}
+    for part in rest.split(",") if sep else []:
+        key, eq, value = part.partition("=")
+        if not eq or not key.strip() or not value.strip():
+            raise ValueError(f"{name}: launch parameters are KEY=VALUE, comma-separated (e.g. {base}:schedule=uniform)")
+        params[key.strip()] = _param_value(value.strip())
+    return base, params
+
+
+def _param_value(text: str):
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
 def skip_reason(name: str, workload: VerifyWorkload) -> str | None:
     """Why kernel `name` does not run `workload` (a mask or page size it lacks, not built), or None."""
 
+    name, _ = launch_params(name)
     if name == READ:
         return None
     info = get_kernel(name)
@@ -255,24 +282,37 @@ def bench_grid(
     method: str = "rotated",
     masks: tuple[str, ...] = ("tree",),
 ) -> pd.DataFrame:
-    """One row per kernel x ctx_len x page_size x heads x mask: median_ms by `method` (NaN with `error`
-    on failure). A point a kernel cannot run (FlashMLA at page 1 or with a tree mask) is left out and
-    listed in the frame's `skipped` column of a row of its own (error "skipped: why"). The kernel
-    name `read` (READ) times a bare read of the point's KV bytes."""
+    """bench_points over every ctx_len x page_size x heads x mask (`batch` equal requests each)."""
+    points = [
+        BenchPoint(VerifyWorkload(ctx_len=ctx, heads=h, q_len=q_len, page_size=ps, batch=batch, tree_mask=mask))
+        for mask, h, ps, ctx in itertools.product(masks, heads, page_sizes, ctx_lens)
+    ]
+    return bench_points(kernels, points, progress, method)
+
+
+def bench_points(kernels: list[str], points: list[BenchPoint], progress=None, method: str = "rotated") -> pd.DataFrame:
+    """One row per point x kernel: median_ms by `method` (NaN with `error` on failure). A point a kernel
+    cannot run (FlashMLA at page 1 or with a tree mask) is kept as a row whose error says "skipped: why".
+    The kernel name `read` (READ) times a bare read of the point's KV bytes; `name:key=value,...` passes
+    launch parameters to the kernel (launch_params). A ragged batch's lengths are in `ctx_lens` (comma-joined,
+    exact), its largest in `ctx_len`."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     rows = []
-    cases = list(itertools.product(masks, heads, page_sizes, ctx_lens, kernels))
-    for n, (mask, h, ps, ctx, name) in enumerate(cases, 1):
-        w = VerifyWorkload(ctx_len=ctx, heads=h, q_len=q_len, page_size=ps, batch=batch, tree_mask=mask)
+    cases = [(p, name) for p in points for name in kernels]
+    for n, (point, name) in enumerate(cases, 1):
+        w = point.workload
         row = {
             "kernel": name,
-            "ctx_len": ctx,
-            "page_size": ps,
-            "heads": h,
-            "q_len": q_len,
-            "batch": batch,
-            "mask": mask,
+            "row": point.row,
+            "lens": point.lens,
+            "ctx_len": w.ctx_len,
+            "ctx_lens": ",".join(map(str, w.ctx_lens)) if w.ctx_lens is not None else "",
+            "page_size": w.page_size,
+            "heads": w.heads,
+            "q_len": w.q_len,
+            "batch": w.batch,
+            "mask": w.tree_mask,
             "median_ms": float("nan"),
             "error": "",
         }
@@ -280,15 +320,17 @@ def bench_grid(
         if why:
             row["error"] = f"skipped: {why}"[:200]
         else:
+            base, params = launch_params(name)
             try:
-                row["median_ms"] = time_read(w, method) if name == READ else time_kernel(name, w, method)
+                row["median_ms"] = time_read(w, method) if base == READ else time_kernel(base, w, method, **params)
             except Exception as exc:  # keep going: one failing case must not lose the table
                 row["error"] = f"{type(exc).__name__}: {exc}"[:200]
         rows.append(row)
         if progress:
+            where = point.row or f"ctx={w.ctx_len}" + (f" batch={w.batch}" if w.batch != 1 else "")
             progress(
-                f"[{n}/{len(cases)}] {name} ctx={ctx} page={ps} heads={h} mask={mask}: "
-                + (f"{row['median_ms']:.4f} ms" if not row["error"] else row["error"])
+                f"[{n}/{len(cases)}] {name} {where} page={w.page_size} heads={w.heads} q_len={w.q_len} "
+                f"mask={w.tree_mask}: " + (f"{row['median_ms']:.4f} ms" if not row["error"] else row["error"])
             )
         torch.cuda.empty_cache()
     return pd.DataFrame(rows)

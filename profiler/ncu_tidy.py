@@ -110,6 +110,10 @@ TIDY.update(
         "sm_busy_cycles_avg": ("sm__cycles_active.avg", 1.0),
         "sm_busy_cycles_max": ("sm__cycles_active.max", 1.0),
         "sm_busy_cycles_min": ("sm__cycles_active.min", 1.0),
+        # the grid's shape (ncu records it for every launch): which schedule a kernel launched
+        "grid_x": ("launch__grid_dim_x", 1.0),
+        "grid_y": ("launch__grid_dim_y", 1.0),
+        "grid_z": ("launch__grid_dim_z", 1.0),
         # the tensor pipe's instructions by MMA path: mma.sync (HMMA) and warpgroup MMA (HGMMA; tcgen05 on sm_100)
         "mma_sync_inst": ("sm__inst_executed_pipe_tensor_op_hmma.sum", 1.0),
         "mma_async_inst": ("sm__inst_executed_pipe_tensor_op_gmma.sum", 1.0),
@@ -118,6 +122,8 @@ TIDY.update(
 TIDY.update({f"stall_{r}": (stall_metric(r), 1.0) for r in STALL_REASONS})
 # Read where present, never asked for: a report's SASS names the MMA path where these counters are absent.
 SASS_STANDS_IN = frozenset({"mma_sync_inst", "mma_async_inst"})
+# Read where present, never named missing: launch attributes a CSV export may leave out (grid_size is enough there).
+GRID_DIMS = frozenset({"grid_x", "grid_y", "grid_z"})
 
 # Fallbacks for `--set full`, which holds sector counts and per-cycle rates, not the byte and
 # instruction totals above: bytes = sectors x 32, totals = sum.per_cycle_elapsed x cycles.
@@ -291,7 +297,7 @@ def tidy_launches(table: LaunchTable) -> LaunchTable:
     absent = [
         m
         for c, m in missing
-        if c not in FALLBACKS and c not in DERIVABLE and c not in SASS_STANDS_IN and out[c].isna().all()
+        if c not in FALLBACKS and c not in DERIVABLE and c not in SASS_STANDS_IN | GRID_DIMS and out[c].isna().all()
     ]
     return dataclasses.replace(table, frame=out, units={}, missing_metrics=absent)
 

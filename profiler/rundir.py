@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kernels.batches import lens_tag
 from kernels.spec import ctx_text
 from profiler.errors import ReportError, refuse_special
 
@@ -371,8 +372,9 @@ def default_run_name(kernel: str, workload) -> str:
 
 def run_name(kernel: str, workload) -> str:
     """`<kernel>-<ctx>-h<heads>-q<q_len>-p<page>[-b<batch>][-chain]`: the same name for the same
-    kernel and workload (a sweep's point folders; a rerun finds them). The seed is not in it."""
-    ctx_s = "ragged" if workload.ctx_lens else ctx_text(workload.ctx_len)
+    kernel and workload (a sweep's point folders; a rerun finds them). The seed is not in it; a ragged batch's
+    <ctx> is kernels.batches.lens_tag of its lengths (`2k-128k-1fc064`)."""
+    ctx_s = lens_tag(workload.ctx_lens) if workload.ctx_lens else ctx_text(workload.ctx_len)
     parts = [kernel, ctx_s, f"h{workload.heads}", f"q{workload.q_len}", f"p{workload.page_size}"]
     if workload.batch != 1:
         parts.append(f"b{workload.batch}")

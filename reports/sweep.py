@@ -21,15 +21,24 @@ def _ctx(v) -> str:
     return ctx_text(int(v))
 
 
+def _point(r, batched: bool) -> list[str]:
+    """The kernel and ctx cells (a ragged batch: its lengths as `--lens` takes them), and the batch where any
+    point has several requests."""
+    lens = getattr(r, "lens", "") if batched else ""
+    ctx = lens if isinstance(lens, str) and lens else _ctx(r.ctx_len)
+    return [str(r.kernel), ctx[:40] + ("..." if len(ctx) > 40 else "")] + ([_num(r.batch, ".0f")] if batched else [])
+
+
 def summary_rows(table: pd.DataFrame) -> list[list[str]]:
-    rows = [["kernel", "ctx", "page", "heads", "q_len", "step ms", "floor ms", "gap", "bound"]]
+    batched = "batch" in table.columns
+    head = ["page", "heads", "q_len", "step ms", "floor ms", "gap", "bound"]
+    rows = [["kernel", "ctx"] + (["batch"] if batched else []) + head]
     for r in table.itertuples():
         ints = [_num(x, ".0f") for x in (r.page_size, r.heads, r.q_len)]
         if r.status == "done":
             rows.append(
                 [
-                    str(r.kernel),
-                    _ctx(r.ctx_len),
+                    *_point(r, batched),
                     *ints,
                     _num(r.step_ms, ".4f"),
                     _num(r.floor_ms, ".4f"),
@@ -41,8 +50,7 @@ def summary_rows(table: pd.DataFrame) -> list[list[str]]:
             error = str(r.error or "")
             rows.append(
                 [
-                    str(r.kernel),
-                    _ctx(r.ctx_len),
+                    *_point(r, batched),
                     *ints,
                     r.status.upper(),
                     "",

@@ -5,12 +5,15 @@ from __future__ import annotations
 import math
 import textwrap
 
+from kernels.batches import BatchShape, lens_text
+from kernels.spec import ctx_text
 from profiler.timing import METHODS as TIMING_METHODS
 from reports.meta import LAUNCH_BOUND_PCT, nsys_version
 from reports.numbers import fmt as _fmt
 from reports.numbers import ms, ratio, us
 from reports.table import align
 from reports.waits import waits_text
+from roofline.analysis.bench_table import ragged_lens
 from roofline.analysis.floor import Floor, at_size_line
 from roofline.analysis.hierarchy import padding_note
 from roofline.analysis.summary import Analysis
@@ -112,10 +115,13 @@ def render_text(analysis: Analysis) -> str:
     out = [f"GPU: {analysis.gpu.name or 'unknown'}"]
     if analysis.workload:
         w = analysis.workload
+        ctx = f"ctx_lens={lens_text(w.ctx_lens)}" if w.ctx_lens else f"ctx_len={w.ctx_len}"
         out.append(
-            f"workload: ctx_len={w.ctx_lens or w.ctx_len} batch={w.batch} heads={w.heads} "
+            f"workload: {ctx} batch={w.batch} heads={w.heads} "
             f"q_len={w.q_len} page_size={w.page_size} {w.dtype} mask={w.tree_mask}"
         )
+        if w.ctx_lens:
+            out.append(f"batch: {BatchShape.of(w.ctx_lens).describe()}, {w.kv_tokens:,} tokens attended in all")
     if analysis.floor:
         f = analysis.floor
         out.append(
@@ -211,8 +217,17 @@ def _at_size_cells(r) -> list[str]:
     return [f"{at:.4f}", f"{r.gap_at_size:.2f}x"]
 
 
+def _batch_cells(r) -> list[str]:
+    """A batched table's point cells: the row's name, the requests in the step and its KV megabytes."""
+    lens = ragged_lens(r)
+    size = str(len(lens)) if lens else str(int(r.batch))
+    kv = r.get("kv_bytes")
+    return [str(r.get("row") or "-"), size, "-" if kv is None or kv != kv else f"{kv / 1e6:.1f}"]
+
+
 def render_bench(table, meta: dict, fits=None) -> str:
-    """The benchmark table, one line per kernel x ctx_len x page_size x heads; then the scaling fits."""
+    """The benchmark table, one line per kernel x ctx_len x page_size x heads; then the scaling fits. A table
+    with batches (issue 29's serving rows, --batch, --lens) adds the row's name, the batch and its KV MB."""
     head = (
         f"GPU: {meta['device']} (driver {meta.get('driver', '?')}), torch {meta.get('torch')}, "
         f"triton {meta.get('triton')}\nmeasured here: read {meta['read_gbps']:.0f} GB/s, copy "
@@ -222,8 +237,12 @@ def render_bench(table, meta: dict, fits=None) -> str:
     head += f"\ntimed by: {method} ({TIMING_METHODS.get(method, 'unknown method')}), median per step"
     masks = "mask" in table and table["mask"].nunique() > 1
     x_read = "x_read" in table and table["x_read"].notna().any()
+    batched = bool((table["batch"] != 1).any()) or ("row" in table and table["row"].fillna("").astype(bool).any())
     rows = [
-        ["kernel", "ctx", "page", "heads"]
+        ["kernel"]
+        + (["row", "batch", "KV MB"] if batched else [])
+        + ["ctx", "page", "heads"]
+        + (["q_len"] if batched else [])
         + (["mask"] if masks else [])
         + ["ms", "KV GB/s", "% read BW", "TFLOP/s", "% matmul", "floor ms", "gap", "at-size ms", "gap at size"]
         + (["x read"] if x_read else [])
@@ -231,7 +250,17 @@ def render_bench(table, meta: dict, fits=None) -> str:
     ]
     skipped = []
     for _, r in table.iterrows():
-        point = [r.kernel, f"{r.ctx_len // 1024}k", str(r.page_size), str(r.heads)] + ([r["mask"]] if masks else [])
+        lens = ragged_lens(r)
+        ctx = f"{ctx_text(min(lens))}-{ctx_text(max(lens))}" if lens else f"{r.ctx_len // 1024}k"
+        if batched and not lens and r.ctx_len % 1024:
+            ctx = str(int(r.ctx_len))
+        point = (
+            [r.kernel]
+            + (_batch_cells(r) if batched else [])
+            + [ctx, str(r.page_size), str(r.heads)]
+            + ([str(int(r.q_len))] if batched else [])
+            + ([r["mask"]] if masks else [])
+        )
         if r.get("error"):
             if str(r.error).startswith("skipped: "):
                 skipped.append(f"{r.kernel} at {' '.join(point[1:])}: {r.error.removeprefix('skipped: ')}")
@@ -263,6 +292,8 @@ def render_bench(table, meta: dict, fits=None) -> str:
     out = head + "\n\n" + align(rows)
     if x_read:
         out += "\nx read: the time over a bare read of the same KV bytes (kernel `read`), in the same run"
+    if batched:
+        out += "\nbatch: requests in the step; ctx: each one's prefix (a ragged batch: its shortest-longest)"
     if skipped:
         out += (
             "\nnot run (the kernel cannot): "

@@ -73,6 +73,8 @@ def profile(
     embed the kernel's source (profiler/metrics.py with_source): each sampled line's text.
     `timing_samples`: after the captures, a child with no profiler attached times the step this many
     times (rotated input sets, CUDA-graph replays) into timing.json, which `compare` tests; 0 skips it.
+    Without `workload`, `workload_fields` make one (make_workload: ctx="128k", heads=8, ..., or a ragged batch,
+    lens="mix:1x128k,15x2k" or lens="uniform:1k-32k" with batch=32 and seed).
     """
     return profiling.profile(
         kernel,

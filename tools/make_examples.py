@@ -1,5 +1,7 @@
 """Regenerate, from the committed H200 sample alone (no GPU), the README's example report
-(docs/examples/report/) and the README's quoted `roofline analyze` output and the numbers around it.
+(docs/examples/report/) and the README's quoted `roofline analyze` output and the numbers around it; and the
+README's bench table and serving table from the committed bench runs (docs/results/h200-peers/bench.json,
+docs/results/h200-serving/bench.json).
 
     python tools/make_examples.py           # rewrite docs/examples/report/ and the README's block
     python tools/make_examples.py --check   # exit 1, naming what drifted, instead of writing
@@ -16,10 +18,12 @@ from click.testing import CliRunner
 
 from reports.markdown import ReportInput, write_report
 from reports.numbers import ms
+from reports.serving import render_serving_markdown
 from roofline.analysis.projection import project
 from roofline.api import load
 from roofline.catalogue.gpus import get_gpu, match_gpu
 from roofline.cli import main
+from roofline.pipelines.benching import read_bench
 from roofline.pipelines.reporting import build_meta
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,6 +37,11 @@ END = "<!-- end of tools/make_examples.py's block -->"
 BENCH_BEGIN = "<!-- made by tools/make_examples.py: the bench table -->"
 BENCH_END = "<!-- end of tools/make_examples.py's bench table -->"
 BENCH_ROWS = ("read", "flashmla", "triton_mla_fast_graph", "triton_mla")
+# issue 29's serving rows: `roofline bench --serving` on the H200 (tests/fixtures/capture/serving_bench_h200.sh)
+SERVING_BENCH = Path("docs/results/h200-serving/bench.json")
+SERVING_BEGIN = "<!-- made by tools/make_examples.py: the serving table -->"
+SERVING_END = "<!-- end of tools/make_examples.py's serving table -->"
+SKEW_RUN = Path("tests/fixtures/h200/runs/h200-triton_mla_fast-skew16-p64")  # the old grid on the skewed batch
 LAYERS = 61  # the seed model's layers
 TARGET = "rtx-pro-6000"  # the GPU the seed's team ran on
 
@@ -112,6 +121,52 @@ def bench_block(root: Path = ROOT) -> str:
     )
 
 
+def serving_block(root: Path = ROOT) -> str:
+    """The README's serving table: issue 29's rows from the committed `roofline bench --serving` run, each kernel
+    beside a bare read of the batch's bytes and FlashMLA in the same run; until that run is committed, where it
+    will come from."""
+    path = root / SERVING_BENCH
+    if not path.exists():
+        return (
+            f"Not measured yet by `roofline bench --serving`: `bash tests/fixtures/capture/serving_bench_h200.sh` on\n"
+            f"the H200 writes the bench.json this table is made from ({SERVING_BENCH.as_posix()}). Until then,\n"
+            "the rows as the batch schedule's own benchmark measured them: "
+            "[docs/results/h200-serving/README.md](docs/results/h200-serving/README.md).\n"
+        )
+    bench = read_bench(path)
+    meta = bench.meta
+    return (
+        f"Issue 29's serving rows, one `roofline bench --serving` run on the {meta['device']} (`roofline bench --from\n"
+        f"{SERVING_BENCH.as_posix()}` prints it all; page 64, chain mask, the drawn batches seeded as in\n"
+        "`kernels/batches.py` SERVING; CUDA-graph replays over rotated inputs, each kernel and the bare read of the\n"
+        f"batch's KV bytes in the same run; torch {meta.get('torch')}, triton {meta.get('triton')}):\n\n"
+        + render_serving_markdown(bench.table)
+    )
+
+
+def imbalance_excerpt(root: Path = ROOT) -> str:
+    """`roofline analyze` of the skewed-batch capture, the split kernel's verdict: its cause, the imbalance's
+    numbers, the requests behind the tail and the advice (the bullets that decide it)."""
+    r = CliRunner().invoke(main, ["analyze", str(root / SKEW_RUN)])
+    if r.exit_code != 0:
+        raise SystemExit(f"roofline analyze {SKEW_RUN} failed: {r.output}")
+    lines = r.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("_gluon_seesaw_kernel: "))
+    out, keep = [lines[start]], False
+    for line in lines[start + 1 :]:
+        if not line.startswith(" "):
+            break
+        if line.startswith("  - "):
+            keep = line[4:].startswith(("load imbalance", "grid of", "the tail", "try:"))
+        if keep:
+            out.append(line)
+    return (
+        f"On the skewed row the fast kernel's grid before the batch schedule left most SMs idle; `roofline analyze\n"
+        f"{SKEW_RUN.as_posix()}` (H200, ncu) says so and names the request behind the tail:\n\n"
+        "```\n" + "\n".join(out) + "\n```\n"
+    )
+
+
 def readme_block(root: Path = ROOT) -> str:
     run = load(root / SAMPLE)
     k = run.analysis.kernels[0]
@@ -148,6 +203,10 @@ def readme_text(root: Path = ROOT) -> str:
         head, rest = text.split(BENCH_BEGIN, 1)
         _, tail = rest.split(BENCH_END, 1)
         text = head + BENCH_BEGIN + "\n" + bench_block(root) + BENCH_END + tail
+    if text.count(SERVING_BEGIN) == 1 and text.count(SERVING_END) == 1:
+        head, rest = text.split(SERVING_BEGIN, 1)
+        _, tail = rest.split(SERVING_END, 1)
+        text = head + SERVING_BEGIN + "\n" + serving_block(root) + "\n" + imbalance_excerpt(root) + SERVING_END + tail
     return text
 
 

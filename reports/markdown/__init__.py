@@ -1,7 +1,7 @@
 """GitHub-flavoured markdown report of an analysis and its nsys timeline (a `ReportInput`), with charts.
 
 The report is its SECTIONS, in order: each a function of one `Context` (the input, the `ReportMeta`, the
-chart links) returning its lines, in a module of its own (overview, kernel_table, kernel_sections,
+chart links) returning its lines, in a module of its own (overview, batch, kernel_table, kernel_sections,
 timeline, charts, closing; the waits section is reports/waits.py's). `render_markdown` is a pure function
 of its inputs; `write_report` writes report.md and its charts (PNG and SVG) side by side, linked by
 relative names so the folder can be moved or pasted.
@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reports.charts.batch import batch_chart
 from reports.charts.roofline import report_roofs, roofline_chart
 from reports.charts.stalls import stall_chart
 from reports.charts.timeline import timeline_chart
 from reports.charts.waits import waits_chart
+from reports.markdown.batch import batch
 from reports.markdown.charts import charts
 from reports.markdown.closing import missing_metrics, notes, reproduce
 from reports.markdown.context import Context, ReportInput
@@ -36,6 +38,7 @@ SECTIONS = (
     title,
     gpu,
     workload,
+    batch,
     floor,
     kernel_table,
     kernel_sections,
@@ -58,7 +61,7 @@ class ReportExists(FileExistsError):
 
 def render_markdown(report: ReportInput, meta: ReportMeta, charts: dict[str, Path] | None = None) -> str:
     """The whole report as GitHub-flavoured markdown, its SECTIONS in order (a timeline adds the timeline
-    section). `charts` maps 'roofline'/'stalls'/'timeline'/'waits' to PNG paths relative to where the
+    section). `charts` maps 'roofline'/'stalls'/'timeline'/'waits'/'batch' to PNG paths relative to where the
     markdown will live (each with an SVG of the same stem beside it)."""
     ctx = Context(report, meta, charts or {})
     out = [line for section in SECTIONS for line in section(ctx)]
@@ -67,7 +70,8 @@ def render_markdown(report: ReportInput, meta: ReportMeta, charts: dict[str, Pat
 
 def chart_paths(out_md: Path) -> dict[str, Path]:
     """Where the charts of a report go: beside it, named after it (report.md -> report_roofline.png)."""
-    return {name: out_md.with_name(f"{out_md.stem}_{name}.png") for name in ("roofline", "stalls", "timeline", "waits")}
+    names = ("roofline", "stalls", "timeline", "waits", "batch")
+    return {name: out_md.with_name(f"{out_md.stem}_{name}.png") for name in names}
 
 
 def write_report(report: ReportInput, meta: ReportMeta, out_md: Path, force: bool = False) -> list[Path]:
@@ -90,6 +94,7 @@ def write_report(report: ReportInput, meta: ReportMeta, out_md: Path, force: boo
         ("stalls", stall_chart(analysis, pngs["stalls"].with_suffix(""), chart_title)),
         ("timeline", timeline_chart(report.timeline, pngs["timeline"].with_suffix(""), chart_title)),
         ("waits", waits_chart(analysis, pngs["waits"].with_suffix(""), chart_title)),
+        ("batch", batch_chart(analysis.workload, pngs["batch"].with_suffix(""), chart_title)),
     ):
         if files:
             written += files

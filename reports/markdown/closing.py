@@ -3,6 +3,9 @@ versions), the analysis's notes, and the ncu metrics the report lacks."""
 
 from __future__ import annotations
 
+import shlex
+
+from kernels.batches import workload_args
 from reports.markdown.blocks import code, details, prose, table
 from reports.markdown.context import Context
 
@@ -19,6 +22,17 @@ def reproduce(ctx: Context) -> list[str]:
             )
     else:
         out += ["The capture command is not recorded (a bare report holds no command line).", ""]
+    w = ctx.analysis.workload
+    if w is not None and w.ctx_lens and meta.kernel:
+        exact = shlex.join(["roofline", "profile", "--kernel", meta.kernel, *workload_args(w)])
+        out += [
+            "The same batch, its lengths listed (whatever draw or file they came from):",
+            "",
+            "```console",
+            exact,
+            "```",
+            "",
+        ]
     if meta.report_command:
         out += ["This report:", "", "```console", meta.report_command, "```", ""]
     if meta.versions:

@@ -13,10 +13,32 @@ READ = "read"  # profiler.bench.READ: the bare read of a point's KV bytes
 
 
 def row_workload(r) -> VerifyWorkload:
-    """The workload of one bench row (its floor does not depend on the mask)."""
+    """The workload of one bench row (its floor does not depend on the mask); a ragged batch's lengths are
+    its `ctx_lens` (comma-joined), so the floor takes the batch's total bytes and FLOPs."""
+    lens = ragged_lens(r)
     return VerifyWorkload(
-        ctx_len=int(r.ctx_len), heads=int(r.heads), q_len=int(r.q_len), page_size=int(r.page_size), batch=int(r.batch)
+        ctx_len=int(r.ctx_len),
+        heads=int(r.heads),
+        q_len=int(r.q_len),
+        page_size=int(r.page_size),
+        batch=len(lens) if lens else int(r.batch),
+        ctx_lens=lens,
     )
+
+
+def ragged_lens(r) -> tuple[int, ...] | None:
+    """A bench row's per-request prefixes (its `ctx_lens` text), or None for a batch of equal requests (rows
+    saved before ragged batches have no such column)."""
+    text = r.get("ctx_lens") if hasattr(r, "get") else getattr(r, "ctx_lens", None)
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return tuple(int(c) for c in text.split(","))
+
+
+def point_keys(table: pd.DataFrame) -> list[str]:
+    """The columns that name one bench point: a kernel's row and the read of the same bytes share them."""
+    keys = ["ctx_len", "page_size", "heads", "q_len", "batch"]
+    return keys + [k for k in ("mask", "ctx_lens") if k in table]
 
 
 def bench_table(times: pd.DataFrame, gpu: GpuSpec, read_gbps: float, matmul_tflops: float, source: str) -> pd.DataFrame:
@@ -48,7 +70,7 @@ def bench_table(times: pd.DataFrame, gpu: GpuSpec, read_gbps: float, matmul_tflo
         out.kernel == READ
     )  # a bare read does no attention FLOPs: its TFLOP/s would be the workload's, not its own
     out.loc[is_read, ["tflops", "pct_of_matmul"]] = float("nan")
-    keys = ["ctx_len", "page_size", "heads", "q_len", "batch"] + (["mask"] if "mask" in out else [])
+    keys = point_keys(out)
     base = out[out.kernel == BASELINE].set_index(keys)["median_ms"]
     out["speedup_vs_triton_mla"] = [
         base.get(tuple(r[k] for k in keys), float("nan")) / r.median_ms for _, r in out.iterrows()

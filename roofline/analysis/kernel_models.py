@@ -15,9 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kernels.fast.common import TUNED_REFERENCE
+from kernels.fast.paths import plan_fast, ragged
 from kernels.launch import ARCHS, launch_specs
 from kernels.plan import cdiv, code_path
-from kernels.spec import VerifyWorkload
+from kernels.spec import DTYPE_BYTES, VerifyWorkload
 from roofline.catalogue.gpus import GpuSpec
 
 PARTIAL_BYTES = 4  # fp32 partial outputs of the split kernels
@@ -99,10 +100,19 @@ def _inputs(kernel: str, gpu: GpuSpec, arch: str, bw, blocks_per_sm: int, compil
     return tuple(out)
 
 
-def kernel_model(kernel: str, w: VerifyWorkload, gpu: GpuSpec, compiled: dict | None = None) -> KernelModel:
-    """`compiled`: roofline.analysis.resources.kernel_resources(kernel, w, gpu.arch, gpu) for blocks per SM; else 1."""
+def kernel_model(
+    kernel: str, w: VerifyWorkload, gpu: GpuSpec, compiled: dict | None = None, launch: dict | None = None
+) -> KernelModel:
+    """`compiled`: roofline.analysis.resources.kernel_resources(kernel, w, gpu.arch, gpu) for blocks per SM; else 1.
+    `launch`: triton_mla_fast's launch parameters (e.g. {"schedule": "uniform"}: the grid before the batch
+    schedule); its default plan otherwise."""
     arch = gpu.arch if gpu.arch in ARCHS else "sm_90"
-    specs = launch_specs(kernel, w, arch, gpu.sm_count)
+    base = kernel.removesuffix("_graph")
+    specs = (
+        plan_fast(w, arch, gpu.sm_count, **launch).launches
+        if launch and base == "triton_mla_fast"
+        else launch_specs(kernel, w, arch, gpu.sm_count)
+    )
     main = specs[0]
     blocks_per_sm = compiled["launches"][0]["blocks_per_sm"] if compiled else 1
     kv_total, kv_max = w.kv_tokens * w.token_bytes, w.max_kv_len * w.token_bytes  # closed form, any batch
@@ -126,15 +136,7 @@ def kernel_model(kernel: str, w: VerifyWorkload, gpu: GpuSpec, compiled: dict | 
             f"{splits} splits per row, fp32 partials merged by a second kernel"
         )
     else:
-        m_blocks, splits, _ = main.grid
-        split_len, block_m = main.int_args["split_len"], main.constexprs["BLOCK_M"]
-        scratch = 2 * splits * w.batch * w.q_len * w.heads * (w.v_dim + 1) * PARTIAL_BYTES
-        moved = m_blocks * kv_total + scratch
-        unique, per_program = kv_total + scratch, split_len * w.token_bytes
-        notes = (
-            f"{arch} launch: {m_blocks} M block(s) of {block_m} rows share each KV tile (re-reads hit L2 when they "
-            f"run together); {splits} splits of {split_len} tokens; fp32 partials + LSE merged after"
-        )
+        moved, unique, per_program, notes = _fast_bytes(w, arch, gpu.sm_count, kv_total, launch or {})
     ceiling = gpu.dram_ceiling()
     bw = ceiling.value * 1e9
     slots = gpu.sm_count * blocks_per_sm
@@ -159,6 +161,44 @@ def kernel_model(kernel: str, w: VerifyWorkload, gpu: GpuSpec, compiled: dict | 
         blocks_per_sm=blocks_per_sm,
         inputs=_inputs(kernel, gpu, arch, ceiling, blocks_per_sm, compiled),
     )
+
+
+def _fast_bytes(w: VerifyWorkload, arch: str, sm_count: int, kv_total: int, launch: dict):
+    """triton_mla_fast's (moved, unique, per-program bytes, notes) under its plan (kernels.fast.paths.plan_fast):
+    the uniform schedule, grid (m_blocks, splits, batch), cuts every request at the longest one's split length and
+    every program writes a partial; the batch schedule, grid (m_blocks, items, 1), cuts the batch's tokens into
+    near-equal items and only the items of the requests it cut write partials (the others write their output)."""
+    plan = plan_fast(w, arch, sm_count, **launch)
+    split, sched = plan.split, plan.schedule
+    m_blocks, block_m = split.grid[0], split.constexprs["BLOCK_M"]
+    rows = w.q_len * w.heads  # one request's M rows
+    part = PARTIAL_BYTES if split.signature["PartO"] == "*fp32" else DTYPE_BYTES[w.dtype]
+    if sched is None:
+        splits, split_len = split.grid[1], split.int_args["split_len"]
+        partials = splits * w.batch  # every program's partial, read back by the combine
+        shape = (
+            f"the uniform schedule: every request cut into {splits} splits of {split_len} tokens (the longest "
+            "request's)" + (", so a shorter request's programs carry less or nothing" if ragged(w) else "")
+        )
+    else:
+        split_len = sched.split_len
+        partials = sum(j[2] for j in sched.jobs)  # only the items of requests that were cut
+        whole = (
+            f"their {partials} items write partials, the other {len(sched.items) - partials} their output"
+            if partials < len(sched.items)
+            else "every item writes a partial"
+        )
+        shape = (
+            f"the batch schedule: {len(sched.items)} items of at most {split_len} tokens over the SMs, "
+            f"{len(sched.jobs)} of {w.batch} requests cut ({whole})"
+        )
+    scratch = 2 * partials * rows * (w.v_dim * part + PARTIAL_BYTES)  # written, then read by the combine
+    notes = (
+        f"{arch} launch: {m_blocks} M block(s) of {block_m} rows share each KV tile (re-reads hit L2 when they "
+        f"run together); {shape}; partials + LSE merged after. Assumes the longest program ({split_len} tokens) "
+        "sets the pace of its SM"
+    )
+    return m_blocks * kv_total + scratch, kv_total + scratch, split_len * w.token_bytes, notes
 
 
 def share_gbps(gpu: GpuSpec) -> float:

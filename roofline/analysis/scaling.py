@@ -49,10 +49,13 @@ def scaling_fits(table: pd.DataFrame, read_gbps: float, matmul_tflops: float) ->
     """One fit per kernel x page size x heads x q_len x batch with MIN_POINTS context lengths or more
     (rows with an error left out). Short contexts often sit off the line (host-bound calls, another
     split plan), so they are dropped while the line misses a point by more than FIT_TOL, keeping at
-    least MIN_POINTS. `table` is bench_table's: median_ms, kv_bytes, tflops, eff_gbps."""
+    least MIN_POINTS. `table` is bench_table's: median_ms, kv_bytes, tflops, eff_gbps. Ragged batches (rows
+    with `ctx_lens`) are left out: their lengths are not one context length to fit over."""
     ok = table
     if "error" in ok.columns:
         ok = ok[ok["error"].fillna("").astype(str) == ""]
+    if "ctx_lens" in ok.columns:
+        ok = ok[ok["ctx_lens"].fillna("").astype(str) == ""]
     fits = []
     for key, g in ok.groupby(KEYS, sort=False):
         g = g.drop_duplicates("ctx_len").sort_values("ctx_len")

@@ -14,6 +14,7 @@ from profiler.launch_table import LaunchTable, PcSamples
 from profiler.metrics import CHIP_NAMES, PRESETS
 from roofline.analysis.floor import Floor, Step, workload_floor
 from roofline.analysis.hierarchy import hierarchical_roofline, useful_flops_per_launch, with_useful_work
+from roofline.analysis.imbalance import FAST_ADVICE, measure, plan_tail
 from roofline.analysis.pipelined import memory_facts
 from roofline.analysis.verdict import agrees_with_ncu, classify, num, top_stalls
 from roofline.analysis.waits import WarpWaits, warp_waits
@@ -71,6 +72,7 @@ class KernelSummary:
     mangled_name: str | None = None
     project_kernel: str | None = None  # the registered kernel that launches it, if any
     waits: WarpWaits | None = None  # where the warps wait (PC samples), when the capture has them
+    imbalance: dict | None = None  # the SMs' busy cycles, max against avg (roofline/analysis/imbalance.py)
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,7 @@ def summarize(
         verdict = classify(
             med, attention=project is not None or workload is not None, waits=waits, traits=traits, memory=memory
         )
+        verdict, imbalance = _with_tail(verdict, key[0], project, workload, med, gpu, device)
         first = int(group["launch"].iloc[0])
         rule = ncu_rule_text(rules.get(first, []))
         values = {f: num(med.get(f)) for f in FIELDS}
@@ -203,6 +206,7 @@ def summarize(
                 project_kernel=project,
                 source=key[4] if by_source else (group["source"].iloc[0] if "source" in group else None),
                 waits=waits,
+                imbalance=imbalance,
             )
         )
     for k, label in zip(kernels, distinct_labels(kernels)):
@@ -261,6 +265,25 @@ def summarize(
         notes=notes,
         missing_metrics=list(missing),
     )
+
+
+def _with_tail(verdict, kernel, project, workload, med, gpu, device) -> tuple:
+    """The verdict, with the requests behind a load imbalance's tail where the kernel is the project's fast kernel
+    and the workload is known (roofline/analysis/imbalance.py plan_tail), and the imbalance's numbers (None
+    without busy cycles)."""
+    found = measure(med)
+    numbers = found.to_dict() if found else None
+    if verdict.cause != "load imbalance" or project is None or workload is None or gpu is None:
+        return verdict, numbers
+    tail = plan_tail(kernel, workload, med, gpu.arch, device)
+    if tail is None:
+        return verdict, numbers
+    at = next(i for i, e in enumerate(verdict.evidence) if e.startswith("load imbalance:")) + 2
+    line = tail if isinstance(tail, str) else tail.line()
+    evidence = verdict.evidence[:at] + [line] + verdict.evidence[at:]
+    advice = FAST_ADVICE if not isinstance(tail, str) and tail.schedule == "uniform" and workload.batch > 1 else None
+    numbers["tail"] = tail if isinstance(tail, str) else tail.to_dict()
+    return dataclasses.replace(verdict, evidence=evidence, advice=advice or verdict.advice), numbers
 
 
 def _unexpectedly_missing(missing: list[str], preset: str | None) -> list[str]:

@@ -21,14 +21,16 @@ are each the largest of them; profiler/ncu_tidy.py SM_UNITS and MEMORY_UNITS):
 - latency, first that applies:
   1. small grid: under one wave and fewer blocks than half the SMs (most SMs idle);
   2. short launches: under SHORT_LAUNCH_US each, launch overhead is comparable;
-  3. pipelined: one block per SM by design (roofline/analysis/pipelined.py: the block holds the SM's registers
+  3. load imbalance: the busiest SM runs well past the average, beyond what the grid's shape explains
+     (roofline/analysis/imbalance.py: its threshold, and why a grid under half a wave stays a small grid);
+  4. pipelined: one block per SM by design (roofline/analysis/pipelined.py: the block holds the SM's registers
      or shared memory and issues asynchronous copies and warpgroup MMAs): the memory side, the math
      side or the chain of waits, never occupancy advice;
-  4. low occupancy set by the launch: theoretical occupancy under LOW_OCC_PCT, with the limit
+  5. low occupancy set by the launch: theoretical occupancy under LOW_OCC_PCT, with the limit
      that caps it (registers, shared memory, warps, blocks);
-  5. small grid: under one wave (the blocks do not fill the SMs' capacity);
-  6. low achieved occupancy (under LOW_OCC_PCT);
-  7. the dominant warp stall when it is long_scoreboard (waiting on global memory);
+  6. small grid: under one wave (the blocks do not fill the SMs' capacity; uneven blocks in its evidence);
+  7. low achieved occupancy (under LOW_OCC_PCT);
+  8. the dominant warp stall when it is long_scoreboard (waiting on global memory);
   otherwise "too little work in flight".
 """
 
@@ -40,6 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from profiler.ncu_tidy import MEMORY_UNITS, SM_UNITS
+from roofline.analysis.imbalance import load_imbalance, small_grid_note
 from roofline.analysis.pipelined import ADVICE as PIPELINE_ADVICE
 from roofline.analysis.pipelined import MemoryFacts, memory_facts, pipeline_cause, pipelined
 from roofline.analysis.waits import WarpWaits
@@ -274,13 +277,19 @@ def classify(
     unit = busiest_unit(m)
     if sm < LATENCY_PCT and mem < LATENCY_PCT:
         evidence.append(f"both under {LATENCY_PCT:.0f}%: neither compute nor memory is the limit")
-        pipe = _pipelined_cause(m, waves, duration, traits, waits, memory)
-        if pipe is not None:
+        uneven = None if _grid_or_launch_first(m, waves, duration) else load_imbalance(m, attention)
+        pipe = None if uneven else _pipelined_cause(m, waves, duration, traits, waits, memory)
+        if uneven is not None:  # before any pipeline or occupancy cause (roofline/analysis/imbalance.py)
+            cause, advice = uneven.cause, uneven.advice
+            evidence += uneven.evidence
+        elif pipe is not None:
             cause, advice = pipe.cause, pipe.advice
             evidence += pipe.evidence
         else:
             cause, key = _latency_cause(m, waves, duration, stalls, evidence)
             advice = advice_for(key, attention)
+            if cause == "small grid" and (note := small_grid_note(m)):
+                evidence.append(note)
         if unit:
             evidence.append(f"busiest unit: {unit}")
         if stall_line:
@@ -325,14 +334,20 @@ def classify(
     return Verdict(bound, cause, roof, evidence, advice, unit)
 
 
+def _grid_or_launch_first(m, waves, duration) -> bool:
+    """A small grid (fewer blocks than half the SMs) or short launches: causes that come before any other."""
+    grid, sms = num(m.get("grid_size")), num(m.get("sm_count"))
+    if waves is not None and waves < 1 and (grid is None or sms is None or grid < sms / 2):
+        return True
+    return duration is not None and duration * 1e3 < SHORT_LAUNCH_US
+
+
 def _pipelined_cause(m, waves, duration, traits, waits, memory):
     """The pipelined kernel's cause (roofline/analysis/pipelined.py), or None: not pipelined, or a small grid
     (fewer blocks than half the SMs) or short launches come first."""
-    grid, sms = num(m.get("grid_size")), num(m.get("sm_count"))
-    if waves is not None and waves < 1 and (grid is None or sms is None or grid < sms / 2):
+    if _grid_or_launch_first(m, waves, duration):
         return None
-    if duration is not None and duration * 1e3 < SHORT_LAUNCH_US:
-        return None
+    sms = num(m.get("sm_count"))
     why = pipelined(m, traits)
     if why is None:
         return None

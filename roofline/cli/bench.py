@@ -1,4 +1,5 @@
-"""`roofline bench`: every kernel timed on this GPU against the floor, and each one's fixed + bytes / rate fit."""
+"""`roofline bench`: every kernel timed on this GPU against the floor, and each one's fixed + bytes / rate fit;
+with `--serving`, issue 29's serving rows (ragged and skewed batches beside a bare read of their bytes)."""
 
 from __future__ import annotations
 
@@ -6,23 +7,55 @@ from pathlib import Path
 
 import click
 
+from kernels.batches import SERVING, SERVING_MASK, SERVING_PAGE_SIZE
 from kernels.errors import RooflineError
+from kernels.fast.common import CONFIG_KEYS
 from kernels.registry import get_kernel
-from kernels.spec import TREE_MASKS, parse_ctx_len
+from kernels.spec import TREE_MASKS, WorkloadError, parse_ctx_len
+from reports.serving import render_serving_text
 from reports.text import render_bench
 from roofline.cli.common import (
+    BadInputExit,
     comma_list,
     folder_option,
     need_kernels,
     progress,
 )
 from roofline.cli.common import fail as _fail
-from roofline.pipelines.benching import read_bench, run_bench
+from roofline.pipelines.benching import grid_points, lens_points, read_bench, run_bench, serving_points
+
+SERVING_KERNELS = "read,flashmla,triton_mla_fast_graph"
+GRID_KERNELS = "triton_mla,triton_mla_decode,triton_mla_fast"
+# the options that shape a grid: --serving brings its own rows, so naming one of these with it is an error
+GRID_OPTIONS = {
+    "ctx_list": "--ctx",
+    "page_sizes": "--page-size",
+    "heads_list": "--heads",
+    "mask_list": "--mask",
+    "q_len": "--q-len",
+    "lens_list": "--lens",
+    "batch": "--batch",
+    "seed": "--seed",
+}
+
+
+FAST_LAUNCH_KEYS = (*CONFIG_KEYS, "split_len", "min_split_len", "path")  # triton_mla_fast's call (kernels/fast/run.py)
 
 
 def _bench_kernel(name: str) -> str:
-    """A registered kernel, or `read` (a bare read of each point's KV bytes)."""
-    return name if name == "read" else get_kernel(name).name
+    """A registered kernel, or `read` (a bare read of each point's KV bytes), with launch parameters after
+    a colon where given (`triton_mla_fast_graph:schedule=uniform`: profiler.bench.launch_params)."""
+    from profiler.bench import launch_params  # lazy: profiler.bench imports torch
+
+    base, params = launch_params(name)
+    base = base if base == "read" else get_kernel(base).name
+    if params and base == "read":
+        raise ValueError(f"{name}: a bare read takes no launch parameters")
+    if base.removesuffix("_graph") == "triton_mla_fast" and (unknown := sorted(set(params) - set(FAST_LAUNCH_KEYS))):
+        raise ValueError(
+            f"{name}: {base} has no launch parameter {', '.join(unknown)} (kernels.fast.common.FastConfig)"
+        )
+    return base + name[len(name.partition(":")[0]) :]
 
 
 def _mask(name: str) -> str:
@@ -35,9 +68,10 @@ def _mask(name: str) -> str:
 @click.option(
     "--kernel",
     "kernel_list",
-    default="triton_mla,triton_mla_decode,triton_mla_fast",
-    show_default=True,
-    help="comma list; `read` times a bare read of each point's KV bytes",
+    default=None,
+    help=f"comma list [default: {GRID_KERNELS}; with --serving {SERVING_KERNELS}]; `read` times a bare read of "
+    "each point's KV bytes; KERNEL:KEY=VALUE passes launch parameters (triton_mla_fast_graph:schedule=uniform: "
+    "the fast kernel's grid before the batch schedule)",
 )
 @click.option("--ctx", "ctx_list", default="8k,32k,128k,256k", show_default=True)
 @click.option("--page-size", "page_sizes", default="1,64", show_default=True)
@@ -51,6 +85,30 @@ def _mask(name: str) -> str:
     "is left out of it, and the table says so",
 )
 @click.option("--q-len", type=int, default=9, show_default=True)
+@click.option(
+    "--batch",
+    type=int,
+    default=None,
+    help="requests per step: equal ones at each --ctx, or the size of a --lens uniform: draw",
+)
+@click.option(
+    "--lens",
+    "lens_list",
+    multiple=True,
+    metavar="LENS",
+    help="a ragged batch in place of --ctx (repeatable): 4k,128k,2k | uniform:1k-32k (with --batch, drawn with "
+    "--seed) | mix:1x128k,15x2k | file:PATH",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="the draw of a uniform:LOW-HIGH batch")
+@click.option(
+    "--serving",
+    is_flag=True,
+    help="issue 29's serving rows instead of a grid: "
+    + "; ".join(
+        f"{r.name} ({r.lens}{f' x {r.batch}' if r.batch else ''}, {r.heads} heads, q_len {r.q_len})" for r in SERVING
+    )
+    + f"; page {SERVING_PAGE_SIZE}, {SERVING_MASK} mask",
+)
 @folder_option("--out", "out_dir", "the bench folder (bench.csv, bench.json)", default="runs/bench")
 @click.option(
     "--from",
@@ -67,30 +125,62 @@ def _mask(name: str) -> str:
     help="rotated: CUDA-graph replays over rotated input sets, no L2 flush (as a model's layers read "
     "their own KV caches); flush: triton's do_bench, L2 flushed before each call",
 )
-def bench_cmd(kernel_list, ctx_list, page_sizes, heads_list, mask_list, q_len, out_dir, from_json, method) -> None:
+def bench_cmd(
+    kernel_list,
+    ctx_list,
+    page_sizes,
+    heads_list,
+    mask_list,
+    q_len,
+    batch,
+    lens_list,
+    seed,
+    serving,
+    out_dir,
+    from_json,
+    method,
+) -> None:
     """Time every kernel x ctx x page size x heads on this GPU against the floor (needs a GPU), and fit
-    each kernel's time to fixed + KV bytes / rate over the context lengths."""
+    each kernel's time to fixed + KV bytes / rate over the context lengths. --lens and --batch time ragged or
+    batched steps; --serving issue 29's serving rows."""
 
     try:
         if from_json:
             bench = read_bench(Path(from_json))
         else:
-            need_kernels("bench")
-            names = comma_list(kernel_list, _bench_kernel, "--kernel")
-            masks = tuple(comma_list(mask_list, _mask, "--mask"))
-            bench = run_bench(
-                names,
-                comma_list(ctx_list, parse_ctx_len, "--ctx"),
-                comma_list(page_sizes, int, "--page-size"),
-                comma_list(heads_list, int, "--heads"),
-                masks,
-                q_len,
-                method,
-                progress,
+            points, names = _points(
+                kernel_list, ctx_list, page_sizes, heads_list, mask_list, q_len, batch, lens_list, seed, serving
             )
+            need_kernels("bench")
+            bench = run_bench(names, points=points, method=method, progress=progress)
     except RooflineError as exc:
         raise _fail(exc) from None
     click.echo(render_bench(bench.table, bench.meta, bench.fits))
+    if serving := render_serving_text(bench.table):
+        click.echo("\n" + serving)
     if not from_json:
         files = bench.save(Path(out_dir))
         progress(f"wrote {' and '.join(str(f) for f in files)}")
+
+
+def _points(kernel_list, ctx_list, page_sizes, heads_list, mask_list, q_len, batch, lens_list, seed, serving):
+    """(the points to time, the kernels) the options describe; a usage error for a bad one, before any GPU work."""
+    names = comma_list(kernel_list or (SERVING_KERNELS if serving else GRID_KERNELS), _bench_kernel, "--kernel")
+    if serving:
+        source = click.get_current_context().get_parameter_source
+        given = [flag for o, flag in GRID_OPTIONS.items() if source(o) == click.core.ParameterSource.COMMANDLINE]
+        if given:
+            flags = ", ".join(given)
+            raise BadInputExit(
+                f"--serving times its own rows (page {SERVING_PAGE_SIZE}, {SERVING_MASK} mask): leave out {flags}"
+            )
+        return serving_points(), names
+    pages = comma_list(page_sizes, int, "--page-size")
+    heads = comma_list(heads_list, int, "--heads")
+    masks = tuple(comma_list(mask_list, _mask, "--mask"))
+    try:
+        if lens_list:
+            return lens_points(list(lens_list), batch, seed, pages, heads, masks, q_len), names
+        return grid_points(comma_list(ctx_list, parse_ctx_len, "--ctx"), pages, heads, masks, q_len, batch or 1), names
+    except WorkloadError as exc:
+        raise click.UsageError(str(exc)) from None

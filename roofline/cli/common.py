@@ -9,7 +9,7 @@ from typing import TypeVar
 
 import click
 
-from kernels.batches import parse_lens
+from kernels.batches import make_workload as batch_workload
 from kernels.errors import BadInput
 from kernels.registry import UnknownKernel, check_workload, get_kernel
 from kernels.spec import TREE_MASKS, VerifyWorkload, WorkloadError, parse_ctx_len
@@ -140,12 +140,7 @@ removal_option = click.option(
 def make_workload(lens: str | None = None, **kw) -> VerifyWorkload:
     """The workload the options describe; `lens` (--lens) makes it a ragged batch (kernels/batches.py)."""
     try:
-        if lens is not None:
-            ctx_lens = parse_lens(lens, kw.get("batch"), kw.get("seed", 0))
-            kw.update(batch=len(ctx_lens), ctx_lens=ctx_lens, ctx_len=max(ctx_lens))
-        if kw.get("batch") is None:
-            kw["batch"] = 1
-        return VerifyWorkload(**kw)
+        return batch_workload(lens=lens, **kw)
     except WorkloadError as exc:
         raise click.UsageError(str(exc)) from None
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
+from kernels.batches import lens_text
 from kernels.errors import RooflineError
 from kernels.registry import get_kernel
 from kernels.spec import WorkloadError, ctx_text, parse_ctx_len
@@ -54,8 +55,9 @@ def point_command(point: SweepPoint, sweep_dir: Path, iterations: int, ncu: str 
     """The `roofline profile` command that makes one point on its own, with the same tool, preset and
     timeout as the sweep's own run of it (roofline.pipelines.sweeps.run_point)."""
     w = point.workload
-    same = ("batch", "heads", "q_len", "page_size", "tree_mask", "seed")  # option name = workload field
-    values = {"kernel": point.kernel, "ctx_len": ctx_text(w.ctx_len), **{f: getattr(w, f) for f in same}}
+    same = ("heads", "q_len", "page_size", "tree_mask", "seed")  # option name = workload field
+    size = {"lens": lens_text(w.ctx_lens)} if w.ctx_lens else {"ctx_len": ctx_text(w.ctx_len), "batch": w.batch}
+    values = {"kernel": point.kernel, **size, **{f: getattr(w, f) for f in same}}
     values |= {"iters": iterations, "tool": POINT_TOOL, "preset": DEFAULT_PRESET, "timeout": f"{DEFAULT_TIMEOUT_S:g}"}
     values |= {"out_dir": SweepDir(sweep_dir).point(point.name), "ncu_path": ncu}
     return tuple(command_line(profile_cmd, values))
@@ -105,6 +107,21 @@ def _chart_title(sweep: SweepDir, table) -> str:
 @click.option("--page-size", "pages", default="1,64", show_default=True)
 @click.option("--heads", "heads", default="8", show_default=True)
 @click.option("--q-len", "q_lens", default="9", show_default=True)
+@click.option(
+    "--batch",
+    type=int,
+    default=None,
+    help="requests per step: equal ones at each --ctx, or the size of a --lens uniform: draw",
+)
+@click.option(
+    "--lens",
+    "lens_list",
+    multiple=True,
+    metavar="LENS",
+    help="a ragged batch in place of --ctx (repeatable: a point each): 4k,128k,2k | uniform:1k-32k (with --batch, "
+    "drawn with --seed) | mix:1x128k,15x2k | file:PATH",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="the draw of a uniform:LOW-HIGH batch")
 @click.option("--iters", type=int, default=3, show_default=True, help="launches inside each profiled range")
 @folder_option("--out", "out", f"the sweep folder: {LAYOUT}", default="runs/sweep")
 @click.option("--gpus", default=None, help="GPU indices of this host (0,1): one worker process per GPU")
@@ -122,7 +139,22 @@ def _chart_title(sweep: SweepDir, table) -> str:
 )
 @format_option("text", "markdown", "json")
 def sweep_cmd(
-    kernels, ctx, pages, heads, q_lens, iters, out, gpus, ncu_path, summarize_dir, write, print_commands, fmt
+    kernels,
+    ctx,
+    pages,
+    heads,
+    q_lens,
+    batch,
+    lens_list,
+    seed,
+    iters,
+    out,
+    gpus,
+    ncu_path,
+    summarize_dir,
+    write,
+    print_commands,
+    fmt,
 ) -> None:
     """Profile every kernel x ctx x page size x heads x q_len point; skip finished ones; table and chart."""
     if summarize_dir is not None:
@@ -145,6 +177,9 @@ def sweep_cmd(
             comma_list(pages, int, "--page-size"),
             comma_list(heads, int, "--heads"),
             comma_list(q_lens, int, "--q-len"),
+            batch=batch,
+            lens=list(lens_list),
+            seed=seed,
         )
     except (SweepError, WorkloadError) as exc:
         raise BadInputExit(str(exc)) from None

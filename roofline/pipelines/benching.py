@@ -5,6 +5,7 @@ parses options and prints reports.text.render_bench of it."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 from collections.abc import Callable
@@ -13,7 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from kernels.batches import SERVING, SERVING_MASK, SERVING_PAGE_SIZE, BenchPoint, drawn, make_workload
 from kernels.hardware import NoLocalGpu, local_gpu
+from kernels.spec import VerifyWorkload
 from profiler.errors import ReportError, refuse_special
 from roofline.analysis.bench_table import at_size_columns, bench_table
 from roofline.analysis.scaling import ScalingFit, scaling_fits
@@ -90,6 +93,8 @@ def read_bench(path: Path) -> BenchRun:
     if missing := sorted(ROW_NEEDS - set(table.columns)):
         raise ReportError(f"{path}: its rows lack {', '.join(missing)}")
     table["error"] = table["error"].fillna("") if "error" in table.columns else ""
+    for col in ("row", "lens", "ctx_lens"):  # text columns of batched rows; absent from benches before them
+        table[col] = table[col].fillna("").astype(str) if col in table.columns else ""
     for col in sorted(ROW_NEEDS - {"kernel"}):  # JSON wrote NaN (no baseline row, say) as null
         numbers = pd.to_numeric(table[col], errors="coerce")
         bad = table[col].notna() & numbers.isna()
@@ -97,27 +102,98 @@ def read_bench(path: Path) -> BenchRun:
             row = int(bad.idxmax())
             raise ReportError(f"{path}: rows[{row}].{col} must be a number or null, got {json.dumps(table[col][row])}")
         table[col] = numbers
+    if bad := [i for i, r in table.iterrows() if not _lens_ok(r)]:
+        raise ReportError(
+            f"{path}: rows[{bad[0]}].ctx_lens must be {table.batch[bad[0]]:.0f} comma-separated prefix lengths, "
+            f"got {json.dumps(table.ctx_lens[bad[0]])}"
+        )
     if "at_size_ms" not in table.columns:  # saved before the at-size floor: from the catalogue's fit
         table = at_size_columns(table, match_gpu(meta["device"]))
     return BenchRun(meta, table, scaling_fits(table, meta["read_gbps"], meta["matmul_tflops"]))
 
 
-def run_bench(
-    kernels: list[str],
+def grid_points(
     ctx_lens: list[int],
     page_sizes: list[int],
     heads: list[int],
     masks: tuple[str, ...] = ("tree",),
     q_len: int = 9,
+    batch: int = 1,
+) -> list[BenchPoint]:
+    """Every ctx x page size x heads x mask, mask-major (the order bench_grid times them in), `batch` equal
+    requests each."""
+    return [
+        BenchPoint(VerifyWorkload(ctx_len=c, heads=h, q_len=q_len, page_size=p, batch=batch, tree_mask=m))
+        for m, h, p, c in itertools.product(masks, heads, page_sizes, ctx_lens)
+    ]
+
+
+def lens_points(
+    lens: list[str],
+    batch: int | None,
+    seed: int,
+    page_sizes: list[int],
+    heads: list[int],
+    masks: tuple[str, ...] = ("tree",),
+    q_len: int = 9,
+) -> list[BenchPoint]:
+    """Each ragged batch (kernels/batches.py's text; `batch` and `seed` draw a uniform one) x page size x heads x
+    mask. WorkloadError (one line) for a batch that cannot be made."""
+    return [
+        BenchPoint(
+            make_workload(
+                lens=text,
+                batch=batch if drawn(text) else None,
+                seed=seed,
+                heads=h,
+                q_len=q_len,
+                page_size=p,
+                tree_mask=m,
+            ),
+            "",
+            text,
+        )
+        for text in lens
+        for m, h, p in itertools.product(masks, heads, page_sizes)
+    ]
+
+
+def serving_points(page_size: int = SERVING_PAGE_SIZE, mask: str = SERVING_MASK) -> list[BenchPoint]:
+    """Issue 29's serving rows (kernels.batches.SERVING), each a named point."""
+    return [BenchPoint(r.workload(page_size, mask), r.name, r.lens) for r in SERVING]
+
+
+def _lens_ok(r) -> bool:
+    """A row's ctx_lens is empty (equal requests) or its batch's lengths, each a whole number of tokens."""
+    text = r["ctx_lens"]
+    if not text:
+        return True
+    parts = text.split(",")
+    return all(p.strip().isdigit() and int(p) > 0 for p in parts) and len(parts) == r["batch"]
+
+
+def run_bench(
+    kernels: list[str],
+    ctx_lens: list[int] | None = None,
+    page_sizes: list[int] | None = None,
+    heads: list[int] | None = None,
+    masks: tuple[str, ...] = ("tree",),
+    q_len: int = 9,
     method: str = "rotated",
     progress: Callable[[str], None] | None = None,
+    points: list[BenchPoint] | None = None,
 ) -> BenchRun:
-    """Measure the ceilings (4 GiB copy and read, a large bf16 matmul), then time every kernel x ctx x
-    page size x heads x mask by `method` (profiler/bench.py); needs a CUDA GPU."""
+    """Measure the ceilings (4 GiB copy and read, a large bf16 matmul), then time every kernel on every point
+    by `method` (profiler/bench.py): `points` (grid_points, lens_points, serving_points), or the grid of
+    ctx_lens x page_sizes x heads x masks. Needs a CUDA GPU."""
+    if points is None:
+        if not (ctx_lens and page_sizes and heads):
+            raise ValueError("run_bench needs points, or ctx_lens, page_sizes and heads")
+        points = grid_points(ctx_lens, page_sizes, heads, masks, q_len)
     import torch  # lazy: only a GPU run needs torch and triton
     import triton  # lazy, as above
 
-    from profiler.bench import bench_grid, measure_ceilings  # lazy: imports torch at module level
+    from profiler.bench import bench_points, measure_ceilings  # lazy: imports torch at module level
 
     say = progress or (lambda msg: None)
     if not torch.cuda.is_available():
@@ -134,16 +210,7 @@ def run_bench(
         "triton": triton.__version__,
         "method": method,
     }
-    times = bench_grid(
-        kernels,
-        ctx_lens=ctx_lens,
-        page_sizes=page_sizes,
-        heads=heads,
-        masks=masks,
-        q_len=q_len,
-        progress=say,
-        method=method,
-    )
+    times = bench_points(kernels, points, progress=say, method=method)
     table = bench_table(
         times, gpu, ceil.read_gbps, ceil.matmul_tflops, source=f"measured by roofline bench on this {ceil.device}"
     )

@@ -10,8 +10,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from kernels.batches import make_workload as batch_workload
 from kernels.registry import get_kernel
-from kernels.spec import VerifyWorkload, parse_ctx_len
+from kernels.spec import VerifyWorkload
 from profiler.errors import ProfilerError, ToolNotFound, ToolTimeout
 from profiler.metrics import resolve_preset
 from profiler.ncu import find_ncu
@@ -35,9 +36,13 @@ from roofline.pipelines.capture import (
 from roofline.pipelines.run import Run, make_run
 
 
-def make_workload(ctx: int | str = "128k", **fields) -> VerifyWorkload:
-    """A VerifyWorkload from user-facing arguments (`ctx` takes 131072, "128k", "1m")."""
-    return VerifyWorkload(ctx_len=parse_ctx_len(ctx), **fields)
+def make_workload(
+    ctx: int | str | None = None, lens: str | None = None, batch: int | None = None, seed: int = 0, **fields
+) -> VerifyWorkload:
+    """A VerifyWorkload from user-facing arguments: `ctx` takes 131072, "128k" (the default), "1m"; `lens` a ragged batch
+    (`"4k,128k,2k"`, `"uniform:1k-32k"` with `batch` and `seed`, `"mix:1x128k,15x2k"`, `"file:PATH"`:
+    kernels/batches.py), which replaces `ctx`."""
+    return batch_workload(ctx, lens=lens, batch=batch, seed=seed, **fields)
 
 
 TOOLS = ("ncu", "nsys", "both")

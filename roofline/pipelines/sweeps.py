@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from kernels.batches import drawn, lens_text, make_workload
 from kernels.spec import VerifyWorkload
 from profiler.metrics import DEFAULT_PRESET
 from profiler.rundir import RunDir, RunDirError, run_name
@@ -41,6 +42,7 @@ from roofline.pipelines.sweep_dir import SUMMARY, SUMMARY_COLUMNS, SWEEP_FILE, S
 POINT_TOOL = "ncu"  # each point's counters; the timeline is not taken in a sweep
 DEFAULT_TIMEOUT_S = 900.0  # roofline.pipelines.profiling.DEFAULT_TIMEOUT_S: each point's whole capture
 RESULT_FIELDS = ("step_ms", "floor_ms", "gap", "bound")  # what sweep.json keeps of a done point
+BATCH_COLUMNS = ["batch", "lens"]  # the summary's, where a point has several requests (lens: a ragged batch's)
 
 
 @dataclass(frozen=True)
@@ -60,12 +62,22 @@ def plan(
     page_sizes: list[int],
     heads: list[int] = (8,),
     q_lens: list[int] = (9,),
-    batch: int = 1,
+    batch: int | None = 1,
+    lens: list[str] = (),
+    seed: int = 0,
 ) -> list[SweepPoint]:
-    """Every point of the grid, kernel-major then heads, q_len, page size, context length."""
+    """Every point of the grid, kernel-major then heads, q_len, page size, context length: `batch` equal
+    requests at each of `ctx_lens`, or, where `lens` is given, each of those batches (kernels/batches.py's
+    text, drawn with `batch` and `seed`) in place of the context lengths. WorkloadError for a batch that
+    cannot be made."""
+    sizes = (
+        [dict(lens=text, batch=batch if drawn(text) else None, seed=seed) for text in lens]
+        if lens
+        else [dict(ctx=c, batch=batch or 1) for c in ctx_lens]
+    )
     points = [
-        SweepPoint(k, VerifyWorkload(ctx_len=c, page_size=p, heads=h, q_len=q, batch=batch))
-        for k, h, q, p, c in itertools.product(kernels, heads, q_lens, page_sizes, ctx_lens)
+        SweepPoint(k, make_workload(**size, page_size=p, heads=h, q_len=q))
+        for k, h, q, p, size in itertools.product(kernels, heads, q_lens, page_sizes, sizes)
     ]
     names = [p.name for p in points]
     if len(set(names)) != len(names):
@@ -429,6 +441,8 @@ def summarize(sweep_dir: str | Path) -> pd.DataFrame:
             "bound": None,
             "error": e.get("error"),
             "run": name,
+            "batch": w.get("batch"),
+            "lens": lens_text(w["ctx_lens"]) if w.get("ctx_lens") else "",
         }
         if e.get("status") == "done" and not sweep.point(name).exists():
             row.update(_recorded(name, e, saved, sweep.path))
@@ -440,7 +454,8 @@ def summarize(sweep_dir: str | Path) -> pd.DataFrame:
             else:
                 row.update(_numbers(run))
         rows.append(row)
-    table = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    batched = any((e.get("workload") or {}).get("batch", 1) != 1 for e in entries.values())
+    table = pd.DataFrame(rows, columns=SUMMARY_COLUMNS + (BATCH_COLUMNS if batched else []))
     return table.sort_values(
         ["kernel", "heads", "q_len", "page_size", "ctx_len"], kind="stable", na_position="last"
     ).reset_index(drop=True)

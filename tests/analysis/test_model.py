@@ -122,3 +122,77 @@ def test_model_says_when_memory_and_compute_floors_are_close():
     d64 = json.loads(run("model", "--ctx", "128k", "--heads", "64", "--gpu", "h200", "--format", "json").output)
     assert d64["bound"] == "compute" and d64["balance"] < 0.2
     assert "balance" not in run("model", "--ctx", "128k", "--heads", "64", "--gpu", "h200").output
+
+
+# --- a ragged batch: the floor's totals and the fast kernel's model under both schedules --------------------
+
+SKEW = dict(lens="mix:1x128k,15x2k", heads=16, q_len=4, page_size=64, tree_mask="chain")
+
+
+def test_a_ragged_floor_takes_the_batchs_total_bytes_and_flops():
+    """The floor and the at-size floor of a ragged batch read every request's tokens once: the sum, not the
+    longest times the batch (186.5 MB for one 128k request among fifteen of 2k, as the H200 call measured)."""
+    from kernels.batches import make_workload
+    from roofline.analysis.floor import workload_floor
+
+    w, gpu = make_workload(**SKEW), get_gpu("h200")
+    f = workload_floor(w, gpu)
+    tokens = 131072 + 15 * 2048 + 16 * 4
+    assert f.kv_bytes == tokens * 1152 == 186_458_112
+    assert f.flops == 2 * 16 * 4 * tokens * (576 + 512)
+    longest = workload_floor(make_workload(ctx="128k", batch=16, heads=16, q_len=4, page_size=64), gpu)
+    assert longest.kv_bytes > 7 * f.kv_bytes  # what batch x the longest would have said
+    fit = gpu.read_fit()
+    assert f.at_size_ms == pytest.approx(fit.time_ms(f.kv_bytes + f.io_bytes))  # the total bytes at size
+    d = json.loads(
+        run("model", "--lens", "mix:1x128k,15x2k", "--heads", "16", "--q-len", "4", "--format", "json").output
+    )
+    assert d["kv_bytes"] == f.kv_bytes
+
+
+def _partials(w, launch):
+    from kernels.fast.paths import plan_fast
+
+    plan = plan_fast(w, "sm_90", 132, **launch)
+    rows = w.q_len * w.heads
+    if plan.schedule is None:
+        return plan.split.grid[1] * w.batch * rows
+    return sum(j[2] for j in plan.schedule.jobs) * rows
+
+
+@pytest.mark.parametrize("lens", ["mix:1x128k,15x2k", "uniform:1k-32k"])
+def test_the_fast_kernel_model_counts_the_partials_each_schedule_writes(lens):
+    """Under the batch schedule (grid (m_blocks, items, 1)) only the cut requests' items write partials; under
+    the uniform one (grid (m_blocks, splits, batch)) every program does. The model charges each exactly (it
+    used to charge items x batch under the batch schedule)."""
+    from kernels.batches import make_workload
+
+    w, gpu = (
+        make_workload(**{**SKEW, "lens": lens, "batch": 32 if lens.startswith("uniform") else None}),
+        get_gpu("h200"),
+    )
+    kv = w.kv_tokens * w.token_bytes
+    for launch in ({}, {"schedule": "uniform"}):
+        m = kernel_model("triton_mla_fast", w, gpu, launch=launch)
+        scratch = 2 * _partials(w, launch) * (512 * 4 + 4)
+        assert m.unique_bytes == kv + scratch and m.moved_bytes == kv + scratch  # one M block
+    batch, uniform = (
+        kernel_model("triton_mla_fast", w, gpu),
+        kernel_model("triton_mla_fast", w, gpu, launch={"schedule": "uniform"}),
+    )
+    assert batch.grid[2] == 1 and uniform.grid[2] == w.batch
+    assert "the batch schedule" in batch.notes and "the uniform schedule" in uniform.notes
+    assert batch.per_program_bytes < uniform.per_program_bytes  # the longest item against the longest split
+
+
+def test_the_uniform_schedule_on_a_skewed_batch_is_limited_by_its_longest_program():
+    """One 128k request among fifteen of 2k: the uniform grid's longest program walks 16,448 tokens (the ncu
+    capture's busiest SM worked 9.9x the average); the batch schedule's longest item 1,344."""
+    from kernels.batches import make_workload
+
+    w, gpu = make_workload(**SKEW), get_gpu("h200")
+    uniform = kernel_model("triton_mla_fast", w, gpu, launch={"schedule": "uniform"})
+    batch = kernel_model("triton_mla_fast", w, gpu)
+    assert uniform.grid == (1, 8, 16) and uniform.per_program_bytes == 16448 * 1152
+    assert uniform.limited_by == "serial program" and batch.limited_by == "bandwidth"
+    assert batch.per_program_bytes == 1344 * 1152 and batch.time_ms < uniform.time_ms / 5

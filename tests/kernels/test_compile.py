@@ -294,3 +294,14 @@ def test_model_on_blackwell_uses_that_architecture():
     assert kernel_model("triton_mla", W, b200).grid == (1, 8, 1)
     d = json.loads(run("model", "--kernel", "triton_mla_decode", "--gpu", "rtx-pro-6000", "--format", "json").output)
     assert d["kernel_model"]["arch"] == "sm_120" and d["kernel_model"]["inputs"]
+
+
+def test_compile_takes_a_ragged_batch_and_launches_its_batch_schedule():
+    """`roofline compile --lens`: the split launch the batch schedule plans, grid (m_blocks, items, 1)."""
+    r = run(
+        "compile", "--kernel", "triton_mla_fast", "--arch", "sm_90", "--lens", "mix:1x128k,15x2k", "--heads", "16",
+        "--q-len", "4", "--page-size", "64", "--mask", "chain", "--format", "json",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    split = json.loads(r.output)["launches"][0]
+    assert split["grid"] == [1, 128, 1] and split["fits"]

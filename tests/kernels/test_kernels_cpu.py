@@ -300,3 +300,19 @@ def test_removal_experiments_run_and_cut(kernel, kw, cuts):
     for cut in cuts:
         result = check_kernel(kernel, w, device="cpu", dtype="fp16", **kw, **cut)
         assert result.unwritten == 0 and not result.ok, (cut, result)
+
+
+def test_check_command_takes_a_ragged_batch():
+    """`roofline check --lens`: a ragged batch (lengths not a multiple of the page, one shorter than a page)
+    against the reference, through the same options every command shares."""
+    from click.testing import CliRunner
+
+    from roofline.cli import main
+
+    r = CliRunner().invoke(
+        main,
+        ["check", "--kernel", "triton_mla_fast", "--lens", "40,17,100", "--heads", "2", "--q-len", "2"]
+        + ["--page-size", "16", "--device", "cpu"],
+    )
+    assert r.exit_code == 0, r.output
+    assert "ctx_len=40,17,100 batch=3" in r.output and " ok" in r.output

@@ -79,7 +79,9 @@ def test_fixture_runs(tmp_path, run):
     # no DRAM bytes or FLOP in the verdict preset: a stall chart and no roofline chart
     waits = ["waits.png"] if "## Where the warps wait" in md else []  # captures with PC samples
     timeline = ["timeline.png"] if any(r["tool"] == "nsys-sqlite" for r in manifest["reports"]) else []
-    assert [c.split("_")[-1] for c in check_charts(out)] == waits + (
+    batch = ["batch.png"] if "## Batch" in md else []  # a ragged batch's histogram, in its section above the rest
+    assert bool(batch) == bool(json.loads((RUNS / run / "spec.json").read_text())["workload"].get("ctx_lens"))
+    assert [c.split("_")[-1] for c in check_charts(out)] == batch + waits + (
         ["stalls.png"] if verdict_preset else ["roofline.png", "stalls.png"]
     ) + timeline
     assert bool(waits) != ("no PC samples in this capture" in md)  # older metric lists had none: one line says so

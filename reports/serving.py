@@ -1,0 +1,96 @@
+"""A bench's serving rows (issue 29, `roofline bench --serving`): one line per row, each kernel's time beside a
+bare read of the batch's bytes and FlashMLA in the same run, as text and as the README's markdown table."""
+
+from __future__ import annotations
+
+from kernels.spec import ctx_text
+from reports.table import align
+from roofline.analysis.bench_table import ragged_lens
+
+READ, PEER = "read", "flashmla"
+
+
+def serving_rows(table) -> tuple[list[str], list[dict]]:
+    """(the kernels in the order first timed, one dict per named row: row, batch, heads, q_len, kv_mb and
+    `times` {kernel: ms or None}); rows without a name (grid points) are left out."""
+    named = table[table["row"].fillna("").astype(str) != ""] if "row" in table else table.iloc[0:0]
+    kernels = list(dict.fromkeys(named["kernel"]))
+    rows: dict[str, dict] = {}
+    for _, r in named.iterrows():
+        lens = ragged_lens(r)
+        entry = rows.setdefault(
+            r["row"],
+            {
+                "row": r["row"],
+                "batch": f"{len(lens)} x {ctx_text(min(lens))}-{ctx_text(max(lens))}" if lens else _equal(r),
+                "heads": int(r.heads),
+                "q_len": int(r.q_len),
+                "kv_mb": r.kv_bytes / 1e6,
+                "times": {},
+            },
+        )
+        ok = not r.get("error") and r.median_ms == r.median_ms
+        entry["times"][r.kernel] = float(r.median_ms) if ok else None
+    return kernels, list(rows.values())
+
+
+def _equal(r) -> str:
+    ctx = ctx_text(int(r.ctx_len))
+    return ctx if int(r.batch) == 1 else f"{int(r.batch)} x {ctx}"
+
+
+def _ours(kernels: list[str]) -> str | None:
+    """The kernel the ratios are for: the first that is neither the read nor FlashMLA."""
+    return next((k for k in kernels if k not in (READ, PEER)), None)
+
+
+def _cells(kernels: list[str], row: dict) -> list[str]:
+    times = row["times"]
+    out = [_us(times.get(k)) for k in kernels]
+    ours = _ours(kernels)
+    if ours is not None:
+        out += [_ratio(times.get(ours), times.get(PEER)), _ratio(times.get(ours), times.get(READ))]
+    return out
+
+
+def _us(ms: float | None) -> str:
+    return "-" if ms is None else f"{ms * 1e3:.1f}"
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return "-" if a is None or b is None or not b else f"{a / b:.2f}"
+
+
+def _header(kernels: list[str], tick: str = "") -> list[str]:
+    head = ["row", "batch (prefixes)", "heads", "q_len", "KV MB"] + [f"{tick}{k}{tick} µs" for k in kernels]
+    ours = _ours(kernels)
+    if ours is not None:
+        head += [f"{tick}{ours}{tick} / FlashMLA", f"{tick}{ours}{tick} / read"]
+    return head
+
+
+def render_serving_text(table) -> str:
+    """The serving rows as a text table ('' without named rows)."""
+    kernels, rows = serving_rows(table)
+    if not rows:
+        return ""
+    lines = [_header(kernels)] + [
+        [r["row"], r["batch"], str(r["heads"]), str(r["q_len"]), f"{r['kv_mb']:.1f}"] + _cells(kernels, r) for r in rows
+    ]
+    return (
+        "serving rows (µs per step; the ratios are the first kernel other than read and flashmla over each):\n"
+        + align(lines)
+    )
+
+
+def render_serving_markdown(table) -> str:
+    """The serving rows as a markdown table ('' without named rows)."""
+    kernels, rows = serving_rows(table)
+    if not rows:
+        return ""
+    head = _header(kernels, "`")
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in rows:
+        cells = [r["row"], r["batch"], str(r["heads"]), str(r["q_len"]), f"{r['kv_mb']:.1f}"] + _cells(kernels, r)
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
