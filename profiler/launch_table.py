@@ -43,7 +43,8 @@ class LaunchTable:
 @dataclass(frozen=True)
 class PcSamples:
     """A report's PC samples (profiler/ncu_source.py COLUMNS, one row per sampled PC per launch) and
-    `functions`: each sampled kernel -> its SASS traits (mma, async_copies, mbarrier_waits)."""
+    `functions`: each sampled kernel -> its SASS traits (mma, async_copies, mbarrier_waits, the MMA paths it
+    issues and its first MMA opcode: profiler/ncu_source.py)."""
 
     frame: pd.DataFrame
-    functions: dict[str, dict[str, bool]] = field(default_factory=dict)
+    functions: dict[str, dict[str, bool | str]] = field(default_factory=dict)

@@ -55,6 +55,13 @@ _PRED_BRA = re.compile(r"^@!?(U?P\d)\s+BRA\b")
 _PHASECHK = re.compile(r"SYNCS\.PHASECHK\S*\s+(U?P\d)\s*,\s*(\[[^\]]*\])")
 _BRACKET = re.compile(r"\[([^\]]*)\]")
 MMA_OPS = {"HGMMA", "UTCHMMA", "UTCQMMA", "UTCOMMA", "UTCMMA"}  # warpgroup (sm_90) and tcgen05 (sm_100) MMAs
+# The MMA path each tensor-core opcode belongs to: mma.sync (HMMA, IMMA: every architecture since Volta, the
+# accumulators in the warp's registers), warpgroup MMA (HGMMA: sm_90) and tcgen05 (UTC*MMA: sm_100).
+MMA_PATH_OPS = {
+    "mma_sync": ("HMMA", "IMMA", "DMMA", "BMMA"),
+    "mma_warpgroup": ("HGMMA", "IGMMA", "QGMMA", "BGMMA"),
+    "mma_tcgen05": ("UTCHMMA", "UTCQMMA", "UTCOMMA", "UTCMMA", "UTCIMMA"),
+}
 ASYNC_COPY_OPS = {"UTMALDG", "UBLKCP", "LDGSTS", "UTMAPF"}  # TMA bulk tensor copies and cp.async
 _MATH = (
     "FFMA",
@@ -174,14 +181,23 @@ class _Function:
     sass: list[str]
     loads: set[str]
 
-    def traits(self) -> dict[str, bool]:
-        """What the pipeline verdict asks of the SASS (roofline/analysis/pipelined.py)."""
-        ops = {opcode(s).split(".")[0] for s in self.sass}
-        return {
+    def traits(self) -> dict[str, bool | str]:
+        """What the verdicts ask of the SASS (roofline/analysis/pipelined.py, roofline/analysis/mma_path.py):
+        warpgroup/tcgen05 MMAs, asynchronous copies, mbarrier waits; each MMA path the kernel issues
+        (MMA_PATH_OPS) and, as `mma_opcode`, its first MMA opcode with modifiers ('HMMA.16816.F32.BF16')."""
+        full = [opcode(s) for s in self.sass]
+        ops = {op.split(".")[0] for op in full}
+        out: dict[str, bool | str] = {
             "mma": bool(ops & MMA_OPS),
             "async_copies": bool(ops & ASYNC_COPY_OPS),
             "mbarrier_waits": any(_PHASECHK.search(s) for s in self.sass),
         }
+        out.update({path: bool(ops & set(names)) for path, names in MMA_PATH_OPS.items()})
+        every = {n for names in MMA_PATH_OPS.values() for n in names}
+        first = next((op for op in full if op.split(".")[0] in every), None)
+        if first:
+            out["mma_opcode"] = first
+        return out
 
     def at(self, pc: int) -> str:
         i = (pc - self.start) // INSTRUCTION_BYTES

@@ -21,6 +21,7 @@ from pathlib import Path
 from kernels.spec import VerifyWorkload
 from roofline.analysis.comparison import DEFAULT_P_VALUE, CompareError, Comparison  # noqa: F401 (public API)
 from roofline.analysis.comparison import compare as compare_runs
+from roofline.analysis.useful import UsefulWork  # noqa: F401 (public API)
 from roofline.pipelines import loading, profiling
 from roofline.pipelines.capture import IncompleteRun, completeness, pc_samples_of  # noqa: F401 (public API)
 from roofline.pipelines.loading import sample_run  # noqa: F401 (public API)
@@ -30,13 +31,19 @@ from roofline.pipelines.run import Run
 
 
 def load(
-    path: str | Path | None = None, allow_incomplete: bool = False, gpu=None, removal: str | Path | None = None
+    path: str | Path | None = None,
+    allow_incomplete: bool = False,
+    gpu=None,
+    removal: str | Path | None = None,
+    useful: UsefulWork | None = None,
 ) -> Run:
     """Read captured evidence without a GPU: a run directory (only the reports its manifest names,
     checked against their checksums), a report file, or a folder of reports. None: the bundled sample.
     `removal`: a removal experiment of the same GPU and workload, or a folder of them (roofline/analysis/removal.py),
-    whose result names the timed kernel's cause."""
-    return loading.load(path, allow_incomplete=allow_incomplete, gpu=gpu, removal=removal)
+    whose result names the timed kernel's cause (a run profiled with `why` carries its own).
+    `useful`: the useful work of one step of a capture without a workload (UsefulWork(flops, bytes)):
+    executed against useful, and the padding it shows, for a foreign kernel too."""
+    return loading.load(path, allow_incomplete=allow_incomplete, gpu=gpu, removal=removal, useful=useful)
 
 
 def profile(

@@ -126,10 +126,10 @@ ADVICE = {
     ),
     "math": (
         "overlap the softmax with the next tile's MMA (two consumer warpgroups in ping-pong), wait on the "
-        "previous tile's MMA rather than the current one, fewer padded rows"
+        "previous tile's MMA rather than the current one"
     ),
     "tensor": (
-        "tensor-pipe-bound, on warpgroup MMAs already: fewer padded rows, keep the pipe fed across tiles "
+        "tensor-pipe-bound, on warpgroup MMAs already: keep the pipe fed across tiles "
         "(issue the next tile's score MMA before this tile's softmax, ping-pong consumers), lower precision"
     ),
     "handoff": (

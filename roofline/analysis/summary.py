@@ -12,9 +12,12 @@ from kernels.registry import project_kernel_of
 from kernels.spec import VerifyWorkload
 from profiler.launch_table import LaunchTable, PcSamples
 from profiler.metrics import CHIP_NAMES, PRESETS
+from profiler.ncu_tidy import DRAM_BYTES_FROM
 from roofline.analysis.floor import Floor, Step, workload_floor
 from roofline.analysis.hierarchy import hierarchical_roofline, useful_flops_per_launch, with_useful_work
+from roofline.analysis.mma_path import register_blocked
 from roofline.analysis.pipelined import memory_facts
+from roofline.analysis.useful import UsefulWork, padding_clause, useful_line
 from roofline.analysis.verdict import agrees_with_ncu, classify, num, top_stalls
 from roofline.analysis.waits import WarpWaits, warp_waits
 from roofline.catalogue.gpus import GpuSpec, match_gpu
@@ -71,6 +74,7 @@ class KernelSummary:
     mangled_name: str | None = None
     project_kernel: str | None = None  # the registered kernel that launches it, if any
     waits: WarpWaits | None = None  # where the warps wait (PC samples), when the capture has them
+    dram_from: str | None = None  # the metrics its DRAM bytes and GB/s came from (a foreign capture's say)
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,7 @@ def summarize(
     gpu: GpuSpec | None = None,
     preset: str | None = None,
     pc_samples: PcSamples | None = None,
+    useful: UsefulWork | None = None,
 ) -> Analysis:
     """Group launches by kernel and launch configuration; median of each metric; one verdict each.
 
@@ -149,6 +154,8 @@ def summarize(
     where each kernel's warps wait, and its SASS traits for the pipelined-kernel verdict.
     Attention-specific advice goes to the project's registered kernels (kernels/registry.py) and to
     any kernel of a run whose verify workload is known; every other kernel gets general advice.
+    `useful`: the useful work of one step of a capture with no workload (the user's: FLOPs and bytes), so
+    executed against useful is named for a foreign kernel too.
     """
     launches = table.frame
     device = next((d for d in launches.get("device", pd.Series(dtype=object)).dropna()), None)
@@ -160,8 +167,9 @@ def summarize(
         launches = launches.assign(mangled_name=launches["kernel"])
 
     kernels = []
+    facts = []  # (median metrics, SASS traits, waits) per kernel, for the verdicts that need the useful work
     keyed = launches.assign(**{k: launches[k].fillna(-1) for k in GROUP_KEYS if k != "kernel"})
-    total_ms = float(launches["duration_ms"].sum())
+    total_ms = float(launches["duration_ms"].sum())  # NaN durations (a kernel with no values) count as none
     # a folder of reports: the same kernel from two files stays two rows, each naming its file
     by_source = "source" in launches and launches["source"].nunique() > 1
     groups = list(keyed.groupby(GROUP_KEYS + (["source"] if by_source else []), sort=False, dropna=False))
@@ -182,8 +190,10 @@ def summarize(
         rule = ncu_rule_text(rules.get(first, []))
         values = {f: num(med.get(f)) for f in FIELDS}
         duration = values["duration_ms"]
-        share = float(group["duration_ms"].sum()) / total_ms if total_ms > 0 else None
+        timed = group["duration_ms"].notna().any()  # a kernel with no time has no share of the step, not 0
+        share = float(group["duration_ms"].sum()) / total_ms if (total_ms > 0 and timed) else None
         hierarchy = hierarchical_roofline(med)
+        facts.append((med, traits, waits))
         kernels.append(
             KernelSummary(
                 kernel=key[0],
@@ -203,6 +213,7 @@ def summarize(
                 project_kernel=project,
                 source=key[4] if by_source else (group["source"].iloc[0] if "source" in group else None),
                 waits=waits,
+                dram_from=dram_from(med),
             )
         )
     for k, label in zip(kernels, distinct_labels(kernels)):
@@ -216,6 +227,31 @@ def summarize(
         )
         for k, flops in zip(kernels, useful):
             k.hierarchy = with_useful_work(k.hierarchy, flops, k.duration_ms)
+    elif useful is not None:  # a foreign capture's useful work, given by the user
+        steps = iterations or kernels[0].launches
+        flops = useful_flops_per_launch(
+            [(k.hierarchy or {}).get("tensor_flops") for k in kernels],
+            [k.launches for k in kernels],
+            useful.flops or 0,
+            steps,
+        )
+        for k, f in zip(kernels, flops):
+            k.hierarchy = with_useful_work(k.hierarchy, f, k.duration_ms)
+            line = useful_line(k, useful, len(kernels))
+            if line:
+                k.evidence = [*k.evidence, line]
+    arch = gpu.arch if gpu else None
+    for k, (med, traits, waits) in zip(kernels, facts):
+        line = bytes_line(k, med, gpu)
+        if line:
+            k.evidence = [*k.evidence, line]
+        blocked = register_blocked(med, traits, waits, arch, k.hierarchy, k.bound, k.cause)
+        if blocked is not None:
+            k.cause = blocked.cause or k.cause
+            k.advice = blocked.advice or k.advice
+            k.evidence = [*k.evidence, *blocked.evidence]
+        elif k.advice:
+            k.advice += padding_clause(k, workload.q_len if workload else None)
 
     step = None
     notes = list(table.notes)  # what the source could not hold (e.g. ncu CSV: no rules)
@@ -261,6 +297,30 @@ def summarize(
         notes=notes,
         missing_metrics=list(missing),
     )
+
+
+def bytes_line(k: KernelSummary, m, gpu: GpuSpec | None) -> str | None:
+    """For a capture without ncu's DRAM throughput % (a foreign one: bytes and a time alone), the DRAM GB/s
+    its bytes give, the metrics they came from and the GPU's datasheet peak beside them."""
+    if k.dram_throughput_pct is not None or not k.dram_gbps:
+        return None
+    moved, read, write = (num(m.get(c)) for c in ("dram_bytes", "dram_bytes_read", "dram_bytes_write"))
+    split = f"{read / 1e9:,.3f} GB read + {write / 1e9:,.3f} GB written" if read and write is not None else None
+    line = f"DRAM {k.dram_gbps:,.0f} GB/s" + (f" ({split or f'{moved / 1e9:,.3f} GB'} a launch)" if moved else "")
+    line += f" from {k.dram_from}" if k.dram_from else ""
+    if gpu is not None and gpu.dram_gbps:
+        line += f": {100 * k.dram_gbps / gpu.dram_gbps:.0f}% of the {gpu.name} datasheet's {gpu.dram_gbps:,.0f} GB/s"
+    return line
+
+
+def dram_from(m) -> str | None:
+    """The metrics a kernel's DRAM GB/s came from (profiler/ncu_tidy.py DRAM_BYTES_FROM), None without any."""
+    if num(m.get("dram_gbps")) is None:
+        return None
+    if num(m.get("dram_gbps_from_rate")):
+        return "dram__bytes.sum.per_second (ncu's own rate)"
+    how = num(m.get("dram_bytes_from"))
+    return f"{DRAM_BYTES_FROM[int(how)]}, over gpu__time_duration.sum" if how in DRAM_BYTES_FROM else None
 
 
 def _unexpectedly_missing(missing: list[str], preset: str | None) -> list[str]:

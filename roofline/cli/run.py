@@ -25,6 +25,8 @@ from roofline.cli.common import (
     ncu_option,
     progress,
     removal_option,
+    useful_options,
+    useful_work,
     workload_options,
 )
 from roofline.cli.common import fail as _fail
@@ -152,8 +154,9 @@ def profile_cmd(
 )
 @allow_incomplete_option("analyze a report holding fewer launches than its run asked for (marked complete: false)")
 @removal_option
+@useful_options
 @format_option()
-def analyze_cmd(path, project_to, allow_incomplete, removal, fmt) -> None:
+def analyze_cmd(path, project_to, allow_incomplete, removal, useful_flops, useful_bytes, fmt) -> None:
     """Re-read a run directory, a report or a folder of reports (no GPU needed). Default: the bundled H200 sample."""
     if path:  # start reading the report in a child now, while pandas and the analysis load here
         prefetch_capture(path)
@@ -161,7 +164,8 @@ def analyze_cmd(path, project_to, allow_incomplete, removal, fmt) -> None:
     if not path and fmt == "text":
         progress(f"no path given: analyzing the bundled H200 capture {api().sample_run()}")
     try:
-        run = api().load(path, allow_incomplete=allow_incomplete, removal=removal)
+        useful = useful_work(useful_flops, useful_bytes)
+        run = api().load(path, allow_incomplete=allow_incomplete, removal=removal, useful=useful)
     except (RooflineError, ValueError) as exc:  # a bad report, workload or experiment file
         if path:
             discard_prefetched()  # refused before its report was read: end that read

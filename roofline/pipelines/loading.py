@@ -17,6 +17,7 @@ from profiler.readers import NCU_REP, NSYS_REP, NSYS_SQLITE, read_folder, read_l
 from profiler.rundir import RunDir, RunDirError, RunSpec
 from roofline.analysis.removal import apply_removal
 from roofline.analysis.summary import summarize
+from roofline.analysis.useful import UsefulWork
 from roofline.pipelines.capture import (
     IncompleteRun,
     completeness,
@@ -25,7 +26,7 @@ from roofline.pipelines.capture import (
     start_pc_read,
     timeline_table,
 )
-from roofline.pipelines.run import Run, make_run
+from roofline.pipelines.run import Run, make_run, passes_note
 
 SAMPLE_RUN = "data/samples/h200-triton_mla-128k"
 
@@ -46,7 +47,11 @@ def _workload(spec: RunSpec | None, where: Path) -> VerifyWorkload | None:
 
 
 def load(
-    path: str | Path | None = None, allow_incomplete: bool = False, gpu=None, removal: str | Path | None = None
+    path: str | Path | None = None,
+    allow_incomplete: bool = False,
+    gpu=None,
+    removal: str | Path | None = None,
+    useful: UsefulWork | None = None,
 ) -> Run:
     """roofline.api.load: the Run of `path` (its docstring says what each argument does)."""
     source = Path(path) if path is not None else sample_run()
@@ -92,6 +97,11 @@ def load(
         launches = or_discard(pc_read, lambda: read_launches(source))
     pc_samples, pc_note = pc_samples_of(pc_read) if pc_read is not None else (None, None)
     workload = _workload(spec, source)
+    if useful is not None and workload is not None:
+        raise WorkloadError(
+            f"{source}: the run names its workload, whose FLOPs and bytes are the useful work; "
+            "--useful-flops and --useful-bytes are for captures without one"
+        )
     iterations = spec.iterations if spec else None
     problems = completeness(launches, iterations, expected)
     if problems and not allow_incomplete:
@@ -107,14 +117,16 @@ def load(
         gpu=gpu,
         preset=next(iter(presets)) if len(presets) == 1 else None,
         pc_samples=pc_samples,
+        useful=useful,
     )
     if removal is not None:
         apply_removal(analysis, removal)
+    passes = passes_note(manifest)
     return make_run(
         source,
         launches,
         analysis,
-        warnings + ([pc_note] if pc_note else []),
+        warnings + ([pc_note] if pc_note else []) + ([passes] if passes else []),
         problems,
         spec=spec,
         workload=workload,
@@ -122,4 +134,5 @@ def load(
         timeline=timeline,
         pc_samples=pc_samples,
         removal=Path(removal) if removal is not None else None,
+        useful=useful,
     )

@@ -32,7 +32,7 @@ from roofline.pipelines.capture import (
     timeline_table,
     timing_pass,
 )
-from roofline.pipelines.run import Run, make_run
+from roofline.pipelines.run import Run, make_run, passes_note
 
 
 def make_workload(ctx: int | str = "128k", **fields) -> VerifyWorkload:
@@ -218,11 +218,12 @@ def profile(
     passes = f"{max(ncu_run.passes, default=0)} replay passes per launch, preset {ncu_run.preset}, " if ncu_run else ""
     say(f"wrote {final}: {passes}wall {time.time() - started:.1f} s")
     # what load(final) gives, from what the capture read: the reports are not read again
+    passes_said = passes_note(writer.manifest)
     return make_run(
         final,
         launches,
         analysis,
-        pc_notes,
+        pc_notes + ([passes_said] if passes_said else []),
         [],
         pc_samples,
         spec=spec,
