@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import faulthandler
 import importlib
 import multiprocessing
@@ -15,8 +16,10 @@ from pathlib import Path
 
 from profiler.child import start_child, stop_child
 from profiler.errors import ReportError, refuse_special
-from profiler.launch_table import LaunchTable
+from profiler.launch_table import LaunchTable, PcSamples
 from profiler.ncu_paths import ncu_python_dirs
+from profiler.ncu_pcs import COLUMNS as PC_COLUMNS
+from profiler.ncu_pcs import PcCollector, first_launches
 from profiler.ncu_tidy import raw_metrics
 from profiler.rundir import RunDir
 
@@ -60,8 +63,12 @@ def read_ncu_report(
     name: str | Path | None = None,
     metrics: Iterable[str] | None = None,
     timeout_s: float = READ_TIMEOUT_S,
+    pc_samples: bool = False,
 ) -> LaunchTable:
     """One row per profiled launch; metric columns by ncu name, their units in `.units`.
+    `pc_samples`: also read the PC samples of each kernel's first launches (profiler/ncu_pcs.py) as the
+    children decode them (`.pc_samples`; `.pc_note` says why not, where they cannot be read): each launch
+    is decoded once for both.
 
     Rule results (e.g. SOLBottleneck) go to `.rules`: launch -> list of dicts.
     `name` is the file to name in messages and as `.source` (the user's file when `path` is a
@@ -86,9 +93,9 @@ def read_ncu_report(
     if cut is not None and walk.whole_launches == 0:
         raise ReportError(f"{name}: the report is {cut}: no launch to read")
     if cut is None:
-        rows, units, rules = _read_in_child(path, install_dir, wanted, timeout_s, name)
+        got = _read_in_child(path, install_dir, wanted, timeout_s, name, pc_samples)
     else:  # ncu_report reads nothing past a cut header: read the whole records alone
-        started = _PREFETCHED.pop((str(path.resolve()), wanted), None)
+        started = _PREFETCHED.pop((str(path.resolve()), wanted, pc_samples), None)
         if started is not None:  # a read of the cut file itself: not used
             started.discard()
         with tempfile.TemporaryDirectory(prefix="roofline-cut-") as tmp:
@@ -96,12 +103,21 @@ def read_ncu_report(
             with open(path, "rb") as src, open(whole, "wb") as dst:
                 dst.write(src.read(walk.whole_bytes))
             shown = f"{name}: the report is {cut}; its whole records"
-            rows, units, rules = _read_in_child(whole, install_dir, wanted, timeout_s, shown)
+            got = _read_in_child(whole, install_dir, wanted, timeout_s, shown, pc_samples)
+    rows, units, rules, pcs = got
     if not rows:
         raise ReportError(f"{name}: the report holds no kernel launches (no kernel was profiled)")
     import pandas as pd  # lazy: prefetch() starts a read before the caller has imported pandas
 
-    return LaunchTable(pd.DataFrame(rows), source=str(name), units=units, rules=rules, cut=cut)
+    table = LaunchTable(pd.DataFrame(rows), source=str(name), units=units, rules=rules, cut=cut)
+    if not pc_samples:
+        return table
+    pc_rows, functions, pc_error = pcs
+    if pc_error:
+        note = f"PC samples not read (no per-instruction breakdown of where the warps wait): {name}: {pc_error}"
+        return dataclasses.replace(table, pc_note=note)
+    frame = pd.DataFrame(first_launches(pc_rows), columns=PC_COLUMNS)
+    return dataclasses.replace(table, pc_samples=PcSamples(frame, functions))
 
 
 def _from_nsight_install(module) -> bool:
@@ -225,7 +241,12 @@ class _ChildRead:
     and needs its own sys.path."""
 
     def __init__(
-        self, path: Path, install_dir: str | None, metrics: tuple[str, ...] | None, part: tuple[int, int] = (0, 1)
+        self,
+        path: Path,
+        install_dir: str | None,
+        metrics: tuple[str, ...] | None,
+        part: tuple[int, int] = (0, 1),
+        pc: bool = False,
     ):
 
         method = "spawn" if install_dir or "fork" not in multiprocessing.get_all_start_methods() else "fork"
@@ -234,14 +255,17 @@ class _ChildRead:
         self.stat = _stat(path)
         # the library's own stderr lines (absl), shown on a crash
         self.log = tempfile.NamedTemporaryFile(prefix="roofline-ncu-report-", suffix=".log")
-        self.receive, self.child = start_child(ctx, _child_main, str(path), install_dir, metrics, self.log.name, part)
+        self.receive, self.child = start_child(
+            ctx, _child_main, str(path), install_dir, metrics, self.log.name, part, pc
+        )
 
     def discard(self) -> None:
         stop_child(self.child, self.receive)
         self.log.close()
 
     def result(self, timeout_s: float, name: str | Path):
-        """(rows, units, rules), or a one-line ReportError naming `name` for a crash, a hang or a bad file."""
+        """(rows, units, rules, (pc rows, traits, pc error)), or a one-line ReportError naming `name` for a
+        crash, a hang or a bad file."""
         child = self.child
         try:
             if not self.receive.poll(timeout_s):
@@ -270,16 +294,21 @@ class _ChildRead:
 
 
 def _read_in_child(
-    path: Path, install_dir: str | None, metrics: tuple[str, ...] | None, timeout_s: float, name: str | Path
+    path: Path,
+    install_dir: str | None,
+    metrics: tuple[str, ...] | None,
+    timeout_s: float,
+    name: str | Path,
+    pc: bool = False,
 ):
-    """(rows, units, rules) read by child processes (a prefetched read of the same unchanged file
-    and metrics, when one was started); errors name `name`."""
-    started = _PREFETCHED.pop((str(path.resolve()), metrics), None)
+    """(rows, units, rules, (pc rows, traits, pc error)) read by child processes (a prefetched read of the
+    same unchanged file, metrics and PC choice, when one was started); errors name `name`."""
+    started = _PREFETCHED.pop((str(path.resolve()), metrics, pc), None)
     if started is not None and started.stat == _stat(path) and started.install_dir == install_dir:
         return started.result(timeout_s, name)
     if started is not None:  # the file changed since: that read is not this file's
         started.discard()
-    return _PartsRead(path, install_dir, metrics).result(timeout_s, name)
+    return _PartsRead(path, install_dir, metrics, pc).result(timeout_s, name)
 
 
 class _PartsRead:
@@ -287,11 +316,11 @@ class _PartsRead:
     decodes launch by launch, so the parts run side by side on the cores); the parts are merged
     in launch order. Any error is re-read by one child, so its message is the serial read's."""
 
-    def __init__(self, path: Path, install_dir: str | None, metrics: tuple[str, ...] | None):
+    def __init__(self, path: Path, install_dir: str | None, metrics: tuple[str, ...] | None, pc: bool = False):
         n = 1 if install_dir else max(1, min(os.cpu_count() or 1, READ_PARTS))  # spawned interpreters: one
-        self.path, self.install_dir, self.metrics = path, install_dir, metrics
+        self.path, self.install_dir, self.metrics, self.pc = path, install_dir, metrics, pc
         self.stat = _stat(path)
-        self.parts = [_ChildRead(path, install_dir, metrics, (k, n)) for k in range(n)]
+        self.parts = [_ChildRead(path, install_dir, metrics, (k, n), pc) for k in range(n)]
 
     def discard(self) -> None:
         for part in self.parts:
@@ -307,15 +336,22 @@ class _PartsRead:
             except ReportError:
                 failed = True
         if failed:
-            return _ChildRead(self.path, self.install_dir, self.metrics).result(timeout_s, name)
-        rows = sorted((row for r, _, _ in got for row in r), key=lambda row: row["launch"])
+            return _ChildRead(self.path, self.install_dir, self.metrics, pc=self.pc).result(timeout_s, name)
+        rows = sorted((row for r, _, _, _ in got for row in r), key=lambda row: row["launch"])
         units: dict[str, str] = {}
         rules: dict[int, list] = {}
-        for _, u, ru in got:
-            for name, unit in u.items():
-                units.setdefault(name, unit)
+        pc_rows: list[dict] = []
+        functions: dict[str, dict] = {}
+        errors = []
+        for _, u, ru, (pr, fn, err) in got:
+            for metric, unit in u.items():
+                units.setdefault(metric, unit)
             rules.update(ru)
-        return rows, units, rules
+            pc_rows += pr
+            for kernel, traits in fn.items():
+                functions.setdefault(kernel, traits)
+            errors += [err] if err else []
+        return rows, units, rules, (pc_rows, functions, errors[0] if errors else None)
 
 
 def _stat(path: Path) -> tuple[int, int]:
@@ -323,12 +359,12 @@ def _stat(path: Path) -> tuple[int, int]:
     return st.st_size, st.st_mtime_ns
 
 
-# Reads started ahead of need by prefetch(): (resolved path, metrics) -> the read in flight.
-_PREFETCHED: dict[tuple[str, tuple[str, ...] | None], _PartsRead] = {}
+# Reads started ahead of need by prefetch(): (resolved path, metrics, with PC samples) -> the read in flight.
+_PREFETCHED: dict[tuple[str, tuple[str, ...] | None, bool], _PartsRead] = {}
 READ_PARTS = 4  # children per report at most (and no more than the cores)
 
 
-def prefetch(path: str | Path, metrics: Iterable[str] | None = None) -> None:
+def prefetch(path: str | Path, metrics: Iterable[str] | None = None, pc_samples: bool = False) -> None:
     """Start reading an `.ncu-rep` in a child process now, so it overlaps the caller's own imports;
     the next read_ncu_report of the same unchanged file and metrics takes the result. Only a head
     start: anything unusual (gzip, a missing file, no ncu_report) is left to the real read."""
@@ -344,7 +380,7 @@ def prefetch(path: str | Path, metrics: Iterable[str] | None = None) -> None:
         wanted = None if metrics is None else tuple(dict.fromkeys(metrics))
         module = import_ncu_report()
         install_dir = str(Path(module.__file__).parent) if _from_nsight_install(module) else None
-        _PREFETCHED[(str(path.resolve()), wanted)] = _PartsRead(path, install_dir, wanted)
+        _PREFETCHED[(str(path.resolve()), wanted, pc_samples)] = _PartsRead(path, install_dir, wanted, pc_samples)
     except Exception:  # noqa: BLE001 - the real read reports what is wrong
         return
 
@@ -373,7 +409,13 @@ def _crash_message(name: str | Path, install_dir: str | None, exitcode: int | No
 
 
 def _child_main(
-    send, path: str, install_dir: str | None, metrics: tuple[str, ...] | None, log: str, part: tuple[int, int] = (0, 1)
+    send,
+    path: str,
+    install_dir: str | None,
+    metrics: tuple[str, ...] | None,
+    log: str,
+    part: tuple[int, int] = (0, 1),
+    pc: bool = False,
 ) -> None:
     try:
         faulthandler.disable()  # a crash here is reported by the parent, in one line
@@ -382,7 +424,7 @@ def _child_main(
         if install_dir:
             sys.path.insert(0, install_dir)  # the same ncu_report.py the parent found
         module = importlib.import_module("ncu_report")
-        send.send(("ok", _read_rows(module, Path(path), metrics, part)))
+        send.send(("ok", _read_rows(module, Path(path), metrics, part, pc)))
     except ReportError as exc:
         send.send(("error", str(exc)))
     except BaseException as exc:  # anything else still ends as one clear line in the parent
@@ -391,10 +433,14 @@ def _child_main(
         send.close()
 
 
-def _read_rows(ncu_report, path: Path, metrics: tuple[str, ...] | None = None, part: tuple[int, int] = (0, 1)):
-    """(rows, units, rules) from the report: one row dict per launch; `part` (k, n): only the
-    launches whose number is k modulo n (launches are numbered across all ranges). Its errors do
-    not name the file: the parent names the one the user gave."""
+def _read_rows(
+    ncu_report, path: Path, metrics: tuple[str, ...] | None = None, part: tuple[int, int] = (0, 1), pc: bool = False
+):
+    """(rows, units, rules, (pc rows, traits, pc error)) from the report: one row dict per launch; `part`
+    (k, n): only the launches whose number is k modulo n (launches are numbered across all ranges); `pc`:
+    the PC samples of each kernel's first launches among them too (profiler/ncu_pcs.py), read from the
+    launch just decoded (a failure there stops only them, said as the pc error). Its errors do not name
+    the file: the parent names the one the user gave."""
     try:
         ctx = ncu_report.load_report(str(path))
     except Exception as exc:  # the library raises several types for a bad file
@@ -402,6 +448,7 @@ def _read_rows(ncu_report, path: Path, metrics: tuple[str, ...] | None = None, p
     rows: list[dict] = []
     units: dict[str, str] = {}
     rules: dict[int, list] = {}
+    collect, pc_error = (PcCollector() if pc else None), None
     launch = 0
     k, n = part
     try:
@@ -434,12 +481,18 @@ def _read_rows(ncu_report, path: Path, metrics: tuple[str, ...] | None = None, p
                         units[name] = metric.unit() or ""
                 rows.append(row)
                 rules[launch] = _rule_results(action)
+                if collect is not None and pc_error is None:
+                    try:
+                        collect.add(action, launch)
+                    except Exception as exc:  # noqa: BLE001 - the launches stand; the note says what failed
+                        pc_error = f"launch {launch}: {type(exc).__name__}: {exc}"
                 launch += 1
     except ReportError:
         raise
     except Exception as exc:
         raise ReportError(f"report is damaged or truncated at launch {launch} ({exc})") from exc
-    return rows, units, rules
+    pcs = collect.result() if collect is not None else ([], {})
+    return rows, units, rules, (*pcs, pc_error)
 
 
 def _nvtx_text(action) -> str:
@@ -473,4 +526,4 @@ def prefetch_capture(path: str | Path) -> None:
     except Exception:  # noqa: BLE001 - the real read reports what is wrong
         return
     for f in files:
-        prefetch(f, raw_metrics())
+        prefetch(f, raw_metrics(), pc_samples=True)

@@ -26,7 +26,6 @@ from roofline.pipelines import loading, profiling
 from roofline.pipelines.capture import IncompleteRun, completeness, pc_samples_of  # noqa: F401 (public API)
 from roofline.pipelines.loading import sample_run  # noqa: F401 (public API)
 from roofline.pipelines.profiling import DEFAULT_TIMEOUT_S, DEFAULT_TIMING_SAMPLES, TOOLS, make_workload  # noqa: F401
-from roofline.pipelines.reporting import report as write_report
 from roofline.pipelines.run import Run
 
 
@@ -110,6 +109,8 @@ def report(
 ) -> list[Path]:
     """A GitHub-flavoured markdown report of a run (or of what `load(path)` reads) with roofline and
     stall charts beside it; never replaces an existing report unless `force`. See roofline/pipelines/reporting.py."""
+    from roofline.pipelines.reporting import report as write_report  # lazy: the markdown renderer, for reports only
+
     if not isinstance(run, Run):
         source = source if source is not None else run
         run = load(run)

@@ -13,19 +13,12 @@ import pandas as pd
 from kernels.spec import VerifyWorkload, WorkloadError
 from profiler.errors import ReportError, refuse_special
 from profiler.nsys_reader import read_nsys_sqlite
-from profiler.readers import NCU_REP, NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
+from profiler.readers import NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
 from profiler.rundir import RunDir, RunDirError, RunSpec
 from roofline.analysis.removal import apply_removal
 from roofline.analysis.summary import summarize
 from roofline.analysis.useful import UsefulWork
-from roofline.pipelines.capture import (
-    IncompleteRun,
-    completeness,
-    or_discard,
-    pc_samples_of,
-    start_pc_read,
-    timeline_table,
-)
+from roofline.pipelines.capture import IncompleteRun, completeness, timeline_table
 from roofline.pipelines.run import Run, make_run, passes_note
 
 SAMPLE_RUN = "data/samples/h200-triton_mla-128k"
@@ -61,7 +54,7 @@ def load(
     spec = manifest = timeline = None
     expected = None
     warnings: list[str] = []
-    pc_read = None  # the PC samples of the run's one Nsight Compute report, read beside its launches
+    pc_samples = pc_note = None  # the PC samples of one Nsight Compute report, read with its launches
     if source.is_dir() and RunDir.is_run(source):
         run_dir = RunDir(source)
         manifest = run_dir.manifest()
@@ -73,10 +66,10 @@ def load(
         warnings = run_dir.warnings()
         timeline = read_nsys_sqlite(sqlite[0]) if sqlite else None
         if reports:
-            ncu_reports = [p for p in reports if sniff(p) == NCU_REP]
-            pc_read = start_pc_read(ncu_reports[0]) if len(ncu_reports) == 1 else None
-            tables = or_discard(pc_read, lambda: [read_launches(p) for p in reports])
+            tables = [read_launches(p) for p in reports]
             launches = tables[0]
+            if len(tables) == 1:
+                pc_samples, pc_note = launches.pc_samples, launches.pc_note
             if len(tables) > 1:  # launch numbers repeat across the reports: no rule results
                 launches = dataclasses.replace(
                     tables[0], frame=pd.concat([t.frame for t in tables], ignore_index=True), rules={}
@@ -87,15 +80,15 @@ def load(
             launches = timeline_table(timeline, sqlite[0])
     elif source.is_dir():
         launches = read_folder(source)
+        pc_samples = launches.pc_samples
         if len(launches.timelines) == 1:  # nsys beside ncu: the timeline, not more launches
             timeline = read_nsys_sqlite(source / launches.timelines[0])
     elif sniff(source) in (NSYS_REP, NSYS_SQLITE):  # by content: a foreign SQLite file gets its own message
         timeline = read_nsys_sqlite(source)
         launches = timeline_table(timeline, source)
     else:
-        pc_read = start_pc_read(source) if sniff(source) == NCU_REP else None
-        launches = or_discard(pc_read, lambda: read_launches(source))
-    pc_samples, pc_note = pc_samples_of(pc_read) if pc_read is not None else (None, None)
+        launches = read_launches(source)
+        pc_samples, pc_note = launches.pc_samples, launches.pc_note
     workload = _workload(spec, source)
     if useful is not None and workload is not None:
         raise WorkloadError(
