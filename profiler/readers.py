@@ -65,12 +65,29 @@ def is_report(path: Path) -> bool:
         return False
 
 
+def _one_gpu(folder: Path, files: list[Path], tables: list[LaunchTable]) -> None:
+    """A ReportError naming each GPU's files when the folder's captures come from more than one GPU: their
+    launches are never merged (one table, one GPU's ceilings and % of step across them would be wrong)."""
+    by_gpu: dict[str, list[str]] = {}
+    for p, t in zip(files, tables):
+        devices = t.frame["device"].dropna().unique() if "device" in t.frame else []
+        for d in devices:
+            by_gpu.setdefault(str(d), []).append(p.name)
+    if len(by_gpu) > 1:
+        said = "; ".join(f"{gpu}: {', '.join(names)}" for gpu, names in by_gpu.items())
+        raise ReportError(
+            f"{folder}: captures from {len(by_gpu)} GPUs ({said}); roofline never merges GPUs: put each GPU's "
+            "files in a folder of their own, or analyze each file"
+        )
+
+
 def read_folder(folder: Path) -> LaunchTable:
     """Every report in a folder (not recursive), one table; each launch names its source file.
 
-    Nsight Systems timelines beside Nsight Compute reports are not read as more launches (they are,
-    as a rule, the same launches seen by the other tool): the launches come from the ncu reports and
-    `timelines` names the nsys files (an .nsys-rep beside its own sqlite export: the sqlite)."""
+    Nsight Systems timelines beside Nsight Compute reports are not read as more launches: the launches come
+    from the ncu reports and `timelines` names the nsys files (an .nsys-rep beside its own sqlite export: the
+    sqlite), which the loader adopts only where they are the same program (roofline/pipelines/loading_folder.py).
+    Captures of different GPUs are refused (never merged)."""
     folder = Path(folder)
     kinds = {}
     for p in sorted(folder.iterdir()):
@@ -97,6 +114,7 @@ def read_folder(folder: Path) -> LaunchTable:
     else:
         files = counters + timelines
     tables = [read_launches(p) for p in files]
+    _one_gpu(folder, files, tables)
     offset = 0
     rules, missing, notes, cuts, pcs, functions = {}, [], [], [], [], {}
     for t, p in zip(tables, files):  # launch numbers stay unique across files

@@ -23,6 +23,9 @@ from roofline.analysis.waits import WarpWaits, warp_waits
 from roofline.catalogue.gpus import GpuSpec, match_gpu
 
 GROUP_KEYS = ["kernel", "mangled_name", "grid_size", "block_size"]
+TIMELINE_ONLY = (
+    "an Nsight Systems timeline: each launch's time, grid and block, no hardware counters, so no bound or cause"
+)
 FIELDS = [
     "duration_ms",
     "dram_throughput_pct",
@@ -173,6 +176,8 @@ def summarize(
     # a folder of reports: the same kernel from two files stays two rows, each naming its file
     by_source = "source" in launches and launches["source"].nunique() > 1
     groups = list(keyed.groupby(GROUP_KEYS + (["source"] if by_source else []), sort=False, dropna=False))
+    # files of a folder are separate programs as far as anyone knows: each file is its own step
+    per_source = launches.groupby("source")["duration_ms"].sum().to_dict() if by_source else {}
     whole_step = len(groups) == 1
     for key, group in groups:
         med = group.median(numeric_only=True).to_dict()
@@ -186,12 +191,15 @@ def summarize(
         verdict = classify(
             med, attention=project is not None or workload is not None, waits=waits, traits=traits, memory=memory
         )
+        if not table.counters:  # an nsys timeline: said in its own words, not as metrics ncu failed to give
+            verdict = dataclasses.replace(verdict, evidence=[TIMELINE_ONLY])
         first = int(group["launch"].iloc[0])
         rule = ncu_rule_text(rules.get(first, []))
         values = {f: num(med.get(f)) for f in FIELDS}
         duration = values["duration_ms"]
         timed = group["duration_ms"].notna().any()  # a kernel with no time has no share of the step, not 0
-        share = float(group["duration_ms"].sum()) / total_ms if (total_ms > 0 and timed) else None
+        whole = per_source.get(key[4], total_ms) if by_source else total_ms
+        share = float(group["duration_ms"].sum()) / whole if (whole > 0 and timed) else None
         hierarchy = hierarchical_roofline(med)
         facts.append((med, traits, waits))
         kernels.append(
@@ -205,7 +213,7 @@ def summarize(
                 **dataclasses.asdict(verdict),  # bound, cause, evidence, roof, unit, advice
                 ncu_rule=rule,
                 agrees_with_ncu=agrees_with_ncu(verdict.bound, rule),
-                ncu_rule_note=None if rule else rule_absent(preset),
+                ncu_rule_note=None if rule or not table.counters else rule_absent(preset),
                 gap_to_floor=(duration / floor.floor_ms) if (floor and duration and whole_step) else None,
                 share_of_step=share if (share is not None and not math.isnan(share)) else None,
                 hierarchy=hierarchy,
@@ -335,8 +343,9 @@ def _unexpectedly_missing(missing: list[str], preset: str | None) -> list[str]:
 
 
 def distinct_labels(kernels: list[KernelSummary]) -> list[str]:
-    """Each row's kernel name, plus what tells it apart from rows of the same name (grid, block,
-    then a number for different instantiations, e.g. templates, with the same launch shape)."""
+    """Each row's kernel name, plus what tells it apart from rows of the same name (its file, grid, block,
+    each added only where it differs within the clash; then a number for different instantiations, e.g.
+    templates, with the same launch shape)."""
     labels = [k.kernel for k in kernels]
     for describe in (
         lambda k: k.source or "",
@@ -344,7 +353,12 @@ def distinct_labels(kernels: list[KernelSummary]) -> list[str]:
         lambda k: f"block {_int(k.block_size)}",
     ):
         clash = _clashing(labels)
-        labels = [f"{lab} [{describe(k)}]" if i in clash else lab for i, (lab, k) in enumerate(zip(labels, kernels))]
+        for label in {labels[i] for i in clash}:
+            group = [i for i in clash if labels[i] == label]
+            said = [describe(kernels[i]) for i in group]
+            if len(set(said)) > 1:  # this describes the difference: every row of the clash says it
+                for i, text in zip(group, said):
+                    labels[i] = f"{labels[i]} [{text}]"
     clash = _clashing(labels)
     seen: dict[str, int] = {}
     out = []

@@ -19,6 +19,7 @@ from roofline.analysis.removal import apply_removal
 from roofline.analysis.summary import summarize
 from roofline.analysis.useful import UsefulWork
 from roofline.pipelines.capture import IncompleteRun, completeness, timeline_table
+from roofline.pipelines.loading_folder import folder_timeline
 from roofline.pipelines.run import Run, make_run, passes_note
 
 SAMPLE_RUN = "data/samples/h200-triton_mla-128k"
@@ -81,8 +82,8 @@ def load(
     elif source.is_dir():
         launches = read_folder(source)
         pc_samples = launches.pc_samples
-        if len(launches.timelines) == 1:  # nsys beside ncu: the timeline, not more launches
-            timeline = read_nsys_sqlite(source / launches.timelines[0])
+        timeline, said = folder_timeline(source, launches)  # nsys beside ncu: the same program's, or none
+        warnings += said
     elif sniff(source) in (NSYS_REP, NSYS_SQLITE):  # by content: a foreign SQLite file gets its own message
         timeline = read_nsys_sqlite(source)
         launches = timeline_table(timeline, source)
