@@ -63,6 +63,7 @@ def profile(
     chip: str | None = None,
     timing_samples: int = DEFAULT_TIMING_SAMPLES,
     source: bool = False,
+    why: bool = False,
     **workload_fields,
 ) -> Run:
     """Run `kernel` on `workload` under Nsight Compute and/or Nsight Systems in a child process and
@@ -79,6 +80,8 @@ def profile(
     embed the kernel's source (profiler/metrics.py with_source): each sampled line's text.
     `timing_samples`: after the captures, a child with no profiler attached times the step this many
     times (rotated input sets, CUDA-graph replays) into timing.json, which `compare` tests; 0 skips it.
+    `why`: also run the kernel's removal experiment (its MMAs, softmax, gathers compiled out, timed by the
+    bench's method) into removal.json: the verdict says what sets the pace (roofline/pipelines/why.py).
     """
     return profiling.profile(
         kernel,
@@ -97,6 +100,7 @@ def profile(
         chip=chip,
         timing_samples=timing_samples,
         source=source,
+        why=why,
         **workload_fields,
     )
 

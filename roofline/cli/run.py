@@ -108,9 +108,29 @@ def print_run(run, fmt: str, project_to: str | None = None) -> dict:
     help="after the captures, time the step this many times with no profiler attached (timing.json, "
     "what `roofline compare` tests); 0 skips it",
 )
+@click.option(
+    "--why",
+    is_flag=True,
+    help="also run the kernel's removal experiment (its MMAs, softmax, gathers compiled out, timed by the "
+    "bench's method): the verdict names what sets the pace; the run keeps removal.json",
+)
 @format_option()
 def profile_cmd(
-    kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset, chip, source, timeout, timing_samples, fmt, **wkw
+    kernel,
+    iters,
+    out_dir,
+    force,
+    tool,
+    ncu_path,
+    nsys_path,
+    preset,
+    chip,
+    source,
+    timeout,
+    timing_samples,
+    why,
+    fmt,
+    **wkw,
 ) -> None:
     """Run a kernel under Nsight Compute and/or Nsight Systems, parse the reports, print verdicts (needs a GPU)."""
 
@@ -135,6 +155,7 @@ def profile_cmd(
                 chip=chip,
                 timing_samples=timing_samples,
                 source=source,
+                why=why,
             )
     except (RooflineError, ValueError) as exc:  # CaptureFailed names where the run was kept
         raise _fail(exc) from None

@@ -65,6 +65,8 @@ def load(
             raise RunDirError(f"{source}: the manifest names no Nsight Compute report and no nsys sqlite export")
         spec = run_dir.spec()
         warnings = run_dir.warnings()
+        own = run_dir.reports(tool="removal")  # `profile --why`'s experiment: the run's own evidence
+        removal = removal if removal is not None else (own[0] if own else None)
         timeline = read_nsys_sqlite(sqlite[0]) if sqlite else None
         if reports:
             tables = [read_launches(p) for p in reports]

@@ -13,7 +13,7 @@ from profiler.errors import ReportError
 from profiler.launch_table import LaunchTable
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
-from roofline.analysis.summary import summarize
+from roofline.analysis.summary import TIMELINE_ONLY, summarize
 from tests.paths import FIXTURES, PROBES, RUNS
 
 A100 = FIXTURES.parent / "public" / "a100_cutlass_b2b.ncu-rep.gz"  # NVIDIA A100 80GB PCIe, NVIDIA/cutlass fork
@@ -100,3 +100,14 @@ def test_the_headline_ranks_kernels_with_data_and_names_those_without(tmp_path):
     head = md.splitlines()[2]
     assert "most time in `_combine_kernel`" in head and "among the kernels with data" in head
     assert "no values in the capture for `_gluon_ring_kernel`" in head
+
+
+def test_an_nsys_only_source_speaks_nsys_words(tmp_path):
+    run = roofline.load(UNRELATED_NSYS)
+    (k,) = run.analysis.kernels
+    assert k.evidence == [TIMELINE_ONLY] and k.ncu_rule_note is None
+    md = tmp_path / "report.md"
+    roofline.report(run, md)
+    text = md.read_text()
+    assert "triton\\_mla\\_8k.sqlite is an Nsight Systems timeline: it records each launch's time" in text
+    assert "ncu does not record" not in text and "SpeedOfLight" not in text and "missing metric" not in text
