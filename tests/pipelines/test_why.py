@@ -121,3 +121,34 @@ def test_the_why_command_is_one_the_experiment_takes():
     )
     with pytest.raises(SystemExit, match="--for needs --file"):
         parse_args(["--for", "triton_mla_fast"])
+
+
+def test_the_experiments_for_pass_times_each_variant_by_the_bench_method(tmp_path, monkeypatch):
+    """`removal_experiment --for` on the CPU, the GPU parts faked: the subject the plan launches, each variant
+    through the rotated timing (the bench's method), one document written to --file."""
+    from roofline.analysis.removal import read_removal
+    from roofline.pipelines import removal_experiment as cuts
+
+    timed = []
+    monkeypatch.setattr(cuts.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(cuts.torch.cuda, "get_device_name", lambda *a: "NVIDIA H200")
+    monkeypatch.setattr(cuts.torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(cuts, "device_facts", lambda device: H200)
+    monkeypatch.setattr(cuts, "rotated_input_sets", lambda w: ["set 0", "set 1"])
+    monkeypatch.setattr(cuts, "_rotated_ms", lambda call, sets: timed.append(sets) or 0.07 - 0.001 * len(timed))
+    out = tmp_path / "removal.json"
+    cmd = why_command("triton_mla_fast", VerifyWorkload(ctx_len=131072, heads=8, page_size=64), out)
+    assert cuts.run_for(cuts.parse_args(cmd[3:]), "test", lambda s: None) == 0
+    (removal,) = read_removal(out)
+    assert removal.kernel == "_gluon_ring_kernel" and set(removal.ms) == {
+        "read",
+        "full",
+        "no-mma",
+        "no-softmax",
+        "no-gather",
+        "loads-only",
+    }
+    assert removal.method.startswith("the bench's method: CUDA-graph replays of the whole step over rotated input sets")
+    assert all(sets == ["set 0", "set 1"] for sets in timed) and len(timed) == 6
+    w64 = why_command("triton_mla_fast", VerifyWorkload(ctx_len=131072, heads=64, page_size=64), out)
+    assert cuts.run_for(cuts.parse_args(w64[3:]), "test", lambda s: None) == NO_SUBJECT
