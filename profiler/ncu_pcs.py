@@ -330,3 +330,82 @@ def first_launches(rows: list[dict], per_kernel: int = MAX_LAUNCHES_PER_KERNEL) 
             keep[kernel].append(launch)
     wanted = {(k, n) for k, launches in keep.items() for n in launches}
     return sorted((r for r in rows if (r["kernel"], r["launch"]) in wanted), key=lambda r: r["launch"])
+
+
+class PcChild:
+    """A report's PC samples read by one child of their own, beside the launch readers (which read no PC
+    samples then: only this process pays for the SASS disassembler, about 0.3 s). It reads launches in order,
+    each kernel's first ones; once the parent knows every launch's kernel (from the launch readers) it sends
+    the launches still wanted (`want`), and the child jumps to them and stops: it never decodes the rest."""
+
+    def __init__(self, ctx, path: str, install_dir: str | None):
+        self.receive, send = ctx.Pipe(duplex=False)
+        control, self.control_out = ctx.Pipe(duplex=False)  # (receiving end, sending end)
+        self.want_sent = False
+        self.child = ctx.Process(target=_pc_child_main, args=(send, control, path, install_dir), daemon=True)
+        self.child.start()
+        send.close()
+        control.close()
+
+    def want(self, launches: set[int]) -> None:
+        """The launches whose samples are wanted (each kernel's first ones): the child reads no others."""
+        try:
+            self.control_out.send(sorted(launches))
+        except OSError:  # the child already finished (or died: result() says so)
+            pass
+        self.want_sent = True
+
+    def result(self, timeout_s: float) -> tuple[list[dict], dict[str, dict], str | None]:
+        """(rows, traits, None), or ([], {}, why) when the child failed, crashed or ran past `timeout_s`."""
+        try:
+            if not self.receive.poll(timeout_s):
+                return [], {}, f"reading the PC samples took over {timeout_s:.0f} s; stopped"
+            status, payload = self.receive.recv()
+        except (EOFError, OSError):
+            return [], {}, "ncu_report crashed reading the PC samples"
+        finally:
+            self.discard()
+        if status == "error":
+            return [], {}, payload
+        return payload[0], payload[1], None
+
+    def discard(self) -> None:
+        for end in (self.receive, self.control_out):
+            end.close()
+        if self.child.is_alive():
+            self.child.kill()
+        self.child.join(5)
+
+
+def _pc_child_main(send, control, path: str, install_dir: str | None) -> None:
+    import importlib
+    import os
+    import sys
+
+    try:
+        with open(os.devnull, "wb") as null:  # the library's own stderr lines: the launch readers show them
+            os.dup2(null.fileno(), 2)
+        if install_dir:
+            sys.path.insert(0, install_dir)
+        ncu_report = importlib.import_module("ncu_report")
+        report = ncu_report.load_report(path)
+        spans = []  # (range, action) of every launch, numbered across all ranges: no launch decoded
+        for r in range(report.num_ranges()):
+            spans += [(r, a) for a in range(report.range_by_idx(r).num_actions())]
+        collect, wanted, launch = PcCollector(), None, 0
+        while launch < len(spans):
+            if wanted is None and control.poll():
+                wanted = set(control.recv())
+            if wanted is not None:
+                left = [n for n in sorted(wanted) if n >= launch]
+                if not left:
+                    break
+                launch = left[0]
+            r, a = spans[launch]
+            collect.add(report.range_by_idx(r).action_by_idx(a), launch)
+            launch += 1
+        send.send(("ok", collect.result()))
+    except BaseException as exc:  # noqa: BLE001 - one line in the parent
+        send.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        send.close()

@@ -11,7 +11,6 @@ import signal
 import sys
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from profiler.child import start_child, stop_child
@@ -19,7 +18,8 @@ from profiler.errors import ReportError, refuse_special
 from profiler.launch_table import LaunchTable, PcSamples
 from profiler.ncu_paths import ncu_python_dirs
 from profiler.ncu_pcs import COLUMNS as PC_COLUMNS
-from profiler.ncu_pcs import PcCollector, first_launches
+from profiler.ncu_pcs import MAX_LAUNCHES_PER_KERNEL, PcChild, PcCollector, first_launches
+from profiler.ncu_records import walk_records
 from profiler.ncu_tidy import raw_metrics
 from profiler.rundir import RunDir
 
@@ -125,115 +125,6 @@ def _from_nsight_install(module) -> bool:
     return Path(getattr(module, "__file__", "")).name == "ncu_report.py"
 
 
-# ---------------------------------------------------------------------------------------------
-# record lengths: an .ncu-rep is "NVR\0" then records, each a little-endian uint32 length and that
-# many bytes of protobuf. A block header record (fields 1 sources, 2 results, 5 payload bytes + 4)
-# announces the record after it; one with results >= 1 is a launch record. Checked here, in the
-# parent, so a file cut inside a record says exactly what is whole (ncu_report does not).
-
-_HEADER_READ_MAX = 1 << 18  # block headers are small (the largest seen: 30 KB with its metric names)
-
-
-@dataclass(frozen=True)
-class RecordWalk:
-    whole_launches: int  # launches whose header and payload are both whole
-    cut: str | None  # None: every record's declared length fits the file
-    whole_bytes: int = 0  # where the last whole record ends
-
-
-def _varint(b: bytes, i: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if i >= len(b) or shift > 63:
-            raise ValueError("varint runs past the record")
-        c = b[i]
-        i += 1
-        value |= (c & 0x7F) << shift
-        shift += 7
-        if not c & 0x80:
-            return value, i
-
-
-def _block_header(b: bytes, partial: bool = False) -> tuple[int, int] | None:
-    """(results, payload bytes + 4) of a block header record, or None for any other record.
-    `partial`: `b` is the start of a cut record: (results, 0) once its results field is read."""
-    fields: dict[int, int | None] = {}
-    i = 0
-    try:
-        while i < len(b):
-            key, i = _varint(b, i)
-            number, wire = key >> 3, key & 7
-            value = None
-            if wire == 0:
-                value, i = _varint(b, i)
-            elif wire == 2:
-                n, i = _varint(b, i)
-                i += n
-            elif wire in (1, 5):
-                i += 8 if wire == 1 else 4
-            else:
-                return None
-            if i > len(b):
-                raise ValueError("field runs past the record")
-            fields.setdefault(number, value)
-    except ValueError:
-        return (fields[2], 0) if partial and isinstance(fields.get(2), int) else None
-    if isinstance(fields.get(2), int) and isinstance(fields.get(5), int):
-        return fields[2], fields[5]
-    return None
-
-
-def walk_records(path: Path) -> RecordWalk:
-    """Check every record's declared length against the bytes left; count the whole launches."""
-    size = path.stat().st_size
-    whole, pending, pos = 0, None, 4  # pending: (results, payload length + 4) of the last header
-    start = pos  # where the pending header starts: the whole records end there when it is cut
-    with open(path, "rb") as f:
-        if f.read(4) != b"NVR\x00":
-            return RecordWalk(0, None)
-        while pos < size:
-            f.seek(pos)
-            prefix = f.read(4)
-            if len(prefix) < 4:
-                return RecordWalk(
-                    whole,
-                    _cut_text(pending, whole, f"a record's length prefix ({len(prefix)} of 4 bytes)"),
-                    start if pending else pos,
-                )
-            n = int.from_bytes(prefix, "little")
-            left = size - pos - 4
-            if n > left:
-                return RecordWalk(
-                    whole,
-                    _cut_text(
-                        pending,
-                        whole,
-                        f"a record declaring {n} bytes, {left} left",
-                        header=_block_header(f.read(min(n, _HEADER_READ_MAX)), partial=True),
-                    ),
-                    start if pending else pos,
-                )
-            if pending is not None and n + 4 == pending[1]:  # the payload the last header announced
-                whole += pending[0]
-                pending = None
-            else:
-                header = _block_header(f.read(n)) if n <= _HEADER_READ_MAX else None
-                pending = header if header is not None and header[1] > 0 else None
-                start = pos
-            pos += 4 + n
-    if pending is not None:
-        return RecordWalk(whole, _cut_text(pending, whole, "the end of the file, just after a record header"), start)
-    return RecordWalk(whole, None, pos)
-
-
-def _cut_text(pending, whole: int, where: str, header=None) -> str:
-    launches = f"{whole} whole launch{'es' if whole != 1 else ''}"
-    in_launch = (pending is not None and pending[0]) or (header is not None and header[0])
-    if in_launch:
-        return f"cut inside launch record {whole + 1}: {launches} ({where})"
-    return f"cut short after {launches} ({where})"
-
-
 class _ChildRead:
     """A report being read by a child process. The PyPI module is read in a fork of this process
     (cheap: it is already imported); the install's module in a fresh interpreter, since the one in
@@ -320,11 +211,15 @@ class _PartsRead:
         n = 1 if install_dir else max(1, min(os.cpu_count() or 1, READ_PARTS))  # spawned interpreters: one
         self.path, self.install_dir, self.metrics, self.pc = path, install_dir, metrics, pc
         self.stat = _stat(path)
-        self.parts = [_ChildRead(path, install_dir, metrics, (k, n), pc) for k in range(n)]
+        # with several parts, the PC samples in a child of their own that decodes only the launches it needs
+        self.pcs = PcChild(multiprocessing.get_context("fork"), str(path), None) if pc and n > 1 else None
+        self.parts = [_ChildRead(path, install_dir, metrics, (k, n), pc and n == 1) for k in range(n)]
 
     def discard(self) -> None:
         for part in self.parts:
             part.discard()
+        if self.pcs is not None:
+            self.pcs.discard()
 
     def result(self, timeout_s: float, name: str | Path):
         if len(self.parts) == 1:
@@ -336,8 +231,17 @@ class _PartsRead:
             except ReportError:
                 failed = True
         if failed:
+            if self.pcs is not None:
+                self.pcs.discard()
             return _ChildRead(self.path, self.install_dir, self.metrics, pc=self.pc).result(timeout_s, name)
         rows = sorted((row for r, _, _, _ in got for row in r), key=lambda row: row["launch"])
+        if self.pcs is not None:  # each kernel's first launches: all the PC child still has to read
+            first: dict[str, list[int]] = {}
+            for row in rows:
+                if len(first.setdefault(row["kernel"], [])) < MAX_LAUNCHES_PER_KERNEL:
+                    first[row["kernel"]].append(row["launch"])
+            self.pcs.want({n for launches in first.values() for n in launches})
+            got = [*got, ([], {}, {}, self.pcs.result(timeout_s))]
         units: dict[str, str] = {}
         rules: dict[int, list] = {}
         pc_rows: list[dict] = []
