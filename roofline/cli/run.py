@@ -10,9 +10,6 @@ import click
 from kernels.errors import RooflineError
 from profiler.ncu_reader import discard_prefetched, prefetch_capture
 from profiler.proc import stop_signals_interrupt
-from reports.text import render_projection, render_text, render_timeline
-from roofline.analysis.projection import project
-from roofline.catalogue.gpus import match_gpu
 from roofline.cli.common import (
     allow_incomplete_option,
     api,
@@ -34,6 +31,11 @@ from roofline.cli.common import fail as _fail
 
 def print_run(run, fmt: str, project_to: str | None = None) -> dict:
     """Print a run's analysis (text or JSON), with a projection onto another GPU when asked."""
+    # lazy: pandas comes with these; `analyze` starts reading its report (prefetch) before they load
+    from reports.text import render_projection, render_text, render_timeline
+    from roofline.analysis.projection import project
+    from roofline.catalogue.gpus import match_gpu
+
     result = run.to_dict()
     projection = None
     if project_to is not None:
