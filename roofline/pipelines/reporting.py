@@ -94,7 +94,11 @@ def build_meta(run, out_md: Path | None = None, source: str | Path | None = None
     gpu = match_gpu(run.analysis.gpu.name)
     report_cmd = (
         f"roofline report {shlex.quote(str(src))}"
-        + (f" --removal {shlex.quote(str(run.removal))}" if run.removal and run.removal.resolve().parent != src.resolve() else "")
+        + (
+            f" --removal {shlex.quote(str(run.removal))}"
+            if run.removal and run.removal.resolve().parent != src.resolve()
+            else ""
+        )
         + (f" --useful-flops {run.useful.flops:g}" if run.useful and run.useful.flops is not None else "")
         + (f" --useful-bytes {run.useful.bytes:g}" if run.useful and run.useful.bytes is not None else "")
         + (f" -o {shlex.quote(str(out_md))}" if out_md else "")
