@@ -8,7 +8,8 @@ pay interpreter start-up and imports:
   bare     python -c: import ncu_report, load_report(), walk every range and launch (name, metric list)
   analyze  python -m roofline analyze REPORT (reads the report in forked children, every n-th launch
            each, started before pandas loads; only the metrics the analysis uses; then verdicts and text)
-Peak RSS is each process's own (ru_maxrss), plus for analyze its reader child's.
+Peak RSS is each process's own (ru_maxrss), plus for analyze its reader child's. CPU seconds (user + system,
+the reader children's included) say what each side costs where the machine is shared and wall times wander.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ for r in range(ctx.num_ranges()):
         action = rng.action_by_idx(a)
         action.name(); action.metric_names()
         n += 1
-print(json.dumps({"launches": n, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+me = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"launches": n, "rss": me.ru_maxrss, "cpu": me.ru_utime + me.ru_stime}))
 """
 
 ANALYZE = """
@@ -56,8 +58,9 @@ with contextlib.redirect_stdout(out):
     except SystemExit:
         pass
 assert "kernel" in out.getvalue(), out.getvalue()[:300]
-print(json.dumps({"rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                  "child_rss": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rss": me.ru_maxrss, "child_rss": kids.ru_maxrss,
+                  "cpu": me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime}))
 """
 
 
@@ -86,6 +89,8 @@ def main() -> None:
             bare = [measure(BARE, plain) for _ in range(args.repeat)]
             analyze = [measure(ANALYZE, plain) for _ in range(args.repeat)]
             b_s, a_s = statistics.median(w for w, _ in bare), statistics.median(w for w, _ in analyze)
+            b_cpu = statistics.median(m["cpu"] for _, m in bare)
+            a_cpu = statistics.median(m["cpu"] for _, m in analyze)
             b_rss = max(m["rss"] for _, m in bare) / 1024
             a_rss = max(m["rss"] for _, m in analyze) / 1024
             a_child = max(m["child_rss"] for _, m in analyze) / 1024
@@ -97,6 +102,9 @@ def main() -> None:
                     b_s,
                     a_s,
                     a_s / b_s,
+                    b_cpu,
+                    a_cpu,
+                    a_cpu / b_cpu,
                     b_rss,
                     a_rss,
                     a_child,
@@ -110,6 +118,9 @@ def main() -> None:
         "bare s",
         "analyze s",
         "ratio",
+        "bare CPU s",
+        "analyze CPU s",
+        "CPU ratio",
         "bare RSS MB",
         "analyze RSS MB",
         "its reader RSS MB",
@@ -125,10 +136,13 @@ def main() -> None:
             f"{r[3]:.2f}",
             f"{r[4]:.2f}",
             f"{r[5]:.2f}x",
-            f"{r[6]:.0f}",
-            f"{r[7]:.0f}",
-            f"{r[8]:.0f}",
-            f"{r[9]:.2f}x",
+            f"{r[6]:.2f}",
+            f"{r[7]:.2f}",
+            f"{r[8]:.2f}x",
+            f"{r[9]:.0f}",
+            f"{r[10]:.0f}",
+            f"{r[11]:.0f}",
+            f"{r[12]:.2f}x",
         ]
         print("  ".join(f"{c:>{max(len(h), 8)}}" for c, h in zip(cells, head)))
 

@@ -24,6 +24,8 @@ class LaunchTable:
     the report lacks. `cut`: None, or why the capture is incomplete (a report cut short).
     `counters`: False for a timeline's own table (nsys: times, no hardware counters).
     `timelines`: the nsys files beside a folder's ncu reports (read as the timeline, not as launches).
+    `pc_samples`: the report's PC samples, read with the launches (ncu_reader's pc_samples=True); `pc_note`:
+    why they could not be read (the launches still were).
     """
 
     frame: pd.DataFrame
@@ -35,6 +37,8 @@ class LaunchTable:
     cut: str | None = None
     counters: bool = True
     timelines: list[str] = field(default_factory=list)
+    pc_samples: PcSamples | None = None
+    pc_note: str | None = None
 
     def __len__(self) -> int:
         return len(self.frame)
@@ -43,7 +47,8 @@ class LaunchTable:
 @dataclass(frozen=True)
 class PcSamples:
     """A report's PC samples (profiler/ncu_source.py COLUMNS, one row per sampled PC per launch) and
-    `functions`: each sampled kernel -> its SASS traits (mma, async_copies, mbarrier_waits)."""
+    `functions`: each sampled kernel -> its SASS traits (mma, async_copies, mbarrier_waits, the MMA paths it
+    issues and its first MMA opcode: profiler/ncu_source.py)."""
 
     frame: pd.DataFrame
-    functions: dict[str, dict[str, bool]] = field(default_factory=dict)
+    functions: dict[str, dict[str, bool | str]] = field(default_factory=dict)

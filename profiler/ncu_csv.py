@@ -21,6 +21,7 @@ import pandas as pd
 
 from profiler.errors import ReportError
 from profiler.launch_table import LaunchTable
+from profiler.names import short_kernel_name
 from profiler.ncu_tidy import UnitError, unit_scale
 
 HEADER_START = '"ID","Process ID"'
@@ -171,7 +172,7 @@ def read_ncu_csv(path: str | Path, name: str | Path | None = None) -> LaunchTabl
         row = {
             "launch": launch,
             "range": 0,
-            "kernel": kernel,
+            "kernel": short_kernel_name(kernel),  # as an .ncu-rep names it: the function's name
             "mangled_name": kernel,
             "nvtx": nvtx_text(cells[nvtx_col]) if nvtx_col is not None else "",
         }

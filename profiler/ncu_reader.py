@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import faulthandler
 import importlib
 import multiprocessing
@@ -10,13 +11,15 @@ import signal
 import sys
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from profiler.child import start_child, stop_child
 from profiler.errors import ReportError, refuse_special
-from profiler.launch_table import LaunchTable
+from profiler.launch_table import LaunchTable, PcSamples
 from profiler.ncu_paths import ncu_python_dirs
+from profiler.ncu_pcs import COLUMNS as PC_COLUMNS
+from profiler.ncu_pcs import MAX_LAUNCHES_PER_KERNEL, PcChild, PcCollector, first_launches
+from profiler.ncu_records import walk_records
 from profiler.ncu_tidy import raw_metrics
 from profiler.rundir import RunDir
 
@@ -60,8 +63,12 @@ def read_ncu_report(
     name: str | Path | None = None,
     metrics: Iterable[str] | None = None,
     timeout_s: float = READ_TIMEOUT_S,
+    pc_samples: bool = False,
 ) -> LaunchTable:
     """One row per profiled launch; metric columns by ncu name, their units in `.units`.
+    `pc_samples`: also read the PC samples of each kernel's first launches (profiler/ncu_pcs.py) as the
+    children decode them (`.pc_samples`; `.pc_note` says why not, where they cannot be read): each launch
+    is decoded once for both.
 
     Rule results (e.g. SOLBottleneck) go to `.rules`: launch -> list of dicts.
     `name` is the file to name in messages and as `.source` (the user's file when `path` is a
@@ -86,9 +93,9 @@ def read_ncu_report(
     if cut is not None and walk.whole_launches == 0:
         raise ReportError(f"{name}: the report is {cut}: no launch to read")
     if cut is None:
-        rows, units, rules = _read_in_child(path, install_dir, wanted, timeout_s, name)
+        got = _read_in_child(path, install_dir, wanted, timeout_s, name, pc_samples)
     else:  # ncu_report reads nothing past a cut header: read the whole records alone
-        started = _PREFETCHED.pop((str(path.resolve()), wanted), None)
+        started = _PREFETCHED.pop((str(path.resolve()), wanted, pc_samples), None)
         if started is not None:  # a read of the cut file itself: not used
             started.discard()
         with tempfile.TemporaryDirectory(prefix="roofline-cut-") as tmp:
@@ -96,126 +103,26 @@ def read_ncu_report(
             with open(path, "rb") as src, open(whole, "wb") as dst:
                 dst.write(src.read(walk.whole_bytes))
             shown = f"{name}: the report is {cut}; its whole records"
-            rows, units, rules = _read_in_child(whole, install_dir, wanted, timeout_s, shown)
+            got = _read_in_child(whole, install_dir, wanted, timeout_s, shown, pc_samples)
+    rows, units, rules, pcs = got
     if not rows:
         raise ReportError(f"{name}: the report holds no kernel launches (no kernel was profiled)")
     import pandas as pd  # lazy: prefetch() starts a read before the caller has imported pandas
 
-    return LaunchTable(pd.DataFrame(rows), source=str(name), units=units, rules=rules, cut=cut)
+    table = LaunchTable(pd.DataFrame(rows), source=str(name), units=units, rules=rules, cut=cut)
+    if not pc_samples:
+        return table
+    pc_rows, functions, pc_error = pcs
+    if pc_error:
+        note = f"PC samples not read (no per-instruction breakdown of where the warps wait): {name}: {pc_error}"
+        return dataclasses.replace(table, pc_note=note)
+    frame = pd.DataFrame(first_launches(pc_rows), columns=PC_COLUMNS)
+    return dataclasses.replace(table, pc_samples=PcSamples(frame, functions))
 
 
 def _from_nsight_install(module) -> bool:
     """True for the ncu_report.py shipped in an Nsight Compute install's extras/python."""
     return Path(getattr(module, "__file__", "")).name == "ncu_report.py"
-
-
-# ---------------------------------------------------------------------------------------------
-# record lengths: an .ncu-rep is "NVR\0" then records, each a little-endian uint32 length and that
-# many bytes of protobuf. A block header record (fields 1 sources, 2 results, 5 payload bytes + 4)
-# announces the record after it; one with results >= 1 is a launch record. Checked here, in the
-# parent, so a file cut inside a record says exactly what is whole (ncu_report does not).
-
-_HEADER_READ_MAX = 1 << 18  # block headers are small (the largest seen: 30 KB with its metric names)
-
-
-@dataclass(frozen=True)
-class RecordWalk:
-    whole_launches: int  # launches whose header and payload are both whole
-    cut: str | None  # None: every record's declared length fits the file
-    whole_bytes: int = 0  # where the last whole record ends
-
-
-def _varint(b: bytes, i: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if i >= len(b) or shift > 63:
-            raise ValueError("varint runs past the record")
-        c = b[i]
-        i += 1
-        value |= (c & 0x7F) << shift
-        shift += 7
-        if not c & 0x80:
-            return value, i
-
-
-def _block_header(b: bytes, partial: bool = False) -> tuple[int, int] | None:
-    """(results, payload bytes + 4) of a block header record, or None for any other record.
-    `partial`: `b` is the start of a cut record: (results, 0) once its results field is read."""
-    fields: dict[int, int | None] = {}
-    i = 0
-    try:
-        while i < len(b):
-            key, i = _varint(b, i)
-            number, wire = key >> 3, key & 7
-            value = None
-            if wire == 0:
-                value, i = _varint(b, i)
-            elif wire == 2:
-                n, i = _varint(b, i)
-                i += n
-            elif wire in (1, 5):
-                i += 8 if wire == 1 else 4
-            else:
-                return None
-            if i > len(b):
-                raise ValueError("field runs past the record")
-            fields.setdefault(number, value)
-    except ValueError:
-        return (fields[2], 0) if partial and isinstance(fields.get(2), int) else None
-    if isinstance(fields.get(2), int) and isinstance(fields.get(5), int):
-        return fields[2], fields[5]
-    return None
-
-
-def walk_records(path: Path) -> RecordWalk:
-    """Check every record's declared length against the bytes left; count the whole launches."""
-    size = path.stat().st_size
-    whole, pending, pos = 0, None, 4  # pending: (results, payload length + 4) of the last header
-    start = pos  # where the pending header starts: the whole records end there when it is cut
-    with open(path, "rb") as f:
-        if f.read(4) != b"NVR\x00":
-            return RecordWalk(0, None)
-        while pos < size:
-            f.seek(pos)
-            prefix = f.read(4)
-            if len(prefix) < 4:
-                return RecordWalk(
-                    whole,
-                    _cut_text(pending, whole, f"a record's length prefix ({len(prefix)} of 4 bytes)"),
-                    start if pending else pos,
-                )
-            n = int.from_bytes(prefix, "little")
-            left = size - pos - 4
-            if n > left:
-                return RecordWalk(
-                    whole,
-                    _cut_text(
-                        pending,
-                        whole,
-                        f"a record declaring {n} bytes, {left} left",
-                        header=_block_header(f.read(min(n, _HEADER_READ_MAX)), partial=True),
-                    ),
-                    start if pending else pos,
-                )
-            if pending is not None and n + 4 == pending[1]:  # the payload the last header announced
-                whole += pending[0]
-                pending = None
-            else:
-                header = _block_header(f.read(n)) if n <= _HEADER_READ_MAX else None
-                pending = header if header is not None and header[1] > 0 else None
-                start = pos
-            pos += 4 + n
-    if pending is not None:
-        return RecordWalk(whole, _cut_text(pending, whole, "the end of the file, just after a record header"), start)
-    return RecordWalk(whole, None, pos)
-
-
-def _cut_text(pending, whole: int, where: str, header=None) -> str:
-    launches = f"{whole} whole launch{'es' if whole != 1 else ''}"
-    in_launch = (pending is not None and pending[0]) or (header is not None and header[0])
-    if in_launch:
-        return f"cut inside launch record {whole + 1}: {launches} ({where})"
-    return f"cut short after {launches} ({where})"
 
 
 class _ChildRead:
@@ -225,7 +132,12 @@ class _ChildRead:
     and needs its own sys.path."""
 
     def __init__(
-        self, path: Path, install_dir: str | None, metrics: tuple[str, ...] | None, part: tuple[int, int] = (0, 1)
+        self,
+        path: Path,
+        install_dir: str | None,
+        metrics: tuple[str, ...] | None,
+        part: tuple[int, int] = (0, 1),
+        pc: bool = False,
     ):
 
         method = "spawn" if install_dir or "fork" not in multiprocessing.get_all_start_methods() else "fork"
@@ -234,14 +146,17 @@ class _ChildRead:
         self.stat = _stat(path)
         # the library's own stderr lines (absl), shown on a crash
         self.log = tempfile.NamedTemporaryFile(prefix="roofline-ncu-report-", suffix=".log")
-        self.receive, self.child = start_child(ctx, _child_main, str(path), install_dir, metrics, self.log.name, part)
+        self.receive, self.child = start_child(
+            ctx, _child_main, str(path), install_dir, metrics, self.log.name, part, pc
+        )
 
     def discard(self) -> None:
         stop_child(self.child, self.receive)
         self.log.close()
 
     def result(self, timeout_s: float, name: str | Path):
-        """(rows, units, rules), or a one-line ReportError naming `name` for a crash, a hang or a bad file."""
+        """(rows, units, rules, (pc rows, traits, pc error)), or a one-line ReportError naming `name` for a
+        crash, a hang or a bad file."""
         child = self.child
         try:
             if not self.receive.poll(timeout_s):
@@ -270,16 +185,21 @@ class _ChildRead:
 
 
 def _read_in_child(
-    path: Path, install_dir: str | None, metrics: tuple[str, ...] | None, timeout_s: float, name: str | Path
+    path: Path,
+    install_dir: str | None,
+    metrics: tuple[str, ...] | None,
+    timeout_s: float,
+    name: str | Path,
+    pc: bool = False,
 ):
-    """(rows, units, rules) read by child processes (a prefetched read of the same unchanged file
-    and metrics, when one was started); errors name `name`."""
-    started = _PREFETCHED.pop((str(path.resolve()), metrics), None)
+    """(rows, units, rules, (pc rows, traits, pc error)) read by child processes (a prefetched read of the
+    same unchanged file, metrics and PC choice, when one was started); errors name `name`."""
+    started = _PREFETCHED.pop((str(path.resolve()), metrics, pc), None)
     if started is not None and started.stat == _stat(path) and started.install_dir == install_dir:
         return started.result(timeout_s, name)
     if started is not None:  # the file changed since: that read is not this file's
         started.discard()
-    return _PartsRead(path, install_dir, metrics).result(timeout_s, name)
+    return _PartsRead(path, install_dir, metrics, pc).result(timeout_s, name)
 
 
 class _PartsRead:
@@ -287,15 +207,19 @@ class _PartsRead:
     decodes launch by launch, so the parts run side by side on the cores); the parts are merged
     in launch order. Any error is re-read by one child, so its message is the serial read's."""
 
-    def __init__(self, path: Path, install_dir: str | None, metrics: tuple[str, ...] | None):
+    def __init__(self, path: Path, install_dir: str | None, metrics: tuple[str, ...] | None, pc: bool = False):
         n = 1 if install_dir else max(1, min(os.cpu_count() or 1, READ_PARTS))  # spawned interpreters: one
-        self.path, self.install_dir, self.metrics = path, install_dir, metrics
+        self.path, self.install_dir, self.metrics, self.pc = path, install_dir, metrics, pc
         self.stat = _stat(path)
-        self.parts = [_ChildRead(path, install_dir, metrics, (k, n)) for k in range(n)]
+        # with several parts, the PC samples in a child of their own that decodes only the launches it needs
+        self.pcs = PcChild(multiprocessing.get_context("fork"), str(path), None) if pc and n > 1 else None
+        self.parts = [_ChildRead(path, install_dir, metrics, (k, n), pc and n == 1) for k in range(n)]
 
     def discard(self) -> None:
         for part in self.parts:
             part.discard()
+        if self.pcs is not None:
+            self.pcs.discard()
 
     def result(self, timeout_s: float, name: str | Path):
         if len(self.parts) == 1:
@@ -307,15 +231,31 @@ class _PartsRead:
             except ReportError:
                 failed = True
         if failed:
-            return _ChildRead(self.path, self.install_dir, self.metrics).result(timeout_s, name)
-        rows = sorted((row for r, _, _ in got for row in r), key=lambda row: row["launch"])
+            if self.pcs is not None:
+                self.pcs.discard()
+            return _ChildRead(self.path, self.install_dir, self.metrics, pc=self.pc).result(timeout_s, name)
+        rows = sorted((row for r, _, _, _ in got for row in r), key=lambda row: row["launch"])
+        if self.pcs is not None:  # each kernel's first launches: all the PC child still has to read
+            first: dict[str, list[int]] = {}
+            for row in rows:
+                if len(first.setdefault(row["kernel"], [])) < MAX_LAUNCHES_PER_KERNEL:
+                    first[row["kernel"]].append(row["launch"])
+            self.pcs.want({n for launches in first.values() for n in launches})
+            got = [*got, ([], {}, {}, self.pcs.result(timeout_s))]
         units: dict[str, str] = {}
         rules: dict[int, list] = {}
-        for _, u, ru in got:
-            for name, unit in u.items():
-                units.setdefault(name, unit)
+        pc_rows: list[dict] = []
+        functions: dict[str, dict] = {}
+        errors = []
+        for _, u, ru, (pr, fn, err) in got:
+            for metric, unit in u.items():
+                units.setdefault(metric, unit)
             rules.update(ru)
-        return rows, units, rules
+            pc_rows += pr
+            for kernel, traits in fn.items():
+                functions.setdefault(kernel, traits)
+            errors += [err] if err else []
+        return rows, units, rules, (pc_rows, functions, errors[0] if errors else None)
 
 
 def _stat(path: Path) -> tuple[int, int]:
@@ -323,12 +263,12 @@ def _stat(path: Path) -> tuple[int, int]:
     return st.st_size, st.st_mtime_ns
 
 
-# Reads started ahead of need by prefetch(): (resolved path, metrics) -> the read in flight.
-_PREFETCHED: dict[tuple[str, tuple[str, ...] | None], _PartsRead] = {}
+# Reads started ahead of need by prefetch(): (resolved path, metrics, with PC samples) -> the read in flight.
+_PREFETCHED: dict[tuple[str, tuple[str, ...] | None, bool], _PartsRead] = {}
 READ_PARTS = 4  # children per report at most (and no more than the cores)
 
 
-def prefetch(path: str | Path, metrics: Iterable[str] | None = None) -> None:
+def prefetch(path: str | Path, metrics: Iterable[str] | None = None, pc_samples: bool = False) -> None:
     """Start reading an `.ncu-rep` in a child process now, so it overlaps the caller's own imports;
     the next read_ncu_report of the same unchanged file and metrics takes the result. Only a head
     start: anything unusual (gzip, a missing file, no ncu_report) is left to the real read."""
@@ -344,7 +284,7 @@ def prefetch(path: str | Path, metrics: Iterable[str] | None = None) -> None:
         wanted = None if metrics is None else tuple(dict.fromkeys(metrics))
         module = import_ncu_report()
         install_dir = str(Path(module.__file__).parent) if _from_nsight_install(module) else None
-        _PREFETCHED[(str(path.resolve()), wanted)] = _PartsRead(path, install_dir, wanted)
+        _PREFETCHED[(str(path.resolve()), wanted, pc_samples)] = _PartsRead(path, install_dir, wanted, pc_samples)
     except Exception:  # noqa: BLE001 - the real read reports what is wrong
         return
 
@@ -373,7 +313,13 @@ def _crash_message(name: str | Path, install_dir: str | None, exitcode: int | No
 
 
 def _child_main(
-    send, path: str, install_dir: str | None, metrics: tuple[str, ...] | None, log: str, part: tuple[int, int] = (0, 1)
+    send,
+    path: str,
+    install_dir: str | None,
+    metrics: tuple[str, ...] | None,
+    log: str,
+    part: tuple[int, int] = (0, 1),
+    pc: bool = False,
 ) -> None:
     try:
         faulthandler.disable()  # a crash here is reported by the parent, in one line
@@ -382,7 +328,7 @@ def _child_main(
         if install_dir:
             sys.path.insert(0, install_dir)  # the same ncu_report.py the parent found
         module = importlib.import_module("ncu_report")
-        send.send(("ok", _read_rows(module, Path(path), metrics, part)))
+        send.send(("ok", _read_rows(module, Path(path), metrics, part, pc)))
     except ReportError as exc:
         send.send(("error", str(exc)))
     except BaseException as exc:  # anything else still ends as one clear line in the parent
@@ -391,10 +337,14 @@ def _child_main(
         send.close()
 
 
-def _read_rows(ncu_report, path: Path, metrics: tuple[str, ...] | None = None, part: tuple[int, int] = (0, 1)):
-    """(rows, units, rules) from the report: one row dict per launch; `part` (k, n): only the
-    launches whose number is k modulo n (launches are numbered across all ranges). Its errors do
-    not name the file: the parent names the one the user gave."""
+def _read_rows(
+    ncu_report, path: Path, metrics: tuple[str, ...] | None = None, part: tuple[int, int] = (0, 1), pc: bool = False
+):
+    """(rows, units, rules, (pc rows, traits, pc error)) from the report: one row dict per launch; `part`
+    (k, n): only the launches whose number is k modulo n (launches are numbered across all ranges); `pc`:
+    the PC samples of each kernel's first launches among them too (profiler/ncu_pcs.py), read from the
+    launch just decoded (a failure there stops only them, said as the pc error). Its errors do not name
+    the file: the parent names the one the user gave."""
     try:
         ctx = ncu_report.load_report(str(path))
     except Exception as exc:  # the library raises several types for a bad file
@@ -402,6 +352,7 @@ def _read_rows(ncu_report, path: Path, metrics: tuple[str, ...] | None = None, p
     rows: list[dict] = []
     units: dict[str, str] = {}
     rules: dict[int, list] = {}
+    collect, pc_error = (PcCollector() if pc else None), None
     launch = 0
     k, n = part
     try:
@@ -434,12 +385,18 @@ def _read_rows(ncu_report, path: Path, metrics: tuple[str, ...] | None = None, p
                         units[name] = metric.unit() or ""
                 rows.append(row)
                 rules[launch] = _rule_results(action)
+                if collect is not None and pc_error is None:
+                    try:
+                        collect.add(action, launch)
+                    except Exception as exc:  # noqa: BLE001 - the launches stand; the note says what failed
+                        pc_error = f"launch {launch}: {type(exc).__name__}: {exc}"
                 launch += 1
     except ReportError:
         raise
     except Exception as exc:
         raise ReportError(f"report is damaged or truncated at launch {launch} ({exc})") from exc
-    return rows, units, rules
+    pcs = collect.result() if collect is not None else ([], {})
+    return rows, units, rules, (*pcs, pc_error)
 
 
 def _nvtx_text(action) -> str:
@@ -473,4 +430,4 @@ def prefetch_capture(path: str | Path) -> None:
     except Exception:  # noqa: BLE001 - the real read reports what is wrong
         return
     for f in files:
-        prefetch(f, raw_metrics())
+        prefetch(f, raw_metrics(), pc_samples=True)

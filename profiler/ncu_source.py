@@ -1,30 +1,10 @@
-"""Where the warps wait, instruction by instruction: ncu's PC-sampled stall counters per program counter.
-
-ncu samples each warp's state at its program counter; the `smsp__pcsamp_*` metrics are instanced per
-PC (their correlation ids are the PCs). Every preset collects them (the `verdict` list names them, and
-`--set full` holds them too). ncu_report gives each PC's SASS (`sass_by_pc`) and, where the kernel
-carries line info (Triton and Gluon kernels do), its file and line (`source_info`); the line's text
-only when the report embeds the source file (`ncu --import-source yes`).
-
-Each PC gets one wait class (WAIT_CLASSES), from its instruction first, then from the stall reason
-that dominates its samples:
-- load barrier: an mbarrier try-wait (`SYNCS.PHASECHK`, and the branch that loops on its predicate)
-  on a barrier that loads complete (armed with a byte count, `SYNCS.ARRIVE.TRANS64 ... Rn`: TMA; or
-  arrived by cp.async, `ARRIVES.LDGSTSBAR`), and `DEPBAR` (cp.async group waits)
-- role barrier: block and named barriers (`BAR.SYNC`, `BAR.ARV`, ...) and mbarrier waits on barriers
-  that only threads arrive at (handoffs between warp roles)
-- MMA wait: `WARPGROUP.DEPBAR` / `WARPGROUP.ARRIVE` / `HGMMA` / tcgen05 (`UTC*`), or the gmma stall
-- shared memory: LDS/STS/LDSM/STSM/ATOMS, or a short_scoreboard / mio_throttle stall
-- global memory: LDG/STG/LDGSTS/ATOMG/RED, or a long_scoreboard stall (waiting on loaded data)
-- math: arithmetic instructions; other: the rest
-Barriers are told apart by their shared-memory address (the immediate offset of `[URx+0x...]`).
-"""
+"""A report's PC samples as a table (profiler/ncu_pcs.py classifies each sampled instruction): read beside
+the launches by the launch readers (profiler/ncu_reader.py, `pc_samples=True`), or alone by a forked child
+here (ncu_report can abort on a damaged file)."""
 
 from __future__ import annotations
 
 import multiprocessing
-import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -32,257 +12,44 @@ import pandas as pd
 from profiler.child import start_child, stop_child
 from profiler.errors import ReportError
 from profiler.launch_table import PcSamples
-from profiler.metrics import PCSAMP_COUNT, STALL_REASONS, pcsamp_metric
+from profiler.ncu_pcs import (  # noqa: F401 (the classes and their reading, as this module named them)
+    ASYNC_COPY_OPS,
+    COLUMNS,
+    MAX_LAUNCHES_PER_KERNEL,
+    MMA_OPS,
+    MMA_PATH_OPS,
+    WAIT_CLASSES,
+    WAIT_MEANING,
+    PcCollector,
+    barrier_key,
+    has_roles,
+    instruction_class,
+    load_barriers,
+    opcode,
+)
 from profiler.ncu_reader import import_ncu_report
 from profiler.readers import plain_file
 
-WAIT_CLASSES = ("load barrier", "MMA wait", "role barrier", "shared memory", "global memory", "math", "other")
-WAIT_MEANING = {
-    "load barrier": "waiting for TMA / cp.async data (mbarrier try-wait on a load's barrier, cp.async group wait)",
-    "MMA wait": "waiting for warpgroup / tensor-core MMA results",
-    "role barrier": "block / named barriers and mbarrier handoffs between warp roles",
-    "shared memory": "shared-memory loads and stores (or waiting on their results)",
-    "global memory": "global loads and stores (or waiting on their data)",
-    "math": "math issue (arithmetic instructions)",
-    "other": "everything else (branches, address setup, ...)",
-}
-COLUMNS = ["launch", "kernel", "pc", "samples", "reason", "wait_class", "sass", "file", "line", "line_text"]
-MAX_LAUNCHES_PER_KERNEL = 4  # launches of one kernel read per PC (their samples add up)
 READ_TIMEOUT_S = 600.0
-INSTRUCTION_BYTES = 16  # sm_70 and later
-
-_PRED_BRA = re.compile(r"^@!?(U?P\d)\s+BRA\b")
-_PHASECHK = re.compile(r"SYNCS\.PHASECHK\S*\s+(U?P\d)\s*,\s*(\[[^\]]*\])")
-_BRACKET = re.compile(r"\[([^\]]*)\]")
-MMA_OPS = {"HGMMA", "UTCHMMA", "UTCQMMA", "UTCOMMA", "UTCMMA"}  # warpgroup (sm_90) and tcgen05 (sm_100) MMAs
-ASYNC_COPY_OPS = {"UTMALDG", "UBLKCP", "LDGSTS", "UTMAPF"}  # TMA bulk tensor copies and cp.async
-_MATH = (
-    "FFMA",
-    "FMUL",
-    "FADD",
-    "FMNMX",
-    "FSEL",
-    "FSET",
-    "FSETP",
-    "MUFU",
-    "HFMA2",
-    "HMUL2",
-    "HADD2",
-    "HMNMX2",
-    "F2F",
-    "F2FP",
-    "F2I",
-    "I2F",
-    "IMAD",
-    "IADD3",
-    "IMNMX",
-    "ISETP",
-    "LOP3",
-    "SHF",
-    "LEA",
-    "SEL",
-    "PRMT",
-    "FCHK",
-    "DFMA",
-    "DMUL",
-    "DADD",
-    "IABS",
-    "POPC",
-    "FLO",
-    "BMSK",
-    "VIMNMX",
-    "FRND",
-    "SHFL",
-)
 
 
-def opcode(sass: str) -> str:
-    """The opcode with its modifiers ('SYNCS.PHASECHK.TRANS64.TRYWAIT'), predicate dropped."""
-    parts = sass.split()
-    if parts and parts[0].startswith("@"):
-        parts = parts[1:]
-    return parts[0] if parts else ""
+def pc_table(rows: list[dict], functions: dict[str, dict]) -> PcSamples:
+    """PcSamples from the rows and traits a PcCollector gathered."""
+    return PcSamples(pd.DataFrame(rows, columns=COLUMNS), functions)
 
 
-def barrier_key(operand: str) -> str:
-    """A barrier's shared-memory address as the instruction spells it: the immediate offset when there
-    is one (the base register differs between instructions), else the whole operand."""
-    inner = operand.strip("[]")
-    m = re.search(r"\+\s*(-?0x[0-9a-fA-F]+)", inner)
-    return m.group(1).lower() if m else inner.replace(" ", "")
-
-
-def load_barriers(sass: list[str]) -> set[str]:
-    """The barriers that loads complete: armed with a byte count (TMA) or arrived by cp.async."""
-    keys = set()
-    for s in sass:
-        op = opcode(s)
-        found = _BRACKET.search(s)
-        if not found:
-            continue
-        if op.startswith("ARRIVES.LDGSTSBAR"):
-            keys.add(barrier_key(found.group(0)))
-        elif op.startswith("SYNCS.ARRIVE.TRANS64") and ".RED" not in op:
-            tail = s.rsplit(",", 1)[-1].strip()
-            if tail not in ("RZ", "URZ"):  # arrive.expect_tx: the byte count a TMA will deliver
-                keys.add(barrier_key(found.group(0)))
-    return keys
-
-
-def instruction_class(sass: str, previous: list[str], loads: set[str], reason: str | None) -> str:
-    """The wait class of one PC (module doc): `previous` are the instructions just before it (nearest
-    last), `loads` the load barriers' keys, `reason` the stall reason with most samples there."""
-    op = opcode(sass)
-    wait = _PHASECHK.search(sass)
-    bra = _PRED_BRA.match(sass.strip())
-    if wait is None and bra is not None:  # the branch that loops on a try-wait's predicate
-        for prev in reversed(previous[-3:]):
-            w = _PHASECHK.search(prev)
-            if w is not None and w.group(1) == bra.group(1):
-                wait = w
-                break
-    if wait is not None:
-        return "load barrier" if barrier_key(wait.group(2)) in loads else "role barrier"
-    if op.startswith(("WARPGROUP.", "HGMMA", "UTCHMMA", "UTCQMMA", "UTCBAR", "UTCMMA")):
-        return "MMA wait"
-    if op.startswith("DEPBAR"):
-        return "load barrier"
-    if op.startswith(("BAR.", "BAR", "WARPSYNC")) and not op.startswith("BRA"):
-        return "role barrier"
-    if op.startswith(("LDS", "STS", "LDSM", "STSM", "ATOMS")):
-        return "shared memory"
-    if op.startswith(("LDG", "STG", "ATOMG", "RED", "LD.", "ST.", "LDGSTS", "UTMALDG", "UTMASTG", "UBLKCP")):
-        return "global memory"
-    if reason == "gmma":
-        return "MMA wait"
-    if reason == "barrier":
-        return "role barrier"
-    if reason == "long_scoreboard":
-        return "global memory"
-    if reason in ("short_scoreboard", "mio_throttle"):
-        return "shared memory"
-    if op.split(".")[0] in _MATH or op.startswith(("HMMA", "IMMA")):
-        return "math"
-    return "other"
-
-
-@dataclass
-class _Function:
-    """One kernel's SASS, scanned once: where it starts, its instructions, its load barriers."""
-
-    start: int
-    sass: list[str]
-    loads: set[str]
-
-    def traits(self) -> dict[str, bool]:
-        """What the pipeline verdict asks of the SASS (roofline/analysis/pipelined.py)."""
-        ops = {opcode(s).split(".")[0] for s in self.sass}
-        return {
-            "mma": bool(ops & MMA_OPS),
-            "async_copies": bool(ops & ASYNC_COPY_OPS),
-            "mbarrier_waits": any(_PHASECHK.search(s) for s in self.sass),
-        }
-
-    def at(self, pc: int) -> str:
-        i = (pc - self.start) // INSTRUCTION_BYTES
-        return self.sass[i] if 0 <= i < len(self.sass) else ""
-
-    def before(self, pc: int, n: int = 3) -> list[str]:
-        i = (pc - self.start) // INSTRUCTION_BYTES
-        return self.sass[max(0, i - n) : max(0, i)]
-
-
-def _scan(action, pc: int) -> _Function:
-    """The whole function around `pc`: instructions are read outwards until there are none."""
-    below, above = [], []
-    lo, hi = pc, pc
-    while text := action.sass_by_pc(lo - INSTRUCTION_BYTES):
-        below.append(text)
-        lo -= INSTRUCTION_BYTES
-    while text := action.sass_by_pc(hi):
-        above.append(text)
-        hi += INSTRUCTION_BYTES
-    sass = below[::-1] + above
-    return _Function(lo, sass, load_barriers(sass))
-
-
-def _values(metric) -> dict[int, float]:
-    ids = metric.correlation_ids()
-    return {ids.as_uint64(i): float(metric.as_double(i)) for i in range(metric.num_instances())}
-
-
-def _source_text(action) -> dict[str, list[str]]:
-    try:
-        return {f: text.splitlines() for f, text in action.source_files().items()}
-    except Exception:  # noqa: BLE001 - no embedded source
-        return {}
-
-
-def _launch_rows(action, launch: int, functions: dict[str, _Function]) -> list[dict]:
-    count = action.metric_by_name(PCSAMP_COUNT)
-    if count is None or count.num_instances() == 0:
-        return []
-    samples = _values(count)
-    by_reason = {}
-    for r in STALL_REASONS:
-        m = action.metric_by_name(pcsamp_metric(r))
-        if m is not None and m.num_instances() > 0:
-            by_reason[r] = _values(m)
-    name = action.name()
-    fn = functions.get(name)
-    first = min(samples)
-    if fn is None or not (
-        fn.start <= first < fn.start + INSTRUCTION_BYTES * len(fn.sass)
-        and action.sass_by_pc(fn.start) == fn.sass[0]
-        and not action.sass_by_pc(fn.start - INSTRUCTION_BYTES)
-    ):
-        fn = functions[name] = _scan(action, first)
-    texts = _source_text(action)
-    rows = []
-    for pc, n in samples.items():
-        if n <= 0:
-            continue
-        reasons = {r: v.get(pc, 0.0) for r, v in by_reason.items() if r != "selected"}
-        reason = max(reasons, key=reasons.get) if reasons and max(reasons.values()) > 0 else None
-        sass = fn.at(pc) or action.sass_by_pc(pc)
-        info = action.source_info(pc)
-        file, line = (info.file_name(), int(info.line())) if info is not None else ("", 0)
-        lines = texts.get(file, [])
-        rows.append(
-            {
-                "launch": launch,
-                "kernel": action.name(),
-                "pc": pc - fn.start,
-                "samples": n,
-                "reason": reason,
-                "wait_class": instruction_class(sass, fn.before(pc), fn.loads, reason),
-                "sass": sass.strip(),
-                "file": file,
-                "line": line,
-                "line_text": lines[line - 1].strip() if 0 < line <= len(lines) else "",
-            }
-        )
-    return rows
-
-
-def _read(path: str) -> tuple[list[dict], dict[str, dict[str, bool]]]:
+def _read(path: str) -> tuple[list[dict], dict[str, dict]]:
     ncu_report = import_ncu_report()
 
     ctx = ncu_report.load_report(path)
-    rows: list[dict] = []
-    seen: dict[str, int] = {}
-    functions: dict[str, _Function] = {}
+    collect = PcCollector()
     launch = 0
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
         for a in range(rng.num_actions()):
-            action = rng.action_by_idx(a)
-            name = action.name()
-            if seen.get(name, 0) < MAX_LAUNCHES_PER_KERNEL:
-                seen[name] = seen.get(name, 0) + 1
-                rows += _launch_rows(action, launch, functions)
+            collect.add(rng.action_by_idx(a), launch)
             launch += 1
-    return rows, {name: fn.traits() for name, fn in functions.items()}
+    return collect.result()
 
 
 def _child(send, path: str) -> None:
@@ -326,8 +93,7 @@ class PcRead:
             self._plain.__exit__(None, None, None)
         if status == "error":
             raise ReportError(f"{self.shown}: cannot read its PC samples ({payload})")
-        rows, functions = payload
-        return PcSamples(pd.DataFrame(rows, columns=COLUMNS), functions)
+        return pc_table(*payload)
 
 
 def read_pc_samples(path: str | Path, name: str | Path | None = None, timeout_s: float = READ_TIMEOUT_S) -> PcSamples:

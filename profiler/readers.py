@@ -25,7 +25,7 @@ from profiler.files import (  # noqa: F401
     plain_file,
     sniff,
 )
-from profiler.launch_table import LaunchTable
+from profiler.launch_table import LaunchTable, PcSamples
 from profiler.ncu_csv import read_ncu_csv
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import raw_metrics, tidy_launches
@@ -48,8 +48,8 @@ def read_launches(path: Path) -> LaunchTable:
 
 
 def _read_kind(kind: str, plain: Path, path: Path) -> LaunchTable:
-    if kind == NCU_REP:
-        return tidy_launches(read_ncu_report(plain, name=path, metrics=raw_metrics()))
+    if kind == NCU_REP:  # the PC samples with the launches: each launch decoded once for both
+        return tidy_launches(read_ncu_report(plain, name=path, metrics=raw_metrics(), pc_samples=True))
     if kind == NCU_CSV:
         return tidy_launches(read_ncu_csv(plain, name=path))
     if kind in (NSYS_REP, NSYS_SQLITE):  # an .nsys-rep is exported through nsys first
@@ -65,12 +65,29 @@ def is_report(path: Path) -> bool:
         return False
 
 
+def _one_gpu(folder: Path, files: list[Path], tables: list[LaunchTable]) -> None:
+    """A ReportError naming each GPU's files when the folder's captures come from more than one GPU: their
+    launches are never merged (one table, one GPU's ceilings and % of step across them would be wrong)."""
+    by_gpu: dict[str, list[str]] = {}
+    for p, t in zip(files, tables):
+        devices = t.frame["device"].dropna().unique() if "device" in t.frame else []
+        for d in devices:
+            by_gpu.setdefault(str(d), []).append(p.name)
+    if len(by_gpu) > 1:
+        said = "; ".join(f"{gpu}: {', '.join(names)}" for gpu, names in by_gpu.items())
+        raise ReportError(
+            f"{folder}: captures from {len(by_gpu)} GPUs ({said}); roofline never merges GPUs: put each GPU's "
+            "files in a folder of their own, or analyze each file"
+        )
+
+
 def read_folder(folder: Path) -> LaunchTable:
     """Every report in a folder (not recursive), one table; each launch names its source file.
 
-    Nsight Systems timelines beside Nsight Compute reports are not read as more launches (they are,
-    as a rule, the same launches seen by the other tool): the launches come from the ncu reports and
-    `timelines` names the nsys files (an .nsys-rep beside its own sqlite export: the sqlite)."""
+    Nsight Systems timelines beside Nsight Compute reports are not read as more launches: the launches come
+    from the ncu reports and `timelines` names the nsys files (an .nsys-rep beside its own sqlite export: the
+    sqlite), which the loader adopts only where they are the same program (roofline/pipelines/loading_folder.py).
+    Captures of different GPUs are refused (never merged)."""
     folder = Path(folder)
     kinds = {}
     for p in sorted(folder.iterdir()):
@@ -97,11 +114,18 @@ def read_folder(folder: Path) -> LaunchTable:
     else:
         files = counters + timelines
     tables = [read_launches(p) for p in files]
+    _one_gpu(folder, files, tables)
     offset = 0
-    rules, missing, notes, cuts = {}, [], [], []
+    rules, missing, notes, cuts, pcs, functions = {}, [], [], [], [], {}
     for t, p in zip(tables, files):  # launch numbers stay unique across files
         t.frame["launch"] = t.frame["launch"] + offset
         rules.update({offset + k: v for k, v in t.rules.items()})
+        if t.pc_samples is not None and not t.pc_samples.frame.empty:
+            pcs.append(t.pc_samples.frame.assign(launch=t.pc_samples.frame["launch"] + offset))
+            for kernel, traits in t.pc_samples.functions.items():
+                functions.setdefault(kernel, traits)
+        if t.pc_note:
+            notes.append(t.pc_note)
         offset = int(t.frame["launch"].max()) + 1
         if t.cut:
             cuts.append(f"{p.name}: {t.cut}")
@@ -115,4 +139,5 @@ def read_folder(folder: Path) -> LaunchTable:
         missing_metrics=missing,
         cut="; ".join(cuts) or None,
         timelines=[p.name for p in timelines] if counters and timelines else [],
+        pc_samples=PcSamples(pd.concat(pcs, ignore_index=True), functions) if pcs else None,
     )

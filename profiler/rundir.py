@@ -57,6 +57,8 @@ FILES = {  # role -> the file's name in a run: every file a run holds
     "nsys-stream": f"{REPORT_STEM}.qdstrm",  # what nsys leaves when its importer cannot run
     "timing": TIMING,
     "timing-log": "timing.log",
+    "removal": "removal.json",  # `profile --why`: the removal experiment (roofline-removal/1)
+    "removal-log": "removal.log",
     "launches": LAUNCHES,
     "analysis": ANALYSIS,
 }

@@ -59,14 +59,19 @@ def kernel_table(analysis: Analysis) -> list[list[str]]:
 
 
 def short_names(names: list[str], width: int = 40) -> list[str]:
-    """Names cut to `width` in the middle (the head and the tail, where variants differ, stay);
-    names that still coincide get #1, #2: two different kernels never print the same."""
+    """Names cut to `width` for a table column: what tells rows apart (a ' [grid 8]' suffix) kept whole, the
+    name cut at a word ('_') boundary with '...'; names that still coincide get #1, #2: two different
+    kernels never print the same."""
 
     def cut(name: str) -> str:
         if len(name) <= width:
             return name
-        tail = (width - 3) // 2
-        return name[: width - 3 - tail] + "..." + name[-tail:]
+        base, sep, tail = name.partition(" [")
+        tail = sep + tail
+        room = max(8, width - len(tail) - 3)
+        words = base[:room].rsplit("_", 1)[0] if "_" in base[:room] else base[:room]
+        short = (words if len(words) >= room // 2 else base[:room]) + "..."
+        return short + tail if len(short + tail) <= width + len(tail) else short
 
     out = [cut(n) for n in names]
     for short in {s for s in out if out.count(s) > 1}:
@@ -133,10 +138,12 @@ def render_text(analysis: Analysis) -> str:
             at_size_line(f) or "at-size floor: none (no measured read fit for this GPU: `roofline calibrate`)", "  "
         )
     out += ["", align(kernel_table(analysis)), ""]
+    empty = [k.label or k.kernel for k in analysis.kernels if k.duration_ms is None]
+    if empty and len(empty) < len(analysis.kernels):
+        out += wrap(f"no values in the capture for {', '.join(empty)}: left out of % of step and the verdicts", "  ")
+        out.append("")
     for k in analysis.kernels:
-        name = k.label or k.kernel
-        if k.mangled_name and k.mangled_name != k.kernel and name != k.kernel:
-            name += f" ({k.mangled_name})"
+        name = k.label or k.kernel  # the full (mangled) name: --format json, and the report's details
         out.append(f"{name}: {k.bound}" + (f" ({k.roof or k.cause})" if (k.roof or k.cause) else ""))
         for e in k.evidence:
             out += wrap(f"  - {e}")
@@ -335,9 +342,9 @@ def render_timeline(timeline, analysis: Analysis | None = None, tools: dict | No
     s = timeline.summary
     version = nsys_version({"nsys": ((tools or {}).get("nsys") or {}).get("version")}, s)
     where = f"in the NVTX range {s['range']!r}" if s.get("range") else "in the whole trace (no NVTX range)"
+    steps = f"{s['steps']} steps" if s["steps"] else "no NVTX step ranges"
     out = [
-        f"timeline (nsys {version or '?'}, {s.get('launches_in_range') or s['launches']} "
-        f"launches {where}, {s['steps']} steps):"
+        f"timeline (nsys {version or '?'}, {s.get('launches_in_range') or s['launches']} launches {where}, {steps}):"
     ]
     ncu = {}
     if analysis is not None:

@@ -55,8 +55,9 @@ def waits_markdown(analysis: Analysis, chart: Path | None = None) -> list[str]:
         "",
         (
             "ncu's PC samples, each instruction given a wait class (load barrier: mbarrier waits on a load's "
-            "barrier and cp.async waits; role barrier: block/named barriers and mbarrier handoffs between warp "
-            "roles; MMA wait: warpgroup MMA waits)."
+            "barrier and cp.async waits; role barrier: named barriers and mbarrier handoffs between warp roles, "
+            "and every barrier of a kernel with warp roles; block barrier: __syncthreads in a kernel without "
+            "them; MMA wait: warpgroup MMA waits)."
         ),
         "",
     ]

@@ -21,22 +21,28 @@ from pathlib import Path
 from kernels.spec import VerifyWorkload
 from roofline.analysis.comparison import DEFAULT_P_VALUE, CompareError, Comparison  # noqa: F401 (public API)
 from roofline.analysis.comparison import compare as compare_runs
+from roofline.analysis.useful import UsefulWork  # noqa: F401 (public API)
 from roofline.pipelines import loading, profiling
 from roofline.pipelines.capture import IncompleteRun, completeness, pc_samples_of  # noqa: F401 (public API)
 from roofline.pipelines.loading import sample_run  # noqa: F401 (public API)
 from roofline.pipelines.profiling import DEFAULT_TIMEOUT_S, DEFAULT_TIMING_SAMPLES, TOOLS, make_workload  # noqa: F401
-from roofline.pipelines.reporting import report as write_report
 from roofline.pipelines.run import Run
 
 
 def load(
-    path: str | Path | None = None, allow_incomplete: bool = False, gpu=None, removal: str | Path | None = None
+    path: str | Path | None = None,
+    allow_incomplete: bool = False,
+    gpu=None,
+    removal: str | Path | None = None,
+    useful: UsefulWork | None = None,
 ) -> Run:
     """Read captured evidence without a GPU: a run directory (only the reports its manifest names,
     checked against their checksums), a report file, or a folder of reports. None: the bundled sample.
     `removal`: a removal experiment of the same GPU and workload, or a folder of them (roofline/analysis/removal.py),
-    whose result names the timed kernel's cause."""
-    return loading.load(path, allow_incomplete=allow_incomplete, gpu=gpu, removal=removal)
+    whose result names the timed kernel's cause (a run profiled with `why` carries its own).
+    `useful`: the useful work of one step of a capture without a workload (UsefulWork(flops, bytes)):
+    executed against useful, and the padding it shows, for a foreign kernel too."""
+    return loading.load(path, allow_incomplete=allow_incomplete, gpu=gpu, removal=removal, useful=useful)
 
 
 def profile(
@@ -57,6 +63,7 @@ def profile(
     chip: str | None = None,
     timing_samples: int = DEFAULT_TIMING_SAMPLES,
     source: bool = False,
+    why: bool = False,
     **workload_fields,
 ) -> Run:
     """Run `kernel` on `workload` under Nsight Compute and/or Nsight Systems in a child process and
@@ -75,6 +82,8 @@ def profile(
     times (rotated input sets, CUDA-graph replays) into timing.json, which `compare` tests; 0 skips it.
     Without `workload`, `workload_fields` make one (make_workload: ctx="128k", heads=8, ..., or a ragged batch,
     lens="mix:1x128k,15x2k" or lens="uniform:1k-32k" with batch=32 and seed).
+    `why`: also run the kernel's removal experiment (its MMAs, softmax, gathers compiled out, timed by the
+    bench's method) into removal.json: the verdict says what sets the pace (roofline/pipelines/why.py).
     """
     return profiling.profile(
         kernel,
@@ -93,6 +102,7 @@ def profile(
         chip=chip,
         timing_samples=timing_samples,
         source=source,
+        why=why,
         **workload_fields,
     )
 
@@ -105,6 +115,8 @@ def report(
 ) -> list[Path]:
     """A GitHub-flavoured markdown report of a run (or of what `load(path)` reads) with roofline and
     stall charts beside it; never replaces an existing report unless `force`. See roofline/pipelines/reporting.py."""
+    from roofline.pipelines.reporting import report as write_report  # lazy: the markdown renderer, for reports only
+
     if not isinstance(run, Run):
         source = source if source is not None else run
         run = load(run)

@@ -35,11 +35,16 @@ class ChartError(RuntimeError):
 
 
 def kernel_label(index: int, name: str, width: int = 38) -> str:
-    """'K1 name', the name cut in the middle to `width` characters (its head and its tail, where
-    variants differ, stay): the same label in tables and charts."""
+    """'K1 name', the name cut to `width` characters at a word ('_') boundary, what tells rows apart (a
+    ' [grid 8]' suffix) kept whole: the same label in tables and charts."""
     if len(name) > width:
-        tail = (width - 1) // 2
-        name = name[: width - 1 - tail] + "…" + name[-tail:]
+        base, sep, tail = name.partition(" [")
+        tail = sep + tail
+        room = max(8, width - len(tail) - 1)
+        cut = base[:room]
+        if "_" in cut and len(cut.rsplit("_", 1)[0]) >= room // 2:
+            cut = cut.rsplit("_", 1)[0]
+        name = cut + "…" + tail
     return f"K{index + 1} {name}"
 
 

@@ -72,6 +72,19 @@ def roofline_points(analysis: Analysis) -> list[dict]:
     return points
 
 
+def bandwidth_lines(analysis: Analysis) -> list[dict]:
+    """The kernels with DRAM bytes and a time but no FLOP counts (a foreign capture's gather, a copy): each
+    drawn as its achieved DRAM bandwidth, a line parallel to the memory roofs (where along it depends on the
+    FLOPs the capture did not count); the MAX_KERNELS with the most time among them."""
+    placed = {p["index"] for p in roofline_points(analysis)}
+    lines = [
+        {"index": i, "kernel": k.label or k.kernel, "gbps": k.dram_gbps, "duration_ms": k.duration_ms or 0}
+        for i, k in enumerate(analysis.kernels)
+        if i not in placed and k.dram_gbps and k.duration_ms
+    ]
+    return top_points(lines)
+
+
 def floor_point(f: Floor | None) -> dict | None:
     """The workload's floor on the roofline: its own intensity (FLOPs over KV + Q/O bytes) at the
     rate it would run at the floor's time."""
@@ -146,12 +159,14 @@ def roofline_chart(analysis: Analysis, roofs: list[Roof], stem: Path, title: str
     """Log-log roofline: each kernel a filled point at its DRAM intensity (hollow: L2 and L1; an x:
     the work ncu counted, where it differs from the workload's), the workload's floor as a star,
     memory roofs as diagonals and compute roofs as horizontals, coloured by level and dashed by kind.
-    Points beyond the axis (roofline_layout) sit at its edge. Writes stem.png and stem.svg; [] when
-    no kernel has FLOP and byte counters."""
+    Points beyond the axis (roofline_layout) sit at its edge; a kernel with bytes and no FLOP counts is its
+    achieved DRAM bandwidth, a dashed line beside the memory roofs (bandwidth_lines). Writes stem.png and
+    stem.svg; [] when no kernel has bytes and a time."""
     layout = roofline_layout(analysis, roofs)
     points, x_lo, x_hi = layout["points"], layout["x_lo"], layout["x_hi"]
     every = roofline_points(analysis)
-    if not points:
+    lines = bandwidth_lines(analysis)
+    if not points and not lines:
         return []
     matplotlib, plt = pyplot()
     fl = floor_point(analysis.floor)
@@ -159,6 +174,7 @@ def roofline_chart(analysis: Analysis, roofs: list[Roof], stem: Path, title: str
     mem = [r for r in roofs if r.is_memory]
     comp = [r for r in roofs if not r.is_memory]
     ys = [p["tflops"] for p in points] + [p["executed"]["tflops"] for p in points if p["executed"]]
+    ys += [x_lo * b["gbps"] / 1e3 for b in lines]
     top = max([r.value for r in comp] + ys + ([fl["tflops"]] if fl else []))
     y_lo = min(ys + [x_lo * m.value / 1e3 for m in mem if m.level == "DRAM"]) / 3
     y_hi = top * 2.5
@@ -235,6 +251,18 @@ def roofline_chart(analysis: Analysis, roofs: list[Roof], stem: Path, title: str
                 + (f" ({p['level']} intensity)" if p["level"] != "DRAM" else ""),
             )
             kernel_handles.append(h)
+        for n, b in enumerate(lines, len(points)):
+            x_end = min(x_hi, top * 1e3 / b["gbps"])  # up to the highest compute roof, as the memory roofs
+            (line,) = ax.plot(
+                [x_lo, x_end],
+                [x_lo * b["gbps"] / 1e3, x_end * b["gbps"] / 1e3],
+                color=KERNEL_COLORS[n % len(KERNEL_COLORS)],
+                lw=2.2,
+                ls=(0, (5, 2)),
+                zorder=4,
+            )
+            line.set_label(f"{kernel_label(b['index'], b['kernel'])}: {b['gbps']:,.0f} GB/s DRAM, no FLOPs counted")
+            kernel_handles.append(line)
         for level, marker in (("L2", "s"), ("L1", "^")):  # key for the hollow markers actually drawn
             if any(level in p["levels"] and level != p["level"] for p in points):
                 kernel_handles.append(
@@ -322,7 +350,9 @@ def roofline_chart(analysis: Analysis, roofs: list[Roof], stem: Path, title: str
         shown = "" if len(points) == len(every) else f"; the {len(points)} of {len(every)} with the most time"
         ax.legend(
             handles=kernel_handles,
-            title=f"kernels (filled: DRAM intensity{shown})",
+            title=f"kernels (filled: DRAM intensity{shown}; dashed: bandwidth alone)"
+            if lines
+            else f"kernels (filled: DRAM intensity{shown})",
             loc="upper left",
             bbox_to_anchor=(0.0, -0.11),
             ncol=2 if len(kernel_handles) > 4 else 1,

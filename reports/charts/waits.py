@@ -13,6 +13,7 @@ CLASS_COLOURS = {
     "load barrier": "#1f77b4",
     "MMA wait": "#d62728",
     "role barrier": "#ff7f0e",
+    "block barrier": "#e7ba52",
     "shared memory": "#2ca02c",
     "global memory": "#9467bd",
     "math": "#8c564b",

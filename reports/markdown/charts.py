@@ -3,7 +3,7 @@ kernels fall off the roofline chart and why), or one line saying why a chart is 
 
 from __future__ import annotations
 
-from reports.charts.roofline import floor_point, report_roofs, roofline_layout, roofline_points
+from reports.charts.roofline import bandwidth_lines, floor_point, report_roofs, roofline_layout, roofline_points
 from reports.markdown.blocks import code, figure
 from reports.markdown.context import Context
 from reports.meta import STALL_UNIT
@@ -57,9 +57,10 @@ def _roofline(ctx: Context) -> list[str]:
                 if floor_point(analysis.floor)
                 else ""
             )
+            + _bandwidth_caption(analysis)
             + _off_chart(analysis, report_roofs(analysis) + list(meta.roofs)),
         )
-    if roofline_points(analysis):
+    if roofline_points(analysis) or bandwidth_lines(analysis):
         return ["No roofline chart: charts were not written with this report.", ""]
     if ctx.timeline_only:
         return [
@@ -68,7 +69,7 @@ def _roofline(ctx: Context) -> list[str]:
             "",
         ]
     return [
-        "No roofline chart: no kernel in the report has FLOP and byte counters ("
+        "No roofline chart: no kernel in the report has byte counters and a time ("
         + (
             f"this run's preset, {code(meta.preset)}, does not collect them; {code('--preset roofline')} "
             f"(the default) and {code('--preset full')} do"
@@ -80,13 +81,31 @@ def _roofline(ctx: Context) -> list[str]:
     ]
 
 
+def _bandwidth_caption(analysis: Analysis) -> str:
+    """What a dashed kernel line is, and the metrics its bytes came from."""
+    lines = bandwidth_lines(analysis)
+    if not lines:
+        return ""
+    said = "; ".join(
+        f"K{b['index'] + 1} {b['gbps']:,.0f} GB/s from {analysis.kernels[b['index']].dram_from or 'its DRAM bytes'}"
+        for b in lines
+    )
+    return (
+        " A dashed kernel line is a kernel whose capture counts bytes but no FLOPs: its achieved DRAM bandwidth, "
+        f"parallel to the memory roofs (its place along the line needs the FLOPs): {said}."
+    )
+
+
 def _off_chart(analysis: Analysis, roofs: list) -> str:
     """Which kernels the roofline chart leaves out, and why (no FLOPs, not among the slowest, or
     beyond the axis)."""
     points = roofline_points(analysis)
     layout = roofline_layout(analysis, roofs)
     shown = {p["index"] for p in layout["points"]}
-    no_flops = [f"K{i + 1}" for i in range(len(analysis.kernels)) if i not in {p["index"] for p in points}]
+    lines = {b["index"] for b in bandwidth_lines(analysis)}
+    no_flops = [
+        f"K{i + 1}" for i in range(len(analysis.kernels)) if i not in {p["index"] for p in points} and i not in lines
+    ]
     dropped = [f"K{p['index'] + 1}" for p in points if p["index"] not in shown]
     out = ""
     if no_flops:

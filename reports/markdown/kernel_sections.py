@@ -66,6 +66,10 @@ def _dram(k: KernelSummary, meta: ReportMeta) -> str:
     elif k.dram_gbps and k.dram_peak_gbps:
         dram += f" ({100 * k.dram_gbps / k.dram_peak_gbps:.1f}% of the report's own {k.dram_peak_gbps:,.0f}"
         dram += f"; {100 * k.dram_gbps / measured:.1f}% of the measured {measured:,.0f})" if measured else ")"
+    elif k.dram_gbps and measured:
+        dram += f" ({100 * k.dram_gbps / measured:.1f}% of the measured {measured:,.0f}; the report holds no DRAM peak)"
+    if k.dram_gbps and k.dram_from:
+        dram += f"; from {k.dram_from}"
     return dram
 
 

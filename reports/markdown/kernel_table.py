@@ -54,9 +54,11 @@ def _row(i: int, k: KernelSummary, floor: bool) -> list[str]:
 def _note(analysis: Analysis, floor: bool) -> str:
     """What the columns count."""
     useful = any((k.hierarchy or {}).get("useful_flops") for k in analysis.kernels)
+    files = len({k.source for k in analysis.kernels if k.source}) > 1
     return (
-        "Time is the median per launch; % of step is the kernel's share of all kernel time; "
-        "% of DRAM peak is against the report's own peak; "
+        "Time is the median per launch; % of step is the kernel's share of all kernel time"
+        + (" in its own file (each file of a folder is its own capture); " if files else "; ")
+        + "% of DRAM peak is against the report's own peak; "
         f"{STALL_UNIT_SHORT}: {STALL_UNIT}, the unit of every stall number here. "
         + (
             "TFLOP/s and FLOP/B count the workload's own FLOPs where it is known (the floor's, split over the "

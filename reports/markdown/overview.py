@@ -25,9 +25,15 @@ def title(ctx: Context) -> list[str]:
             f"; {ms(s.kernel_ms_per_step)} ms of kernels per step against a floor of "
             f"{us(s.floor_ms)} µs: **{ratio(s.gap)}** from the floor"
         )
-    elif ks:
-        slowest = max(ks, key=lambda k: (k.duration_ms or 0) * k.launches)
+    timed = [k for k in ks if k.duration_ms is not None]
+    if not s and timed:  # the most time among the kernels with data; those with none named, never ranked
+        slowest = max(timed, key=lambda k: k.duration_ms * k.launches)
         line += f"; most time in {code(name(slowest))} ({slowest.bound}-bound)"
+        if len(timed) < len(ks):
+            line += " among the kernels with data"
+    empty = [k for k in ks if k.duration_ms is None]
+    if empty:
+        line += f"; no values in the capture for {', '.join(code(name(k)) for k in empty)}"
     busy = report.timeline.summary.get("gpu_busy_pct_of_range") if report.timeline is not None else None
     if busy is not None and busy < LAUNCH_BOUND_PCT:
         line += f"; **launch-bound**: the GPU ran kernels only {busy:.0f}% of the profiled range (nsys)"

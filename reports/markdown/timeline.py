@@ -20,7 +20,8 @@ def timeline(ctx: Context) -> list[str]:
         "## Timeline",
         "",
         f"From nsys {nsys_version(ctx.meta.versions, s) or '(version unknown)'}: "
-        f"{s.get('launches_in_range') or s['launches']} launches in {where}, {s['steps']} steps.",
+        f"{s.get('launches_in_range') or s['launches']} launches in {where}, "
+        + (f"{s['steps']} steps." if s["steps"] else "no NVTX step ranges (no per-step table)."),
         "",
     ]
     if s.get("step_ms_median") is not None:

@@ -126,10 +126,10 @@ ADVICE = {
     ),
     "math": (
         "overlap the softmax with the next tile's MMA (two consumer warpgroups in ping-pong), wait on the "
-        "previous tile's MMA rather than the current one, fewer padded rows"
+        "previous tile's MMA rather than the current one"
     ),
     "tensor": (
-        "tensor-pipe-bound, on warpgroup MMAs already: fewer padded rows, keep the pipe fed across tiles "
+        "tensor-pipe-bound, on warpgroup MMAs already: keep the pipe fed across tiles "
         "(issue the next tile's score MMA before this tile's softmax, ping-pong consumers), lower precision"
     ),
     "handoff": (
@@ -181,12 +181,12 @@ def pipeline_cause(m: Mapping, waits: WarpWaits | None, facts: MemoryFacts, sm_c
         shares = {
             "loads": waits.share("load barrier"),
             "math": waits.share("MMA wait"),
-            "handoff": waits.share("role barrier"),
+            "handoff": waits.share("role barrier", "block barrier"),  # a kernel without warp roles: block barriers
         }
+        where = "role barriers (handoffs)" if not waits.share("block barrier") else "block barriers (__syncthreads)"
         ev.append(
             f"the chain: of {waits.samples:.0f} warp samples, {100 * shares['loads']:.1f}% wait at load "
-            f"barriers, {100 * shares['math']:.1f}% at MMA waits, {100 * shares['handoff']:.1f}% at role "
-            "barriers (handoffs)"
+            f"barriers, {100 * shares['math']:.1f}% at MMA waits, {100 * shares['handoff']:.1f}% at {where}"
         )
     else:
         b, g, ls = (_num(m.get(f"stall_{r}")) or 0.0 for r in ("barrier", "gmma", "long_scoreboard"))

@@ -75,9 +75,11 @@ class RemovalVerdict:
     evidence: list[str]
 
 
-def read_removal(path: str | Path) -> list[Removal]:
-    """Every workload of a removal-experiment file; one-line errors naming the file."""
+def read_removal(path: str | Path, name: str | Path | None = None) -> list[Removal]:
+    """Every workload of a removal-experiment file; one-line errors naming the file (`name`: the path to show,
+    e.g. where a run being written will keep it)."""
     path = Path(path)
+    shown = Path(name) if name is not None else path
     try:
         data = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -112,7 +114,7 @@ def read_removal(path: str | Path) -> list[Removal]:
             kernel=data["kernel"],
             device=data["device"],
             method=data.get("method", ""),
-            source=str(path),
+            source=str(shown),
             workload={**common, **dict(zip(keys, point))},
             ms=ms,
         )
@@ -246,7 +248,7 @@ def _pace(full: float, loads: float | None, saves: dict[str, float]) -> tuple[st
     return "pipelined: no removed part saves time, by a removal experiment", "see the evidence"
 
 
-def apply_removal(analysis, path: str | Path) -> list[str]:
+def apply_removal(analysis, path: str | Path, name: str | Path | None = None) -> list[str]:
     """Give the experiment's kernel in `analysis` (roofline.analysis.summary.Analysis) the cause and advice the
     removal experiment at `path` shows, the capture's own reading kept in its evidence; return the notes.
     `path` may be a folder of experiment files (python -m roofline.pipelines.removal_experiment --out DIR, or several such
@@ -255,7 +257,7 @@ def apply_removal(analysis, path: str | Path) -> list[str]:
     capture holds, is an error."""
     path = Path(path)
     if not path.is_dir():
-        return [_apply_file(analysis, path)]
+        return [_apply_file(analysis, path, name)]
     held = {k.kernel for k in analysis.kernels}
     kernel_of = {f: _kernel_of(f) for f in sorted(path.glob("*.json"))}
     by_kernel: dict[str, list[Path]] = {}
@@ -291,8 +293,8 @@ def _kernel_of(path: Path) -> str | None:
     return data.get("kernel") if isinstance(data, dict) and data.get("format") == FORMAT else None
 
 
-def _apply_file(analysis, path: Path) -> str:
-    return _apply(analysis, matching(read_removal(path), analysis.gpu.name, analysis.workload))
+def _apply_file(analysis, path: Path, name: str | Path | None = None) -> str:
+    return _apply(analysis, matching(read_removal(path, name), analysis.gpu.name, analysis.workload))
 
 
 def _apply(analysis, r: Removal) -> str:

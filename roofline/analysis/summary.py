@@ -12,15 +12,21 @@ from kernels.registry import project_kernel_of
 from kernels.spec import VerifyWorkload
 from profiler.launch_table import LaunchTable, PcSamples
 from profiler.metrics import CHIP_NAMES, PRESETS
+from profiler.ncu_tidy import DRAM_BYTES_FROM
 from roofline.analysis.floor import Floor, Step, workload_floor
 from roofline.analysis.hierarchy import hierarchical_roofline, useful_flops_per_launch, with_useful_work
 from roofline.analysis.imbalance import FAST_ADVICE, measure, plan_tail
+from roofline.analysis.mma_path import register_blocked
 from roofline.analysis.pipelined import memory_facts
+from roofline.analysis.useful import UsefulWork, padding_clause, useful_line
 from roofline.analysis.verdict import agrees_with_ncu, classify, num, top_stalls
 from roofline.analysis.waits import WarpWaits, warp_waits
 from roofline.catalogue.gpus import GpuSpec, match_gpu
 
 GROUP_KEYS = ["kernel", "mangled_name", "grid_size", "block_size"]
+TIMELINE_ONLY = (
+    "an Nsight Systems timeline: each launch's time, grid and block, no hardware counters, so no bound or cause"
+)
 FIELDS = [
     "duration_ms",
     "dram_throughput_pct",
@@ -73,6 +79,7 @@ class KernelSummary:
     project_kernel: str | None = None  # the registered kernel that launches it, if any
     waits: WarpWaits | None = None  # where the warps wait (PC samples), when the capture has them
     imbalance: dict | None = None  # the SMs' busy cycles, max against avg (roofline/analysis/imbalance.py)
+    dram_from: str | None = None  # the metrics its DRAM bytes and GB/s came from (a foreign capture's say)
 
 
 @dataclass(frozen=True)
@@ -143,6 +150,7 @@ def summarize(
     gpu: GpuSpec | None = None,
     preset: str | None = None,
     pc_samples: PcSamples | None = None,
+    useful: UsefulWork | None = None,
 ) -> Analysis:
     """Group launches by kernel and launch configuration; median of each metric; one verdict each.
 
@@ -151,6 +159,8 @@ def summarize(
     where each kernel's warps wait, and its SASS traits for the pipelined-kernel verdict.
     Attention-specific advice goes to the project's registered kernels (kernels/registry.py) and to
     any kernel of a run whose verify workload is known; every other kernel gets general advice.
+    `useful`: the useful work of one step of a capture with no workload (the user's: FLOPs and bytes), so
+    executed against useful is named for a foreign kernel too.
     """
     launches = table.frame
     device = next((d for d in launches.get("device", pd.Series(dtype=object)).dropna()), None)
@@ -162,11 +172,14 @@ def summarize(
         launches = launches.assign(mangled_name=launches["kernel"])
 
     kernels = []
+    facts = []  # (median metrics, SASS traits, waits) per kernel, for the verdicts that need the useful work
     keyed = launches.assign(**{k: launches[k].fillna(-1) for k in GROUP_KEYS if k != "kernel"})
-    total_ms = float(launches["duration_ms"].sum())
+    total_ms = float(launches["duration_ms"].sum())  # NaN durations (a kernel with no values) count as none
     # a folder of reports: the same kernel from two files stays two rows, each naming its file
     by_source = "source" in launches and launches["source"].nunique() > 1
     groups = list(keyed.groupby(GROUP_KEYS + (["source"] if by_source else []), sort=False, dropna=False))
+    # files of a folder are separate programs as far as anyone knows: each file is its own step
+    per_source = launches.groupby("source")["duration_ms"].sum().to_dict() if by_source else {}
     whole_step = len(groups) == 1
     for key, group in groups:
         med = group.median(numeric_only=True).to_dict()
@@ -181,12 +194,17 @@ def summarize(
             med, attention=project is not None or workload is not None, waits=waits, traits=traits, memory=memory
         )
         verdict, imbalance = _with_tail(verdict, key[0], project, workload, med, gpu, device)
+        if not table.counters:  # an nsys timeline: said in its own words, not as metrics ncu failed to give
+            verdict = dataclasses.replace(verdict, evidence=[TIMELINE_ONLY])
         first = int(group["launch"].iloc[0])
         rule = ncu_rule_text(rules.get(first, []))
         values = {f: num(med.get(f)) for f in FIELDS}
         duration = values["duration_ms"]
-        share = float(group["duration_ms"].sum()) / total_ms if total_ms > 0 else None
+        timed = group["duration_ms"].notna().any()  # a kernel with no time has no share of the step, not 0
+        whole = per_source.get(key[4], total_ms) if by_source else total_ms
+        share = float(group["duration_ms"].sum()) / whole if (whole > 0 and timed) else None
         hierarchy = hierarchical_roofline(med)
+        facts.append((med, traits, waits))
         kernels.append(
             KernelSummary(
                 kernel=key[0],
@@ -198,7 +216,7 @@ def summarize(
                 **dataclasses.asdict(verdict),  # bound, cause, evidence, roof, unit, advice
                 ncu_rule=rule,
                 agrees_with_ncu=agrees_with_ncu(verdict.bound, rule),
-                ncu_rule_note=None if rule else rule_absent(preset),
+                ncu_rule_note=None if rule or not table.counters else rule_absent(preset),
                 gap_to_floor=(duration / floor.floor_ms) if (floor and duration and whole_step) else None,
                 share_of_step=share if (share is not None and not math.isnan(share)) else None,
                 hierarchy=hierarchy,
@@ -207,6 +225,7 @@ def summarize(
                 source=key[4] if by_source else (group["source"].iloc[0] if "source" in group else None),
                 waits=waits,
                 imbalance=imbalance,
+                dram_from=dram_from(med),
             )
         )
     for k, label in zip(kernels, distinct_labels(kernels)):
@@ -220,6 +239,31 @@ def summarize(
         )
         for k, flops in zip(kernels, useful):
             k.hierarchy = with_useful_work(k.hierarchy, flops, k.duration_ms)
+    elif useful is not None:  # a foreign capture's useful work, given by the user
+        steps = iterations or kernels[0].launches
+        flops = useful_flops_per_launch(
+            [(k.hierarchy or {}).get("tensor_flops") for k in kernels],
+            [k.launches for k in kernels],
+            useful.flops or 0,
+            steps,
+        )
+        for k, f in zip(kernels, flops):
+            k.hierarchy = with_useful_work(k.hierarchy, f, k.duration_ms)
+            line = useful_line(k, useful, len(kernels))
+            if line:
+                k.evidence = [*k.evidence, line]
+    arch = gpu.arch if gpu else None
+    for k, (med, traits, waits) in zip(kernels, facts):
+        line = bytes_line(k, med, gpu)
+        if line:
+            k.evidence = [*k.evidence, line]
+        blocked = register_blocked(med, traits, waits, arch, k.hierarchy, k.bound, k.cause)
+        if blocked is not None:
+            k.cause = blocked.cause or k.cause
+            k.advice = blocked.advice or k.advice
+            k.evidence = [*k.evidence, *blocked.evidence]
+        elif k.advice:
+            k.advice += padding_clause(k, workload.q_len if workload else None)
 
     step = None
     notes = list(table.notes)  # what the source could not hold (e.g. ncu CSV: no rules)
@@ -286,6 +330,30 @@ def _with_tail(verdict, kernel, project, workload, med, gpu, device) -> tuple:
     return dataclasses.replace(verdict, evidence=evidence, advice=advice or verdict.advice), numbers
 
 
+def bytes_line(k: KernelSummary, m, gpu: GpuSpec | None) -> str | None:
+    """For a capture without ncu's DRAM throughput % (a foreign one: bytes and a time alone), the DRAM GB/s
+    its bytes give, the metrics they came from and the GPU's datasheet peak beside them."""
+    if k.dram_throughput_pct is not None or not k.dram_gbps:
+        return None
+    moved, read, write = (num(m.get(c)) for c in ("dram_bytes", "dram_bytes_read", "dram_bytes_write"))
+    split = f"{read / 1e9:,.3f} GB read + {write / 1e9:,.3f} GB written" if read and write is not None else None
+    line = f"DRAM {k.dram_gbps:,.0f} GB/s" + (f" ({split or f'{moved / 1e9:,.3f} GB'} a launch)" if moved else "")
+    line += f" from {k.dram_from}" if k.dram_from else ""
+    if gpu is not None and gpu.dram_gbps:
+        line += f": {100 * k.dram_gbps / gpu.dram_gbps:.0f}% of the {gpu.name} datasheet's {gpu.dram_gbps:,.0f} GB/s"
+    return line
+
+
+def dram_from(m) -> str | None:
+    """The metrics a kernel's DRAM GB/s came from (profiler/ncu_tidy.py DRAM_BYTES_FROM), None without any."""
+    if num(m.get("dram_gbps")) is None:
+        return None
+    if num(m.get("dram_gbps_from_rate")):
+        return "dram__bytes.sum.per_second (ncu's own rate)"
+    how = num(m.get("dram_bytes_from"))
+    return f"{DRAM_BYTES_FROM[int(how)]}, over gpu__time_duration.sum" if how in DRAM_BYTES_FROM else None
+
+
 def _unexpectedly_missing(missing: list[str], preset: str | None) -> list[str]:
     """The absent metrics that the capture's preset asked for (all of them when the preset is unknown
     or is an ncu set): a verdict-preset run is not short of the roofline counters it never asked for."""
@@ -298,8 +366,9 @@ def _unexpectedly_missing(missing: list[str], preset: str | None) -> list[str]:
 
 
 def distinct_labels(kernels: list[KernelSummary]) -> list[str]:
-    """Each row's kernel name, plus what tells it apart from rows of the same name (grid, block,
-    then a number for different instantiations, e.g. templates, with the same launch shape)."""
+    """Each row's kernel name, plus what tells it apart from rows of the same name (its file, grid, block,
+    each added only where it differs within the clash; then a number for different instantiations, e.g.
+    templates, with the same launch shape)."""
     labels = [k.kernel for k in kernels]
     for describe in (
         lambda k: k.source or "",
@@ -307,7 +376,12 @@ def distinct_labels(kernels: list[KernelSummary]) -> list[str]:
         lambda k: f"block {_int(k.block_size)}",
     ):
         clash = _clashing(labels)
-        labels = [f"{lab} [{describe(k)}]" if i in clash else lab for i, (lab, k) in enumerate(zip(labels, kernels))]
+        for label in {labels[i] for i in clash}:
+            group = [i for i in clash if labels[i] == label]
+            said = [describe(kernels[i]) for i in group]
+            if len(set(said)) > 1:  # this describes the difference: every row of the clash says it
+                for i, text in zip(group, said):
+                    labels[i] = f"{labels[i]} [{text}]"
     clash = _clashing(labels)
     seen: dict[str, int] = {}
     out = []

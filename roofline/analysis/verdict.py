@@ -75,7 +75,7 @@ ADVICE = {
     "DRAM": "at the DRAM roof: only moving fewer bytes helps (fuse with neighbouring kernels, smaller dtypes, no re-reads)",
     "L2": "L2-bound: the same bytes are re-read from L2; reuse each tile from shared memory or registers (larger tiles)",
     "L1": "L1/shared-bound: cut shared-memory and L1 traffic per FLOP (bank conflicts, wider accesses, register reuse)",
-    "tensor pipe": "tensor-pipe-bound: near the MMA roof; fewer padded tiles, lower precision, or a faster MMA path (wgmma on Hopper)",
+    "tensor pipe": "tensor-pipe-bound: near the MMA roof; lower precision, or a faster MMA path (wgmma on Hopper)",
     "FMA": "FP32-bound: fewer FP32 operations per result, or move the math onto tensor cores",
     "ALU": "integer/logic-bound: cut index arithmetic, compares and min/max (hoist address math out of loops)",
     "XU": "transcendental-bound: fewer exp/log/rsqrt and type conversions (exp2 with folded scales, fast math)",
@@ -96,7 +96,7 @@ ADVICE = {
 ATTENTION_ADVICE = {
     "DRAM": "at the DRAM roof: only moving fewer bytes helps (read KV once, smaller KV dtype)",
     "L2": "L2-bound: the same KV bytes are re-read from L2; share each KV tile across more rows/heads",
-    "tensor pipe": "tensor-pipe-bound: fewer padded rows, or a faster MMA path (wgmma on Hopper)",
+    "tensor pipe": "tensor-pipe-bound: a faster MMA path (wgmma on Hopper), lower precision",
     "FMA": "FP32-bound: move the math onto tensor cores or cut scalar work (exp, rescales)",
     "small grid": "launch more programs: split the sequence (split-KV) so blocks >= 2x the SMs",
     "long_scoreboard": "keep more loads in flight: deeper pipelining (num_stages), more programs per SM",

@@ -137,6 +137,30 @@ removal_option = click.option(
 )
 
 
+def useful_options(f):
+    """--useful-flops / --useful-bytes: a foreign capture's useful work, so executed against useful is named."""
+    f = click.option(
+        "--useful-bytes",
+        type=float,
+        default=None,
+        help="the bytes one step needs to move (e.g. 8.6e9): DRAM bytes moved against them",
+    )(f)
+    return click.option(
+        "--useful-flops",
+        type=float,
+        default=None,
+        help="the FLOPs one step of a capture without a workload needs (e.g. 8.6e9): executed FLOPs against "
+        "them, and the padding they show",
+    )(f)
+
+
+def useful_work(flops: float | None, bytes_: float | None):
+    """The UsefulWork the options give, or None when neither was given."""
+    from roofline.analysis.useful import UsefulWork  # lazy: the CLI starts without the analysis
+
+    return None if flops is None and bytes_ is None else UsefulWork(flops, bytes_)
+
+
 def make_workload(lens: str | None = None, **kw) -> VerifyWorkload:
     """The workload the options describe; `lens` (--lens) makes it a ragged batch (kernels/batches.py)."""
     try:

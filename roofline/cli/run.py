@@ -10,9 +10,6 @@ import click
 from kernels.errors import RooflineError
 from profiler.ncu_reader import discard_prefetched, prefetch_capture
 from profiler.proc import stop_signals_interrupt
-from reports.text import render_projection, render_text, render_timeline
-from roofline.analysis.projection import project
-from roofline.catalogue.gpus import match_gpu
 from roofline.cli.common import (
     allow_incomplete_option,
     api,
@@ -25,6 +22,8 @@ from roofline.cli.common import (
     ncu_option,
     progress,
     removal_option,
+    useful_options,
+    useful_work,
     workload_options,
 )
 from roofline.cli.common import fail as _fail
@@ -32,6 +31,11 @@ from roofline.cli.common import fail as _fail
 
 def print_run(run, fmt: str, project_to: str | None = None) -> dict:
     """Print a run's analysis (text or JSON), with a projection onto another GPU when asked."""
+    # lazy: pandas comes with these; `analyze` starts reading its report (prefetch) before they load
+    from reports.text import render_projection, render_text, render_timeline
+    from roofline.analysis.projection import project
+    from roofline.catalogue.gpus import match_gpu
+
     result = run.to_dict()
     projection = None
     if project_to is not None:
@@ -106,9 +110,29 @@ def print_run(run, fmt: str, project_to: str | None = None) -> dict:
     help="after the captures, time the step this many times with no profiler attached (timing.json, "
     "what `roofline compare` tests); 0 skips it",
 )
+@click.option(
+    "--why",
+    is_flag=True,
+    help="also run the kernel's removal experiment (its MMAs, softmax, gathers compiled out, timed by the "
+    "bench's method): the verdict names what sets the pace; the run keeps removal.json",
+)
 @format_option()
 def profile_cmd(
-    kernel, iters, out_dir, force, tool, ncu_path, nsys_path, preset, chip, source, timeout, timing_samples, fmt, **wkw
+    kernel,
+    iters,
+    out_dir,
+    force,
+    tool,
+    ncu_path,
+    nsys_path,
+    preset,
+    chip,
+    source,
+    timeout,
+    timing_samples,
+    why,
+    fmt,
+    **wkw,
 ) -> None:
     """Run a kernel under Nsight Compute and/or Nsight Systems, parse the reports, print verdicts (needs a GPU)."""
 
@@ -133,6 +157,7 @@ def profile_cmd(
                 chip=chip,
                 timing_samples=timing_samples,
                 source=source,
+                why=why,
             )
     except (RooflineError, ValueError) as exc:  # CaptureFailed names where the run was kept
         raise _fail(exc) from None
@@ -152,8 +177,9 @@ def profile_cmd(
 )
 @allow_incomplete_option("analyze a report holding fewer launches than its run asked for (marked complete: false)")
 @removal_option
+@useful_options
 @format_option()
-def analyze_cmd(path, project_to, allow_incomplete, removal, fmt) -> None:
+def analyze_cmd(path, project_to, allow_incomplete, removal, useful_flops, useful_bytes, fmt) -> None:
     """Re-read a run directory, a report or a folder of reports (no GPU needed). Default: the bundled H200 sample."""
     if path:  # start reading the report in a child now, while pandas and the analysis load here
         prefetch_capture(path)
@@ -161,7 +187,8 @@ def analyze_cmd(path, project_to, allow_incomplete, removal, fmt) -> None:
     if not path and fmt == "text":
         progress(f"no path given: analyzing the bundled H200 capture {api().sample_run()}")
     try:
-        run = api().load(path, allow_incomplete=allow_incomplete, removal=removal)
+        useful = useful_work(useful_flops, useful_bytes)
+        run = api().load(path, allow_incomplete=allow_incomplete, removal=removal, useful=useful)
     except (RooflineError, ValueError) as exc:  # a bad report, workload or experiment file
         if path:
             discard_prefetched()  # refused before its report was read: end that read

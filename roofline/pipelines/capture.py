@@ -20,7 +20,7 @@ from profiler.launch_table import LaunchTable, PcSamples
 from profiler.metrics import ResolvedPreset
 from profiler.ncu import check_collected, record_in_run, requested_metrics, run_ncu
 from profiler.ncu_reader import read_ncu_report
-from profiler.ncu_source import PcRead
+from profiler.ncu_source import read_pc_samples
 from profiler.ncu_tidy import raw_metrics, tidy_launches
 from profiler.nsys import nsys_version, run_nsys
 from profiler.nsys_reader import Timeline, read_nsys_sqlite, timeline_launches
@@ -53,36 +53,16 @@ def require_complete(launches: LaunchTable, iterations: int, expected: int | Non
         raise IncompleteRun(f"{shown}: incomplete capture: {'; '.join(problems)}")
 
 
-# -- PC samples: read beside the launches, in a child of their own
+# -- PC samples: read with the launches (profiler/ncu_reader.py pc_samples=True); alone, for the API
 
 
-def pc_samples_of(report: Path | PcRead) -> tuple[PcSamples | None, str | None]:
+def pc_samples_of(report: Path) -> tuple[PcSamples | None, str | None]:
     """(the report's PC samples, None), or (None, a note) when they cannot be read: they add to the
-    verdict, so a report whose launches read well is still analysed, and the note says what is missing.
-    `report`: a path, or a read already started (start_pc_read)."""
+    verdict, so a report whose launches read well is still analysed, and the note says what is missing."""
     try:
-        return (report if isinstance(report, PcRead) else PcRead(report)).result(), None
+        return read_pc_samples(report), None
     except ReportError as exc:
         return None, f"PC samples not read (no per-instruction breakdown of where the warps wait): {exc}"
-
-
-def start_pc_read(report: Path, name: Path | None = None) -> PcRead | Path:
-    """The PC samples' read, started now so that it overlaps the launches' (the path when it cannot
-    start: pc_samples_of then says why). `name`: the path its messages show."""
-    try:
-        return PcRead(report, name)
-    except ReportError:
-        return report
-
-
-def or_discard(pc_read: PcRead | Path | None, read: Callable):
-    """read(), stopping the PC samples' read when it fails (a damaged report: its error is the launches')."""
-    try:
-        return read()
-    except BaseException:
-        if isinstance(pc_read, PcRead):
-            pc_read.discard()
-        raise
 
 
 def timeline_table(timeline: Timeline, path: Path) -> LaunchTable:
@@ -176,10 +156,9 @@ def capture_ncu(
         f"{max(ncu_run.passes, default=0)} replay passes each"
     )
     shown = cap.shown(ncu_run.report)
-    pc_read = start_pc_read(ncu_run.report, shown)
-    launches, absent = or_discard(pc_read, lambda: _read_ncu(ncu_run.report, shown, requested_metrics(ncu_run.command)))
-    or_discard(pc_read, lambda: require_complete(launches, iterations, len(ncu_run.passes), shown))
-    pc_samples, pc_note = pc_samples_of(pc_read)
+    launches, absent = _read_ncu(ncu_run.report, shown, requested_metrics(ncu_run.command))
+    require_complete(launches, iterations, len(ncu_run.passes), shown)
+    pc_samples, pc_note = launches.pc_samples, launches.pc_note
     return NcuCapture(
         report=ncu_run.report,
         launches=launches,
@@ -197,7 +176,7 @@ def _read_ncu(report: Path, shown: Path, requested: list[str]) -> tuple[LaunchTa
     """(the tidy launch table, the chip-specific metrics it lacks) from one read of the report: the
     metrics ncu was asked for (checked: profiler/ncu.py check_collected) and those the analysis reads."""
     try:
-        raw = read_ncu_report(report, name=shown, metrics=[*requested, *raw_metrics()])
+        raw = read_ncu_report(report, name=shown, metrics=[*requested, *raw_metrics()], pc_samples=True)
     except ReportError as exc:
         raise ReportError(one_line(str(exc))) from None
     absent = check_collected(raw, requested, shown)

@@ -13,19 +13,14 @@ import pandas as pd
 from kernels.spec import VerifyWorkload, WorkloadError
 from profiler.errors import ReportError, refuse_special
 from profiler.nsys_reader import read_nsys_sqlite
-from profiler.readers import NCU_REP, NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
+from profiler.readers import NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
 from profiler.rundir import RunDir, RunDirError, RunSpec
 from roofline.analysis.removal import apply_removal
 from roofline.analysis.summary import summarize
-from roofline.pipelines.capture import (
-    IncompleteRun,
-    completeness,
-    or_discard,
-    pc_samples_of,
-    start_pc_read,
-    timeline_table,
-)
-from roofline.pipelines.run import Run, make_run
+from roofline.analysis.useful import UsefulWork
+from roofline.pipelines.capture import IncompleteRun, completeness, timeline_table
+from roofline.pipelines.loading_folder import folder_timeline
+from roofline.pipelines.run import Run, make_run, passes_note
 
 SAMPLE_RUN = "data/samples/h200-triton_mla-128k"
 
@@ -46,7 +41,11 @@ def _workload(spec: RunSpec | None, where: Path) -> VerifyWorkload | None:
 
 
 def load(
-    path: str | Path | None = None, allow_incomplete: bool = False, gpu=None, removal: str | Path | None = None
+    path: str | Path | None = None,
+    allow_incomplete: bool = False,
+    gpu=None,
+    removal: str | Path | None = None,
+    useful: UsefulWork | None = None,
 ) -> Run:
     """roofline.api.load: the Run of `path` (its docstring says what each argument does)."""
     source = Path(path) if path is not None else sample_run()
@@ -56,7 +55,7 @@ def load(
     spec = manifest = timeline = None
     expected = None
     warnings: list[str] = []
-    pc_read = None  # the PC samples of the run's one Nsight Compute report, read beside its launches
+    pc_samples = pc_note = None  # the PC samples of one Nsight Compute report, read with its launches
     if source.is_dir() and RunDir.is_run(source):
         run_dir = RunDir(source)
         manifest = run_dir.manifest()
@@ -66,12 +65,14 @@ def load(
             raise RunDirError(f"{source}: the manifest names no Nsight Compute report and no nsys sqlite export")
         spec = run_dir.spec()
         warnings = run_dir.warnings()
+        own = run_dir.reports(tool="removal")  # `profile --why`'s experiment: the run's own evidence
+        removal = removal if removal is not None else (own[0] if own else None)
         timeline = read_nsys_sqlite(sqlite[0]) if sqlite else None
         if reports:
-            ncu_reports = [p for p in reports if sniff(p) == NCU_REP]
-            pc_read = start_pc_read(ncu_reports[0]) if len(ncu_reports) == 1 else None
-            tables = or_discard(pc_read, lambda: [read_launches(p) for p in reports])
+            tables = [read_launches(p) for p in reports]
             launches = tables[0]
+            if len(tables) == 1:
+                pc_samples, pc_note = launches.pc_samples, launches.pc_note
             if len(tables) > 1:  # launch numbers repeat across the reports: no rule results
                 launches = dataclasses.replace(
                     tables[0], frame=pd.concat([t.frame for t in tables], ignore_index=True), rules={}
@@ -82,16 +83,21 @@ def load(
             launches = timeline_table(timeline, sqlite[0])
     elif source.is_dir():
         launches = read_folder(source)
-        if len(launches.timelines) == 1:  # nsys beside ncu: the timeline, not more launches
-            timeline = read_nsys_sqlite(source / launches.timelines[0])
+        pc_samples = launches.pc_samples
+        timeline, said = folder_timeline(source, launches)  # nsys beside ncu: the same program's, or none
+        warnings += said
     elif sniff(source) in (NSYS_REP, NSYS_SQLITE):  # by content: a foreign SQLite file gets its own message
         timeline = read_nsys_sqlite(source)
         launches = timeline_table(timeline, source)
     else:
-        pc_read = start_pc_read(source) if sniff(source) == NCU_REP else None
-        launches = or_discard(pc_read, lambda: read_launches(source))
-    pc_samples, pc_note = pc_samples_of(pc_read) if pc_read is not None else (None, None)
+        launches = read_launches(source)
+        pc_samples, pc_note = launches.pc_samples, launches.pc_note
     workload = _workload(spec, source)
+    if useful is not None and workload is not None:
+        raise WorkloadError(
+            f"{source}: the run names its workload, whose FLOPs and bytes are the useful work; "
+            "--useful-flops and --useful-bytes are for captures without one"
+        )
     iterations = spec.iterations if spec else None
     problems = completeness(launches, iterations, expected)
     if problems and not allow_incomplete:
@@ -107,14 +113,16 @@ def load(
         gpu=gpu,
         preset=next(iter(presets)) if len(presets) == 1 else None,
         pc_samples=pc_samples,
+        useful=useful,
     )
     if removal is not None:
         apply_removal(analysis, removal)
+    passes = passes_note(manifest)
     return make_run(
         source,
         launches,
         analysis,
-        warnings + ([pc_note] if pc_note else []),
+        warnings + ([pc_note] if pc_note else []) + ([passes] if passes else []),
         problems,
         spec=spec,
         workload=workload,
@@ -122,4 +130,5 @@ def load(
         timeline=timeline,
         pc_samples=pc_samples,
         removal=Path(removal) if removal is not None else None,
+        useful=useful,
     )

@@ -19,6 +19,7 @@ from profiler.ncu import find_ncu
 from profiler.nsys import find_nsys, importer_missing
 from profiler.run_writer import RunWriter
 from profiler.rundir import RunDir, RunSpec, default_run_name
+from roofline.analysis.removal import apply_removal
 from roofline.analysis.summary import summarize
 from roofline.catalogue.chips import local_device_name
 from roofline.pipelines.capture import (
@@ -33,7 +34,8 @@ from roofline.pipelines.capture import (
     timeline_table,
     timing_pass,
 )
-from roofline.pipelines.run import Run, make_run
+from roofline.pipelines.run import Run, make_run, passes_note
+from roofline.pipelines.why import why_pass
 
 
 def make_workload(
@@ -101,10 +103,12 @@ def profile(
     chip: str | None = None,
     timing_samples: int = DEFAULT_TIMING_SAMPLES,
     source: bool = False,
+    why: bool = False,
+    experiment: list[str] | None = None,
     **workload_fields,
 ) -> Run:
     """roofline.api.profile: the run `kernel` on `workload` makes, written and analysed (its docstring
-    says what each argument does)."""
+    says what each argument does). `experiment`: the removal experiment's program for `why` (a stand-in)."""
 
     say = progress or (lambda msg: None)
     # resolved once (unknown names: an error before anything runs); it travels to ncu and the run's records
@@ -164,7 +168,7 @@ def profile(
             deadline=None if timeout is None else started + timeout,
             limit=f"--timeout {timeout:g} s (the whole capture)" if timeout is not None else None,
         )
-        ncu_run = nsys_run = timing = None
+        ncu_run = nsys_run = timing = why_run = None
         notes: list[str] = []  # what the capture says beside the analysis (analysis.json's notes)
         if "ncu" in tools:
             running = "ncu"
@@ -193,6 +197,10 @@ def profile(
             running = "timing"
             timing = timing_pass(cap, timing_samples, harness.get("device"))
             notes += timing.notes
+        if why:
+            running = "the removal experiment"
+            why_run = why_pass(cap, name, workload, experiment)
+            notes += why_run.notes
         running = "analysis"
         writer.manifest.host = {
             "gpu": harness.get("device"),
@@ -207,8 +215,12 @@ def profile(
         analysis = summarize(
             launches, workload, iterations, preset=ncu_run.preset if ncu_run else None, pc_samples=pc_samples
         )
+        if why_run is not None and why_run.report is not None:  # the experiment names what sets the pace
+            apply_removal(analysis, why_run.report, cap.shown(why_run.report))
         record = dataclasses.replace(analysis, notes=[*analysis.notes, *pc_notes, *notes]).to_dict()
         record["profile"] = _profile_record(list(tools), ncu_run, nsys_run, timing, started)
+        if why_run is not None and why_run.wall_s is not None:
+            record["profile"]["removal_wall_s"] = why_run.wall_s
         if nsys_run is not None:
             record["timeline"] = timeline.summary
         writer.write_json("analysis", record)
@@ -223,17 +235,19 @@ def profile(
     passes = f"{max(ncu_run.passes, default=0)} replay passes per launch, preset {ncu_run.preset}, " if ncu_run else ""
     say(f"wrote {final}: {passes}wall {time.time() - started:.1f} s")
     # what load(final) gives, from what the capture read: the reports are not read again
+    passes_said = passes_note(writer.manifest)
     return make_run(
         final,
         launches,
         analysis,
-        pc_notes,
+        pc_notes + ([passes_said] if passes_said else []),
         [],
         pc_samples,
         spec=spec,
         workload=workload,
         manifest=writer.manifest,
         timeline=timeline,
+        removal=final / why_run.report.name if why_run is not None and why_run.report is not None else None,
     )
 
 

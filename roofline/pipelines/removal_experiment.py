@@ -4,7 +4,15 @@ stay), each timed as one CUDA-graph replay of the whole step (split + combine). 
 for ring, seesaw and hopper).
 
     python -m roofline.pipelines.removal_experiment [--kernel ring,seesaw,hopper,portable,triton_mla,flashmla,gemm]
-        [--ctx 131072] [--heads 8,64] [--page-size 64,1] [--mask tree|chain] [--out DIR]
+        [--ctx 131072] [--heads 8,64] [--page-size 64,1] [--mask tree|chain] [--method graph|rotated] [--out DIR]
+    python -m roofline.pipelines.removal_experiment --for triton_mla_fast --ctx 131072 --heads 8 --page-size 64
+        --method rotated --file RUN/removal.json      # what `roofline profile --why` runs
+
+`--for KERNEL` (a registered kernel) times the one subject its default plan launches at the one workload given
+(subject_for: the ring kernel at 8 heads, page 64; none where the plan's schedule has no switches, said in one
+line, exit 3) and `--file` writes its document there. `--method rotated` times each variant by the bench's
+method (CUDA-graph replays over rotated input sets, no L2 flush: profiler/bench.py rotated_samples_ms, the
+median of its samples); `graph` (the default, as the committed experiments were timed) one input set.
 
 or from Python, `run_experiment(kernels, ctx_lens, heads, page_sizes, mask, out)`: the documents, each
 written to OUT/<kernel>.json when `out` is given.
@@ -51,8 +59,9 @@ from kernels.launch_spec import device_facts
 from kernels.spec import TREE_MASKS, VerifyWorkload, WorkloadError, parse_ctx_len
 from kernels.stream import stream_read
 from kernels.triton_mla import triton_mla
-from profiler.bench import graph_replay_ms, read_kv
+from profiler.bench import graph_replay_ms, read_kv, rotated_input_sets, rotated_samples_ms
 from roofline.analysis.removal import FORMAT, FULL, LOADS_ONLY, READ
+from roofline.pipelines.why import NO_SUBJECT
 
 VARIANTS = {
     FULL: {},
@@ -63,6 +72,14 @@ VARIANTS = {
 }
 MODULE = "roofline.pipelines.removal_experiment"
 METHOD = "CUDA-graph replays of the whole step, medians (read: a bare stream_read of the same KV bytes)"
+METHODS = {
+    "graph": METHOD,
+    "rotated": (
+        "the bench's method: CUDA-graph replays of the whole step over rotated input sets, no L2 flush, the median "
+        "of {samples} samples each (read: a bare stream_read of the same KV bytes, timed the same way)"
+    ),
+}
+ROTATED_SAMPLES = 30  # as the timing pass (roofline profile --timing-samples)
 
 
 @dataclass(frozen=True)
@@ -89,11 +106,16 @@ class Subject:
 
     def step(self, inp, cut: dict):
         """The whole step with `cut` on, as a callable for graph_replay_ms."""
+        call = self.call(cut)
+        return lambda: call(inp)
+
+    def call(self, cut: dict):
+        """The whole step with `cut` on, as a function of the inputs (rotated_samples_ms's)."""
         if self.registered == "triton_mla":
-            return lambda: triton_mla(inp, **cut)
+            return lambda inp: triton_mla(inp, **cut)
         if self.registered == "flashmla":
-            return lambda: flashmla(inp)
-        return lambda: triton_mla_fast(inp, **self.launch, **cut)
+            return lambda inp: flashmla(inp)
+        return lambda inp: triton_mla_fast(inp, **self.launch, **cut)
 
 
 SUBJECTS = {
@@ -127,6 +149,36 @@ class Gemm:
 
 GEMM = Gemm()
 KNOWN = (*SUBJECTS, "gemm")
+REGISTERED = tuple(dict.fromkeys(s.registered for s in SUBJECTS.values()))  # the kernels `--for` takes
+
+
+def subject_for(
+    registered: str, w: VerifyWorkload, device_name: str, sm_count: int, arch: str
+) -> tuple[str | None, str]:
+    """(the SUBJECTS name that times what `registered`'s default plan launches at `w`, or None; why not).
+    For triton_mla_fast the subject's own launch must give the default plan itself (the ring at 8 heads; at
+    64 heads, page 64, the default is the staggered seesaw, which has no switches)."""
+    if w.ctx_lens:
+        return None, "a ragged batch: the experiment times one context length per row"
+    if registered not in REGISTERED:
+        return None, (
+            f"{registered} has no removal switches: the experiment compiles parts of a kernel's source out "
+            "(NO_MMA, NO_SOFTMAX, NO_GATHER), which only triton_mla and triton_mla_fast have"
+        )
+    if registered == "triton_mla_fast":
+        default = plan_fast(w, arch, sm_count, device_name)
+        for name, s in SUBJECTS.items():
+            if s.registered != registered or s.kernel != default.split.name:
+                continue
+            try:
+                if plan_fast(w, arch, sm_count, device_name, **s.launch) == default:
+                    return name, ""
+            except ValueError:
+                continue
+        return None, f"its plan here launches {default.split.name} with a schedule that has no removal switches"
+    name = next(n for n, s in SUBJECTS.items() if s.registered == registered)
+    why = SUBJECTS[name].skip_reason(w, device_name, sm_count, arch)
+    return (None, why) if why else (name, "")
 
 
 def variants(subject: Subject) -> dict[str, dict]:
@@ -156,7 +208,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="the tree mask of every verify kernel (default: each one's own: tree, FlashMLA's chain)",
     )
     ap.add_argument("--out", type=Path, help="write <kernel>.json (roofline-removal/1) per kernel into this folder")
+    ap.add_argument("--method", choices=tuple(METHODS), default="graph", help="graph (one input set) or rotated")
+    ap.add_argument(
+        "--for",
+        dest="registered",
+        help=f"the subject the default plan of this kernel ({', '.join(REGISTERED)}) launches",
+    )
+    ap.add_argument("--file", type=Path, help="with --for: write its one document to this file")
     args = ap.parse_args(argv)
+    if args.registered and args.file is None:  # one workload, the subject chosen by the plan (subject_for)
+        raise SystemExit("removal_cuts: --for needs --file (where its one document goes)")
     args.kernel = [k.strip() for k in args.kernel.split(",") if k.strip()]
     unknown = [k for k in args.kernel if k not in KNOWN]
     if unknown or not args.kernel:
@@ -166,6 +227,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.page_size = _int_list("--page-size", args.page_size)
     if args.out and args.out.exists() and not args.out.is_dir():
         raise SystemExit(f"removal_cuts: --out {args.out}: not a folder")
+    if args.registered and (len(args.ctx) != 1 or len(args.heads) != 1 or len(args.page_size) != 1):
+        raise SystemExit("removal_cuts: --for times one workload: one --ctx, --heads and --page-size")
     return args
 
 
@@ -194,15 +257,22 @@ def subjects(names: list[str], mask: str | None) -> dict[str, Subject]:
     return {n: replace(SUBJECTS[n], tree_mask=mask) if mask else SUBJECTS[n] for n in names}
 
 
+def _rotated_ms(call, sets: list, samples: int = ROTATED_SAMPLES) -> float:
+    """The median ms of one step over rotated input sets (the bench's method)."""
+    got = sorted(rotated_samples_ms(call, sets, samples).samples_ms)
+    return got[len(got) // 2] if len(got) % 2 else (got[len(got) // 2 - 1] + got[len(got) // 2]) / 2
+
+
 def measure(
     subjects: dict[str, Subject],
     ctx_lens: Sequence[int],
     heads: Sequence[int],
     page_sizes: Sequence[int],
     say: Callable[[str], None] = _print,
+    method: str = "graph",
 ) -> dict[str, list[dict]]:
     """{--kernel name: rows} of the verify kernels `subjects` at every ctx_len x page_size x heads, saying
-    each row as it is timed."""
+    each row as it is timed; `method` "graph" (one input set) or "rotated" (the bench's method)."""
     device_name, sm_count, arch = device_facts(torch.device("cuda"))
     names = list(subjects)
     rows: dict[str, list[dict]] = {k: [] for k in names}
@@ -223,17 +293,25 @@ def measure(
                             timed.append(name)
                     if not timed:  # no inputs built where nothing runs
                         continue
-                    inp = build_inputs(w, device="cuda")
+                    sets = rotated_input_sets(w) if method == "rotated" else [build_inputs(w, device="cuda")]
+                    inp = sets[0]
                     if read_ms is None:  # the KV bytes depend on neither heads nor mask (one latent cache)
-                        read_ms = graph_replay_ms(lambda inp=inp: read_kv(inp))
+                        read_ms = (
+                            _rotated_ms(read_kv, sets)
+                            if method == "rotated"
+                            else graph_replay_ms(lambda inp=inp: read_kv(inp))
+                        )
                     for name in timed:
                         subject = subjects[name]
                         for variant, cut in variants(subject).items():
-                            ms = graph_replay_ms(subject.step(inp, cut))
+                            if method == "rotated":
+                                ms = _rotated_ms(subject.call(cut), sets)
+                            else:
+                                ms = graph_replay_ms(subject.step(inp, cut))
                             rows[name].append(dict(point, variant=variant, graph_ms=ms))
                             say(f"{ctx_len:>8} h{n_heads:<3} p{page_size:<4} {name:10} {variant:11} {ms:.4f} ms")
                         rows[name].append(dict(point, variant=READ, graph_ms=read_ms))
-                    del inp
+                    del inp, sets
                     torch.cuda.empty_cache()
     return rows
 
@@ -303,10 +381,11 @@ def document(kernel: str, registered: str, method: str, workload: dict, rows: li
     )
 
 
-def removal_doc(subject: Subject, rows: list[dict], device: str, made_by: str) -> dict:
+def removal_doc(subject: Subject, rows: list[dict], device: str, made_by: str, method: str = "graph") -> dict:
     """One kernel's document: its verify workload's common fields, rows per (ctx_len, heads, page_size)."""
     w = VerifyWorkload(tree_mask=subject.tree_mask)
-    method = METHOD if subject.cuts else f"{METHOD}; nothing of its code can be compiled out: full and read only"
+    how = METHODS[method].format(samples=ROTATED_SAMPLES)
+    method = how if subject.cuts else f"{how}; nothing of its code can be compiled out: full and read only"
     workload = dict(batch=w.batch, q_len=w.q_len, tree_mask=w.tree_mask)
     return document(subject.kernel, subject.registered, method, workload, rows, device, made_by)
 
@@ -342,6 +421,7 @@ def run_experiment(
     out: Path | None = None,
     made_by: str = MODULE,
     say: Callable[[str], None] = _print,
+    method: str = "graph",
 ) -> list[dict]:
     """The removal experiment of `kernels` (names in KNOWN) on this GPU: one roofline-removal/1 document per
     kernel that ran (roofline/analysis/removal.py reads them), each written to `out`/<kernel>.json when `out`
@@ -354,8 +434,8 @@ def run_experiment(
         say(line)
     device = torch.cuda.get_device_name()
     verify = subjects([n for n in names if n in SUBJECTS], mask)
-    rows = measure(verify, ctx_lens, heads, page_sizes, say) if verify else {}
-    docs = [removal_doc(verify[n], r, device, made_by) for n, r in rows.items() if r]
+    rows = measure(verify, ctx_lens, heads, page_sizes, say, method) if verify else {}
+    docs = [removal_doc(verify[n], r, device, made_by, method) for n, r in rows.items() if r]
     if "gemm" in names:
         docs.append(gemm_doc(GEMM, *measure_gemm(GEMM, say), device, made_by))
     if out:  # the format `roofline analyze --removal FILE` reads (roofline/analysis/removal.py)
@@ -367,11 +447,40 @@ def run_experiment(
     return docs
 
 
+def run_for(args, made_by: str, say: Callable[[str], None] = _print) -> int:
+    """--for: the experiment of the subject the registered kernel's plan launches at the one workload, its
+    document written to --file; NO_SUBJECT with the reason said where there is none."""
+    if not torch.cuda.is_available():
+        raise NoGpu("removal_cuts: needs a CUDA GPU (sm_90 for ring, seesaw and hopper); torch sees none")
+    device_name, sm_count, arch = device_facts(torch.device("cuda"))
+    w = VerifyWorkload(
+        ctx_len=args.ctx[0], heads=args.heads[0], page_size=args.page_size[0], tree_mask=args.mask or "tree"
+    )
+    name, why = subject_for(args.registered, w, device_name, sm_count, arch)
+    if name is None:
+        say(f"removal_cuts: no experiment for {args.registered} at {w.describe()}: {why}")
+        return NO_SUBJECT
+    mask = args.mask or "tree"
+    docs = run_experiment([name], args.ctx, args.heads, args.page_size, mask, None, made_by, say, args.method)
+    if not docs:
+        say(f"removal_cuts: {name} was not timed at {w.describe()}")
+        return NO_SUBJECT
+    args.file.parent.mkdir(parents=True, exist_ok=True)
+    args.file.write_text(json.dumps(docs[0], indent=1) + "\n")
+    say(f"wrote {args.file}: {docs[0]['kernel']}")
+    print(table(docs))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     made_by = " ".join(["python -m", MODULE, *(sys.argv[1:] if argv is None else argv)])
     try:
-        docs = run_experiment(args.kernel, args.ctx, args.heads, args.page_size, args.mask, args.out, made_by)
+        if args.registered:
+            raise SystemExit(run_for(args, made_by))
+        docs = run_experiment(
+            args.kernel, args.ctx, args.heads, args.page_size, args.mask, args.out, made_by, method=args.method
+        )
     except NoGpu as exc:
         raise SystemExit(str(exc)) from None
     print(table(docs))

@@ -82,6 +82,9 @@ def build_meta(run, out_md: Path | None = None, source: str | Path | None = None
         preset = next((r.preset for r in m.reports if r.tool == "ncu" and getattr(r, "preset", None)), None)
         if not run.analysis.workload:
             why = f"the run directory {src} has no workload in its spec.json"
+    elif not run.launch_table.counters:  # an nsys timeline alone: in nsys's words
+        kind = "Nsight Systems timeline"
+        why = f"{src.name} is an {kind}: it records each launch's time, grid and block, not the workload behind them"
     else:
         kind = "folder of reports" if src.is_dir() else "report"
         why = f"{src.name} is a bare {kind}: ncu does not record the workload that launched the kernels"
@@ -91,7 +94,13 @@ def build_meta(run, out_md: Path | None = None, source: str | Path | None = None
     gpu = match_gpu(run.analysis.gpu.name)
     report_cmd = (
         f"roofline report {shlex.quote(str(src))}"
-        + (f" --removal {shlex.quote(str(run.removal))}" if run.removal else "")
+        + (
+            f" --removal {shlex.quote(str(run.removal))}"
+            if run.removal and run.removal.resolve().parent != src.resolve()
+            else ""
+        )
+        + (f" --useful-flops {run.useful.flops:g}" if run.useful and run.useful.flops is not None else "")
+        + (f" --useful-bytes {run.useful.bytes:g}" if run.useful and run.useful.bytes is not None else "")
         + (f" -o {shlex.quote(str(out_md))}" if out_md else "")
     )
     return ReportMeta(

@@ -15,6 +15,7 @@ from profiler.nsys_reader import Timeline
 from profiler.rundir import Manifest, RunSpec
 from roofline.analysis.floor import Step
 from roofline.analysis.summary import Analysis
+from roofline.analysis.useful import UsefulWork
 from roofline.analysis.waits import stalls_by_class, stalls_by_line
 
 KERNEL_COLUMNS = [
@@ -57,6 +58,7 @@ class Run:
     timeline: Timeline | None = None  # the nsys timeline, when the run or file has one
     pc_samples: pd.DataFrame | None = None  # per-PC stall samples (profiler/ncu_source.py), when read
     removal: Path | None = None  # the removal experiment that named a kernel's cause (load(removal=...))
+    useful: UsefulWork | None = None  # the user's useful work of a foreign capture (load(useful=...))
 
     @property
     def launches(self) -> pd.DataFrame:
@@ -111,6 +113,18 @@ class Run:
                 "reports": [dataclasses.asdict(r) for r in m.reports],
             }
         return out
+
+
+def passes_note(manifest: Manifest | None) -> str | None:
+    """What the run's ncu capture cost, from its manifest: preset and replay passes per launch."""
+    if manifest is None:
+        return None
+    said = [
+        f"{e.path}: preset {e.preset or 'unknown'}, {e.passes} replay passes per launch"
+        for e in manifest.reports
+        if e.tool == "ncu" and e.passes
+    ]
+    return "ncu captured " + "; ".join(said) if said else None
 
 
 def make_run(

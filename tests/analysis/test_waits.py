@@ -42,7 +42,11 @@ def test_pc_samples_of_the_ring_kernel_by_class_and_line():
     top = ring.loc[ring["samples"].idxmax()]
     assert top["sass"].split()[1] == "BRA" and top["wait_class"] == "role barrier"
     assert top["file"].endswith("kernels/triton_mla_fast_ring.py") and top["line"] == 158
-    assert samples.functions["_gluon_ring_kernel"] == {"mma": True, "async_copies": True, "mbarrier_waits": True}
+    traits = samples.functions["_gluon_ring_kernel"]
+    assert {k: traits[k] for k in ("mma", "async_copies", "mbarrier_waits")} == dict.fromkeys(
+        ("mma", "async_copies", "mbarrier_waits"), True
+    )
+    assert traits["mma_warpgroup"] and not traits["mma_sync"] and traits["mma_opcode"].startswith("HGMMA")
     assert samples.functions["_combine_kernel"]["mma"] is False
 
 

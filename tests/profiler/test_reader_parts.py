@@ -4,13 +4,16 @@ import shutil
 
 import ncu_report
 import pandas as pd
+import pytest
 
 from profiler import ncu_reader
+from profiler.ncu_source import read_pc_samples
 from profiler.ncu_tidy import raw_metrics
 from profiler.readers import read_launches
-from tests.paths import RUNS, SAMPLE_V1
+from tests.paths import FIXTURES, RUNS, SAMPLE_V1
 
-REPORT = RUNS / "h200-triton_mla_fast-128k-p64" / "profile.ncu-rep"  # 6 launches, 2 kernels
+REPORT = RUNS / "h200-triton_mla_fast-ring-128k-p64" / "profile.ncu-rep"  # 6 launches, 2 kernels, PC samples
+TINY10 = FIXTURES / "bench" / "tiny10_full.ncu-rep.gz"  # 10 launches of one kernel, --set full
 
 
 def test_parts_merge_to_the_serial_read():
@@ -18,10 +21,22 @@ def test_parts_merge_to_the_serial_read():
     serial = ncu_reader._read_rows(ncu_report, REPORT, metrics)
     parts = ncu_reader._PartsRead(REPORT, None, metrics)
     assert len(parts.parts) >= 1
-    rows, units, rules = parts.result(60, REPORT)
+    rows, units, rules, _ = parts.result(60, REPORT)
     assert rows == serial[0] and units == serial[1] and rules == serial[2]
     three = [ncu_reader._read_rows(ncu_report, REPORT, metrics, (k, 3)) for k in range(3)]
     assert sorted(r["launch"] for p in three for r in p[0]) == list(range(6))
+
+
+@pytest.mark.parametrize("report", [REPORT, TINY10])
+def test_pc_samples_read_with_the_launches_are_the_ones_a_read_of_their_own_gives(report):
+    """Issue 30: the PC samples come from the launch readers' children as they decode each launch (each launch
+    decoded once), and are the rows of each kernel's first 4 launches, as the serial read of their own."""
+    alone = read_pc_samples(report)
+    table = read_launches(report)
+    assert table.pc_samples is not None and table.pc_note is None
+    pd.testing.assert_frame_equal(table.pc_samples.frame, alone.frame)
+    assert table.pc_samples.functions == alone.functions
+    assert table.pc_samples.frame.groupby("kernel")["launch"].nunique().max() <= 4
 
 
 def test_a_prefetched_read_is_the_same_table_and_a_changed_file_is_read_again(tmp_path):

@@ -1,0 +1,154 @@
+"""Issue 30 item 5: `roofline profile --why` runs the kernel's removal experiment in the same call. Its
+pass (roofline/pipelines/why.py) is run here on a run being written that holds the ring kernel's real H200
+capture at 8 heads (tests/fixtures/h200/runs/h200-triton_mla_fast-ring-128k-p64), with a stand-in for the
+experiment's GPU child that writes the committed experiment's rows (docs/results/h200-removal): the run
+then names the loads, with the experiment's numbers, in `load`, `analyze` and the report alike."""
+
+import json
+import shutil
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+import roofline
+from kernels.spec import VerifyWorkload
+from profiler.run_writer import RunWriter
+from profiler.rundir import RunSpec
+from roofline.cli import main
+from roofline.pipelines.capture import Capture
+from roofline.pipelines.removal_experiment import REGISTERED, parse_args, subject_for
+from roofline.pipelines.why import NO_SUBJECT, WHY_KERNELS, why_command, why_pass
+from tests.paths import ROOT, RUNS
+
+RING = RUNS / "h200-triton_mla_fast-ring-128k-p64"
+EXPERIMENT = ROOT / "docs" / "results" / "h200-removal" / "_gluon_ring_kernel.json"
+H200 = ("NVIDIA H200", 132, "sm_90")
+STAND_IN = """
+import json, sys
+args = sys.argv[1:]
+value = lambda flag: args[args.index(flag) + 1]
+doc = json.load(open({experiment!r}))
+point = dict(ctx_len=int(value("--ctx")), heads=int(value("--heads")), page_size=int(value("--page-size")))
+doc["rows"] = [r for r in doc["rows"] if all(r[k] == v for k, v in point.items())]
+if not doc["rows"]:
+    print("removal_cuts: no experiment for " + value("--for") + " here: the stand-in has no rows for it")
+    sys.exit({no_subject})
+open(value("--file"), "w").write(json.dumps(doc))
+print("wrote", value("--file"))
+"""
+
+
+def _writer(tmp_path):
+    """A run being written that holds the ring capture (its report, spec and harness record)."""
+    writer = RunWriter(tmp_path / "run")
+    spec = json.loads((RING / "spec.json").read_text())
+    writer.write_spec(RunSpec(**{k: spec[k] for k in ("kernel", "workload", "iterations", "created")}))
+    for role in ("ncu", "harness"):
+        shutil.copy(RING / writer.file(role).name, writer.file(role))
+    writer.add_report(writer.file("ncu"), "ncu", launches=6, passes=4, preset="verdict")
+    return writer, VerifyWorkload.from_dict(spec["workload"])
+
+
+def _stand_in(tmp_path):
+    script = tmp_path / "experiment.py"
+    script.write_text(STAND_IN.format(experiment=str(EXPERIMENT), no_subject=NO_SUBJECT))
+    return [sys.executable, str(script)]
+
+
+def test_the_why_pass_names_the_loads_with_the_experiments_numbers(tmp_path):
+    writer, workload = _writer(tmp_path)
+    said = []
+    cap = Capture(writer, ["python3", "-m", "profiler.harness"], said.append)
+    done = why_pass(cap, "triton_mla_fast", workload, _stand_in(tmp_path))
+    assert done.report == writer.file("removal") and not done.notes
+    assert [e.tool for e in writer.manifest.reports] == ["ncu", "removal"]
+    assert (
+        "--for triton_mla_fast --ctx 131072 --heads 8 --page-size 64 --mask tree --method rotated"
+        in (writer.manifest.commands[-1])
+    )
+    final = writer.commit()
+    run = roofline.load(final)  # the run's own experiment applies, as `roofline analyze RUN` reads it
+    ring = next(k for k in run.analysis.kernels if k.kernel == "_gluon_ring_kernel")
+    assert ring.cause == "pipelined: the loads set the pace, by a removal experiment"
+    said = ring.evidence[0]
+    assert "the step takes 0.0706 ms" in said and "the loads alone 0.0638 ms (90% of it)" in said
+    assert str(final / "removal.json") in said
+    text = CliRunner().invoke(main, ["analyze", str(final)]).output
+    assert "_gluon_ring_kernel: latency (pipelined: the loads set the pace, by a removal experiment)" in text
+    md = tmp_path / "report" / "report.md"
+    roofline.report(run, md)
+    report = md.read_text()
+    assert "the loads set the pace" in report and "--removal" not in report  # the run carries its own
+
+
+def test_a_kernel_without_removal_switches_is_told_the_experiment_needs_its_source(tmp_path):
+    writer, workload = _writer(tmp_path)
+    done = why_pass(Capture(writer, [], lambda s: None), "triton_mla_decode", workload, _stand_in(tmp_path))
+    assert done.report is None and "needs a kernel with them" in done.notes[0]
+    assert not writer.file("removal").exists()
+
+
+def test_where_the_plan_has_nothing_to_cut_the_experiment_says_why(tmp_path):
+    writer, _ = _writer(tmp_path)
+    other = VerifyWorkload(ctx_len=8192, heads=8, page_size=64)  # the stand-in has no rows at 8k
+    done = why_pass(Capture(writer, [], lambda s: None), "triton_mla_fast", other, _stand_in(tmp_path))
+    assert done.report is None and done.notes == [
+        "--why: no experiment for triton_mla_fast here: the stand-in has no rows for it"
+    ]
+
+
+def test_the_plan_chooses_the_subject_and_a_schedule_without_switches_is_named():
+    assert set(WHY_KERNELS) == set(REGISTERED)
+    eight = VerifyWorkload(ctx_len=131072, heads=8, page_size=64)
+    assert subject_for("triton_mla_fast", eight, *H200) == ("ring", "")
+    assert subject_for("triton_mla", VerifyWorkload(ctx_len=131072), *H200) == ("triton_mla", "")
+    name, why = subject_for("triton_mla_fast", VerifyWorkload(ctx_len=131072, heads=64, page_size=64), *H200)
+    assert name is None and "_gluon_seesaw_kernel with a schedule that has no removal switches" in why
+    name, why = subject_for("triton_mla_decode", eight, *H200)
+    assert name is None and "has no removal switches" in why
+
+
+def test_the_why_command_is_one_the_experiment_takes():
+    cmd = why_command("triton_mla_fast", VerifyWorkload(ctx_len=131072, heads=8, page_size=64), ROOT / "r.json")
+    args = parse_args(cmd[3:])
+    assert (args.registered, args.ctx, args.heads, args.page_size, args.method) == (
+        "triton_mla_fast",
+        [131072],
+        [8],
+        [64],
+        "rotated",
+    )
+    with pytest.raises(SystemExit, match="--for needs --file"):
+        parse_args(["--for", "triton_mla_fast"])
+
+
+def test_the_experiments_for_pass_times_each_variant_by_the_bench_method(tmp_path, monkeypatch):
+    """`removal_experiment --for` on the CPU, the GPU parts faked: the subject the plan launches, each variant
+    through the rotated timing (the bench's method), one document written to --file."""
+    from roofline.analysis.removal import read_removal
+    from roofline.pipelines import removal_experiment as cuts
+
+    timed = []
+    monkeypatch.setattr(cuts.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(cuts.torch.cuda, "get_device_name", lambda *a: "NVIDIA H200")
+    monkeypatch.setattr(cuts.torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(cuts, "device_facts", lambda device: H200)
+    monkeypatch.setattr(cuts, "rotated_input_sets", lambda w: ["set 0", "set 1"])
+    monkeypatch.setattr(cuts, "_rotated_ms", lambda call, sets: timed.append(sets) or 0.07 - 0.001 * len(timed))
+    out = tmp_path / "removal.json"
+    cmd = why_command("triton_mla_fast", VerifyWorkload(ctx_len=131072, heads=8, page_size=64), out)
+    assert cuts.run_for(cuts.parse_args(cmd[3:]), "test", lambda s: None) == 0
+    (removal,) = read_removal(out)
+    assert removal.kernel == "_gluon_ring_kernel" and set(removal.ms) == {
+        "read",
+        "full",
+        "no-mma",
+        "no-softmax",
+        "no-gather",
+        "loads-only",
+    }
+    assert removal.method.startswith("the bench's method: CUDA-graph replays of the whole step over rotated input sets")
+    assert all(sets == ["set 0", "set 1"] for sets in timed) and len(timed) == 6
+    w64 = why_command("triton_mla_fast", VerifyWorkload(ctx_len=131072, heads=64, page_size=64), out)
+    assert cuts.run_for(cuts.parse_args(w64[3:]), "test", lambda s: None) == NO_SUBJECT
