@@ -29,6 +29,7 @@ from profiler.rundir import (
     file_name,
     sha256,
 )
+from profiler.staging import place_dir, temp_beside
 
 
 class RunWriter:
@@ -53,7 +54,7 @@ class RunWriter:
             final = Path(f"{final}-{n}")
         self.final = final
         self.force = force
-        self.path = final.parent / f".{final.name}.tmp-{os.getpid()}-{time.time_ns()}"
+        self.path = temp_beside(final)  # the one mechanism every output uses (profiler/staging.py)
         try:
             final.parent.mkdir(parents=True, exist_ok=True)
             self.path.mkdir()
@@ -128,17 +129,12 @@ class RunWriter:
         """Mark complete and move into place (replacing an old run only now, when forced)."""
         self.manifest.status, self.manifest.error = "complete", None
         self._write_manifest()
-        old = None
-        if self.final.exists():
-            if not self.force:
-                raise RunDirError(
-                    f"{self.final}: appeared while this run was being written; the new run is kept at {self.path}"
-                )
-            old = self.final.parent / f".{self.final.name}.old-{time.time_ns()}"
-            os.rename(self.final, old)
-        os.rename(self.path, self.final)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        try:
+            place_dir(self.path, self.final, self.force)
+        except FileExistsError:
+            raise RunDirError(
+                f"{self.final}: appeared while this run was being written; the new run is kept at {self.path}"
+            ) from None
         self.path = self.final
         return self.final
 
