@@ -285,7 +285,7 @@ def test_bad_files_are_one_line_errors(tmp_path, make, message):
     path = tmp_path / "capture.sqlite"
     make(path)
     r = cli("analyze", str(path))
-    assert r.exit_code == 1 and message in r.output and len(r.output.strip().splitlines()) == 1
+    assert r.exit_code == 2 and message in r.output and len(r.output.strip().splitlines()) == 1
     assert r.output.startswith("Error: ")
 
 
