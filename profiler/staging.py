@@ -92,7 +92,8 @@ class Staged:
     final that is a folder or a special file. At `commit()`: a new file that appeared meanwhile, or an
     owned one that changed, unless `force`; then nothing of this output is left in place. `hint` ends
     each refusal (the option that forces it, or another place). `seen`: each final's `identity()` when
-    the command began (default: now), for a command that measures for minutes before it writes."""
+    the command began (default: now), for a command that measures for minutes before it writes. `keep`:
+    a refused output stays in its hidden folder, named in the error (minutes of GPU time are not lost)."""
 
     def __init__(
         self,
@@ -102,11 +103,12 @@ class Staged:
         replace: bool = False,
         hint: str = "pass --force to replace it, or choose another -o",
         seen: dict[Path, tuple | None] | None = None,
+        keep: bool = False,
     ):
         self.finals = [Path(f) for f in finals]
         if len({f.name for f in self.finals}) != len(self.finals):
             raise ValueError("staged outputs need distinct names")
-        self.force, self.replace, self.hint = force, replace, hint
+        self.force, self.replace, self.hint, self.keep = force, replace, hint, keep
         for f in self.finals:
             what = "a folder" if f.is_dir() else special_file(f)
             if what and os.path.lexists(f):
@@ -130,8 +132,9 @@ class Staged:
     def __enter__(self) -> Staged:
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.discard()
+    def __exit__(self, kind, exc, tb) -> None:
+        if not (self.keep and isinstance(exc, OutputExists)):
+            self.discard()
 
     def discard(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -157,11 +160,27 @@ class Staged:
                             f"nothing of this one was put in place; {self.hint}"
                         ) from None
                 placed.append(f)
-        except BaseException:
-            for f in placed:  # the new files this output added; replaced ones cannot be given back
-                if self.seen[f] is None and not self.force:
-                    Path(f).unlink(missing_ok=True)
-            raise
-        finally:
+        except OutputExists as exc:
+            self._undo(placed)
+            if self.keep:  # the new output stays where it was written, and the error says where
+                kept = [p for p in sorted(self.folder.iterdir())] if self.folder.is_dir() else []
+                raise OutputExists(
+                    f"{exc}; this one is kept at {self.folder} ({', '.join(p.name for p in kept)})"
+                ) from None
             self.discard()
+            raise
+        except BaseException:
+            self._undo(placed)
+            self.discard()
+            raise
+        self.discard()
         return placed
+
+    def _undo(self, placed: list[Path]) -> None:
+        """Take out the new files this output added; replaced ones cannot be given back."""
+        for f in placed:
+            if self.seen[f] is None and not self.force:
+                if self.keep:  # back into the hidden folder with the rest of this output
+                    os.replace(f, self.path(f))
+                else:
+                    Path(f).unlink(missing_ok=True)

@@ -197,7 +197,7 @@ def save_measured(path: Path, data: dict, seen: tuple | None = None, force: bool
     identity when the measuring began (None: absent); one that changed since is refused unless `force`
     (OutputExists), so two calibrations of one GPU never leave a mix."""
     path = Path(path)
-    staged = Staged([path], replace=True, force=force, seen={path: seen}, hint="pass --force to replace it")
+    staged = Staged([path], replace=True, force=force, seen={path: seen}, hint="pass --force to replace it", keep=True)
     with staged:
         staged.path(path).write_text(strict_json(data) + "\n")
         staged.commit()

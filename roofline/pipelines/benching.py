@@ -85,6 +85,7 @@ def bench_outputs(out: Path, force: bool = False) -> Staged:
         [Path(out) / "bench.json", Path(out) / "bench.csv"],
         force=force,
         hint="pass --force to replace it, or choose another --out",
+        keep=True,
     )
 
 

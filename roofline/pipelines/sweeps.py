@@ -199,7 +199,7 @@ def run_point(
         return PointResult(
             **base,
             status="failed",
-            stops=isinstance(exc, EVERY_POINT),
+            stops=isinstance(exc, EVERY_POINT) or isinstance(exc.__cause__, EVERY_POINT),  # kept runs: the cause
             error=first,
             kept_at=str(kept) if kept else None,
             wall_s=round(time.time() - started, 1),
