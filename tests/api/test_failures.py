@@ -1,5 +1,6 @@
 """The failure catalogue (issue 8 item 7): each failure gives a one-line error, a non-zero exit and
-keeps what was captured (the run under <out>.failed-<time>, its manifest saying why).
+keeps what was captured (the run under <out>.failed-<time>, its manifest saying why). Two writers at
+once and a signal to a sweep: tests/api/test_races.py.
 
 ncu and nsys cannot run on this CPU machine, so stand-ins print what the real tools printed on the
 H200 (tests/fixtures/h200/logs/*.log and tests/fixtures/h200/*.log, tests/fixtures/capture/capture_h200_fixtures.sh)
