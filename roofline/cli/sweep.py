@@ -66,7 +66,7 @@ def command_line(command: click.Command, values: dict) -> list[str]:
         if value is None or value is False:
             continue
         flag = max(option.opts, key=len)  # the long name (--out, not -o): a command a reader can follow
-        argv += [flag] if option.is_flag else [flag, str(value)]
+        argv += [flag] if option.is_flag else [flag, f"{value:g}" if isinstance(value, float) else str(value)]
     return argv
 
 
