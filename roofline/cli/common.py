@@ -1,6 +1,6 @@
 """What every `roofline` command module shares: progress on stderr, a library error as one line with its
-exit code (EXIT_CODES), strict JSON out, and the options and parsers several commands take, one name a
-concept (OPTION_NAMES; the old names stay as hidden aliases, `renamed`)."""
+exit code (roofline/cli/exit_codes.py), strict JSON out, and the options and parsers several commands take,
+one name a concept (the README's table; the old names stay as hidden aliases, `renamed`)."""
 
 from __future__ import annotations
 
@@ -20,16 +20,6 @@ from profiler.checks import strict_json
 from profiler.errors import ReportError
 from profiler.metrics import CHIPS
 from roofline.catalogue.gpus import GpuSpec, MeasuredFileError, UnknownGpu, get_gpu
-from roofline.cli.exit_codes import EXIT_CODES  # noqa: F401 - the table `fail` applies
-
-# One option name per concept across commands; the old names are hidden aliases (`renamed`).
-OPTION_NAMES = {
-    "--gpu NAME": ("a GPU model: a catalogue name (`roofline gpus`) or an ncu chip", ("--project-to", "--chip")),
-    "--devices 0,1": ("CUDA device indices of this host, one worker each", ("--gpus",)),
-    "-o/--out PATH": ("where output is written (a file or a folder)", ()),
-    "--format text|json": ("how the result is printed (some add markdown or line)", ()),
-    "--force": ("replace an output that exists (only once the new one is complete)", ()),
-}
 
 T = TypeVar("T")
 
@@ -46,7 +36,7 @@ def progress(msg: str) -> None:
 
 def fail(exc: Exception) -> click.ClickException:
     """A library error as a one-line CLI error, the one place that maps the error kinds to exit codes
-    (EXIT_CODES): BadInput and a file that cannot be read (ReportError: a report, a run directory, an
+    (roofline/cli/exit_codes.py): BadInput and a file that cannot be read (ReportError: a report, a run directory, an
     incomplete capture) exit 2, the rest 1, with the tool's own lines and where a failed run was kept."""
     msg = str(exc) or getattr(exc, "reason", "")
     kept = getattr(exc, "kept_at", None)
