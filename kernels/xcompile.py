@@ -20,6 +20,7 @@ import sys
 import warnings
 from dataclasses import asdict, dataclass
 
+from kernels.errors import RooflineError
 from kernels.launch_spec import LaunchSpec
 
 # PTX instruction prefix -> MMA family (Hopper warpgroup MMA, Blackwell 5th-gen tensor core,
@@ -30,7 +31,7 @@ _SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) b
 _SMEM = re.compile(r"(\d+) bytes smem")
 
 
-class CompileError(RuntimeError):
+class CompileError(RooflineError, RuntimeError):
     """Triton or ptxas could not compile a launch for an architecture (the message says which)."""
 
 

@@ -5,7 +5,6 @@ beside the final path, every file named by role, the manifest's checksums, and t
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
@@ -15,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from kernels.errors import CaptureFailed
+from profiler.checks import strict_json
 from profiler.errors import Interrupted
 from profiler.rundir import (
     FILES,
@@ -29,6 +29,15 @@ from profiler.rundir import (
     file_name,
     sha256,
 )
+from profiler.staging import place_dir, temp_beside
+
+
+def _next_free(final: Path) -> Path:
+    """`final` with the first `-2`, `-3`, ... suffix nothing holds yet."""
+    n = 2
+    while Path(f"{final}-{n}").exists():
+        n += 1
+    return Path(f"{final}-{n}")
 
 
 class RunWriter:
@@ -36,24 +45,23 @@ class RunWriter:
 
     `final` must not exist unless `force`; with `force` the old run is replaced only once the new
     one is complete. `fail(error)` keeps what was captured under `<final>.failed-<time>`.
-    With `unique`, a taken `final` gets a `-2`, `-3`, ... suffix instead of an error.
+    With `unique`, a taken `final` gets a `-2`, `-3`, ... suffix instead of an error, also when it is
+    taken while the run is written (two default-named runs started in one second).
     """
 
     def __init__(self, final: str | Path, force: bool = False, unique: bool = False):
-        final = Path(final)
+        final = self.asked = Path(final)
         if final.exists() and not force:
             if not unique:
                 what = "a run directory" if RunDir.is_run(final) else "a file or folder"
                 raise RunDirError(
                     f"{final}: already exists ({what}); pass --force to replace it, or choose another --out"
                 )
-            n = 2
-            while Path(f"{final}-{n}").exists():
-                n += 1
-            final = Path(f"{final}-{n}")
+            final = _next_free(final)
         self.final = final
         self.force = force
-        self.path = final.parent / f".{final.name}.tmp-{os.getpid()}-{time.time_ns()}"
+        self.unique = unique
+        self.path = temp_beside(final)  # the one mechanism every output uses (profiler/staging.py)
         try:
             final.parent.mkdir(parents=True, exist_ok=True)
             self.path.mkdir()
@@ -70,8 +78,9 @@ class RunWriter:
         return self.path / file_name(role)
 
     def write_json(self, role: str, data) -> Path:
+        """The run's file of `role` as strict JSON (null, never a bare NaN: profiler/checks.py)."""
         p = self.file(role)
-        p.write_text(json.dumps(data, indent=2) + "\n")
+        p.write_text(strict_json(data) + "\n")
         return p
 
     def write_spec(self, spec: RunSpec) -> Path:
@@ -128,17 +137,16 @@ class RunWriter:
         """Mark complete and move into place (replacing an old run only now, when forced)."""
         self.manifest.status, self.manifest.error = "complete", None
         self._write_manifest()
-        old = None
-        if self.final.exists():
-            if not self.force:
-                raise RunDirError(
-                    f"{self.final}: appeared while this run was being written; the new run is kept at {self.path}"
-                )
-            old = self.final.parent / f".{self.final.name}.old-{time.time_ns()}"
-            os.rename(self.final, old)
-        os.rename(self.path, self.final)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        while True:
+            try:
+                place_dir(self.path, self.final, self.force)
+                break
+            except FileExistsError:
+                if not self.unique:  # a name the user chose: theirs to decide
+                    raise RunDirError(
+                        f"{self.final}: appeared while this run was being written; the new run is kept at {self.path}"
+                    ) from None
+                self.final = _next_free(self.asked)  # two default-named runs in one second: both kept
         self.path = self.final
         return self.final
 

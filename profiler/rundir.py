@@ -27,12 +27,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from kernels.batches import lens_tag
 from kernels.spec import ctx_text
+from profiler.checks import number_problem
 from profiler.errors import ReportError, refuse_special
 
 MANIFEST = "manifest.json"
@@ -65,6 +67,7 @@ FILES = {  # role -> the file's name in a run: every file a run holds
 FORMAT = "roofline-run/2"  # 2: `files` checksums every file besides the reports (spec.json too)
 OLD_FORMAT = "roofline-run/1"  # reports only: read with a warning that spec.json is not checksummed
 STATUSES = ("complete", "failed")
+REPORT_TOOLS = ("ncu", "nsys", "nsys-sqlite", "timing")  # the roles a manifest's report may have
 FAILED_MARK = ".failed-"  # in the name of a kept failed attempt: `<name>.failed-<time>`
 
 
@@ -225,11 +228,25 @@ class Manifest:
             for name, (types, what) in _ENTRY_TYPES.items():
                 if name in r:
                     _want(_typed(r[name], types), where, f"reports[{i}].{name} must be {what}", r[name])
+            for name, integer in (("bytes", True), ("launches", True), ("passes", True)):
+                problem = number_problem(r.get(name), positive=False, integer=integer, null=name != "bytes")
+                if name in r and problem:
+                    raise RunDirError(f"{where}: reports[{i}].{name} {problem}")
+            _want(
+                r["tool"] in REPORT_TOOLS,
+                where,
+                f"reports[{i}].tool must be one of {', '.join(REPORT_TOOLS)}",
+                r["tool"],
+            )
+            if r["path"] in {e.path for e in entries}:
+                raise RunDirError(f"{where}: reports[{i}] names {r['path']} a second time")
             known = {f.name for f in dataclasses.fields(ReportEntry)}
             entries.append(ReportEntry(**{k: v for k, v in r.items() if k in known}))
         for name, (types, what) in _MANIFEST_TYPES.items():
             if name in data:
                 _want(_typed(data[name], types), where, f"{name} must be {what}", data[name])
+        if problem := number_problem(data.get("wall_s"), positive=False, null=True):
+            raise RunDirError(f"{where}: wall_s {problem}")
         files = data.get("files", {})
         for name, digest in files.items():
             _want(
@@ -296,30 +313,58 @@ class RunDir:
         """The path of the run's file of this role (a key of FILES), whether or not it exists."""
         return self.path / file_name(role)
 
+    def own(self, name: str) -> Path:
+        """The run's file `name`, if it is one of the run's own: a symbolic link out of the run, a FIFO,
+        socket or device in its place is refused (RunDirError), whether or not it exists."""
+        p = self.path / name
+        if os.path.islink(p) or os.path.lexists(p):
+            real, root = os.path.realpath(p), os.path.realpath(self.path)
+            if os.path.commonpath([real, root]) != root:
+                raise RunDirError(f"{p}: is a link out of the run (to {real}): a run directory holds its own files")
+            refuse_special(p)
+        return p
+
     def manifest(self) -> Manifest:
-        f = self.file("manifest")
+        f = self.own(MANIFEST)
         if not f.exists():
             raise RunDirError(f"{self.path}: no {MANIFEST}: not a roofline run directory")
         return Manifest.from_dict(_read_json(f), str(f))
 
     def spec(self) -> RunSpec | None:
-        f = self.file("spec")
+        f = self.own(SPEC)
         if not f.exists():
+            self._missing(SPEC)
             return None
         self.verify(SPEC)
         return parse_spec(_read_json(f), str(f))
+
+    def _missing(self, name: str) -> None:
+        """A file the manifest checksums (format 2) that is gone: refused, never read as absent."""
+        m = self.manifest()
+        if m.format != OLD_FORMAT and name in m.files:
+            raise RunDirError(
+                f"{self.path / name}: named in {MANIFEST} with its sha256 but missing (deleted after the run was written)"
+            )
 
     def verify(self, name: str) -> None:
         """Check a file of the run against its sha256 in the manifest (format 2); older runs name none."""
         m = self.manifest()
         if m.format == OLD_FORMAT:
             return
-        p = self.path / name
-        refuse_special(p)
+        p = self._file_of_run(name, "checksummed")
         if name not in m.files:
             raise RunDirError(f"{p}: not checksummed in {MANIFEST}: not a file this run wrote")
         if sha256(p) != m.files[name]:
             raise RunDirError(f"{p}: does not match the sha256 in {MANIFEST} (changed after the run was written)")
+
+    def _file_of_run(self, name: str, how: str) -> Path:
+        """`own(name)`, which must be a regular file: a folder in its place is called a folder."""
+        p = self.own(name)
+        if p.is_dir():
+            raise RunDirError(f"{p}: is a folder, not a file ({how} in {MANIFEST} as a file of the run)")
+        if not p.is_file():
+            raise RunDirError(f"{p}: {how} in {MANIFEST} but missing")
+        return p
 
     def warnings(self) -> list[str]:
         """What reading this run cannot check (an older format), in one line each."""
@@ -340,10 +385,7 @@ class RunDir:
         for entry in m.reports:
             if tool is not None and entry.tool != tool:
                 continue
-            p = self.path / entry.path
-            refuse_special(p)
-            if not p.is_file():
-                raise RunDirError(f"{p}: named in {MANIFEST} but missing")
+            p = self._file_of_run(entry.path, "named")
             if verify and sha256(p) != entry.sha256:
                 raise RunDirError(
                     f"{p}: does not match the sha256 in {MANIFEST} (changed or cut short after the run was written)"
@@ -355,8 +397,10 @@ class RunDir:
         return next((e for e in self.manifest().reports if e.path == Path(report).name), None)
 
     def harness(self) -> dict:
-        f = self.file("harness")
+        f = self.own(HARNESS)
         if not f.exists():
+            if self.file("manifest").is_file():
+                self._missing(HARNESS)
             return {}
         if self.file("manifest").is_file():  # a finished run (a run being written has no manifest yet)
             self.verify(HARNESS)

@@ -150,6 +150,13 @@ def _bound(bound: str | None, cause: str | None) -> str:
     return "-" if bound is None else f"{bound} ({cause})" if cause else bound
 
 
+def kernel_title(k: KernelComparison) -> str:
+    """The kernel's name, `base -> head` when it was paired under another name (and how)."""
+    if k.head_kernel and k.head_kernel != k.kernel:
+        return f"{k.kernel} -> {k.head_kernel}"
+    return k.kernel
+
+
 def summary_rows(cmp: Comparison) -> list[list[str]]:
     rows = [["kernel", "side", "base ms", "head ms", "change", "noise", "per step", "bound"]]
     for k in cmp.kernels:
@@ -158,8 +165,8 @@ def summary_rows(cmp: Comparison) -> list[list[str]]:
         change = f"{pct(d.delta_pct)} {d.verdict}" if d.verdict else "-"
         rows.append(
             [
-                k.kernel,
-                k.side,
+                kernel_title(k),
+                k.side if k.paired_by in (None, "name") else f"both, by {k.paired_by}",
                 _ms(d.base),
                 _ms(d.head),
                 change,
@@ -191,14 +198,33 @@ def _run_lines(cmp: Comparison) -> list[tuple[str, str]]:
 
 
 def render_compare_text(cmp: Comparison) -> str:
+    """The terminal's rendering: the run lines, the kernel table, each kernel's metrics, the notes, and
+    last the gate's verdict with the step's change (render_compare_line: the line a CI log's tail shows)."""
     out = [f"base: {cmp.base}", f"head: {cmp.head}"] + ([same_run_line(cmp)] if cmp.same_run else [])
-    out += [f"{label}: {line}" if label else line for label, line in _run_lines(cmp)]
+    out += [f"{label}: {line}" if label else line for label, line in _run_lines(cmp) if label != "gate"]
     out += ["", align(summary_rows(cmp))]
     for k in cmp.kernels:
-        title = k.kernel + (f" ({k.side})" if k.side != "both" else "")
+        title = kernel_title(k) + (f" ({k.side})" if k.side != "both" else "")
         out += ["", f"{title}: {k.base_config or '-'} -> {k.head_config or '-'}", align(metric_rows(k))]
     out += [f"note: {n}" for n in cmp.notes]
-    return "\n".join(out)
+    return "\n".join(out + ["", render_compare_line(cmp)])
+
+
+def render_compare_line(cmp: Comparison) -> str:
+    """One line: the gate's verdict (or "no gate"), the step's change by the timing samples or the
+    profiler's step times, and SAME RUN when it is one run twice (`compare --format line`)."""
+    timing, step = cmp.timing, cmp.step
+    if timing is not None:
+        change = f"step {pct(timing.delta_pct)} by {timing.n_base}+{timing.n_head} timing samples"
+        if timing.enough:
+            change += f" (p = {timing.p_value:.2g})"
+    elif step is not None and step.delta_pct is not None:
+        change = f"step {number(step.base, 'ms')} -> {number(step.head, 'ms')} ({pct(step.delta_pct)}, profiler times)"
+    else:
+        change = "no step time on both sides"
+    gate = gate_sentence(cmp)
+    verdict = f"gate: {gate}" if gate else "gate: none (pass --fail-if-slower PCT)"
+    return ("SAME RUN: " if cmp.same_run else "") + f"{verdict} | {change}"
 
 
 def _md_table(rows: list[list[str]]) -> str:
@@ -219,7 +245,7 @@ def render_compare_markdown(cmp: Comparison) -> str:
     out += [f"- note: {n}" for n in cmp.notes]
     out += ["", _md_table(summary_rows(cmp)), ""]
     for k in cmp.kernels:
-        title = f"`{k.kernel}`" + (f" ({k.side})" if k.side != "both" else "")
+        title = f"`{kernel_title(k)}`" + (f" ({k.side})" if k.side != "both" else "")
         out += [
             "<details>",
             f"<summary>{title}: every metric, head (delta % vs base)</summary>",

@@ -15,6 +15,18 @@ NO_SOURCE = (
     "no line text: the report embeds no source (`ncu --import-source yes`); each line shows "
     "its instruction with most samples"
 )
+NO_LINE_INFO = (
+    "no line info: the kernel carries no file:line (a closed library kernel, or one built without "
+    "-lineinfo), so each row is one instruction; `--import-source yes` cannot add it"
+)
+
+
+def no_text_note(waits: list[WarpWaits]) -> str | None:
+    """Why the rows show no line text, when none does: no source embedded (which --import-source fixes)
+    or no line info at all (which it cannot)."""
+    if any(w.source_text for w in waits):
+        return None
+    return NO_SOURCE if any(w.line_info for w in waits) else NO_LINE_INFO
 
 
 def kernels_with_waits(analysis: Analysis) -> list[tuple[str, WarpWaits]]:
@@ -32,16 +44,14 @@ def waits_text(analysis: Analysis) -> list[str]:
     if not kernels:
         return []
     out = ["", "where the warps wait (PC samples by instruction; profiler/ncu_source.py):"]
-    embedded = False
     for name, w in kernels:
         out += textwrap.wrap(f"{name} ({w.samples:.0f} samples): {_classes(w)}", 100, subsequent_indent="    ")
         rows = [["share", "where", "class", "line text" if w.source_text else "busiest instruction"]]
         for ln in w.lines:
             rows.append([f"{100 * ln.share:.1f}%", ln.where, ln.wait_class, ln.text[:70]])
         out += ["  " + r for r in align(rows).splitlines()]
-        embedded = embedded or w.source_text
-    if not embedded:
-        out.append(f"  ({NO_SOURCE})")
+    if note := no_text_note([w for _, w in kernels]):
+        out.append(f"  ({note})")
     return out
 
 
@@ -77,6 +87,6 @@ def waits_markdown(analysis: Analysis, chart: Path | None = None) -> list[str]:
             for ln in w.lines
         ]
         out.append("")
-    if not any(w.source_text for _, w in kernels):
-        out += [f"*{NO_SOURCE}.*", ""]
+    if note := no_text_note([w for _, w in kernels]):
+        out += [f"*{note}.*", ""]
     return out

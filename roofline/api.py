@@ -130,10 +130,16 @@ def compare(
     allow_different_workload: bool = False,
     allow_incomplete: bool = False,
     p_value: float = DEFAULT_P_VALUE,
+    pairs: dict[str, str] | None = None,
 ) -> Comparison:
     """Compare two runs (Run objects or paths `load` reads): step, kernels, timing samples and the gate
-    (roofline/analysis/comparison.py)."""
+    (roofline/analysis/comparison.py). Kernels pair by name, else as `pairs` says ({base kernel: head
+    kernel}), else by role (the main pass, the combine: roofline/analysis/pairing.py), each said in a note."""
     runs = [r if isinstance(r, Run) else load(r, allow_incomplete=allow_incomplete) for r in (base, head)]
     return compare_runs(
-        *runs, fail_if_slower_pct=fail_if_slower_pct, allow_different_workload=allow_different_workload, p_value=p_value
+        *runs,
+        fail_if_slower_pct=fail_if_slower_pct,
+        allow_different_workload=allow_different_workload,
+        p_value=p_value,
+        pairs=pairs,
     )

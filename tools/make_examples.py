@@ -54,9 +54,9 @@ $ roofline analyze            # {sample}
 
 So the seed's 140x gap is not page_size=1 gathers and not bandwidth: {grid} programs (one per head) on
 {sms} SMs, each walking the whole 128k prefix serially at ~{per_program:.1f} GB/s. Projected onto the GPU the seed
-ran on (`roofline analyze --project-to {target}`, modelled: latency-bound, so only the SM clock
+ran on (`roofline analyze --gpu {target}`, modelled: latency-bound, so only the SM clock
 helps): {projected} ms per layer, x {layers} layers = {per_step} ms per verify step, against the 714 ms the
-seed's team saw at 128k. `--project-to` also prints the kernel model beside the projection and says why
+seed's team saw at 128k. `--gpu` also prints the kernel model beside the projection and says why
 the two differ (the model assumes each program streams at one SM's share of DRAM bandwidth; this one
 drew less). The report of the same capture: [docs/examples/report/report.md]({example}).
 """

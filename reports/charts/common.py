@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kernels.errors import RooflineError
+
 MAX_KERNELS = 10  # on a chart; the tables list every kernel
 KERNEL_COLORS = [
     "black",
@@ -30,7 +32,7 @@ RC = {
 }
 
 
-class ChartError(RuntimeError):
+class ChartError(RooflineError, RuntimeError):
     """matplotlib is missing or a chart could not be written."""
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from profiler.staging import OutputExists, Staged
 from reports.charts.batch import batch_chart
 from reports.charts.roofline import report_roofs, roofline_chart
 from reports.charts.stalls import stall_chart
@@ -51,12 +52,11 @@ SECTIONS = (
 )
 
 
-class ReportExists(FileExistsError):
-    def __str__(self) -> str:
-        return (
-            f"{self.args[0]} already exists (another run's report?): pass --force to overwrite it, "
-            "or -o NEW/report.md to write a new one"
-        )
+class ReportExists(OutputExists):
+    """A report or chart that exists, or appeared while this one was written (profiler/staging.py)."""
+
+
+REPORT_HINT = "pass --force to overwrite it, or -o NEW/report.md to write a new one"
 
 
 def render_markdown(report: ReportInput, meta: ReportMeta, charts: dict[str, Path] | None = None) -> str:
@@ -75,32 +75,37 @@ def chart_paths(out_md: Path) -> dict[str, Path]:
 
 
 def write_report(report: ReportInput, meta: ReportMeta, out_md: Path, force: bool = False) -> list[Path]:
-    """Write out_md and its charts (PNG + SVG); returns the files written. Refuses to replace an
-    existing report or chart unless `force` (ReportExists)."""
+    """Write out_md and its charts (PNG + SVG); returns the files written. All are written into a hidden
+    folder beside out_md and put in place together, report.md first (profiler/staging.py): an existing
+    report or chart is refused unless `force`, and so is one that appears meanwhile (another report to the
+    same place: one of the two is written whole, the other refused, ReportExists)."""
     out_md = Path(out_md)
     pngs = chart_paths(out_md)
     mine = [out_md] + [p for png in pngs.values() for p in (png, png.with_suffix(".svg"))]
-    if not force:
-        for p in mine:
-            if p.exists():
-                raise ReportExists(p)
-    out_md.parent.mkdir(parents=True, exist_ok=True)
-    analysis = report.analysis
-    chart_title = f"{analysis.gpu.name or 'unknown GPU'}: {Path(meta.source).name}"
-    written, links = [], {}
-    roofs = report_roofs(analysis) + list(meta.roofs)
-    for name, files in (
-        ("roofline", roofline_chart(analysis, roofs, pngs["roofline"].with_suffix(""), chart_title)),
-        ("stalls", stall_chart(analysis, pngs["stalls"].with_suffix(""), chart_title)),
-        ("timeline", timeline_chart(report.timeline, pngs["timeline"].with_suffix(""), chart_title)),
-        ("waits", waits_chart(analysis, pngs["waits"].with_suffix(""), chart_title)),
-        ("batch", batch_chart(analysis.workload, pngs["batch"].with_suffix(""), chart_title)),
-    ):
-        if files:
-            written += files
-            links[name] = Path(files[0].name)
+    try:
+        staged = Staged(mine, force=force, hint=REPORT_HINT)
+    except OutputExists as exc:
+        raise ReportExists(str(exc)) from None
+    with staged:
+        analysis = report.analysis
+        chart_title = f"{analysis.gpu.name or 'unknown GPU'}: {Path(meta.source).name}"
+        links = {}
+        roofs = report_roofs(analysis) + list(meta.roofs)
+        for name, files in (
+            ("roofline", roofline_chart(analysis, roofs, staged.path(pngs["roofline"]).with_suffix(""), chart_title)),
+            ("stalls", stall_chart(analysis, staged.path(pngs["stalls"]).with_suffix(""), chart_title)),
+            ("timeline", timeline_chart(report.timeline, staged.path(pngs["timeline"]).with_suffix(""), chart_title)),
+            ("waits", waits_chart(analysis, staged.path(pngs["waits"]).with_suffix(""), chart_title)),
+            ("batch", batch_chart(analysis.workload, staged.path(pngs["batch"]).with_suffix(""), chart_title)),
+        ):
+            if files:
+                links[name] = Path(files[0].name)
+        staged.path(out_md).write_text(render_markdown(report, meta, links))
+        try:
+            written = staged.commit()
+        except OutputExists as exc:
+            raise ReportExists(str(exc)) from None
     for p in mine[1:]:
         if p not in written and p.exists():
             p.unlink()  # a chart of an earlier report that this one does not have (only with force)
-    out_md.write_text(render_markdown(report, meta, links))
-    return [out_md] + written
+    return written

@@ -28,6 +28,7 @@ import pandas as pd
 
 from kernels.errors import BadInput
 from profiler.timing import TimingSamples, read_timing
+from roofline.analysis.pairing import match_kernels, pair_kernels  # noqa: F401 - match_kernels: by name only
 from roofline.analysis.stats import mann_whitney_u, median_ratio_ci
 from roofline.analysis.summary import KernelSummary, _clean
 from roofline.analysis.verdict import num
@@ -142,6 +143,8 @@ class KernelComparison:
     cause: tuple[str | None, str | None]
     top_stalls: tuple[str | None, str | None]
     timing: SampleTest | None = None  # from both runs' timing samples of this kernel, when taken
+    head_kernel: str | None = None  # the head's name of it (roofline/analysis/pairing.py)
+    paired_by: str | None = None  # name, --pair, role (main|combine); None: on one side only
 
     @property
     def verdict_changed(self) -> bool:
@@ -271,27 +274,6 @@ def _launch_durations(run, k: KernelSummary) -> list[float]:
     return list(t.loc[mask, "duration_ms"])
 
 
-def match_kernels(base: list[KernelSummary], head: list[KernelSummary]):
-    """Pairs (base, head) by kernel name; where a name has several launch configurations on a side,
-    by name and (grid, block). Unmatched ones come back with None on the other side."""
-    pairs = []
-    names = list(dict.fromkeys([k.kernel for k in base] + [k.kernel for k in head]))
-    for name in names:
-        b = [k for k in base if k.kernel == name]
-        h = [k for k in head if k.kernel == name]
-        if len(b) == 1 and len(h) == 1:
-            pairs.append((b[0], h[0]))
-            continue
-        h_left = list(h)
-        for kb in b:
-            same = next((kh for kh in h_left if (kh.grid_size, kh.block_size) == (kb.grid_size, kb.block_size)), None)
-            if same is not None:
-                h_left.remove(same)
-            pairs.append((kb, same))
-        pairs += [(None, kh) for kh in h_left]
-    return pairs
-
-
 def _per_step(run, k: KernelSummary | None) -> float | None:
     if k is None or k.duration_ms is None or run.spec is None or not run.complete:
         return None
@@ -304,6 +286,7 @@ def compare_kernel(
     kb: KernelSummary | None,
     kh: KernelSummary | None,
     timings: tuple[TimingSamples | None, TimingSamples | None] = (None, None),
+    paired_by: str | None = None,
 ) -> KernelComparison:
     metrics = {}
     for name, _unit in METRICS:
@@ -328,12 +311,14 @@ def compare_kernel(
         bound=(kb.bound if kb else None, kh.bound if kh else None),
         cause=(kb.cause if kb else None, kh.cause if kh else None),
         top_stalls=stalls,
-        timing=_kernel_test(timings, kb.kernel) if kb and kh else None,
+        timing=_kernel_test(timings, kb.kernel, kh.kernel) if kb and kh else None,
+        head_kernel=kh.kernel if kh else None,
+        paired_by=paired_by if kb and kh else None,
     )
 
 
-def _kernel_test(timings, kernel: str) -> SampleTest | None:
-    b, h = ((t.kernels_ms or {}).get(kernel) if t else None for t in timings)
+def _kernel_test(timings, base_kernel: str, head_kernel: str) -> SampleTest | None:
+    b, h = ((t.kernels_ms or {}).get(k) if t else None for t, k in zip(timings, (base_kernel, head_kernel)))
     return sample_test(b, h, timings[0].method) if b and h else None
 
 
@@ -414,10 +399,12 @@ def compare(
     fail_if_slower_pct: float | None = None,
     allow_different_workload: bool = False,
     p_value: float = DEFAULT_P_VALUE,
+    pairs: dict[str, str] | None = None,
 ) -> Comparison:
-    """Compare two loaded runs (roofline.api.Run; `roofline.compare` also takes paths). Raises
-    CompareError when the workloads differ (unless allowed) or when a gate is asked for and there is
-    no step time."""
+    """Compare two loaded runs (roofline.api.Run; `roofline.compare` also takes paths). Kernels pair by
+    name, else as `pairs` ({base kernel: head kernel}) says, else by role (roofline/analysis/pairing.py).
+    Raises CompareError when the workloads differ (unless allowed) or when a gate is asked for and there
+    is no step time."""
     if not 0 < p_value <= 1:
         raise CompareError(f"p_value must be in (0, 1], got {p_value}")
     if fail_if_slower_pct is not None and not (math.isfinite(fail_if_slower_pct) and fail_if_slower_pct >= 0):
@@ -463,10 +450,9 @@ def compare(
             notes.append(f"the timing samples were taken by different methods ({' vs '.join(sorted(methods))})")
     elif any(timings):
         notes.append("timing samples on one side only: the step is compared by the profiler's times")
-    kernels = [
-        compare_kernel(base_run, head_run, kb, kh, timings)
-        for kb, kh in match_kernels(base_run.analysis.kernels, head_run.analysis.kernels)
-    ]
+    paired, pair_notes = pair_kernels(base_run.analysis.kernels, head_run.analysis.kernels, pairs)
+    notes += pair_notes
+    kernels = [compare_kernel(base_run, head_run, p.base, p.head, timings, p.how) for p in paired]
     gate = decide_gate(fail_if_slower_pct, p_value, test, step)
     one = same_run(base_run, head_run)
     if one:

@@ -19,9 +19,18 @@ class Check:
     blocks: bool = False  # profiling cannot work while this is so
 
 
-def verdict(checks: list[Check]) -> tuple[bool, str]:
-    """(can profile, one line saying so)."""
+ANALYSIS_ENVIRONMENT = (
+    "a CPU analysis environment (no NVIDIA driver, no CUDA build of torch): analyze, report, compare, model "
+    "and sweep --summarize work here; profile, bench, calibrate and validate need a GPU machine (run "
+    "`roofline doctor` there)"
+)
+
+
+def verdict(checks: list[Check], analysis_environment: bool = False) -> tuple[bool, str]:
+    """(can profile, one line saying so); in a CPU analysis environment the line says what works there."""
     blocking = [c for c in checks if c.blocks]
+    if analysis_environment and not any(c.status == "FAIL" for c in checks):
+        return False, ANALYSIS_ENVIRONMENT
     ncu_ok = any(c.name == "ncu" and c.status == "ok" for c in checks) and not any(
         c.name == "counters" and c.status == "FAIL" for c in checks
     )

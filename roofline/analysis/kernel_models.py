@@ -207,17 +207,17 @@ def share_gbps(gpu: GpuSpec) -> float:
 
 
 def assumption_note(model: KernelModel, gpu: GpuSpec) -> str:
-    """What the model's time assumes, and how `analyze --project-to` differs, in one sentence."""
+    """What the model's time assumes, and how `analyze --gpu` differs, in one sentence."""
     if model.limited_by != "serial program":
         return (
             "assumes the bytes it moves stream at the full DRAM bandwidth; `roofline analyze RUN "
-            "--project-to GPU` instead scales a measured time by the measured bound"
+            "--gpu GPU` instead scales a measured time by the measured bound"
         )
     return (
         f"assumes each program streams its {model.per_program_bytes / 1e6:.1f} MB at one SM's share of "
         f"DRAM bandwidth ({share_gbps(gpu):.1f} GB/s on {gpu.short_name}); a latency-bound program draws "
         "only what its own loads in flight allow, which tracks the SM clock, not the bandwidth, so "
-        "`roofline analyze RUN --project-to GPU` (measured time x SM clock ratio) is the number to "
+        "`roofline analyze RUN --gpu GPU` (measured time x SM clock ratio) is the number to "
         "trust for a profiled kernel"
     )
 

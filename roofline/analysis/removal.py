@@ -25,12 +25,15 @@ capture that names a verify workload is refused, as is a verify file on a captur
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from kernels.errors import BadInput
+from kernels.spec import VerifyWorkload
+from profiler.checks import number_problem, unknown_keys
+from profiler.errors import special_file
 from roofline.analysis.pipelined import REMOVAL_HINT
 
 FORMAT = "roofline-removal/1"
@@ -43,6 +46,11 @@ LOADS_SET_THE_PACE = 0.8  # the loads alone take 80% of the step or more: the ma
 ONE_PART = 0.5  # a part sets the pace when removing it saves half of what removing all the math saves
 SLOWER_BY = 0.02  # a cut that makes the step 2% slower changed the compiled schedule: left out
 KEYS = ("ctx_len", "heads", "page_size")
+VARIANTS = (FULL, *FULL_ALIASES, *CUTS, LOADS_ONLY, READ)  # a row of any other name is a misspelling
+ROW_FIELDS = (*KEYS, "variant", "graph_ms")
+WORKLOAD_FIELDS = tuple(f.name for f in dataclasses.fields(VerifyWorkload))
+CHECKED = ("batch", "q_len", "tree_mask")  # what sets a verify step's time besides KEYS: named, or said unchecked
+MAX_MS = 1e7  # a step of hours is no measurement
 
 
 class RemovalError(BadInput):
@@ -76,14 +84,12 @@ class RemovalVerdict:
 
 
 def read_removal(path: str | Path, name: str | Path | None = None) -> list[Removal]:
-    """Every workload of a removal-experiment file; one-line errors naming the file (`name`: the path to show,
-    e.g. where a run being written will keep it)."""
+    """Every workload of a removal-experiment file; one-line errors naming the file and the field: a
+    number out of range, a variant of no known name, two rows of one variant at one point, a field the
+    reader does not know (`name`: the path to show, e.g. where a run being written will keep it)."""
     path = Path(path)
     shown = Path(name) if name is not None else path
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RemovalError(f"{path}: cannot read a removal experiment ({exc})") from exc
+    data = _load(path)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         got = data.get("format") if isinstance(data, dict) else type(data).__name__
         raise RemovalError(f"{path}: not a removal experiment (format {FORMAT!r} expected, got {got!r})")
@@ -98,17 +104,35 @@ def read_removal(path: str | Path, name: str | Path | None = None) -> list[Remov
     op = common.get("op")
     if op is not None and (not isinstance(op, str) or not op):
         raise RemovalError(f"{path}: workload 'op' must name the op (e.g. \"gemm\"), got {op!r}")
+    if not op and (unknown := unknown_keys(common, WORKLOAD_FIELDS)):
+        raise RemovalError(
+            f"{path}: workload: unknown field {unknown[0]!r} (a verify step's: {', '.join(CHECKED)}, ...)"
+        )
     keys = () if op else KEYS  # an op's rows are variants alone (module doc)
     by_point: dict[tuple, dict[str, float]] = {}
+    first: dict[tuple, int] = {}
     for i, row in enumerate(data["rows"]):
         ms = row.get("graph_ms") if isinstance(row, dict) else None
-        if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not math.isfinite(ms) or ms <= 0:
-            raise RemovalError(f"{path}: rows[{i}]: graph_ms must be a positive number of milliseconds, got {ms!r}")
-        if not all(isinstance(row.get(k), int) for k in keys) or not isinstance(row.get("variant"), str):
-            need = f"integer {', '.join(keys)} and " if keys else ""
+        if problem := number_problem(ms, maximum=MAX_MS):
+            raise RemovalError(f"{path}: rows[{i}]: graph_ms {problem} (milliseconds)")
+        if not all(number_problem(row.get(k), integer=True) is None for k in keys) or not isinstance(
+            row.get("variant"), str
+        ):
+            need = f"integer {', '.join(keys)} (above 0) and " if keys else ""
             raise RemovalError(f"{path}: rows[{i}]: needs {need}a variant name")
+        if unknown := unknown_keys(row, ROW_FIELDS):
+            raise RemovalError(f"{path}: rows[{i}]: unknown field {unknown[0]!r} (a row holds {', '.join(ROW_FIELDS)})")
+        if row["variant"] not in VARIANTS:
+            raise RemovalError(f"{path}: rows[{i}]: unknown variant {row['variant']!r} (known: {', '.join(VARIANTS)})")
         variant = FULL_ALIASES.get(row["variant"], row["variant"])
-        by_point.setdefault(tuple(row[k] for k in keys), {})[variant] = float(ms)
+        point = tuple(row[k] for k in keys)
+        if (point, variant) in first:
+            raise RemovalError(
+                f"{path}: rows[{i}]: a second {variant!r} row for {_point(dict(zip(keys, point)), keys) or 'the op'} "
+                f"(rows[{first[point, variant]}] is the first): keep one"
+            )
+        first[point, variant] = i
+        by_point.setdefault(point, {})[variant] = float(ms)
     return [
         Removal(
             kernel=data["kernel"],
@@ -120,6 +144,22 @@ def read_removal(path: str | Path, name: str | Path | None = None) -> list[Remov
         )
         for point, ms in by_point.items()
     ]
+
+
+def _load(path: Path):
+    """The file's JSON; a FIFO, socket or device is refused before it is opened (it would hang)."""
+    what = special_file(path)
+    if what is not None:
+        raise RemovalError(f"{path}: is {what}, not a regular file: a removal experiment is a JSON file")
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RemovalError(f"{path}: cannot read a removal experiment ({exc})") from exc
+
+
+def unchecked(r: Removal) -> list[str]:
+    """The fields that set a verify step's time which the file does not name: any capture matches them."""
+    return [] if r.workload.get("op") else [f for f in CHECKED if f not in r.workload]
 
 
 def matching(removals: list[Removal], device: str | None, workload) -> Removal:
@@ -146,6 +186,11 @@ def matching(removals: list[Removal], device: str | None, workload) -> Removal:
                 f"({_point(workload)})"
             )
         return _with_full(removals[0])
+    if workload.get("ctx_lens") and "ctx_lens" not in removals[0].workload:  # max(ctx_lens) is no point of it
+        raise RemovalMismatch(
+            f"{source}: the capture is a ragged batch (ctx_lens {workload['ctx_lens']}); the file times "
+            "uniform points (it names no ctx_lens)"
+        )
     for r in removals:
         if all(workload.get(k) == v for k, v in r.workload.items()):
             return _with_full(r)
@@ -285,10 +330,12 @@ def apply_removal(analysis, path: str | Path, name: str | Path | None = None) ->
 
 
 def _kernel_of(path: Path) -> str | None:
-    """The kernel a removal-experiment file times, or None for a file that is none."""
+    """The kernel a removal-experiment file times, or None for a file that is none (a FIFO is refused)."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = _load(path)
+    except RemovalError:
+        if special_file(path) is not None:
+            raise
         return None
     return data.get("kernel") if isinstance(data, dict) and data.get("format") == FORMAT else None
 
@@ -311,5 +358,7 @@ def _apply(analysis, r: Removal) -> str:
         k.evidence = v.evidence + kept
     what = "cause from the removal experiment" if decided else "evidence from"
     note = f"{r.kernel}: {what} {r.source} ({_point(r.workload)})"
+    if missing := unchecked(r):
+        note += f"; the file names no {', '.join(missing)}: not checked against this capture's"
     analysis.notes.append(note)
     return note

@@ -99,7 +99,7 @@ def scaling_fits(table: pd.DataFrame, read_gbps: float, matmul_tflops: float) ->
 
 def read_fit(points: list[tuple[int, float]], source: str) -> ReadFit:
     """time = fixed + bytes / rate over (bytes, ms) points of one reader (at least MIN_POINTS sizes);
-    ValueError when there are fewer or the time does not grow with the bytes."""
+    ValueError when there are fewer, the time does not grow with the bytes or the fixed part is not positive."""
     if len({b for b, _ in points}) < MIN_POINTS:
         raise ValueError(f"a read fit needs at least {MIN_POINTS} sizes, got {len(points)}")
     x = np.array([b for b, _ in points], float)
@@ -107,6 +107,11 @@ def read_fit(points: list[tuple[int, float]], source: str) -> ReadFit:
     slope, intercept, worst = line_fit(x, y)
     if slope <= 0:
         raise ValueError("the read time does not grow with the bytes: no rate to fit")
+    if intercept <= 0:  # the measured file refuses it too (roofline/catalogue/gpus.py): no fixed cost to add
+        raise ValueError(
+            f"the read fit's fixed part is {intercept * 1e6:.2f} us, not positive: the time grows faster than the "
+            "bytes over these sizes (measure again on an idle GPU)"
+        )
     return ReadFit(
         fixed_us=float(intercept * 1e6),
         gbps=float(1 / slope / 1e9),

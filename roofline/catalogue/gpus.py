@@ -5,7 +5,6 @@ first, then the ones shipped with the package (data/measured/<short_name>.json, 
 from __future__ import annotations
 
 import json
-import math
 import os
 from dataclasses import dataclass, field, fields
 from importlib import resources
@@ -13,9 +12,11 @@ from pathlib import Path
 
 from kernels.errors import BadInput
 from kernels.hardware import Gpu, find_gpu, gpus
+from profiler.checks import LIMIT, number_problem, strict_json, unknown_keys
+from profiler.errors import special_file
+from profiler.staging import Staged
 
 PACKAGED_MEASURED_DIR = "data/measured"  # inside the package: defaults, never written at run time
-MEASURED_RATES = ("read_gbps", "copy_gbps", "l2_read_gbps", "matmul_tflops")  # each a positive finite number
 
 
 @dataclass(frozen=True)
@@ -64,20 +65,17 @@ class GpuSpec(Gpu):
     def read_fit(self) -> ReadFit | None:
         """The measured time to read n bytes at any size (`read_fit` in the measured file), when there is one."""
         f = self.measured.get("read_fit")
-        if not isinstance(f, dict):
+        if f is None:
             return None
-        try:
-            return ReadFit(
-                float(f["fixed_us"]),
-                float(f["gbps"]),
-                int(f["min_bytes"]),
-                int(f["max_bytes"]),
-                str(f.get("source", self.measured.get("source", ""))),
-            )
-        except (KeyError, TypeError, ValueError):
-            raise MeasuredFileError(
-                f"{self.measured_from}: read_fit needs fixed_us, gbps, min_bytes and max_bytes as numbers, got {f!r}"
-            ) from None
+        # checked where the file was read (_check_read_fit); a hand-made GpuSpec is checked here
+        _check_read_fit(f, self.measured_from or "measured ceilings")
+        return ReadFit(
+            float(f["fixed_us"]),
+            float(f["gbps"]),
+            int(f["min_bytes"]),
+            int(f["max_bytes"]),
+            str(f.get("source", self.measured.get("source", ""))),
+        )
 
     def ceilings(self) -> list[Ceiling]:
         """Every roof this GPU has, datasheet and measured, each labelled."""
@@ -119,7 +117,30 @@ def packaged_measured_file(short_name: str) -> str:
     return str(resources.files("roofline").joinpath(f"{PACKAGED_MEASURED_DIR}/{short_name}.json"))
 
 
+# What a measured file may hold, each number with its largest plausible value (GB/s, TFLOP/s, ns): a
+# number past it (1e300) is refused as surely as a negative one, and a key roofline does not know (a
+# misspelt "read_gpbs" would leave the datasheet's number in use without a word) is named.
+MEASURED_LIMITS = {
+    "read_gbps": 1e5,
+    "copy_gbps": 1e5,
+    "l2_read_gbps": 1e6,
+    "matmul_tflops": 1e5,
+    "load_latency_ns": 1e6,
+}
+MEASURED_TEXT = ("device", "source", "load_latency_source")
+READ_FIT_LIMITS = {
+    "fixed_us": (1e6, False),
+    "gbps": (1e5, False),
+    "min_bytes": (LIMIT, True),
+    "max_bytes": (LIMIT, True),
+}
+
+
 def _read_measured(path: str) -> dict:
+    """A measured-ceilings file, every field checked where it is read (MeasuredFileError naming the field)."""
+    what = special_file(path)
+    if what is not None:
+        raise MeasuredFileError(f"{path}: is {what}, not a regular file: measured ceilings are read from a JSON file")
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
@@ -128,35 +149,58 @@ def _read_measured(path: str) -> dict:
         ) from None
     if not isinstance(data, dict):
         raise MeasuredFileError(f"{path}: measured ceilings must be a JSON object")
-    for key in MEASURED_RATES:
-        value = data.get(key)
-        if key in data and not (
-            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
-        ):
-            raise MeasuredFileError(
-                f"{path}: {key} must be a positive number, got {json.dumps(value)}; "
-                "rerun `roofline calibrate --save` or fix the file"
-            )
-    if "source" in data and not isinstance(data["source"], str):
-        raise MeasuredFileError(f"{path}: source must be a string, got {json.dumps(data['source'])}")
-    return data
+    if unknown := unknown_keys(data, (*MEASURED_LIMITS, *MEASURED_TEXT, "read_fit")):
+        raise MeasuredFileError(
+            f"{path}: unknown field {unknown[0]!r} (known: {', '.join((*MEASURED_LIMITS, 'read_fit'))}); "
+            "a misspelt ceiling would be ignored"
+        )
+    for key, maximum in MEASURED_LIMITS.items():
+        if problem := number_problem(data.get(key), maximum=maximum, null=True):
+            raise MeasuredFileError(f"{path}: {key} {problem}; rerun `roofline calibrate --save` or fix the file")
+    for key in MEASURED_TEXT:
+        if key in data and not isinstance(data[key], str):
+            raise MeasuredFileError(f"{path}: {key} must be a string, got {json.dumps(data[key])}")
+    if "read_fit" in data:
+        _check_read_fit(data["read_fit"], path)
+    return {k: v for k, v in data.items() if v is not None}  # null: not measured (calibrate found no L2 read)
+
+
+def _check_read_fit(fit, path: str) -> None:
+    """read_fit: an object of positive numbers in range, min_bytes <= max_bytes, nothing unknown."""
+    need = ", ".join(READ_FIT_LIMITS)
+    if not isinstance(fit, dict):
+        raise MeasuredFileError(f"{path}: read_fit must be an object ({need}), got {json.dumps(fit)}")
+    if unknown := unknown_keys(fit, (*READ_FIT_LIMITS, "source")):
+        raise MeasuredFileError(f"{path}: read_fit: unknown field {unknown[0]!r} (known: {need}, source)")
+    for key, (maximum, integer) in READ_FIT_LIMITS.items():
+        if key not in fit:
+            raise MeasuredFileError(f"{path}: read_fit needs {need}; {key} is missing")
+        if problem := number_problem(fit[key], maximum=maximum, integer=integer):
+            raise MeasuredFileError(f"{path}: read_fit.{key} {problem}")
+    if fit["min_bytes"] > fit["max_bytes"]:
+        raise MeasuredFileError(f"{path}: read_fit.min_bytes {fit['min_bytes']} is above max_bytes {fit['max_bytes']}")
+    if "source" in fit and not isinstance(fit["source"], str):
+        raise MeasuredFileError(f"{path}: read_fit.source must be a string, got {json.dumps(fit['source'])}")
 
 
 def _measured(short_name: str) -> tuple[dict, str]:
     """(ceilings, file): the user's own file first, then the packaged default; ({}, "") when neither."""
     for path in (str(user_measured_dir() / f"{short_name}.json"), packaged_measured_file(short_name)):
-        if os.path.isfile(path):
+        if os.path.exists(path):  # a FIFO or a folder in its place is refused, never skipped
             return _read_measured(path), path
     return {}, ""
 
 
-def save_measured(short_name: str, data: dict) -> Path:
-    """Write measured ceilings to the user's file (atomically) and return its path."""
-    path = user_measured_dir() / f"{short_name}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+def save_measured(path: Path, data: dict, seen: tuple | None = None, force: bool = False) -> Path:
+    """Write measured ceilings to `path` (the user's file, user_measured_dir()/<gpu>.json) in one step
+    (profiler/staging.py): written beside it and renamed over it, strict JSON. `seen`: the file's
+    identity when the measuring began (None: absent); one that changed since is refused unless `force`
+    (OutputExists), so two calibrations of one GPU never leave a mix."""
+    path = Path(path)
+    staged = Staged([path], replace=True, force=force, seen={path: seen}, hint="pass --force to replace it", keep=True)
+    with staged:
+        staged.path(path).write_text(strict_json(data) + "\n")
+        staged.commit()
     return path
 
 

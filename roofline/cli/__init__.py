@@ -8,6 +8,8 @@ import importlib
 
 import click
 
+from roofline.cli.exit_codes import EXIT_CODES
+
 # command -> ("module:attribute", what `roofline --help` says of it: the start of the command's docstring,
 # so that --help imports no command module; tests/cli/test_cli.py holds the two together)
 COMMANDS = {
@@ -43,7 +45,9 @@ class LazyGroup(click.Group):
         if cmd_name not in self.lazy_commands:
             return None  # click says "No such command"
         module, attr = self.lazy_commands[cmd_name][0].split(":")
-        return getattr(importlib.import_module(module), attr)
+        command = getattr(importlib.import_module(module), attr)
+        command.epilog = command.epilog or EXIT_CODES  # the one table, at the end of every command's --help
+        return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, self.lazy_commands[name][1]) for name in self.list_commands(ctx)]
@@ -51,7 +55,10 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, lazy_commands=COMMANDS)
+@click.group(cls=LazyGroup, lazy_commands=COMMANDS, epilog=EXIT_CODES)
 @click.version_option(package_name="roofline")
 def main() -> None:
-    """How far an attention kernel is from what the GPU allows, and why."""
+    """How far an attention kernel is from what the GPU allows, and why.
+
+    One option name a concept in every command: --gpu NAME (a GPU model or ncu chip), --devices 0,1
+    (this host's GPUs), -o/--out PATH, --format, --force."""

@@ -3,6 +3,8 @@ with `--serving`, issue 29's serving rows (ragged and skewed batches beside a ba
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import click
@@ -12,17 +14,21 @@ from kernels.errors import RooflineError
 from kernels.fast.common import CONFIG_KEYS
 from kernels.registry import get_kernel
 from kernels.spec import TREE_MASKS, WorkloadError, parse_ctx_len
+from profiler.proc import stop_signals_interrupt
 from reports.serving import render_serving_text
 from reports.text import render_bench
 from roofline.cli.common import (
     BadInputExit,
     comma_list,
-    folder_option,
+    echo_json,
+    force_option,
+    format_option,
     need_kernels,
+    out_option,
     progress,
 )
 from roofline.cli.common import fail as _fail
-from roofline.pipelines.benching import grid_points, lens_points, read_bench, run_bench, serving_points
+from roofline.pipelines.benching import bench_outputs, grid_points, lens_points, read_bench, run_bench, serving_points
 
 SERVING_KERNELS = "read,flashmla,triton_mla_fast_graph"
 GRID_KERNELS = "triton_mla,triton_mla_decode,triton_mla_fast"
@@ -109,7 +115,8 @@ def _mask(name: str) -> str:
     )
     + f"; page {SERVING_PAGE_SIZE}, {SERVING_MASK} mask",
 )
-@folder_option("--out", "out_dir", "the bench folder (bench.csv, bench.json)", default="runs/bench")
+@out_option("out_dir", "the bench folder (bench.csv, bench.json)", default="runs/bench", folder=True)
+@force_option
 @click.option(
     "--from",
     "from_json",
@@ -125,6 +132,7 @@ def _mask(name: str) -> str:
     help="rotated: CUDA-graph replays over rotated input sets, no L2 flush (as a model's layers read "
     "their own KV caches); flush: triton's do_bench, L2 flushed before each call",
 )
+@format_option()
 def bench_cmd(
     kernel_list,
     ctx_list,
@@ -137,13 +145,17 @@ def bench_cmd(
     seed,
     serving,
     out_dir,
+    force,
     from_json,
     method,
+    fmt,
 ) -> None:
     """Time every kernel x ctx x page size x heads on this GPU against the floor (needs a GPU), and fit
     each kernel's time to fixed + KV bytes / rate over the context lengths. --lens and --batch time ragged or
-    batched steps; --serving issue 29's serving rows."""
+    batched steps; --serving issue 29's serving rows. An earlier bench.json in --out is refused before
+    anything is timed, unless --force."""
 
+    staged = None
     try:
         if from_json:
             bench = read_bench(Path(from_json))
@@ -152,14 +164,27 @@ def bench_cmd(
                 kernel_list, ctx_list, page_sizes, heads_list, mask_list, q_len, batch, lens_list, seed, serving
             )
             need_kernels("bench")
-            bench = run_bench(names, points=points, method=method, progress=progress)
-    except RooflineError as exc:
+            staged = bench_outputs(Path(out_dir), force)  # claimed now, not after minutes on the GPU
+            with stop_signals_interrupt():  # SIGTERM / SIGHUP as Ctrl-C: nothing half-written is left
+                bench = run_bench(names, points=points, method=method, progress=progress)
+    except (RooflineError, KeyboardInterrupt) as exc:
+        if staged is not None:
+            staged.discard()
+        if isinstance(exc, KeyboardInterrupt):
+            click.echo(f"Error: interrupted ({getattr(exc, 'how', 'Ctrl-C')}): nothing was written", err=True)
+            sys.exit(getattr(exc, "exit_code", 130))
         raise _fail(exc) from None
-    click.echo(render_bench(bench.table, bench.meta, bench.fits))
-    if serving := render_serving_text(bench.table):
-        click.echo("\n" + serving)
-    if not from_json:
-        files = bench.save(Path(out_dir))
+    if fmt == "json":
+        echo_json(json.loads(bench.to_json()))
+    else:
+        click.echo(render_bench(bench.table, bench.meta, bench.fits))
+        if serving_text := render_serving_text(bench.table):
+            click.echo("\n" + serving_text)
+    if staged is not None:
+        try:
+            files = bench.save(staged)
+        except RooflineError as exc:
+            raise _fail(exc) from None
         progress(f"wrote {' and '.join(str(f) for f in files)}")
 
 

@@ -1,18 +1,24 @@
-"""What every `roofline` command module shares: progress on stderr, a library error as one line, and the
-options and parsers several commands take."""
+"""What every `roofline` command module shares: progress on stderr, a library error as one line with its
+exit code (roofline/cli/exit_codes.py), strict JSON out, and the options and parsers several commands take,
+one name a concept (the README's table; the old names stay as hidden aliases, `renamed`)."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from collections.abc import Callable
 from typing import TypeVar
 
 import click
+from click.core import ParameterSource
 
 from kernels.batches import make_workload as batch_workload
 from kernels.errors import BadInput
 from kernels.registry import UnknownKernel, check_workload, get_kernel
 from kernels.spec import TREE_MASKS, VerifyWorkload, WorkloadError, parse_ctx_len
+from profiler.checks import strict_json
+from profiler.errors import ReportError
+from profiler.metrics import CHIPS
 from roofline.catalogue.gpus import GpuSpec, MeasuredFileError, UnknownGpu, get_gpu
 
 T = TypeVar("T")
@@ -30,13 +36,63 @@ def progress(msg: str) -> None:
 
 def fail(exc: Exception) -> click.ClickException:
     """A library error as a one-line CLI error, the one place that maps the error kinds to exit codes
-    (kernels/errors.py): BadInput exits 2, the rest 1, with the tool's own lines and where a failed run
-    was kept."""
+    (roofline/cli/exit_codes.py): BadInput and a file that cannot be read (ReportError: a report, a run directory, an
+    incomplete capture) exit 2, the rest 1, with the tool's own lines and where a failed run was kept."""
     msg = str(exc) or getattr(exc, "reason", "")
     kept = getattr(exc, "kept_at", None)
     if kept is not None:
         msg += f"\nthe failed run is kept at {kept} (manifest.json says why; nothing captured was lost)"
-    return BadInputExit(msg) if isinstance(exc, BadInput) else click.ClickException(msg)
+    return BadInputExit(msg) if isinstance(exc, (BadInput, ReportError)) else click.ClickException(msg)
+
+
+def echo_json(value) -> None:
+    """Print `value` as strict JSON (null for NaN: profiler/checks.py strict_json)."""
+    click.echo(strict_json(value))
+
+
+def renamed(old: str, new: str, dest: str, **option):
+    """Keep `old` working as a hidden alias of the option `new` (whose value goes to `dest`): --help shows
+    only the new name; both at once is a usage error. `option`: the new option's type and callback, so the
+    old spelling is checked the same way."""
+
+    def decorate(f):
+        alias = f"old_{dest}"
+
+        @functools.wraps(f)
+        def command(*args, **kwargs):
+            value = kwargs.pop(alias, None)
+            if value is not None:
+                ctx = click.get_current_context()
+                if ctx.get_parameter_source(dest) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None):
+                    raise click.UsageError(f"{old} is the old name of {new}: give {new} alone")
+                kwargs[dest] = ctx.params[dest] = value
+            ctx = click.get_current_context(silent=True)
+            if ctx is not None:
+                ctx.params.pop(alias, None)
+            return f(*args, **kwargs)
+
+        return click.option(old, alias, hidden=True, default=None, **option)(command)
+
+    return decorate
+
+
+def out_option(dest: str, help: str, default: str | None = None, folder: bool = False):
+    """-o/--out PATH: where a command writes (a folder for profile, sweep, bench, validate; a file for
+    report, compare, calibrate)."""
+    return click.option(
+        "-o",
+        "--out",
+        dest,
+        type=click.Path(file_okay=not folder),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+force_option = click.option(
+    "--force", is_flag=True, help="replace an output that exists (only once the new one is complete)"
+)
 
 
 def api():
@@ -202,7 +258,7 @@ def gpu_by_name(name: str) -> GpuSpec:
     except UnknownGpu as exc:
         raise click.UsageError(str(exc)) from None
     except MeasuredFileError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise BadInputExit(str(exc)) from None
 
 
 def gpu_option(ctx, param, value):
@@ -216,5 +272,27 @@ def gpu_option(ctx, param, value):
             str(exc) if value.strip() else f"needs a GPU name; {str(exc).split('; ')[-1]}", ctx, param
         ) from None
     except MeasuredFileError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise BadInputExit(str(exc)) from None
     return value
+
+
+def chip_option(ctx, param, value):
+    """--gpu on the commands that resolve ncu metric names (profile, metrics): an ncu chip (gh100, gb100,
+    gb202) or a catalogue GPU (h200 -> gh100); returns the chip. A name of neither is one line, exit 2."""
+    if value is None:
+        return None
+    if value.lower() in CHIPS:
+        return value.lower()
+    try:
+        gpu = get_gpu(value)
+    except UnknownGpu as exc:
+        raise BadInputExit(
+            f"--gpu {value!r}: neither an ncu chip ({', '.join(CHIPS)}) nor a GPU of the catalogue ({exc})"
+        ) from None
+    except MeasuredFileError as exc:
+        raise BadInputExit(str(exc)) from None
+    if not gpu.chip:
+        raise BadInputExit(
+            f"--gpu {value!r}: {gpu.short_name} has no ncu chip in the hardware table; name one: {', '.join(CHIPS)}"
+        )
+    return gpu.chip

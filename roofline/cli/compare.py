@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import math
 import sys
+from pathlib import Path
 
 import click
 
-from kernels.spec import WorkloadError
-from profiler.errors import ProfilerError
-from reports.compare import render_compare_markdown, render_compare_text
+from kernels.errors import RooflineError
+from profiler.checks import strict_json
+from profiler.staging import OutputExists, Staged
+from reports.compare import render_compare_line, render_compare_markdown, render_compare_text
+from roofline.analysis.pairing import parse_pairs
 from roofline.api import compare
-from roofline.cli.common import BadInputExit, allow_incomplete_option, format_option
+from roofline.cli.common import BadInputExit, allow_incomplete_option, force_option, format_option, out_option
 
 
 @click.command("compare")
@@ -41,12 +43,29 @@ from roofline.cli.common import BadInputExit, allow_incomplete_option, format_op
     is_flag=True,
     help="compare runs of different workloads (said in the output; the step is not the same work)",
 )
+@click.option(
+    "--pair",
+    "pairs",
+    multiple=True,
+    metavar="BASE=HEAD",
+    help="compare the base's kernel BASE with the head's kernel HEAD (names that differ); without it, kernels "
+    "pair by name, then by role (the main pass, the combine), each pairing said in a note",
+)
 @allow_incomplete_option("compare runs whose reports hold fewer launches than asked")
-@format_option("text", "markdown", "json")
-def compare_cmd(base, head, fail_if_slower, p_value, allow_different_workload, allow_incomplete, fmt) -> None:
-    """Compare two runs (run directories or reports): the step, and every kernel's metrics as value (delta %)."""
+@format_option("text", "markdown", "json", "line")
+@out_option("out", "also write the output (in --format) to this file; refused if it exists unless --force")
+@force_option
+def compare_cmd(
+    base, head, fail_if_slower, p_value, allow_different_workload, pairs, allow_incomplete, fmt, out, force
+) -> None:
+    """Compare two runs (run directories or reports): the step, and every kernel's metrics as value (delta %).
+    The gate's verdict is the last line (`--format line`: that line alone)."""
     if fail_if_slower is not None and not (math.isfinite(fail_if_slower) and fail_if_slower >= 0):
         raise BadInputExit(f"--fail-if-slower must be a finite percentage >= 0, got {fail_if_slower:g}")
+    try:
+        staged = Staged([Path(out)], force=force) if out else None  # refused before any work
+    except OutputExists as exc:
+        raise BadInputExit(str(exc)) from None
     try:
         cmp = compare(
             base,
@@ -55,13 +74,26 @@ def compare_cmd(base, head, fail_if_slower, p_value, allow_different_workload, a
             allow_different_workload=allow_different_workload,
             allow_incomplete=allow_incomplete,
             p_value=p_value,
+            pairs=parse_pairs(pairs),
         )
-    except (ProfilerError, WorkloadError, ValueError) as exc:
+    except (RooflineError, ValueError) as exc:
+        if staged is not None:
+            staged.discard()
         raise BadInputExit(str(exc).splitlines()[0]) from None
     if fmt == "json":
-        click.echo(json.dumps(cmp.to_dict(), indent=2))
+        text = strict_json(cmp.to_dict()) + "\n"
     elif fmt == "markdown":
-        click.echo(render_compare_markdown(cmp), nl=False)
+        text = render_compare_markdown(cmp)
+    elif fmt == "line":
+        text = render_compare_line(cmp) + "\n"
     else:
-        click.echo(render_compare_text(cmp))
+        text = render_compare_text(cmp) + "\n"
+    click.echo(text, nl=False)
+    if staged is not None:
+        with staged:
+            staged.path(Path(out)).write_text(text)
+            try:
+                staged.commit()
+            except OutputExists as exc:
+                raise BadInputExit(str(exc)) from None
     sys.exit(0 if cmp.passed else 1)

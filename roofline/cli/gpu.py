@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import json
+from pathlib import Path
 
 import click
 
 from kernels.errors import RooflineError
 from reports.hardware import render_calibration, render_gpus
 from roofline.catalogue.gpus import MeasuredFileError, load_catalogue, user_measured_dir
-from roofline.cli.common import fail, format_option, need_kernels, progress
+from roofline.cli.common import echo_json, fail, force_option, format_option, need_kernels, out_option, progress
 from roofline.pipelines.calibrating import calibrate
 
 
@@ -21,10 +21,10 @@ def gpus_cmd(fmt) -> None:
     measured ones."""
     try:
         gpus = load_catalogue()
-    except MeasuredFileError as exc:  # a measured file of the user's that cannot be read: exit 1, as everywhere
-        raise click.ClickException(str(exc)) from None
+    except MeasuredFileError as exc:  # a measured file of the user's that cannot be read: exit 2, as everywhere
+        raise fail(exc) from None
     if fmt == "json":
-        click.echo(json.dumps([dataclasses.asdict(g) for g in gpus], indent=2))
+        echo_json([dataclasses.asdict(g) for g in gpus])
     else:
         click.echo(render_gpus(gpus, user_measured_dir()))
 
@@ -36,13 +36,19 @@ def gpus_cmd(fmt) -> None:
     show_default=True,
     help="write $XDG_CONFIG_HOME/roofline/measured/<gpu>.json (~/.config/...), this GPU's ceilings from then on",
 )
+@out_option("out", "save the measured ceilings to this file instead (e.g. to commit them); refused if it exists")
+@force_option
 @format_option()
-def calibrate_cmd(save, fmt) -> None:
+def calibrate_cmd(save, out, force, fmt) -> None:
     """Measure this GPU's ceilings: DRAM copy and read, L2-resident read, bf16 matmul, and the read at five
-    sizes fitted to fixed + bytes / rate (the at-size floor) (needs a GPU)."""
+    sizes fitted to fixed + bytes / rate (the at-size floor) (needs a GPU). The saved file is replaced only
+    if no other command changed it while this one measured, unless --force."""
     need_kernels("calibrate")
     try:
-        c = calibrate(save, progress)
+        c = calibrate(save or out is not None, progress, out=Path(out) if out else None, force=force)
     except (RooflineError, ValueError) as exc:
         raise fail(exc) from None
-    click.echo(json.dumps(c.to_dict(), indent=2) if fmt == "json" else render_calibration(c))
+    if fmt == "json":
+        echo_json(c.to_dict())
+    else:
+        click.echo(render_calibration(c))

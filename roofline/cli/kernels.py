@@ -4,7 +4,6 @@ compiled for an architecture without a GPU."""
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import sys
 
@@ -16,6 +15,7 @@ from kernels.xcompile import CompileError
 from reports.resources import render_resources
 from roofline.analysis.resources import kernel_resources
 from roofline.cli.common import (
+    echo_json,
     format_option,
     gpu_by_name,
     kernel_name,
@@ -33,19 +33,16 @@ def kernels_cmd(fmt: str) -> None:
     """List the kernels in the registry."""
     missing = {k.name: k.unavailable() for k in KERNELS.values()}
     if fmt == "json":
-        click.echo(
-            json.dumps(
-                [
-                    {
-                        "name": k.name,
-                        "description": k.description,
-                        "available": missing[k.name] is None,
-                        **({"unavailable": missing[k.name]} if missing[k.name] else {}),
-                    }
-                    for k in KERNELS.values()
-                ],
-                indent=2,
-            )
+        echo_json(
+            [
+                {
+                    "name": k.name,
+                    "description": k.description,
+                    "available": missing[k.name] is None,
+                    **({"unavailable": missing[k.name]} if missing[k.name] else {}),
+                }
+                for k in KERNELS.values()
+            ]
         )
     else:
         for k in KERNELS.values():
@@ -111,7 +108,7 @@ def check_cmd(kernel, device, dtype, allow_slow, fmt, **wkw) -> None:
     except (ValueError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from None
     if fmt == "json":
-        click.echo(json.dumps(result.__dict__, indent=2))
+        echo_json(result.__dict__)  # a NaN error (a kernel writing NaN) is null, never a bare NaN
     else:
         click.echo(
             f"{result.kernel} on {result.device} ({result.dtype}, {result.workload})\n"
@@ -126,7 +123,9 @@ def check_cmd(kernel, device, dtype, allow_slow, fmt, **wkw) -> None:
 @click.option("--kernel", required=True, help="a registered Triton kernel (roofline kernels)")
 @click.option("--arch", required=True, type=click.Choice(["sm_90", "sm_100", "sm_120"]))
 @workload_options
-@click.option("--gpu", "gpu_name", default=None, help="size the grid for this GPU (default: the arch's reference GPU)")
+@click.option(
+    "--gpu", "gpu_name", default=None, help="size the grid for this GPU model (default: the arch's reference GPU)"
+)
 @format_option()
 def compile_cmd(kernel, arch, gpu_name, fmt, **wkw) -> None:
     """Compile a kernel's launches for an architecture without a GPU: registers, spills, shared memory, MMA, fit."""
@@ -140,4 +139,7 @@ def compile_cmd(kernel, arch, gpu_name, fmt, **wkw) -> None:
         raise click.UsageError(str(exc).strip("'\"")) from None
     except CompileError as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(json.dumps(r, indent=2) if fmt == "json" else render_resources(r))
+    if fmt == "json":
+        echo_json(r)
+    else:
+        click.echo(render_resources(r))

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from profiler.metrics import BASE_CHIP, CHIPS, DEFAULT_PRESET, PRESETS, UnknownChip, UnknownPreset, resolve_preset
+from roofline.cli.common import chip_option, echo_json, fail, format_option, renamed
 
 
 def resolved_list(chip: str, preset: str) -> dict:
@@ -23,17 +22,25 @@ def resolved_list(chip: str, preset: str) -> dict:
 
 
 @click.command("metrics")
-@click.option("--chip", default=BASE_CHIP, show_default=True, help=f"ncu chip name: {', '.join(CHIPS)}")
+@click.option(
+    "--gpu",
+    "chip",
+    default=BASE_CHIP,
+    show_default=True,
+    callback=chip_option,
+    help=f"a GPU model (h200, rtx-pro-6000) or an ncu chip: {', '.join(CHIPS)}",
+)
+@renamed("--chip", "--gpu", "chip", callback=chip_option)
 @click.option("--preset", default=DEFAULT_PRESET, show_default=True, help=f"one of {', '.join(PRESETS)}")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@format_option()
 def metrics_cmd(chip: str, preset: str, fmt: str) -> None:
     """The ncu metrics a preset collects on a chip (names checked against that chip's list)."""
     try:
         data = resolved_list(chip.lower(), preset)
     except (UnknownChip, UnknownPreset) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise fail(exc) from None
     if fmt == "json":
-        click.echo(json.dumps(data, indent=2))
+        echo_json(data)
         return
     cost = f", {data['passes_h200']} replay passes per launch on the H200" if data["passes_h200"] else ""
     click.echo(f"preset {data['preset']} on {data['chip']}{cost}: {PRESETS[data['preset']].description}")

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from kernels.errors import RooflineError
 from reports.model import render_model
-from roofline.cli.common import fail as _fail
 from roofline.cli.common import (
+    echo_json,
     format_option,
     gpu_by_name,
     kernel_name,
@@ -18,6 +16,7 @@ from roofline.cli.common import (
     progress,
     workload_options,
 )
+from roofline.cli.common import fail as _fail
 from roofline.pipelines import modeling
 
 
@@ -25,7 +24,7 @@ from roofline.pipelines import modeling
 @click.option("--kernel", default=None, help="add this kernel's own model (bytes it moves, grid, time)")
 @workload_options
 @click.option("--layers", type=int, default=1, show_default=True)
-@click.option("--gpu", "gpu_name", default="h200", show_default=True, help="short name; see `roofline gpus`")
+@click.option("--gpu", "gpu_name", default="h200", show_default=True, help="a GPU model; see `roofline gpus`")
 @click.option(
     "--compile",
     "compile_",
@@ -44,7 +43,7 @@ def model_cmd(kernel, layers, gpu_name, compile_, fmt, **wkw) -> None:
     except RooflineError as exc:
         raise _fail(exc) from None
     if fmt == "json":
-        click.echo(json.dumps(m.to_dict(), indent=2))
+        echo_json(m.to_dict())
         return
     for note in m.notes:
         progress(f"note: {note}")

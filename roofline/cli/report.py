@@ -7,29 +7,37 @@ from pathlib import Path
 import click
 
 from kernels.errors import RooflineError
-from reports.charts.common import ChartError
 from reports.markdown import ReportExists
-from roofline.cli.common import allow_incomplete_option, api, progress, removal_option, useful_options, useful_work
+from roofline.cli.common import (
+    allow_incomplete_option,
+    api,
+    echo_json,
+    force_option,
+    format_option,
+    out_option,
+    progress,
+    removal_option,
+    useful_options,
+    useful_work,
+)
 from roofline.cli.common import fail as _fail
 from roofline.pipelines.reporting import REPORT_NAME
 
 
 @click.command("report")
 @click.argument("path", type=click.Path(), required=False)
-@click.option(
-    "-o",
-    "--out",
-    "out",
-    type=click.Path(),
-    default=None,
-    help="report file (DIR/report.md; a folder gets report.md inside). Default: ./<run name>-report/report.md",
+@out_option(
+    "out", "report file (DIR/report.md; a folder gets report.md inside). Default: ./<run name>-report/report.md"
 )
-@click.option("--force", is_flag=True, help="overwrite an existing report and its charts")
+@force_option
 @allow_incomplete_option("report on a capture holding fewer launches than its run asked for (said in the report)")
 @removal_option
 @useful_options
-def report_cmd(path, out, force, allow_incomplete, removal, useful_flops, useful_bytes) -> None:
-    """Write a GitHub-flavoured markdown report with roofline and stall charts (PNG + SVG)."""
+@format_option()
+def report_cmd(path, out, force, allow_incomplete, removal, useful_flops, useful_bytes, fmt) -> None:
+    """Write a GitHub-flavoured markdown report with roofline and stall charts (PNG + SVG). The report and
+    its charts are put in place together: another report written to the same place meanwhile is refused
+    (exit 2), never mixed with this one."""
     if not path:
         progress(f"no path given: reporting on the bundled H200 capture {api().sample_run()}")
     out_md = Path(out) if out else None
@@ -39,6 +47,9 @@ def report_cmd(path, out, force, allow_incomplete, removal, useful_flops, useful
         useful = useful_work(useful_flops, useful_bytes)
         run = api().load(path, allow_incomplete=allow_incomplete, removal=removal, useful=useful)
         files = api().report(run, out_md, force=force, source=path)
-    except (ReportExists, ChartError, RooflineError, ValueError, OSError) as exc:
+    except (ReportExists, RooflineError, ValueError, OSError) as exc:
         raise _fail(exc) from None
+    if fmt == "json":
+        echo_json({"report": str(files[0]), "charts": [str(f) for f in files[1:]]})
+        return
     click.echo(f"wrote {files[0]}" + (f" and {len(files) - 1} chart files beside it" if len(files) > 1 else ""))

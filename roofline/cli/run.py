@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -11,17 +10,22 @@ from kernels.errors import RooflineError
 from profiler.ncu_reader import discard_prefetched, prefetch_capture
 from profiler.proc import stop_signals_interrupt
 from roofline.cli.common import (
+    BadInputExit,
     allow_incomplete_option,
     api,
-    folder_option,
+    chip_option,
+    echo_json,
+    force_option,
     format_option,
     gpu_by_name,
     gpu_option,
     kernel_name,
     make_workload,
     ncu_option,
+    out_option,
     progress,
     removal_option,
+    renamed,
     useful_options,
     useful_work,
     workload_options,
@@ -42,13 +46,11 @@ def print_run(run, fmt: str, project_to: str | None = None) -> dict:
         target = gpu_by_name(project_to)
         source = match_gpu(run.analysis.gpu.name)
         if source is None:
-            raise click.ClickException(
-                f"cannot project: profiled device {run.analysis.gpu.name!r} is not in the GPU catalogue"
-            )
+            raise BadInputExit(f"cannot project: profiled device {run.analysis.gpu.name!r} is not in the GPU catalogue")
         projection = project(run.analysis.kernels, source, target, run.workload)
         result["projection"] = run.analysis.clean(projection)
     if fmt == "json":
-        click.echo(json.dumps(result, indent=2))
+        echo_json(result)
     else:
         click.echo(render_text(run.analysis))
         if run.timeline is not None:
@@ -70,10 +72,8 @@ def print_run(run, fmt: str, project_to: str | None = None) -> dict:
 @click.option("--kernel", default="triton_mla", show_default=True)
 @workload_options
 @click.option("--iters", type=int, default=3, show_default=True, help="launches inside the profiled range")
-@folder_option("--out", "out_dir", "run directory (default runs/<kernel>-<ctx>-h<heads>-q<q_len>-p<page>-<time>)")
-@click.option(
-    "--force", is_flag=True, help="replace an existing run directory at --out (only once the new run is complete)"
-)
+@out_option("out_dir", "run directory (default runs/<kernel>-<ctx>-h<heads>-q<q_len>-p<page>-<time>)", folder=True)
+@force_option
 @click.option(
     "--tool",
     type=click.Choice(["ncu", "nsys", "both"]),
@@ -88,7 +88,14 @@ def print_run(run, fmt: str, project_to: str | None = None) -> dict:
     help="ncu metric preset: roofline (default, 6 passes on the H200), "
     "verdict (4), full (--set full, 38); see `roofline metrics`",
 )
-@click.option("--chip", default=None, help="resolve the preset for this ncu chip (default: the local GPU's)")
+@click.option(
+    "--gpu",
+    "chip",
+    default=None,
+    callback=chip_option,
+    help="resolve the preset's metric names for this GPU model or ncu chip (h200, gb202; default: the local GPU's)",
+)
+@renamed("--chip", "--gpu", "chip", callback=chip_option)
 @click.option(
     "--source",
     is_flag=True,
@@ -170,11 +177,13 @@ def profile_cmd(
 @click.command("analyze")
 @click.argument("path", type=click.Path(), required=False)
 @click.option(
-    "--project-to",
+    "--gpu",
+    "project_to",
     default=None,
     callback=gpu_option,
-    help="also project the kernels onto this GPU (e.g. rtx-pro-6000)",
+    help="also project the kernels onto this GPU model (e.g. rtx-pro-6000; see `roofline gpus`)",
 )
+@renamed("--project-to", "--gpu", "project_to", callback=gpu_option)
 @allow_incomplete_option("analyze a report holding fewer launches than its run asked for (marked complete: false)")
 @removal_option
 @useful_options

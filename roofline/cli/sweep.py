@@ -1,11 +1,14 @@
 """`roofline sweep`: profile a grid of points, one run directory each; resumable; table and chart.
 
-Exit 0 when every point is done, 1 when a point failed, 130 when interrupted, 2 on bad input.
+Exit 0 when every point is done; 1 when a point failed, or a failure every point would repeat stopped the
+sweep (no ncu: one line before anything is made; no counter permission: at the first point); 128 + the
+signal when interrupted (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); 2 on bad input.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -17,10 +20,26 @@ from kernels.batches import lens_text
 from kernels.errors import RooflineError
 from kernels.registry import get_kernel
 from kernels.spec import WorkloadError, ctx_text, parse_ctx_len
+from profiler.errors import ToolNotFound
 from profiler.metrics import DEFAULT_PRESET
+from profiler.ncu import find_ncu
+from profiler.proc import stop_signals_interrupt
+from profiler.staging import OutputExists
 from reports.sweep import render_summary_markdown, render_summary_text
-from roofline.cli.common import BadInputExit, comma_list, folder_option, format_option, ncu_option
+from roofline.cli.common import (
+    BadInputExit,
+    comma_list,
+    echo_json,
+    fail,
+    folder_option,
+    force_option,
+    format_option,
+    ncu_option,
+    out_option,
+    renamed,
+)
 from roofline.cli.run import profile_cmd
+from roofline.pipelines.profiling import DEFAULT_TIMING_SAMPLES
 from roofline.pipelines.sweep_dir import LAYOUT, SweepDir
 from roofline.pipelines.sweeps import DEFAULT_TIMEOUT_S, POINT_TOOL, SweepError, SweepPoint, plan, run_sweep, summarize
 
@@ -47,36 +66,45 @@ def command_line(command: click.Command, values: dict) -> list[str]:
         value = values.get(name)
         if value is None or value is False:
             continue
-        argv += [option.opts[0]] if option.is_flag else [option.opts[0], str(value)]
+        flag = max(option.opts, key=len)  # the long name (--out, not -o): a command a reader can follow
+        argv += [flag] if option.is_flag else [flag, f"{value:g}" if isinstance(value, float) else str(value)]
     return argv
 
 
-def point_command(point: SweepPoint, sweep_dir: Path, iterations: int, ncu: str | None) -> tuple[str, ...]:
-    """The `roofline profile` command that makes one point on its own, with the same tool, preset and
-    timeout as the sweep's own run of it (roofline.pipelines.sweeps.run_point)."""
+def point_command(
+    point: SweepPoint,
+    sweep_dir: Path,
+    iterations: int,
+    ncu: str | None,
+    timing_samples: int = DEFAULT_TIMING_SAMPLES,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> tuple[str, ...]:
+    """The `roofline profile` command that makes one point on its own, with the same tool, preset,
+    timeout and timing samples as the sweep's own run of it (roofline.pipelines.sweeps.run_point)."""
     w = point.workload
     same = ("heads", "q_len", "page_size", "tree_mask", "seed")  # option name = workload field
     size = {"lens": lens_text(w.ctx_lens)} if w.ctx_lens else {"ctx_len": ctx_text(w.ctx_len), "batch": w.batch}
     values = {"kernel": point.kernel, **size, **{f: getattr(w, f) for f in same}}
-    values |= {"iters": iterations, "tool": POINT_TOOL, "preset": DEFAULT_PRESET, "timeout": f"{DEFAULT_TIMEOUT_S:g}"}
-    values |= {"out_dir": SweepDir(sweep_dir).point(point.name), "ncu_path": ncu}
+    values |= {"iters": iterations, "tool": POINT_TOOL, "preset": DEFAULT_PRESET, "timeout": f"{timeout:g}"}
+    values |= {"timing_samples": timing_samples, "out_dir": SweepDir(sweep_dir).point(point.name), "ncu_path": ncu}
     return tuple(command_line(profile_cmd, values))
 
 
-def _summary(sweep_dir: Path, fmt: str, write: bool = True) -> None:
-    """Print the sweep's table; with `write`, also save summary.csv and the chart in the folder."""
+def _summary(sweep_dir: Path, fmt: str, write: bool = True, seen: dict | None = None, force: bool = False) -> None:
+    """Print the sweep's table; with `write`, also save summary.csv and the chart in the folder (put in
+    place together; one another command rewrote since `seen` is refused unless `force`)."""
     sweep = SweepDir.open(sweep_dir)
     table = summarize(sweep.path)
-    charts = []
+    files = []
+    chart = bool((table["status"] == "done").any() and table["step_ms"].notna().any())
     if write:
-        sweep.write_summary(table)
-    if write and (table["status"] == "done").any() and table["step_ms"].notna().any():
         try:
-            charts = sweep.write_chart(table, title=_chart_title(sweep, table))
+            files = sweep.write_summary(table, chart=chart, title=_chart_title(sweep, table), seen=seen, force=force)
         except ImportError as exc:
             click.echo(f"no chart: {exc} (pip install matplotlib)", err=True)
+            files = sweep.write_summary(table, chart=False, seen=seen, force=force)
     if fmt == "json":
-        click.echo(table.to_json(orient="records", indent=2))
+        echo_json(json.loads(table.to_json(orient="records")))
     elif fmt == "markdown":
         click.echo(render_summary_markdown(table), nl=False)
     else:
@@ -89,9 +117,9 @@ def _summary(sweep_dir: Path, fmt: str, write: bool = True) -> None:
     if not write:
         click.echo(f"nothing written (pass --write to save {sweep.summary_file} and the chart)", err=True)
         return
+    charts = [str(f) for f in files if f != sweep.summary_file]
     click.echo(
-        f"wrote {sweep.summary_file}"
-        + (f", {', '.join(map(str, charts))}" if charts else " (no finished point: no chart)"),
+        f"wrote {sweep.summary_file}" + (f", {', '.join(charts)}" if charts else " (no finished point: no chart)"),
         err=True,
     )
 
@@ -107,6 +135,7 @@ def _chart_title(sweep: SweepDir, table) -> str:
 @click.option("--page-size", "pages", default="1,64", show_default=True)
 @click.option("--heads", "heads", default="8", show_default=True)
 @click.option("--q-len", "q_lens", default="9", show_default=True)
+@click.option("--iters", type=int, default=3, show_default=True, help="launches inside each profiled range")
 @click.option(
     "--batch",
     type=int,
@@ -122,10 +151,27 @@ def _chart_title(sweep: SweepDir, table) -> str:
     "drawn with --seed) | mix:1x128k,15x2k | file:PATH",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="the draw of a uniform:LOW-HIGH batch")
-@click.option("--iters", type=int, default=3, show_default=True, help="launches inside each profiled range")
-@folder_option("--out", "out", f"the sweep folder: {LAYOUT}", default="runs/sweep")
-@click.option("--gpus", default=None, help="GPU indices of this host (0,1): one worker process per GPU")
+@out_option("out", f"the sweep folder: {LAYOUT}", default="runs/sweep", folder=True)
+@click.option(
+    "--devices", "devices", default=None, help="CUDA device indices of this host (0,1): one worker process per GPU"
+)
+@renamed("--gpus", "--devices", "devices")
 @ncu_option
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    help="seconds for each point's whole capture, as `roofline profile --timeout`",
+)
+@click.option(
+    "--timing-samples",
+    type=click.IntRange(min=0),
+    default=DEFAULT_TIMING_SAMPLES,
+    show_default=True,
+    help="after each point's capture, time its step this many times with no profiler attached (timing.json, "
+    "what `roofline compare` tests); 0 skips it",
+)
 @folder_option(
     "--summarize",
     "summarize_dir",
@@ -137,6 +183,7 @@ def _chart_title(sweep: SweepDir, table) -> str:
     is_flag=True,
     help="print one `roofline profile` command per point (for a scheduler's job array) and exit",
 )
+@force_option
 @format_option("text", "markdown", "json")
 def sweep_cmd(
     kernels,
@@ -149,17 +196,26 @@ def sweep_cmd(
     seed,
     iters,
     out,
-    gpus,
+    devices,
     ncu_path,
+    timeout,
+    timing_samples,
     summarize_dir,
     write,
     print_commands,
+    force,
     fmt,
 ) -> None:
-    """Profile every kernel x ctx x page size x heads x q_len point; skip finished ones; table and chart."""
+    """Profile every kernel x ctx x page size x heads x q_len point; skip finished ones; table and chart.
+    One command at a time writes a sweep folder (a second is refused); --force writes the summary over a
+    summary.csv or chart another command changed meanwhile."""
     if summarize_dir is not None:
         try:
-            _summary(Path(summarize_dir), fmt, write=write)
+            if write:
+                with SweepDir(summarize_dir).lock():
+                    _summary(Path(summarize_dir), fmt, write=True, force=force)
+            else:
+                _summary(Path(summarize_dir), fmt, write=False)
         except (RooflineError, ValueError) as exc:  # the sweep file, or a run in it that cannot be read
             raise BadInputExit(str(exc).splitlines()[0]) from None
         return
@@ -169,7 +225,7 @@ def sweep_cmd(
         raise BadInputExit("--kernel is required (e.g. --kernel triton_mla,triton_mla_fast), or --summarize DIR")
     if iters < 1:
         raise BadInputExit("--iters must be at least 1")
-    gpu_list = comma_list(gpus, _gpu_index, "--gpus") if gpus else None
+    gpu_list = comma_list(devices, _gpu_index, "--devices") if devices else None
     try:
         points = plan(
             comma_list(kernels, _kernel, "--kernel"),
@@ -184,7 +240,10 @@ def sweep_cmd(
     except (SweepError, WorkloadError) as exc:
         raise BadInputExit(str(exc)) from None
     sweep_dir = Path(out)
-    points = [dataclasses.replace(p, command=point_command(p, sweep_dir, iters, ncu_path)) for p in points]
+    points = [
+        dataclasses.replace(p, command=point_command(p, sweep_dir, iters, ncu_path, timing_samples, timeout))
+        for p in points
+    ]
     if print_commands:
         for p in points:
             click.echo(shlex.join(p.command))
@@ -193,33 +252,56 @@ def sweep_cmd(
     resume = shlex.join(
         command_line(
             sweep_cmd,
-            {k: v for k, v in params.items() if k not in ("summarize_dir", "write", "print_commands", "fmt")}
+            {k: v for k, v in params.items() if k not in ("summarize_dir", "write", "print_commands", "fmt", "force")}
             | ({"fmt": fmt} if fmt != "text" else {}),
         )
     )
     try:
-        SweepDir.create(sweep_dir)  # a folder that is not a sweep is refused before the progress bar
-    except SweepError as exc:
-        raise BadInputExit(str(exc)) from None
-    outcome = _run_with_progress(points, sweep_dir, iters, ncu_path, gpu_list, resume)
+        find_ncu(ncu_path)  # every point runs ncu: without it one error, and no folder is made
+        sweep = SweepDir.create(sweep_dir)  # a folder that is not a sweep is refused before the progress bar
+    except (SweepError, ToolNotFound) as exc:
+        raise fail(exc) from None
+    seen = sweep.seen()  # the summary's files as this sweep found them
+    options = dict(iterations=iters, ncu=ncu_path, gpus=gpu_list, timing_samples=timing_samples, timeout=timeout)
+    outcome = _run_with_progress(points, sweep_dir, options, resume)
+    try:
+        _summary(sweep_dir, fmt, seen=seen, force=force)
+    except OutputExists as exc:
+        click.echo(f"Error: {exc}", err=True)
+    _report(outcome, points, sweep_dir, resume)
+
+
+def _report(outcome, points: list[SweepPoint], sweep_dir: Path, resume: str) -> None:
+    """The counts, each failure with the command that runs its point alone, and the exit status: the
+    sweep's own advice (a point's failure is profile's words; how to go on is the sweep's)."""
     failed = [r for r in outcome.results if r.status == "failed"]
-    _summary(sweep_dir, fmt)
+    commands = {p.name: shlex.join(p.command) for p in points}
     say = lambda m: click.echo(m, err=True)  # noqa: E731
     say(
         f"{outcome.count('done')} profiled, {outcome.count('kept')} kept from before, {len(failed)} failed, "
         f"{outcome.count('interrupted')} interrupted, of {len(points)} points"
     )
+    if outcome.stopped is not None:
+        r = outcome.stopped
+        pending = len(points) - len(outcome.results)
+        say(
+            f"Error: stopped at {r.name}: {r.error}\nevery point would fail the same way, so the other {pending} "
+            f"were not tried (`roofline doctor` says what to fix); then resume with:\n  {resume}"
+        )
+        sys.exit(1)
     for r in failed:
         say(f"failed: {r.name}: {r.error}" + (f" (kept at {r.kept_at})" if r.kept_at else ""))
+        if r.name in commands:
+            say(f"  to see it alone: {commands[r.name]}")
     if outcome.interrupted:
         say(f"interrupted: finished points are kept in {sweep_dir}; resume with:\n  {resume}")
-        sys.exit(130)
+        sys.exit(outcome.exit_code)
     if failed:
-        say(f"rerun the same command to retry the failed points:\n  {resume}")
+        say(f"rerun the same command to retry the failed points (finished ones are kept):\n  {resume}")
         sys.exit(1)
 
 
-def _run_with_progress(points, sweep_dir, iters, ncu_path, gpus, resume):
+def _run_with_progress(points, sweep_dir, options: dict, resume):
     """run_sweep with a tqdm bar on stderr: points done of all, elapsed, time left, the points running."""
 
     bar = tqdm(
@@ -254,17 +336,9 @@ def _run_with_progress(points, sweep_dir, iters, ncu_path, gpus, resume):
         show()
 
     try:
-        return run_sweep(
-            points,
-            sweep_dir,
-            iterations=iters,
-            ncu=ncu_path,
-            gpus=gpus,
-            command=resume,
-            on_start=on_start,
-            on_done=on_done,
-        )
-    except SweepError as exc:
-        raise BadInputExit(str(exc)) from None
+        with stop_signals_interrupt():  # SIGTERM / SIGHUP as Ctrl-C: finished points kept, exit 128 + signal
+            return run_sweep(points, sweep_dir, command=resume, on_start=on_start, on_done=on_done, **options)
+    except (SweepError, ToolNotFound) as exc:
+        raise fail(exc) from None
     finally:
         bar.close()

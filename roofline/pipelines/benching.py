@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,14 +14,18 @@ from pathlib import Path
 import pandas as pd
 
 from kernels.batches import SERVING, SERVING_MASK, SERVING_PAGE_SIZE, BenchPoint, drawn, make_workload
+from kernels.errors import RooflineError
 from kernels.hardware import NoLocalGpu, local_gpu
 from kernels.spec import VerifyWorkload
+from profiler.checks import number_problem, strict_json
 from profiler.errors import ReportError, refuse_special
+from profiler.staging import Staged
 from roofline.analysis.bench_table import at_size_columns, bench_table
 from roofline.analysis.scaling import ScalingFit, scaling_fits
 from roofline.catalogue.gpus import match_gpu
 
 META_NEEDS = {"device", "read_gbps", "copy_gbps", "matmul_tflops"}
+ROW_KEYS = ("kernel", "ctx_len", "page_size", "heads", "q_len", "batch", "mask")  # one row per point
 ROW_NEEDS = {
     "kernel",
     "ctx_len",
@@ -38,6 +41,12 @@ ROW_NEEDS = {
     "gap",
     "speedup_vs_triton_mla",
 }
+# The numbers of a row as bench_table writes them: each checked where it is read (profiler/checks.py);
+# TIMED ones must be there unless the row records an error, POSITIVE ones above 0 (times, sizes, rates).
+INTEGERS = {"ctx_len", "page_size", "heads", "q_len", "batch", "kv_bytes"}
+TIMED = {"median_ms", "kv_bytes", "eff_gbps", "floor_ms", "gap"}
+POSITIVE = INTEGERS | TIMED | {"at_size_ms", "gap_at_size", "speedup_vs_triton_mla", "x_read"}
+NUMBERS = POSITIVE | {"tflops", "pct_of_read_bw", "pct_of_matmul"}
 
 
 @dataclass
@@ -50,23 +59,37 @@ class BenchRun:
     fits: list[ScalingFit] = field(default_factory=list)
 
     def to_json(self) -> str:
+        """bench.json: strict JSON (null where a number is unknown, never NaN)."""
         return (
-            json.dumps(
+            strict_json(
                 {
                     "meta": self.meta,
                     "rows": json.loads(self.table.to_json(orient="records")),
                     "scaling": [dataclasses.asdict(f) for f in self.fits],
-                },
-                indent=2,
+                }
             )
             + "\n"
         )
 
-    def save(self, out: Path) -> list[Path]:
-        out.mkdir(parents=True, exist_ok=True)
-        self.table.to_csv(out / "bench.csv", index=False)
-        (out / "bench.json").write_text(self.to_json())
-        return [out / "bench.csv", out / "bench.json"]
+    def save(self, out: Path | Staged, force: bool = False) -> list[Path]:
+        """bench.json and bench.csv in the folder `out` (or the outputs `bench_outputs` claimed before the
+        timing began), put in place together; an earlier bench there is refused unless `force`."""
+        staged = out if isinstance(out, Staged) else bench_outputs(Path(out), force)
+        with staged:
+            self.table.to_csv(staged.path(staged.finals[1]), index=False)
+            staged.path(staged.finals[0]).write_text(self.to_json())
+            return staged.commit()
+
+
+def bench_outputs(out: Path, force: bool = False) -> Staged:
+    """bench.json and bench.csv in the folder `out`, claimed before any timing (profiler/staging.py): an
+    earlier bench there is refused now unless `force`, not after minutes on the GPU."""
+    return Staged(
+        [Path(out) / "bench.json", Path(out) / "bench.csv"],
+        force=force,
+        hint="pass --force to replace it, or choose another --out",
+        keep=True,
+    )
 
 
 def read_bench(path: Path) -> BenchRun:
@@ -82,9 +105,8 @@ def read_bench(path: Path) -> BenchRun:
     if missing := sorted(META_NEEDS - set(meta)):
         raise ReportError(f"{path}: its 'meta' lacks {', '.join(missing)}")
     for key in ("read_gbps", "copy_gbps", "matmul_tflops"):  # the fits divide by them
-        value = meta[key]
-        if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0):
-            raise ReportError(f"{path}: meta.{key} must be a positive number, got {json.dumps(value)}")
+        if problem := number_problem(meta[key], maximum=1e6):
+            raise ReportError(f"{path}: meta.{key} {problem}")
     if not data["rows"]:
         raise ReportError(f"{path}: no rows: the bench it saved timed nothing")
     if not all(isinstance(r, dict) for r in data["rows"]):
@@ -95,13 +117,19 @@ def read_bench(path: Path) -> BenchRun:
     table["error"] = table["error"].fillna("") if "error" in table.columns else ""
     for col in ("row", "lens", "ctx_lens"):  # text columns of batched rows; absent from benches before them
         table[col] = table[col].fillna("").astype(str) if col in table.columns else ""
+    for i, row in enumerate(data["rows"]):  # every number where it is read: a time of -1 ms is no time
+        for col in sorted(set(row) & NUMBERS):
+            timed = not row.get("error") and col in TIMED
+            if problem := number_problem(row[col], positive=col in POSITIVE, integer=col in INTEGERS, null=not timed):
+                raise ReportError(f"{path}: rows[{i}].{col} {problem}")
+    keys = [k for k in (*ROW_KEYS, "row", "ctx_lens") if k in table.columns]  # a ragged row is its lengths too
+    twice = table.duplicated(keys, keep=False)
+    if twice.any():
+        rows = [int(i) for i in table.index[twice]]
+        point = ", ".join(f"{k}={table.loc[rows[0], k]}" for k in keys if table.loc[rows[0], k] != "")
+        raise ReportError(f"{path}: rows {rows[0]} and {rows[1]} time the same point ({point}): keep one")
     for col in sorted(ROW_NEEDS - {"kernel"}):  # JSON wrote NaN (no baseline row, say) as null
-        numbers = pd.to_numeric(table[col], errors="coerce")
-        bad = table[col].notna() & numbers.isna()
-        if bad.any():
-            row = int(bad.idxmax())
-            raise ReportError(f"{path}: rows[{row}].{col} must be a number or null, got {json.dumps(table[col][row])}")
-        table[col] = numbers
+        table[col] = pd.to_numeric(table[col], errors="coerce")
     if bad := [i for i, r in table.iterrows() if not _lens_ok(r)]:
         raise ReportError(
             f"{path}: rows[{bad[0]}].ctx_lens must be {table.batch[bad[0]]:.0f} comma-separated prefix lengths, "
@@ -197,7 +225,7 @@ def run_bench(
 
     say = progress or (lambda msg: None)
     if not torch.cuda.is_available():
-        raise ReportError("roofline bench needs a CUDA GPU (torch sees none)")
+        raise RooflineError("roofline bench needs a CUDA GPU (torch sees none)")  # exit 1, as calibrate
     say("measuring ceilings: 4 GiB copy and read, 8192^3 bf16 matmul")
     ceil = measure_ceilings()
     gpu = match_gpu(ceil.device)

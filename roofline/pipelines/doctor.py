@@ -4,12 +4,14 @@ Checks: this project's packages are the ones imported; ncu and nsys found (paths
 importer libraries; GPU and driver (nvidia-smi, kernels.hardware.local_gpu); whether the performance counters are readable
 (RmProfilingAdminOnly, ERR_NVGPUCTRPERM); ncu_report (the PyPI wheel); torch, triton and CUDA as
 the profiled child process sees them. Every problem comes with a fix. Exit 1 when profiling
-cannot work (the verdict over the checks: roofline/analysis/diagnosis.py). Imports nothing from kernels/
+cannot work (the verdict over the checks: roofline/analysis/diagnosis.py); a CPU analysis environment (no
+driver, no CUDA torch) is said to be one, its profiling checks shown as information. Imports nothing from kernels/
 or profiler/ before it knows they are this project's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -241,7 +243,7 @@ def check_python() -> list[Check]:
             )
         )
     versions = ", ".join(f"{d} {info[d]}" for d in ("torch", "triton") if info.get(d))
-    if info.get("error"):
+    if info.get("error") and info.get("torch"):  # installed but broken (never "reinstall" one never installed)
         checks.append(
             Check(
                 "torch",
@@ -279,8 +281,40 @@ def run_checks() -> list[Check]:
     return checks
 
 
+PROFILING_ONLY = (
+    "ncu",
+    "nsys",
+    "nsys importer",
+    "profilers",
+    "GPU",
+    "counters",
+    "torch",
+    "triton",
+    "torch and triton",
+    "CUDA",
+)
+
+
+def analysis_environment(checks: list[Check]) -> bool:
+    """A machine meant for reading captures, not making them: no NVIDIA driver, and no CUDA build of torch
+    (none at all, or a CPU build). analyze, report, compare and model work there without either."""
+    no_driver = any(c.name == "GPU" and c.status == "FAIL" and "no NVIDIA driver" in c.detail for c in checks)
+    no_cuda_torch = any(c.name in ("torch and triton", "torch") and c.status == "FAIL" for c in checks) or any(
+        c.name == "CUDA" and c.status == "FAIL" and "CPU-only build" in c.detail for c in checks
+    )
+    return no_driver and no_cuda_torch
+
+
 def doctor() -> Diagnosis:
-    """Run every check (a few seconds: it asks nvidia-smi, ncu, nsys and a child Python)."""
+    """Run every check (a few seconds: it asks nvidia-smi, ncu, nsys and a child Python). In a CPU analysis
+    environment the checks only profiling needs are information, not failures, and the verdict says what
+    works here (roofline/analysis/diagnosis.py)."""
     checks = run_checks()
-    ok, line = verdict(checks)
+    analysis = analysis_environment(checks)
+    if analysis:
+        checks = [
+            dataclasses.replace(c, status="info") if c.name in PROFILING_ONLY and c.status in ("FAIL", "warn") else c
+            for c in checks
+        ]
+    ok, line = verdict(checks, analysis_environment=analysis)
     return Diagnosis(tuple(checks), ok, line)

@@ -6,6 +6,7 @@
     SWEEP/sweep.png, SWEEP/sweep.svg  the chart: step time vs context length
     SWEEP/<point>/                    a complete run directory (profiler/rundir.py)
     SWEEP/<point>.failed-<time>/      a failed or interrupted attempt, as the run writer kept it
+    SWEEP/.sweep.lock                 held by the one command writing the folder (a second is refused)
 
 `SweepDir.create` takes a folder to run a sweep into and `SweepDir.open` one to read; both refuse a
 folder that is not a sweep (a run directory, a file, a folder of other files), in one line.
@@ -13,6 +14,8 @@ folder that is not a sweep (a run directory, a file, a folder of other files), i
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 from dataclasses import dataclass
@@ -22,16 +25,20 @@ from pathlib import Path
 import pandas as pd
 
 from kernels.errors import BadInput
-from profiler.errors import ReportError
+from profiler.checks import number_problem
+from profiler.errors import ReportError, special_file
 from profiler.rundir import RunDir, is_failed_attempt
+from profiler.staging import Staged, identity, temp_beside
 from reports.sweep import plot_sweep
 
 SWEEP_FILE = "sweep.json"
 FORMAT = "roofline-sweep/1"
 SUMMARY = "summary.csv"
+LOCK_FILE = ".sweep.lock"  # held (flock) by the one command writing the folder
 CHART = "sweep"  # plot_sweep writes CHART.png and CHART.svg
 CHART_FILES = (f"{CHART}.png", f"{CHART}.svg")
 LAYOUT = f"one run directory per point, {SWEEP_FILE}, {SUMMARY}, {CHART}.png/.svg"  # for help texts
+STATUSES = ("done", "failed", "interrupted", "pending")  # sweep.json's, as roofline/pipelines/sweeps.py records them
 SUMMARY_COLUMNS = [
     "kernel",
     "ctx_len",
@@ -113,6 +120,11 @@ class SweepDir:
                 "`roofline analyze` reads it, a sweep is the folder that holds such runs"
             )
 
+    @staticmethod
+    def _refuse_special(path: Path) -> None:
+        if (what := special_file(path)) is not None:
+            raise SweepError(f"{path}: is {what}, not a regular file: a sweep folder holds only its own files")
+
     # -- sweep.json: written by one process (the parent), atomically
     @property
     def state_file(self) -> Path:
@@ -121,6 +133,7 @@ class SweepDir:
     def state(self) -> dict:
         """sweep.json's content ({"format", "points": {name: entry}}); an empty state when absent."""
         f = self.state_file
+        self._refuse_special(f)
         if not f.exists():
             return {"format": FORMAT, "points": {}}
         try:
@@ -134,6 +147,14 @@ class SweepDir:
             raise SweepError(
                 f"{f}: points[{bad[0]!r}] must be an object (status, workload, ...), got {data['points'][bad[0]]!r}"
             )
+        for name, entry in data["points"].items():  # what a summary shows of a point without its run folder
+            if entry.get("status") not in STATUSES:
+                raise SweepError(
+                    f"{f}: points[{name!r}].status must be one of {', '.join(STATUSES)}, got {entry.get('status')!r}"
+                )
+            for key in ("step_ms", "floor_ms", "gap", "wall_s"):
+                if problem := number_problem(entry.get(key), positive=key != "wall_s", null=True):
+                    raise SweepError(f"{f}: points[{name!r}].{key} {problem}")
         return data
 
     def write_state(self, state: dict) -> Path:
@@ -141,7 +162,7 @@ class SweepDir:
         it. A crash or error part-way leaves the old sweep.json whole and no temporary file."""
         state["updated"] = _now()
         f = self.state_file
-        tmp = f.with_name(f".{f.name}.tmp-{os.getpid()}")
+        tmp = temp_beside(f)
         try:
             with open(tmp, "w") as out:
                 out.write(json.dumps(state, indent=2) + "\n")
@@ -187,6 +208,7 @@ class SweepDir:
 
     def saved_summary(self) -> dict[str, dict]:
         """The done rows of summary.csv by run name ({} when there is none or it is unreadable)."""
+        self._refuse_special(self.summary_file)
         try:
             table = pd.read_csv(self.summary_file)
         except (OSError, ValueError):
@@ -194,12 +216,68 @@ class SweepDir:
         if not set(SUMMARY_COLUMNS) <= set(table.columns):
             return {}
         done = table[(table["status"] == "done") & table["step_ms"].notna()]
-        return {r["run"]: r for r in done.to_dict("records")}
+        rows = {r["run"]: r for r in done.to_dict("records")}
+        for run, r in rows.items():  # the numbers a summary takes from here when a run folder is gone
+            for key in ("step_ms", "floor_ms", "gap"):
+                value = None if pd.isna(r[key]) and key != "step_ms" else r[key]
+                if problem := number_problem(float(value) if isinstance(value, (int, float)) else value, null=True):
+                    raise SweepError(f"{self.summary_file}: row {run!r}: {key} {problem}")
+        return rows
 
-    def write_summary(self, table: pd.DataFrame) -> Path:
-        table.to_csv(self.summary_file, index=False)
-        return self.summary_file
+    def outputs(self) -> list[Path]:
+        """summary.csv and the chart's files, in the order they are put in place."""
+        return [self.summary_file, *(self.path / name for name in CHART_FILES)]
 
-    def write_chart(self, table: pd.DataFrame, title: str | None = None) -> list[Path]:
-        """sweep.png and sweep.svg from the summary table (ImportError without matplotlib)."""
-        return plot_sweep(table, self.path / CHART, title=title)
+    def seen(self) -> dict[Path, tuple | None]:
+        """Each output's identity now (profiler/staging.py): taken when a sweep begins, so that one another
+        command rewrote while it ran is refused, not replaced."""
+        return {p: identity(p) for p in self.outputs()}
+
+    def write_summary(
+        self,
+        table: pd.DataFrame,
+        chart: bool = True,
+        title: str | None = None,
+        seen: dict | None = None,
+        force: bool = False,
+    ) -> list[Path]:
+        """summary.csv and, with `chart`, sweep.png and .svg (ImportError without matplotlib), written
+        beside and put in place together; an output that changed since `seen` (another command's) is
+        refused unless `force` (OutputExists)."""
+        staged = Staged(
+            self.outputs(),
+            replace=True,
+            force=force,
+            seen=seen,
+            hint="pass --force to write over it, or summarize again once the other command is done",
+        )
+        with staged:
+            table.to_csv(staged.path(self.summary_file), index=False)
+            if chart:
+                plot_sweep(table, staged.path(self.path / CHART), title=title)
+            return staged.commit()
+
+    @contextlib.contextmanager
+    def lock(self):
+        """Hold the folder for one command: a second sweep (or `--summarize --write`) of the same folder
+        while one runs is refused in one line (both would write sweep.json and run the same points). The
+        lock is the kernel's (flock): it ends with the process, however it ends."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        f = open(self.path / LOCK_FILE, "a+")
+        try:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                f.seek(0)
+                who = f.read().strip() or "another process"
+                raise SweepError(
+                    f"{self.path}: another roofline command is writing this sweep folder ({who}); "
+                    "wait for it to end, or choose another --out"
+                ) from None
+            f.seek(0)
+            f.truncate()
+            f.write(f"pid {os.getpid()}\n")
+            f.flush()
+            yield self
+        finally:
+            f.close()

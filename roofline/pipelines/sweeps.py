@@ -33,13 +33,16 @@ import pandas as pd
 
 from kernels.batches import drawn, lens_text, make_workload
 from kernels.spec import VerifyWorkload
+from profiler.errors import CounterPermission, ToolNotFound
 from profiler.metrics import DEFAULT_PRESET
+from profiler.ncu import find_ncu
 from profiler.rundir import RunDir, RunDirError, run_name
 from roofline.pipelines.loading import load
-from roofline.pipelines.profiling import profile
+from roofline.pipelines.profiling import DEFAULT_TIMING_SAMPLES, profile
 from roofline.pipelines.sweep_dir import SUMMARY, SUMMARY_COLUMNS, SWEEP_FILE, SweepDir, SweepError
 
 POINT_TOOL = "ncu"  # each point's counters; the timeline is not taken in a sweep
+EVERY_POINT = (ToolNotFound, CounterPermission)  # failures every later point would repeat: the sweep stops
 DEFAULT_TIMEOUT_S = 900.0  # roofline.pipelines.profiling.DEFAULT_TIMEOUT_S: each point's whole capture
 RESULT_FIELDS = ("step_ms", "floor_ms", "gap", "bound")  # what sweep.json keeps of a done point
 BATCH_COLUMNS = ["batch", "lens"]  # the summary's, where a point has several requests (lens: a ragged batch's)
@@ -100,6 +103,8 @@ class PointResult:
     floor_ms: float | None = None
     gap: float | None = None
     bound: str | None = None
+    stops: bool = False  # a failure every later point would repeat (no ncu, no counter permission)
+    exit_code: int | None = None  # an interrupted point's: 130 for Ctrl-C, 128 + the signal's number
 
     @property
     def ok(self) -> bool:
@@ -116,7 +121,8 @@ def _now() -> str:
 
 def record(state: dict, result: PointResult) -> None:
     entry = asdict(result)
-    entry.pop("name")
+    for key in ("name", "stops", "exit_code"):  # how this command ends, not the point's record
+        entry.pop(key)
     if result.status == "kept":  # keep what the run that made it said (GPU, wall time)
         old = state["points"].get(result.name, {})
         entry.update({k: old.get(k) for k in ("gpu", "wall_s", "finished", *RESULT_FIELDS) if old.get(k) is not None})
@@ -158,9 +164,16 @@ def _program_error(lines: list[str]) -> str | None:
 
 
 def run_point(
-    point: SweepPoint, sweep: SweepDir, iterations: int = 3, ncu: str | None = None, gpu: str | None = None
+    point: SweepPoint,
+    sweep: SweepDir,
+    iterations: int = 3,
+    ncu: str | None = None,
+    gpu: str | None = None,
+    timing_samples: int = DEFAULT_TIMING_SAMPLES,
+    timeout: float = DEFAULT_TIMEOUT_S,
 ) -> PointResult:
-    """Profile one point into SWEEP/<point>; never raises for the point's own failure or Ctrl-C."""
+    """Profile one point into SWEEP/<point>; never raises for the point's own failure or Ctrl-C (a
+    failure every point would repeat, EVERY_POINT, comes back with `stops` set)."""
     started = time.time()
     base = dict(name=point.name, kernel=point.kernel, workload=point.workload.to_dict(), gpu=gpu)
     env = {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else None
@@ -173,7 +186,8 @@ def run_point(
             ncu=ncu,
             tool=POINT_TOOL,
             preset=DEFAULT_PRESET,
-            timeout=DEFAULT_TIMEOUT_S,
+            timeout=timeout,
+            timing_samples=timing_samples,
             env=env,
             command=list(point.command) or None,
         )
@@ -182,6 +196,7 @@ def run_point(
         return PointResult(
             **base,
             status="interrupted",
+            exit_code=getattr(exc, "exit_code", 130),
             error=f"interrupted ({getattr(exc, 'how', 'Ctrl-C')})",
             kept_at=str(kept) if kept else None,
             wall_s=round(time.time() - started, 1),
@@ -196,6 +211,7 @@ def run_point(
         return PointResult(
             **base,
             status="failed",
+            stops=isinstance(exc, EVERY_POINT) or isinstance(exc.__cause__, EVERY_POINT),  # kept runs: the cause
             error=first,
             kept_at=str(kept) if kept else None,
             wall_s=round(time.time() - started, 1),
@@ -224,6 +240,8 @@ class SweepOutcome:
     sweep_dir: Path
     results: list[PointResult] = field(default_factory=list)
     interrupted: bool = False
+    exit_code: int = 130  # when interrupted: 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
+    stopped: PointResult | None = None  # the failure that stopped the sweep (EVERY_POINT)
 
     def count(self, *statuses: str) -> int:
         return sum(r.status in statuses for r in self.results)
@@ -236,7 +254,7 @@ def _first_interrupt_only(signum, frame):
     raise KeyboardInterrupt
 
 
-def _worker(gpu: str, tasks, results, sweep: SweepDir, iterations: int, ncu: str | None) -> None:
+def _worker(gpu: str, tasks, results, sweep: SweepDir, options: dict) -> None:
     signal.signal(signal.SIGINT, _first_interrupt_only)
     try:
         while True:
@@ -244,9 +262,9 @@ def _worker(gpu: str, tasks, results, sweep: SweepDir, iterations: int, ncu: str
             if point is None:
                 return
             results.put(("start", point.name, gpu))
-            result = run_point(point, sweep, iterations, ncu, gpu)
+            result = run_point(point, sweep, gpu=gpu, **options)
             results.put(("done", result, gpu))
-            if result.status == "interrupted":
+            if result.status == "interrupted" or result.stops:
                 return
     except KeyboardInterrupt:
         return
@@ -261,12 +279,32 @@ def run_sweep(
     command: str | None = None,
     on_start: Callable[[SweepPoint, str | None], None] | None = None,
     on_done: Callable[[PointResult], None] | None = None,
+    timing_samples: int = DEFAULT_TIMING_SAMPLES,
+    timeout: float = DEFAULT_TIMEOUT_S,
 ) -> SweepOutcome:
     """Run every point not already finished; record each in sweep.json as it ends.
 
     gpus: None runs the points one after another on whatever GPU the child sees; one GPU pins
-    them to it; several start one worker process per GPU. Ctrl-C returns with `interrupted`."""
+    them to it; several start one worker process per GPU. Ctrl-C, SIGTERM or SIGHUP (inside
+    profiler.proc.stop_signals_interrupt) returns with `interrupted` and the signal's `exit_code`. No ncu
+    is one error before anything is made (ToolNotFound); a failure every point would repeat (no counter
+    permission) stops the sweep at the first point, the rest left pending. The folder is held for the
+    whole sweep (SweepDir.lock): a second sweep into it is refused."""
+    find_ncu(ncu)  # each point runs ncu: without it, one error and no folder, not one failure a point
     sweep = SweepDir.create(sweep_dir)
+    with sweep.lock():
+        return _run_points(
+            points,
+            sweep,
+            command,
+            on_start,
+            on_done,
+            dict(iterations=iterations, ncu=ncu, timing_samples=timing_samples, timeout=timeout),
+            gpus,
+        )
+
+
+def _run_points(points, sweep, command, on_start, on_done, options: dict, gpus) -> SweepOutcome:
     state = sweep.state()
     if command:
         state["command"] = command
@@ -277,6 +315,11 @@ def run_sweep(
         outcome.results.append(result)
         record(state, result)
         sweep.write_state(state)
+        if result.status == "interrupted":
+            outcome.interrupted = True
+            outcome.exit_code = result.exit_code or outcome.exit_code
+        if result.stops and outcome.stopped is None:
+            outcome.stopped = result
         if on_done:
             on_done(result)
 
@@ -300,19 +343,19 @@ def run_sweep(
             for p in todo:
                 if on_start:
                     on_start(p, gpu)
-                result = run_point(p, sweep, iterations, ncu, gpu)
+                result = run_point(p, sweep, gpu=gpu, **options)
                 done(result)
-                if result.status == "interrupted":
-                    outcome.interrupted = True
+                if result.status == "interrupted" or result.stops:
                     break
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             outcome.interrupted = True
+            outcome.exit_code = getattr(exc, "exit_code", 130)
         return outcome
-    _run_parallel(todo, by_name, sweep, iterations, ncu, gpus, outcome, done, on_start)
+    _run_parallel(todo, by_name, sweep, options, gpus, outcome, done, on_start)
     return outcome
 
 
-def _run_parallel(todo, by_name, sweep, iterations, ncu, gpus, outcome, done, on_start) -> None:
+def _run_parallel(todo, by_name, sweep, options, gpus, outcome, done, on_start) -> None:
     ctx = mp.get_context("spawn")  # no fork of a process that may hold threads
     tasks, results = ctx.Queue(), ctx.Queue()
     tasks.cancel_join_thread()  # points left in the queue after Ctrl-C must not hold up our exit
@@ -325,7 +368,7 @@ def _run_parallel(todo, by_name, sweep, iterations, ncu, gpus, outcome, done, on
     workers = [
         ctx.Process(
             target=_worker,
-            args=(g, tasks, results, sweep, iterations, ncu),
+            args=(g, tasks, results, sweep, options),
             name=f"roofline-sweep-gpu{g}",
             daemon=False,
         )
@@ -351,19 +394,20 @@ def _run_parallel(todo, by_name, sweep, iterations, ncu, gpus, outcome, done, on
                 in_flight.pop(msg[1].name, None)
                 remaining -= 1
                 done(msg[1])
-                if msg[1].status == "interrupted":
-                    outcome.interrupted = True
             return True
 
         try:
             while remaining and (any(w.is_alive() for w in workers) or not results.empty()):
                 drain(0.5)
-        except KeyboardInterrupt:
-            outcome.interrupted = True
+                if outcome.stopped is not None:  # every other point would fail the same way
+                    raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            outcome.interrupted = outcome.stopped is None
+            outcome.exit_code = getattr(exc, "exit_code", 130)
             for w in workers:  # when only this process got the signal, pass it on; workers ignore a second
                 if w.is_alive() and w.pid:
                     os.kill(w.pid, signal.SIGINT)
-        if outcome.interrupted:
+        if outcome.interrupted or outcome.stopped is not None:
             try:  # let the points in flight keep what they captured and say so
                 deadline = time.time() + 60
                 while (
@@ -374,7 +418,7 @@ def _run_parallel(todo, by_name, sweep, iterations, ncu, gpus, outcome, done, on
                 pass
         for name, gpu in list(in_flight.items()):  # a worker that died without a word
             p = by_name[name]
-            status = "interrupted" if outcome.interrupted else "failed"
+            status = "interrupted" if outcome.interrupted or outcome.stopped is not None else "failed"
             done(
                 PointResult(
                     name,

@@ -68,9 +68,9 @@ def test_bench_from_a_saved_json_needs_no_gpu(tmp_path):
     bad = tmp_path / "bench.json"
     bad.write_text('{"meta": {"device": "x"}, "rows": []}')
     out = CliRunner().invoke(main, ["bench", "--from", str(bad)])
-    assert out.exit_code == 1 and str(bad) in out.output and "read_gbps" in out.output
+    assert out.exit_code == 2 and str(bad) in out.output and "read_gbps" in out.output
     out = CliRunner().invoke(main, ["bench", "--from", str(BENCH_CSV)])
-    assert out.exit_code == 1 and "not a bench.json" in out.output
+    assert out.exit_code == 2 and "not a bench.json" in out.output
 
 
 def test_the_shortest_contexts_are_dropped_until_a_line_fits():

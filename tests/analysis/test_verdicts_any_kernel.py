@@ -179,7 +179,7 @@ def test_model_and_projection_say_why_they_differ():
     )
     assert model.exit_code == 0, model.output
     assert "966." in model.output and "one SM's share of DRAM bandwidth (9.5 GB/s" in model.output
-    assert "--project-to" in model.output
+    assert "roofline analyze RUN --gpu GPU" in model.output
     proj = runner.invoke(main, ["analyze", str(SAMPLE_V1), "--project-to", "rtx-pro-6000", "--format", "json"])
     km = json.loads(proj.output)["projection"]["kernel_model"]
     assert km["model_ms_target"] * 61 == pytest.approx(966.4, rel=0.001)

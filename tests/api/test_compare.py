@@ -49,8 +49,12 @@ def test_json_has_step_kernels_gate():
         "note": "no timing samples on both sides: gated on the profiler's step times, with no test",
     }
     assert d["timing"] is None and d["same_run"] is False
-    sides = {k["kernel"]: k["side"] for k in d["kernels"]}
-    assert sides == {"_decode_stage1": "base only", "_combine_kernel": "both", "_fast_split_kernel": "head only"}
+    sides = {k["kernel"]: (k["side"], k["head_kernel"], k["paired_by"]) for k in d["kernels"]}
+    assert sides == {  # the two main passes differ in name: paired by role, and said so
+        "_decode_stage1": ("both", "_fast_split_kernel", "role (main)"),
+        "_combine_kernel": ("both", "_combine_kernel", "name"),
+    }
+    assert any(n.startswith("paired by role (main): _decode_stage1 (base) with _fast_split_kernel") for n in d["notes"])
     combine = next(k for k in d["kernels"] if k["kernel"] == "_combine_kernel")
     # the verdict moved: the decode path's combine is 'short launches', the fast path's a 'small grid'
     assert combine["verdict_changed"] and combine["cause"] == {"base": "short launches", "head": "small grid"}

@@ -1,5 +1,6 @@
 """The failure catalogue (issue 8 item 7): each failure gives a one-line error, a non-zero exit and
-keeps what was captured (the run under <out>.failed-<time>, its manifest saying why).
+keeps what was captured (the run under <out>.failed-<time>, its manifest saying why). Two writers at
+once and a signal to a sweep: tests/api/test_races.py.
 
 ncu and nsys cannot run on this CPU machine, so stand-ins print what the real tools printed on the
 H200 (tests/fixtures/h200/logs/*.log and tests/fixtures/h200/*.log, tests/fixtures/capture/capture_h200_fixtures.sh)
@@ -285,7 +286,7 @@ def test_bad_files_are_one_line_errors(tmp_path, make, message):
     path = tmp_path / "capture.sqlite"
     make(path)
     r = cli("analyze", str(path))
-    assert r.exit_code == 1 and message in r.output and len(r.output.strip().splitlines()) == 1
+    assert r.exit_code == 2 and message in r.output and len(r.output.strip().splitlines()) == 1
     assert r.output.startswith("Error: ")
 
 

@@ -1,6 +1,9 @@
 """Issue 21, part 5: every traceback, hang and silent acceptance a user met becomes a one-line error
 or a warning, with nothing lost. Each test fails without its fix. Cut and edited files are made
-from the real committed H200 captures, copied into tmp_path."""
+from the real committed H200 captures, copied into tmp_path. Issue 31's cases continue beside this file
+(it is near the 500-line limit): tests/cli/test_bad_files.py (every number read from a file),
+tests/cli/test_dialect.py (options, exit codes, compare, doctor) and tests/api/test_races.py (two
+commands at once, a signal)."""
 
 import json
 import shutil
@@ -60,7 +63,7 @@ def _cut(tmp_path, nbytes: int) -> Path:
 def test_cut_inside_last_launch_record_is_incomplete(tmp_path):
     last_pos, last_len = _records(REPORT)[-1]  # launch 3's payload
     cut = _cut(tmp_path, last_pos + 4 + last_len // 2)
-    out = one_line_error(cli("analyze", cut), 1)
+    out = one_line_error(cli("analyze", cut), 2)
     assert "incomplete capture: cut inside launch record 3: 2 whole launches" in out
     r = cli("analyze", cut, "--allow-incomplete", "--format", "json")
     data = json.loads(r.output)
@@ -71,13 +74,13 @@ def test_cut_inside_last_launch_record_is_incomplete(tmp_path):
 def test_cut_just_after_a_launch_header_counts_the_whole_launches(tmp_path):
     header_pos, header_len = _records(REPORT)[-2]  # launch 3's header, its payload missing
     cut = _cut(tmp_path, header_pos + 4 + header_len)
-    out = one_line_error(cli("analyze", cut), 1)
+    out = one_line_error(cli("analyze", cut), 2)
     assert "cut inside launch record 3: 2 whole launches" in out and "before the first one" not in out
 
 
 def test_cut_before_any_launch_says_so(tmp_path):
     pos, n = _records(REPORT)[4]  # launch 1's header (after: file header, session, sources header, sources)
-    out = one_line_error(cli("analyze", _cut(tmp_path, pos + 10)), 1)
+    out = one_line_error(cli("analyze", _cut(tmp_path, pos + 10)), 2)
     assert "cut inside launch record 1: 0 whole launches" in out
 
 
@@ -119,7 +122,7 @@ def test_an_edited_spec_is_refused(tmp_path, field, value):
     run = _rewritten_run(tmp_path)
     assert cli("analyze", run).exit_code == 0
     _edit_json(run / "spec.json", **{field: value})
-    out = one_line_error(cli("analyze", run), 1)
+    out = one_line_error(cli("analyze", run), 2)
     assert "spec.json: does not match the sha256 in manifest.json" in out and len(out.splitlines()) == 1
 
 
@@ -144,7 +147,7 @@ def test_manifest_fields_are_type_checked(tmp_path, field, value, message):
     run = tmp_path / "old"
     shutil.copytree(TRITON_MLA_RUN, run)
     _edit_json(run / "manifest.json", **{field: value})
-    out = one_line_error(cli("analyze", run), 1)
+    out = one_line_error(cli("analyze", run), 2)
     assert message in out and len(out.splitlines()) == 1
 
 
@@ -267,10 +270,10 @@ def test_bench_from_a_file_with_no_rows(tmp_path):
     f = tmp_path / "bench.json"
     meta = {"device": "NVIDIA H200", "read_gbps": 4570, "copy_gbps": 4255, "matmul_tflops": 695}
     f.write_text(json.dumps({"meta": meta, "rows": []}))
-    out = one_line_error(cli("bench", "--from", f), 1)
+    out = one_line_error(cli("bench", "--from", f), 2)
     assert "no rows" in out and "kernel" not in out
     f.write_text(json.dumps({"meta": {**meta, "read_gbps": 0}, "rows": [{}]}))
-    assert "meta.read_gbps must be a positive number" in one_line_error(cli("bench", "--from", f), 1)
+    assert "meta.read_gbps must be a positive number" in one_line_error(cli("bench", "--from", f), 2)
 
 
 @pytest.mark.parametrize("value,shown", [(0, "0"), (-100, "-100"), ("fast", '"fast"'), (float("nan"), "NaN")])
@@ -280,7 +283,7 @@ def test_measured_ceilings_are_validated_on_load(tmp_path, monkeypatch, value, s
     measured.mkdir(parents=True)
     (measured / "h200.json").write_text(json.dumps({"read_gbps": value, "matmul_tflops": 686}))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
-    out = one_line_error(cli("model", "--ctx", "128k"), 1)
+    out = one_line_error(cli("model", "--ctx", "128k"), 2)
     assert f"h200.json: read_gbps must be a positive number, got {shown}" in out
 
 
@@ -319,7 +322,7 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path, where):
     os.mkfifo(fifo)
     args = ["bench", "--from", target] if where == "bench" else ["analyze", target]
     r = _roofline(*args)  # a hang fails here on the timeout
-    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "Traceback" not in r.stderr
     assert f"{fifo}: is a FIFO (named pipe), not a regular file" in r.stderr
 
 
@@ -327,7 +330,7 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path, where):
 
 
 def test_profile_out_in_an_impossible_place_is_one_line(tmp_path):
-    out = one_line_error(cli("profile", "--ctx", "1k", "--tool", "ncu", "--out", "/proc/x"), 1)
+    out = one_line_error(cli("profile", "--ctx", "1k", "--tool", "ncu", "--out", "/proc/x"), 2)
     assert "/proc/x: cannot create a run directory there" in out
 
 
@@ -472,7 +475,7 @@ def test_a_measured_file_of_another_gpu_is_refused(tmp_path, monkeypatch):
     measured.mkdir(parents=True)
     (measured / "h200.json").write_text(json.dumps({"device": "NVIDIA H100 80GB HBM3", "read_gbps": 3000}))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    out = one_line_error(cli("model"), 1)
+    out = one_line_error(cli("model"), 2)
     assert 'h200.json: measured on "NVIDIA H100 80GB HBM3", not a NVIDIA H200' in out
 
 
@@ -481,4 +484,4 @@ def test_bench_from_a_row_with_a_text_number_is_refused(tmp_path):
     data["rows"][1]["median_ms"] = "fast"  # was read as NaN: the row dropped from the fits without a word
     f = tmp_path / "bench.json"
     f.write_text(json.dumps(data))
-    assert 'rows[1].median_ms must be a number or null, got "fast"' in one_line_error(cli("bench", "--from", f), 1)
+    assert 'rows[1].median_ms must be a positive number, got "fast"' in one_line_error(cli("bench", "--from", f), 2)

@@ -49,9 +49,9 @@ def test_analyze_text_and_bare_report(tmp_path):
 
 def test_analyze_bad_paths(tmp_path):
     r = run("analyze", str(tmp_path / "nope"))
-    assert r.exit_code == 1 and "no such run directory or report" in r.output
+    assert r.exit_code == 2 and "no such run directory or report" in r.output
     r = run("analyze", str(tmp_path))
-    assert r.exit_code == 1 and "no report in this folder" in r.output
+    assert r.exit_code == 2 and "no report in this folder" in r.output
 
 
 @pytest.mark.parametrize("ctx", ["12q", "-5", "0"])
@@ -182,5 +182,6 @@ def test_every_command_loads_under_its_name_and_help_summary():
         assert isinstance(command, click.Command) and command.name == name
         assert " ".join(command.help.split()).startswith(summary), name
     r = CliRunner().invoke(main, ["--help"])
-    listed = [line.split()[0] for line in r.output.split("Commands:")[1].splitlines() if line.strip()]
+    commands = r.output.split("Commands:")[1].split("\n\n")[0]  # the exit-code table follows
+    listed = [line.split()[0] for line in commands.splitlines() if line.strip()]
     assert r.exit_code == 0 and listed == sorted(COMMANDS)

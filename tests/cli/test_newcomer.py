@@ -142,7 +142,7 @@ def test_calibrate_saves_per_user_and_gpus_reads_it_first(monkeypatch, tmp_path)
 
     mine.write_text("{not json")
     r = run("gpus")
-    assert r.exit_code == 1 and str(mine) in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2 and str(mine) in r.output and "Traceback" not in r.output
 
 
 # --- light start-up -----------------------------------------------------------------------------

@@ -27,8 +27,9 @@ def test_doctor_on_a_machine_without_gpu(monkeypatch, tmp_path):
     monkeypatch.setattr("profiler.nsys.INSTALL_GLOBS", ())
     r = CliRunner().invoke(main, ["doctor"])
     assert r.exit_code == 1 and "Traceback" not in r.output
-    assert "FAIL  GPU" in r.output and "nvidia-smi not found" in r.output
-    assert "profiling cannot work here" in r.output.splitlines()[-1]
+    assert "GPU         no NVIDIA driver here: nvidia-smi not found" in r.output
+    last = r.output.splitlines()[-1]  # a CPU torch here (tests/pipelines: the CI's): an analysis environment
+    assert "profiling cannot work here" in last or last.startswith("a CPU analysis environment")
     for line in r.output.splitlines():  # every FAIL/warn line is followed by its fix
         if line.startswith(("FAIL", "warn")):
             following = r.output.splitlines()[r.output.splitlines().index(line) + 1]

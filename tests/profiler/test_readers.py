@@ -180,7 +180,7 @@ def test_other_files_say_what_they_look_like(tmp_path):
         assert "no kernel launches" not in msg
         assert ".ncu-rep" in msg and "--csv --page raw" in msg and ".nsys-rep" in msg and "sqlite" in msg
         r = CliRunner().invoke(main, ["analyze", str(path)])
-        assert r.exit_code == 1 and what in r.output and "Traceback" not in r.output
+        assert r.exit_code == 2 and what in r.output and "Traceback" not in r.output
         assert len(r.output.strip().splitlines()) == 1
 
 

@@ -49,7 +49,7 @@ def test_a_changed_report_fails_its_checksum(sample_copy):
     rep = sample_copy / "profile.ncu-rep"
     rep.write_bytes(TORCH_DEFAULT.read_bytes())
     r = cli("analyze", str(sample_copy))
-    assert r.exit_code == 1 and "does not match the sha256" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2 and "does not match the sha256" in r.output and "Traceback" not in r.output
 
 
 def test_a_report_cut_short_is_incomplete_unless_allowed(sample_copy):
@@ -63,7 +63,7 @@ def test_a_report_cut_short_is_incomplete_unless_allowed(sample_copy):
     manifest["reports"][0]["sha256"] = sha256(rep)
     (sample_copy / MANIFEST).write_text(json.dumps(manifest))
     r = cli("analyze", str(sample_copy))
-    assert r.exit_code == 1 and "expected 3 launches" in r.output and "found 2" in r.output
+    assert r.exit_code == 2 and "expected 3 launches" in r.output and "found 2" in r.output
     r = cli("analyze", str(sample_copy), "--allow-incomplete", "--format", "json")
     d = json.loads(r.output)
     assert r.exit_code == 0 and d["complete"] is False and d["step"] is None
@@ -88,7 +88,7 @@ def test_bad_spec_fields_are_one_line_errors(sample_copy, field, value, message)
         spec["workload"][field] = value
     (sample_copy / "spec.json").write_text(json.dumps(spec))
     r = cli("analyze", str(sample_copy))
-    assert r.exit_code == 1 and message in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output
     assert len(r.output.strip().splitlines()) == 1
 
 
@@ -97,14 +97,14 @@ def test_a_failed_run_is_not_analyzed_as_complete(sample_copy):
     manifest.update(status="failed", error="ncu exited with code 1")
     (sample_copy / MANIFEST).write_text(json.dumps(manifest))
     r = cli("analyze", str(sample_copy))
-    assert r.exit_code == 1 and "this run failed: ncu exited with code 1" in r.output
+    assert r.exit_code == 2 and "this run failed: ncu exited with code 1" in r.output
 
 
 def test_profile_never_overwrites_without_force(profiled):
     out, ok = profiled
     first = sha256(out / MANIFEST)
     r = cli("profile", "--ctx", "128k", "--heads", "16", "--out", str(out), "--ncu", ok)
-    assert r.exit_code == 1 and "already exists" in r.output and "--force" in r.output
+    assert r.exit_code == 2 and "already exists" in r.output and "--force" in r.output
     assert sha256(out / MANIFEST) == first
 
 
@@ -121,7 +121,7 @@ def test_a_failed_forced_reprofile_leaves_the_old_run_intact(profiled, tmp_path)
     assert m["status"] == "failed" and (failed / "profile.ncu.log").exists()
     assert json.loads((failed / "spec.json").read_text())["workload"]["heads"] == 64
     r = cli("analyze", str(failed))
-    assert r.exit_code == 1 and "this run failed" in r.output
+    assert r.exit_code == 2 and "this run failed" in r.output
 
 
 def test_force_replaces_only_when_the_new_run_is_complete(profiled, tmp_path):

@@ -110,7 +110,7 @@ def test_never_overwrites_without_force(tmp_path):
     out = tmp_path / "report.md"
     out.write_text("another run's evidence\n")
     r = report(SAMPLE_RUN, "-o", out)
-    assert r.exit_code == 1 and "already exists" in r.output and "--force" in r.output
+    assert r.exit_code == 2 and "already exists" in r.output and "--force" in r.output
     assert "Traceback" not in r.output and len(r.output.strip().splitlines()) == 1
     assert out.read_text() == "another run's evidence\n" and not (tmp_path / "report_roofline.png").exists()
     assert report(SAMPLE_RUN, "-o", out, "--force").exit_code == 0
@@ -120,14 +120,14 @@ def test_never_overwrites_without_force(tmp_path):
 def test_existing_chart_also_blocks(tmp_path):
     (tmp_path / "report_stalls.svg").write_text("<svg/>")
     r = report(SAMPLE_RUN, "-o", tmp_path / "report.md")
-    assert r.exit_code == 1 and "report_stalls.svg already exists" in r.output
+    assert r.exit_code == 2 and "report_stalls.svg: already exists" in r.output
 
 
 def test_output_folder_and_bad_path(tmp_path):
     assert report(SAMPLE_RUN, "-o", str(tmp_path) + "/").exit_code == 0
     assert (tmp_path / "report.md").exists()
     r = report(tmp_path / "nope")
-    assert r.exit_code == 1 and "no such run directory or report" in r.output
+    assert r.exit_code == 2 and "no such run directory or report" in r.output
 
 
 def test_rerun_gives_identical_files(tmp_path):
@@ -397,7 +397,7 @@ def test_a_report_is_never_written_into_a_run_directory(tmp_path):
     before = sorted(p.name for p in run.iterdir())
     for out in (run, run / "sub" / "report.md"):
         r = CliRunner().invoke(cli_main, ["report", str(run), "-o", str(out)])
-        assert r.exit_code == 1 and f"inside the run directory {run}" in r.output and "Traceback" not in r.output
+        assert r.exit_code == 2 and f"inside the run directory {run}" in r.output and "Traceback" not in r.output
     assert sorted(p.name for p in run.iterdir()) == before
 
 
