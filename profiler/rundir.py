@@ -67,7 +67,8 @@ FILES = {  # role -> the file's name in a run: every file a run holds
 FORMAT = "roofline-run/2"  # 2: `files` checksums every file besides the reports (spec.json too)
 OLD_FORMAT = "roofline-run/1"  # reports only: read with a warning that spec.json is not checksummed
 STATUSES = ("complete", "failed")
-REPORT_TOOLS = ("ncu", "nsys", "nsys-sqlite", "timing")  # the roles a manifest's report may have
+# the roles a manifest's report may have (removal: `profile --why`'s experiment)
+REPORT_TOOLS = ("ncu", "nsys", "nsys-sqlite", "timing", "removal")
 FAILED_MARK = ".failed-"  # in the name of a kept failed attempt: `<name>.failed-<time>`
 
 

@@ -122,7 +122,8 @@ def test_sweep_points_and_their_commands_reproduce_a_ragged_batch():
     )  # fmt: skip
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
-    assert len(lines) == 2 and len({shlex.split(c)[-7] for c in lines}) == 2  # two distinct point folders
+    outs = {(a := shlex.split(c))[a.index("--out") + 1] for c in lines}
+    assert len(lines) == 2 and len(outs) == 2  # two distinct point folders
     argv = shlex.split(lines[1])
     lens = argv[argv.index("--lens") + 1]
     assert make_workload(lens=lens).ctx_lens == make_workload(lens="uniform:1k-32k", batch=8).ctx_lens

@@ -95,7 +95,7 @@ def test_a_bench_json_whose_lengths_do_not_match_its_batch_is_refused(bench, tmp
     data["rows"][0]["ctx_lens"] = "4096,x"
     (tmp_path / "bench.json").write_text(json.dumps(data))
     r = CliRunner().invoke(main, ["bench", "--from", str(tmp_path / "bench.json")])
-    assert r.exit_code == 1 and "rows[0].ctx_lens must be 32 comma-separated prefix lengths" in r.output
+    assert r.exit_code == 2 and "rows[0].ctx_lens must be 32 comma-separated prefix lengths" in r.output
 
 
 def _make_examples():
