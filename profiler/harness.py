@@ -54,6 +54,13 @@ def main(argv: list[str] | None = None) -> int:
         help="instead of the NVTX range: this many timing samples (profiler.bench.time_step)",
     )
     parser.add_argument("--timing-out", help="where the timing pass writes its timing.json")
+    parser.add_argument(
+        "--spin-cycles",
+        type=int,
+        default=0,
+        help="timing pass: a spin kernel of this many cycles after each step, inside the graph (a known "
+        "slowdown: python -m roofline.pipelines.gate)",
+    )
     args = parser.parse_args(argv)
     if args.timing_samples < 0 or (args.timing_samples and not args.timing_out):
         parser.error("--timing-samples needs a count >= 0 and --timing-out")
@@ -69,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         print("harness: no CUDA device visible to torch", file=sys.stderr)
         return 3
     if args.timing_samples:
-        return timing_pass(args.kernel, workload, args.timing_samples, args.timing_out)
+        return timing_pass(args.kernel, workload, args.timing_samples, args.timing_out, args.spin_cycles)
     fn = get_kernel(args.kernel).load()
     inp = build_inputs(workload, device="cuda")
     run_in_range(lambda: fn(inp), args.iters, args.warmup)
@@ -94,11 +101,15 @@ def host_info() -> dict:
     }
 
 
-def timing_pass(kernel: str, workload, samples: int, out: str) -> int:
-    """Time `kernel`'s step (rotated input sets, CUDA-graph replays) and write timing.json to `out`."""
+def timing_pass(kernel: str, workload, samples: int, out: str, spin_cycles: int = 0) -> int:
+    """Time `kernel`'s step (rotated input sets, CUDA-graph replays) and write timing.json (one round) to
+    `out`; `spin_cycles`: torch.cuda._sleep after each step (a known slowdown)."""
+    import torch  # lazy
+
     from profiler.bench import time_step  # lazy: torch and triton
 
-    t = time_step(kernel, workload, samples)
+    then = (lambda: torch.cuda._sleep(spin_cycles)) if spin_cycles else None
+    t = time_step(kernel, workload, samples, then=then)
     info = host_info()
     write_timing(
         out,

@@ -1,7 +1,12 @@
-"""timing.json: a run's timing samples, taken in a child process with no profiler attached.
+"""timing.json: a run's timing samples, taken in child processes with no profiler attached.
 
-    {"format": "roofline-timing/1", "method": "rotated", "unit": "ms per step",
-     "samples_ms": [...], "n": 30, "input_sets": 8, "replays_per_sample": 4, ...}
+    {"format": "roofline-timing/2", "method": "rotated", "unit": "ms per step",
+     "rounds_ms": [[...], [...], ...], "round_kind": "process", "samples_ms": [...all...],
+     "n": 30, "input_sets": 8, "replays_per_sample": 4, ...}
+
+A round is one child process: its samples share one process, one clock state and one memory
+placement, so the spread between rounds' medians is what varies between runs (what `compare`'s
+interval is built on). Format 1 (one list, `samples_ms`) is read as one round: within-run only.
 
 Each sample is the mean time of one step over `replays_per_sample` replays of a CUDA graph that
 runs the step once on each of `input_sets` independent input sets in turn (as a model's layers
@@ -13,12 +18,15 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from profiler.rundir import TIMING, RunDir, RunDirError
 
-FORMAT = "roofline-timing/1"
+FORMAT = "roofline-timing/2"
+FORMATS = ("roofline-timing/1", FORMAT)  # 1: one round (before rounds existed)
+ROUND_KINDS = {"process": "each round its own child process", "one": "one round (within-run only)"}
 METHODS = {
     "rotated": "CUDA-graph replays over rotated input sets, no L2 flush",
     "flush": "triton.testing.do_bench: L2 flushed (256 MB zeroed) before each call",
@@ -27,7 +35,7 @@ METHODS = {
 
 @dataclass(frozen=True)
 class TimingSamples:
-    samples_ms: tuple[float, ...]  # ms per step, one per sample
+    samples_ms: tuple[float, ...]  # ms per step, one per sample (every round's, in order)
     method: str
     input_sets: int
     replays_per_sample: int
@@ -35,15 +43,47 @@ class TimingSamples:
     workload: dict | None = None
     host: dict = field(default_factory=dict)  # gpu, torch, triton, cuda
     kernels_ms: dict | None = None  # kernel name -> samples (ms per step), when taken
+    rounds_ms: tuple[tuple[float, ...], ...] = ()  # the samples by round; () = one round
+    round_kind: str = "one"  # process | one (ROUND_KINDS)
 
     @property
     def n(self) -> int:
         return len(self.samples_ms)
 
+    @property
+    def rounds(self) -> tuple[tuple[float, ...], ...]:
+        return self.rounds_ms or (self.samples_ms,)
+
+    def round_medians(self) -> list[float]:
+        return [statistics.median(r) for r in self.rounds]
+
     def to_dict(self) -> dict:
         d = asdict(self)
         d["samples_ms"] = list(self.samples_ms)
+        d["rounds_ms"] = [list(r) for r in self.rounds]
         return {"format": FORMAT, "unit": "ms per step", "n": self.n, "method_text": METHODS.get(self.method), **d}
+
+
+def merge_rounds(rounds: list[TimingSamples]) -> TimingSamples:
+    """One timing of several rounds, each a child process's TimingSamples (of one kernel and workload)."""
+    if not rounds:
+        raise ValueError("merge_rounds needs at least one round")
+    first = rounds[0]
+    for r in rounds[1:]:
+        if (r.kernel, r.workload, r.method) != (first.kernel, first.workload, first.method):
+            raise ValueError("merge_rounds: rounds of different kernels, workloads or methods")
+    return TimingSamples(
+        samples_ms=tuple(v for r in rounds for v in r.samples_ms),
+        method=first.method,
+        input_sets=first.input_sets,
+        replays_per_sample=first.replays_per_sample,
+        kernel=first.kernel,
+        workload=first.workload,
+        host=first.host,
+        kernels_ms=None,
+        rounds_ms=tuple(tuple(r.samples_ms) for r in rounds),
+        round_kind="process" if len(rounds) > 1 else "one",
+    )
 
 
 def _want(cond: bool, where: str, what: str, value) -> None:
@@ -61,8 +101,21 @@ def _samples(values, where: str, name: str) -> tuple[float, ...]:
 def parse_timing(data, where: str = TIMING) -> TimingSamples:
     """Validate a timing.json payload: one-line errors naming the file and the field."""
     _want(isinstance(data, dict), where, "must be a JSON object", type(data).__name__)
-    _want(data.get("format") == FORMAT, where, f"format must be {FORMAT!r}", data.get("format"))
+    fmt = data.get("format")
+    _want(fmt in FORMATS, where, f"format must be one of {', '.join(FORMATS)}", fmt)
     samples = _samples(data.get("samples_ms"), where, "samples_ms")
+    rounds: tuple[tuple[float, ...], ...] = ()
+    kind = "one"
+    if fmt == FORMAT:
+        raw = data.get("rounds_ms")
+        _want(isinstance(raw, list) and raw != [], where, "rounds_ms must be a non-empty list of rounds", raw)
+        rounds = tuple(_samples(r, where, f"rounds_ms[{i}]") for i, r in enumerate(raw))
+        flat = tuple(v for r in rounds for v in r)
+        _want(flat == samples, where, "samples_ms must be the rounds' samples in order", len(samples))
+        kind = data.get("round_kind")
+        _want(kind in ROUND_KINDS, where, f"round_kind must be one of {', '.join(ROUND_KINDS)}", kind)
+        _want((kind == "one") == (len(rounds) == 1), where, "round_kind 'one' means exactly one round", kind)
+        rounds = rounds if kind == "process" else ()  # one round: samples_ms is it
     method = data.get("method")
     _want(method in METHODS, where, f"method must be one of {', '.join(METHODS)}", method)
     for key in ("input_sets", "replays_per_sample"):
@@ -84,6 +137,8 @@ def parse_timing(data, where: str = TIMING) -> TimingSamples:
         workload=data.get("workload"),
         host=dict(host),
         kernels_ms=kernels_ms,
+        rounds_ms=rounds,
+        round_kind=kind,
     )
 
 

@@ -77,7 +77,8 @@ def step_sentence(cmp: Comparison) -> str | None:
 
 
 def timing_sentence(cmp: Comparison) -> str | None:
-    """The step by its timing samples: medians, change with its interval, the U test's p-value."""
+    """The step by its timing samples: medians, change with its interval, the test's p-value, and what
+    the interval covers (between runs, or within-run only)."""
     t = cmp.timing
     if t is None:
         return None
@@ -89,7 +90,7 @@ def timing_sentence(cmp: Comparison) -> str | None:
         return text + f" (too few samples for a test: {MIN_SAMPLES} a side needed)"
     return (
         text + f", {t.ci_level * 100:.0f}% CI [{pct((t.ci_low - 1) * 100)}, {pct((t.ci_high - 1) * 100)}], "
-        f"Mann-Whitney p = {t.p_value:.2g}"
+        f"{t.test} p = {t.p_value:.2g}; the interval is {t.covers}"
     )
 
 
@@ -215,7 +216,8 @@ def render_compare_line(cmp: Comparison) -> str:
     profiler's step times, and SAME RUN when it is one run twice (`compare --format line`)."""
     timing, step = cmp.timing, cmp.step
     if timing is not None:
-        change = f"step {pct(timing.delta_pct)} by {timing.n_base}+{timing.n_head} timing samples"
+        rounds = f" in {timing.rounds[0]}+{timing.rounds[1]} rounds" if timing.rounds else " (within-run)"
+        change = f"step {pct(timing.delta_pct)} by {timing.n_base}+{timing.n_head} timing samples{rounds}"
         if timing.enough:
             change += f" (p = {timing.p_value:.2g})"
     elif step is not None and step.delta_pct is not None:

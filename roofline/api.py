@@ -62,6 +62,7 @@ def profile(
     preset: str | None = None,
     chip: str | None = None,
     timing_samples: int = DEFAULT_TIMING_SAMPLES,
+    timing_rounds: int = 4,
     source: bool = False,
     why: bool = False,
     **workload_fields,
@@ -79,7 +80,9 @@ def profile(
     (default: the chip of the local GPU, kernels/data/hardware.json). `source`: add the source counters and
     embed the kernel's source (profiler/metrics.py with_source): each sampled line's text.
     `timing_samples`: after the captures, a child with no profiler attached times the step this many
-    times (rotated input sets, CUDA-graph replays) into timing.json, which `compare` tests; 0 skips it.
+    times in all (rotated input sets, CUDA-graph replays) into timing.json, which `compare` tests; 0 skips it.
+    `timing_rounds`: over this many child processes (rounds): compare's interval holds the spread between
+    rounds, what varies between runs (3 rounds a side at least; 1: a within-run interval only).
     Without `workload`, `workload_fields` make one (make_workload: ctx="128k", heads=8, ..., or a ragged batch,
     lens="mix:1x128k,15x2k" or lens="uniform:1k-32k" with batch=32 and seed).
     `why`: also run the kernel's removal experiment (its MMAs, softmax, gathers compiled out, timed by the
@@ -101,6 +104,7 @@ def profile(
         preset=preset,
         chip=chip,
         timing_samples=timing_samples,
+        timing_rounds=timing_rounds,
         source=source,
         why=why,
         **workload_fields,

@@ -7,11 +7,15 @@ the bigger of the two runs' spreads is "within noise". With one launch a side th
 unknown and the change is labelled "noise unknown".
 
 Samples: a run profiled with a timing pass (timing.json, profiler/timing.py: many timings of the
-step with no profiler attached) is compared by its samples: the ratio of the medians head/base
-with a bootstrap 95% confidence interval, and a two-sided Mann-Whitney U test (roofline/analysis/stats.py).
+step with no profiler attached, in rounds, each round its own process) is compared by its samples.
+With MIN_ROUNDS rounds a side, between runs: Welch's t on the log of the rounds' medians, its 95%
+interval of the ratio head/base and its p-value (the rounds' spread holds the shift between runs:
+placement, clocks). With fewer (one-round runs), within the runs only: the ratio of the medians with
+a bootstrap 95% interval and a two-sided Mann-Whitney U test, said to be within-run only
+(roofline/analysis/stats.py). Each test says what its interval covers (`covers`).
 
 Gate: with `fail_if_slower_pct`, the head fails when its step is slower than the base by more than
-that percentage AND the U test's p-value is below `p_value` (0.002, asv's threshold), both sides
+that percentage AND the test's p-value is below `p_value` (0.002, asv's threshold), both sides
 having at least MIN_SAMPLES samples. With fewer (or none: runs from before timing passes) the gate
 falls back to the profiler's step times with no test (the rule above: the noise is reported
 beside it, so pick a threshold above the noise you see), and says so.
@@ -29,7 +33,7 @@ import pandas as pd
 from kernels.errors import BadInput
 from profiler.timing import TimingSamples, read_timing
 from roofline.analysis.pairing import match_kernels, pair_kernels  # noqa: F401 - match_kernels: by name only
-from roofline.analysis.stats import mann_whitney_u, median_ratio_ci
+from roofline.analysis.stats import mann_whitney_u, median_ratio_ci, welch_rounds
 from roofline.analysis.summary import KernelSummary, _clean
 from roofline.analysis.verdict import num
 
@@ -53,6 +57,8 @@ METRICS: tuple[tuple[str, str], ...] = (
 )
 IGNORED_WORKLOAD_FIELDS = ("seed",)  # random inputs, same shapes: the same work
 MIN_SAMPLES = 10  # per side, for the U test and the interval to mean anything
+MIN_ROUNDS = 3  # per side, for the between-run test (Welch's t on the rounds' medians)
+WITHIN_RUN = "within-run only: the samples of a run share one process; a shift between runs is not covered"
 DEFAULT_P_VALUE = 0.002  # asv's threshold for "significant"
 
 
@@ -86,6 +92,9 @@ class SampleTest:
     n_head: int
     method: str | None = None
     ci_level: float = 0.95
+    covers: str = WITHIN_RUN  # what the interval and the p-value hold
+    test: str = "Mann-Whitney"  # Mann-Whitney (within-run) | Welch (between rounds)
+    rounds: tuple[int, int] | None = None  # rounds a side, for the between-run test
 
     @property
     def delta_pct(self) -> float:
@@ -129,6 +138,36 @@ def sample_test(base, head, method: str | None = None, min_samples: int = MIN_SA
         len(head),
         method,
         ci.level,
+    )
+
+
+def timing_test(base: TimingSamples, head: TimingSamples) -> SampleTest:
+    """The step's test: between runs on the rounds' medians when both sides have MIN_ROUNDS rounds
+    (and MIN_SAMPLES samples), else within-run on the pooled samples (sample_test)."""
+    nb, nh = len(base.rounds), len(head.rounds)
+    if min(nb, nh) < MIN_ROUNDS or min(base.n, head.n) < MIN_SAMPLES:
+        within = sample_test(base.samples_ms, head.samples_ms, base.method)
+        if max(nb, nh) > 1:
+            within.covers = f"{WITHIN_RUN} ({nb} and {nh} rounds: the between-run test needs {MIN_ROUNDS} a side)"
+        return within
+    t = welch_rounds(base.round_medians(), head.round_medians())
+    return SampleTest(
+        float(pd.Series(base.samples_ms).median()),
+        float(pd.Series(head.samples_ms).median()),
+        t.ratio,
+        t.low,
+        t.high,
+        t.p_value,
+        base.n,
+        head.n,
+        base.method,
+        t.level,
+        covers=(
+            f"between runs: the spread of {nb} + {nh} rounds' medians, each round its own process "
+            "(Welch's t on their logs; the ratio is of their geometric means)"
+        ),
+        test="Welch",
+        rounds=(nb, nh),
     )
 
 
@@ -444,7 +483,7 @@ def compare(
     timings = (run_timing(base_run), run_timing(head_run))
     test = None
     if all(timings):
-        test = sample_test(timings[0].samples_ms, timings[1].samples_ms, timings[0].method)
+        test = timing_test(timings[0], timings[1])
         methods = {t.method for t in timings}
         if len(methods) > 1:
             notes.append(f"the timing samples were taken by different methods ({' vs '.join(sorted(methods))})")
@@ -482,4 +521,5 @@ __all__ = [
     "compare",
     "decide_gate",
     "sample_test",
+    "timing_test",
 ]

@@ -118,6 +118,14 @@ def print_run(run, fmt: str, project_to: str | None = None) -> dict:
     "what `roofline compare` tests); 0 skips it",
 )
 @click.option(
+    "--timing-rounds",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="split the timing samples over this many child processes: compare's interval then holds what "
+    "varies between runs (needs 3 a side; 1: within-run only)",
+)
+@click.option(
     "--why",
     is_flag=True,
     help="also run the kernel's removal experiment (its MMAs, softmax, gathers compiled out, timed by the "
@@ -137,6 +145,7 @@ def profile_cmd(
     source,
     timeout,
     timing_samples,
+    timing_rounds,
     why,
     fmt,
     **wkw,
@@ -163,6 +172,7 @@ def profile_cmd(
                 preset=preset,
                 chip=chip,
                 timing_samples=timing_samples,
+                timing_rounds=timing_rounds,
                 source=source,
                 why=why,
             )

@@ -8,6 +8,10 @@ in memory (roofline/pipelines/profiling.py) instead of reading the finished run 
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
+import shlex
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,9 +28,12 @@ from profiler.ncu_source import read_pc_samples
 from profiler.ncu_tidy import raw_metrics, tidy_launches
 from profiler.nsys import nsys_version, run_nsys
 from profiler.nsys_reader import Timeline, read_nsys_sqlite, timeline_launches
-from profiler.proc import ToolControl, run_tool
+from profiler.proc import PLAIN_RUN, ToolControl, run_tool
 from profiler.run_writer import RunWriter
 from profiler.rundir import HARNESS
+from profiler.timing import TimingSamples, merge_rounds, parse_timing, write_timing
+
+DEFAULT_TIMING_ROUNDS = 4  # the timing pass's child processes (compare's between-run interval needs 3 a side)
 
 
 class IncompleteRun(ReportError):
@@ -218,26 +225,63 @@ def nsys_left_out(writer: RunWriter, exc: ProfilerError) -> str:
     )
 
 
-def timing_pass(cap: Capture, samples: int, device: str | None) -> TimingPass:
-    """The harness again, with no profiler attached: `samples` timings of the step into timing.json
-    (a report of tool "timing" in the manifest). Skipped, with a note, when the captured child
-    recorded no `device` in harness.json (a stand-in tool that never ran it)."""
+def timed_rounds(app: list[str], rounds: int, samples: int, log: Path, control=None, say=print) -> TimingSamples:
+    """`rounds` timing passes of the harness command `app` (its `--iters ...` dropped), each its own
+    child process of `samples` samples, merged (profiler/timing.py: a round's samples share a process,
+    so the spread of the rounds' medians is what varies between runs). Every round's output goes to `log`."""
+    base = app[: app.index("--iters")] if "--iters" in app else list(app)
+    got: list[TimingSamples] = []
+    with tempfile.TemporaryDirectory(prefix="roofline-timing-") as tmp, open(log, "w") as whole:
+        for i in range(rounds):
+            out, round_log = Path(tmp) / f"round{i}.json", Path(tmp) / f"round{i}.log"
+            cmd = base + ["--timing-samples", str(samples), "--timing-out", str(out)]
+            done = run_tool(cmd, round_log, "the timing pass", control or PLAIN_RUN)
+            whole.write(f"# round {i + 1} of {rounds}: {shlex.join(cmd)}\n")
+            whole.write(round_log.read_text(errors="replace") if round_log.is_file() else "")
+            whole.flush()
+            if done.returncode != 0 or not out.is_file():
+                raise ApplicationFailed(
+                    f"the timing pass failed in round {i + 1} of {rounds} (exit code {done.returncode}); "
+                    "--timing-samples 0 skips it",
+                    done.lines,
+                    str(log),
+                )
+            got.append(parse_timing(json.loads(out.read_text()), f"{out} (round {i + 1})"))
+            say(f"[timing] round {i + 1}/{rounds}: {(done.lines or [''])[-1].removeprefix('harness: ')}")
+    return merge_rounds(got)
+
+
+def timing_pass(cap: Capture, samples: int, device: str | None, rounds: int = DEFAULT_TIMING_ROUNDS) -> TimingPass:
+    """The harness again, with no profiler attached: `rounds` child processes, `samples` timings of the
+    step in all (split evenly over the rounds), into timing.json (a report of tool "timing" in the
+    manifest). Skipped, with a note, when the captured child recorded no `device` in harness.json (a
+    stand-in tool that never ran it)."""
     if not device:
         note = f"no timing pass: the profiled child recorded no device in {HARNESS}; "
         note += "compare will gate on the profiler's times"
         return TimingPass(None, None, [note])
+    if rounds < 1:
+        raise ValueError("timing rounds must be at least 1")
     writer, app, say = cap.writer, cap.app, cap.say
     out, log = writer.file("timing"), writer.file("timing-log")
-    cmd = app[: app.index("--iters")] + ["--timing-samples", str(samples), "--timing-out", str(out)]
-    say(f"[timing] {samples} samples of {cap.kernel}'s step, no profiler attached (rotated inputs, CUDA graph)")
+    per_round = max(1, math.ceil(samples / rounds))
+    say(
+        f"[timing] {rounds} round(s) x {per_round} samples of {cap.kernel}'s step, each round its own process, "
+        "no profiler attached (rotated inputs, CUDA graph)"
+    )
     t0 = time.time()
-    done = run_tool(cmd, log, "the timing pass", cap.control())
-    writer.log_command(cmd)
-    writer.add_log(log)
-    if done.returncode != 0 or not out.is_file():
-        raise ApplicationFailed(
-            f"the timing pass failed (exit code {done.returncode}); --timing-samples 0 skips it", done.lines, str(log)
-        )
+    base = app[: app.index("--iters")]
+    writer.log_command(base + ["--timing-samples", str(per_round), "--timing-out", "timing-round.json"])
+    try:
+        timing = timed_rounds(app, rounds, per_round, log, cap.control(), say)
+    finally:
+        if log.is_file():
+            writer.add_log(log)
+    write_timing(out, timing)
     writer.add_report(out, "timing")
-    say(f"[timing] done in {time.time() - t0:.1f} s: {(done.lines or [''])[-1].removeprefix('harness: ')}")
+    meds = timing.round_medians()
+    say(
+        f"[timing] done in {time.time() - t0:.1f} s: round medians {min(meds):.5f} .. {max(meds):.5f} ms "
+        f"({(max(meds) / min(meds) - 1) * 100:.2f}% apart)"
+    )
     return TimingPass(out, round(time.time() - t0, 1))

@@ -1,105 +1,107 @@
-"""How often does `roofline compare`'s gate fail when nothing changed, and how often does it catch a
-known 3% slowdown? Run on the GPU machine (one call, a few minutes):
+"""How often does `roofline compare`'s interval and gate call a change when nothing changed, and how
+often do they catch a known 3% slowdown, between separate runs? Run on the GPU machine (a few minutes):
 
-    python -m roofline.pipelines.gate OUT_DIR [--kernel triton_mla_fast --ctx 128k --page-size 64]
+    python -m roofline.pipelines.gate OUT_DIR [--kernel triton_mla_fast --ctx 32k --page-size 64 --runs 5]
 
-Each timing pass is what `roofline profile` records in timing.json (profiler.bench.time_step:
-CUDA-graph replays over rotated input sets, no profiler, no L2 flush), on fresh inputs (seeds of
-their own). Per round: a pass at the context (A), a slowed pass (B), another at the context (A').
-The slowdown (--slowdown): `spin` (the default) adds a spin kernel (torch.cuda._sleep) after each step
-inside the graph, its cycles set from the first A pass's median and the spin's own measured rate, so
-that B is --slower-pct % slower; `ctx` runs a context --slower-pct % longer instead (more KV reads;
-its time grows less, the fixed part dominating). Either way the slowdown is measured and printed.
-(A, A') is an A/A pair, evaluated in both orders (the gate is one-sided), (A, B) a slowdown pair. Passes run in this one process (a fresh process per
-pass would mostly time torch's import). Every pair goes through the gate compare uses
-(roofline.analysis.comparison.sample_test and decide_gate) at several thresholds; "no test" is the same
-threshold on the medians alone. Prints a short table last; writes OUT_DIR/compare_gate.json.
+A run is what `roofline profile`'s timing pass records in timing.json (roofline/pipelines/capture.py
+timed_rounds: --rounds child processes of the harness, --samples each: CUDA-graph replays over rotated
+input sets, no profiler, no L2 flush). The runs alternate A, B, A, B, ... (--runs A runs, --runs-b B runs,
+the last A runs after the last B): B is the same kernel with a
+spin kernel (torch.cuda._sleep) after each step inside the graph, its cycles set from the first A run's
+median and the spin's own measured rate to aim at --slower-pct (the slowdown is measured and printed).
+Every ordered pair of distinct A runs is an A/A pair; every (A, B) pair a slowdown pair. Each pair goes
+through compare's test (roofline.analysis.comparison.timing_test: between runs, on the rounds' medians)
+and, for contrast, the within-run test on the pooled samples (sample_test: what compare did before
+rounds), and through the gate (decide_gate) at several thresholds. Prints a short table last; writes
+OUT_DIR/compare_gate.json (every run's rounds) and OUT_DIR/runs/*.timing.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import sys
 import time
 from pathlib import Path
 
 from kernels.spec import VerifyWorkload, parse_ctx_len
-from roofline.analysis.comparison import DEFAULT_P_VALUE, decide_gate, sample_test
+from profiler.timing import TimingSamples, parse_timing, write_timing
+from roofline.analysis.comparison import DEFAULT_P_VALUE, decide_gate, sample_test, timing_test
+from roofline.pipelines.capture import timed_rounds
+
+TESTS = {
+    "between": "between runs: Welch's t on the rounds' medians (compare's test)",
+    "within": "within-run: Mann-Whitney and a bootstrap of the pooled samples (compare before rounds)",
+}
 
 
-def slower_ctx(ctx_len: int, page_size: int, pct: float) -> int:
-    """A context `pct` % longer, rounded up to whole pages."""
-    return math.ceil(ctx_len * (1 + pct / 100) / page_size) * page_size
-
-
-def pair_result(base: list[float], head: list[float], thresholds: list[float], p_value: float) -> dict:
-    """One pair through the gate: the test's numbers, and per threshold whether the gate (and the
-    medians alone, with no test) fails it."""
-    t = sample_test(base, head)
-    return {
-        "ratio": t.ratio,
-        "ci": [t.ci_low, t.ci_high],
-        "p": t.p_value,
-        "n": [t.n_base, t.n_head],
-        "gate_fails": {str(pct): not decide_gate(pct, p_value, t, None)["passed"] for pct in thresholds},
-        "median_fails": {str(pct): t.delta_pct > pct for pct in thresholds},
-    }
+def pair_result(base: TimingSamples, head: TimingSamples, thresholds: list[float], p_value: float) -> dict:
+    """One pair through both tests: per test the ratio, its interval, whether the interval holds no
+    change (1.0), and per threshold whether the gate fails it."""
+    out = {}
+    for name, t in (
+        ("between", timing_test(base, head)),
+        ("within", sample_test(base.samples_ms, head.samples_ms, base.method)),
+    ):
+        out[name] = {
+            "ratio": t.ratio,
+            "ci": [t.ci_low, t.ci_high],
+            "p": t.p_value,
+            "covers": t.covers,
+            "holds_1": t.ci_low is not None and t.ci_low <= 1.0 <= t.ci_high,
+            "gate_fails": {str(pct): not decide_gate(pct, p_value, t, None)["passed"] for pct in thresholds},
+        }
+    return out
 
 
 def rates(pairs: list[dict], thresholds: list[float]) -> dict:
-    """Per threshold: how many pairs the gate failed, and how many the medians alone would have."""
+    """Per test: how many intervals hold no change, and per threshold how many pairs the gate failed."""
     return {
-        str(pct): {
-            "gate": sum(p["gate_fails"][str(pct)] for p in pairs),
-            "no_test": sum(p["median_fails"][str(pct)] for p in pairs),
+        name: {
+            "holds_1": sum(p[name]["holds_1"] for p in pairs),
+            "gate_fails": {str(pct): sum(p[name]["gate_fails"][str(pct)] for p in pairs) for pct in thresholds},
         }
-        for pct in thresholds
+        for name in TESTS
     }
 
 
-def table(result: dict) -> str:
-    """The short table printed last."""
-    aa, slow = result["aa_pairs"], result["slow_pairs"]
+def frac(k: int, n: int) -> str:
+    return f"{k}/{n} ({100 * k / n:.0f}%)" if n else "-"
+
+
+def table(result: dict, markdown: bool = False) -> str:
+    """The short table printed last (`markdown`: the README's form)."""
+    aa, slow, cfg = result["aa_pairs"], result["slow_pairs"], result["config"]
     n_aa, n_slow = len(aa), len(slow)
-    cfg = result["config"]
-    aa_delta = [(p["ratio"] - 1) * 100 for p in aa]
-    slow_delta = [(p["ratio"] - 1) * 100 for p in slow]
-
-    def frac(k: int, n: int) -> str:
-        return f"{k}/{n} ({100 * k / n:.0f}%)" if n else "-"
-
-    lines = [
-        f"{cfg['kernel']} ctx {cfg['ctx_len']} page {cfg['page_size']} heads {cfg['heads']}, "
-        f"{cfg['samples']} samples a pass ({result.get('gpu', '?')})",
-        f"A/A pairs: {n_aa}, change of the medians {min(aa_delta, default=0):+.2f}% .. "
-        f"{max(aa_delta, default=0):+.2f}% (median |change| "
-        f"{statistics.median([abs(d) for d in aa_delta]) if aa_delta else 0:.2f}%)",
-        f"slowdown: {slowdown_text(cfg)}, "
-        f"measured {statistics.median(slow_delta) if slow_delta else 0:+.2f}% (median of {n_slow} pairs, "
-        f"{min(slow_delta, default=0):+.2f}% .. {max(slow_delta, default=0):+.2f}%)",
-        f"gate: fail when slower by more than PCT% with Mann-Whitney p < {cfg['p_value']:g}; "
-        "no test: the medians alone",
+    aa_delta = [(p["between"]["ratio"] - 1) * 100 for p in aa]
+    slow_delta = [(p["between"]["ratio"] - 1) * 100 for p in slow]
+    head = [
+        f"{cfg['kernel']} ctx {cfg['ctx_len']} page {cfg['page_size']} heads {cfg['heads']}: {cfg['runs_a']} A runs and "
+        f"{cfg['runs_b']} B runs, each {cfg['rounds']} rounds (own processes) x {cfg['samples']} samples "
+        f"({result.get('gpu', '?')})",
+        f"A/A pairs (ordered, distinct runs): {n_aa}, change {min(aa_delta, default=0):+.2f}% .. "
+        f"{max(aa_delta, default=0):+.2f}%; slowdown: a spin of {cfg['spin_cycles']} cycles after each step "
+        f"(aimed at +{cfg['slower_pct']:g}%), measured {statistics.median(slow_delta) if slow_delta else 0:+.2f}% "
+        f"(median of {n_slow} pairs)",
+        f"gate: fail when slower by more than PCT% with p < {cfg['p_value']:g}",
         "",
     ]
-    rows = [["PCT", "A/A failed (gate)", "A/A failed (no test)", "slowdown caught (gate)", "caught (no test)"]]
-    for pct, r in result["aa_rates"].items():
-        s = result["slow_rates"][pct]
-        rows.append(
-            [pct, frac(r["gate"], n_aa), frac(r["no_test"], n_aa), frac(s["gate"], n_slow), frac(s["no_test"], n_slow)]
-        )
+    rows = [["test", "A/A: 95% interval holds no change"]]
+    rows[0] += [f"A/A gate fails at {pct:g}%" for pct in cfg["thresholds"]]
+    rows[0] += [f"+{cfg['slower_pct']:g}% caught at {pct:g}%" for pct in cfg["thresholds"]]
+    for name in TESTS:
+        a, s = result["aa_rates"][name], result["slow_rates"][name]
+        row = [name, frac(a["holds_1"], n_aa)]
+        row += [frac(a["gate_fails"][str(pct)], n_aa) for pct in cfg["thresholds"]]
+        row += [frac(s["gate_fails"][str(pct)], n_slow) for pct in cfg["thresholds"]]
+        rows.append(row)
+    if markdown:
+        body = ["| " + " | ".join(r) + " |" for r in rows]
+        body.insert(1, "|" + "---|" * len(rows[0]))
+        return "\n".join(head + body + ["", *(f"- {k}: {v}" for k, v in TESTS.items())])
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    return "\n".join(lines)
-
-
-def slowdown_text(cfg: dict) -> str:
-    """How the slow pass was made, for the table."""
-    if cfg.get("slowdown") == "spin":
-        return f"a spin of {cfg['spin_cycles']} cycles after each step (aimed at +{cfg['slower_pct']:g}%)"
-    return f"ctx {cfg['ctx_len']} -> {cfg['slow_ctx_len']} (+{cfg['kv_bytes_pct']:.2f}% KV bytes)"
+    return "\n".join(head + ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows])
 
 
 def spin_cycles(pct: float, step_ms: float, cycles_per_ms: float) -> int:
@@ -109,120 +111,120 @@ def spin_cycles(pct: float, step_ms: float, cycles_per_ms: float) -> int:
 
 def spin_rate(cycles: int = 1_000_000) -> float:
     """Cycles per ms of torch.cuda._sleep on this GPU, timed as a graph replay (as the steps are)."""
-    import torch  # lazy: see timing_pass
+    import torch  # lazy: tests import this module on a CPU
 
     from profiler.bench import rotated_samples_ms  # lazy: imports torch
 
     ms = rotated_samples_ms(lambda _: torch.cuda._sleep(cycles), [None], samples=10)
-    return cycles / sorted(ms.samples_ms)[len(ms.samples_ms) // 2]
+    return cycles / statistics.median(ms.samples_ms)
 
 
-def timing_pass(kernel: str, workload: VerifyWorkload, seed: int, samples: int, spin: int = 0) -> list[float]:
-    """One timing pass on fresh input sets (seeds from `seed`), as the profile's timing pass takes it;
-    `spin`: cycles of torch.cuda._sleep after each step, inside the graph."""
-    import torch  # lazy: torch and triton (tests import this module on a CPU)
+def one_run(app: list[str], rounds: int, samples: int, out: Path, spin: int = 0) -> TimingSamples:
+    """One run's timing pass, as `roofline profile` takes it (its own child processes), kept in `out`."""
+    cmd = app + (["--spin-cycles", str(spin)] if spin else [])
+    timing = timed_rounds(cmd, rounds, samples, out.with_suffix(".log"), say=lambda m: None)
+    write_timing(out, timing)
+    return timing
 
-    from profiler.bench import time_step  # lazy: imports torch
 
-    then = (lambda: torch.cuda._sleep(spin)) if spin else None
-    return time_step(kernel, workload, samples, seed=seed, then=then).samples_ms
+def from_dir(out: Path) -> dict:
+    """compare_gate.json read back (its pairs recomputed from the runs it keeps: --from-dir)."""
+    data = json.loads((out / "compare_gate.json").read_text())
+    runs = {k: [parse_timing(r, f"{out}/compare_gate.json {k}") for r in v] for k, v in data["runs"].items()}
+    return evaluate(data["config"], runs["A"], runs["B"], data.get("gpu"))
+
+
+def evaluate(cfg: dict, a_runs: list[TimingSamples], b_runs: list[TimingSamples], gpu: str | None) -> dict:
+    th, p = cfg["thresholds"], cfg["p_value"]
+    aa = [pair_result(x, y, th, p) for i, x in enumerate(a_runs) for j, y in enumerate(a_runs) if i != j]
+    slow = [pair_result(x, y, th, p) for x in a_runs for y in b_runs]
+    return {
+        "config": cfg,
+        "gpu": gpu,
+        "aa_pairs": aa,
+        "slow_pairs": slow,
+        "aa_rates": rates(aa, th),
+        "slow_rates": rates(slow, th),
+        "runs": {"A": [r.to_dict() for r in a_runs], "B": [r.to_dict() for r in b_runs]},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out", type=Path, help="folder for compare_gate.json")
+    ap.add_argument("out", type=Path, help="folder for compare_gate.json and the runs")
     ap.add_argument("--kernel", default="triton_mla_fast")
-    ap.add_argument("--ctx", default="128k")
+    ap.add_argument("--ctx", default="32k")
     ap.add_argument("--page-size", type=int, default=64)
     ap.add_argument("--heads", type=int, default=8)
-    ap.add_argument("--pairs", type=int, default=24, help="rounds: one A/A and one slowdown pair each")
-    ap.add_argument("--samples", type=int, default=30)
-    ap.add_argument("--slowdown", choices=["spin", "ctx"], default="spin", help="how B is made slower (see above)")
-    ap.add_argument(
-        "--slower-pct",
-        type=float,
-        default=3.0,
-        help="spin: B this much slower; ctx: B's context this much longer (on the H200, 128k page 64: "
-        "+3.03%% KV bytes gave +1.25%% time, +7.5%% gave +5.37%%)",
-    )
-    ap.add_argument("--thresholds", default="0,1,2,5", help="gate thresholds PCT to evaluate")
+    ap.add_argument("--runs", type=int, default=5, help="runs of A (A/A pairs: runs x (runs - 1))")
+    ap.add_argument("--runs-b", type=int, default=3, help="runs of B, between the first A runs")
+    ap.add_argument("--rounds", type=int, default=4, help="rounds a run, each its own process (profile's default)")
+    ap.add_argument("--samples", type=int, default=8, help="samples a round (profile's 30 over 4 rounds: 8)")
+    ap.add_argument("--slower-pct", type=float, default=3.0, help="B this much slower (a spin after each step)")
+    ap.add_argument("--thresholds", default="0,1,2", help="gate thresholds PCT to evaluate")
     ap.add_argument("--p-value", type=float, default=DEFAULT_P_VALUE)
-    ap.add_argument("--budget-s", type=float, default=240.0, help="stop starting rounds after this many seconds")
+    ap.add_argument("--budget-s", type=float, default=300.0, help="stop starting runs after this many seconds")
+    ap.add_argument("--from-dir", action="store_true", help="recompute the table from OUT's compare_gate.json")
+    ap.add_argument("--write", type=Path, help="with --from-dir: write the table as markdown here")
     args = ap.parse_args(argv)
+    if args.from_dir:
+        result = from_dir(args.out)
+        print(table(result))
+        if args.write:
+            args.write.write_text(table(result, markdown=True) + "\n")
+        return 0
 
-    import torch  # lazy: see timing_pass
+    import torch  # lazy: see spin_rate
     import triton  # lazy, as torch
 
     if not torch.cuda.is_available():
         print("compare_gate: needs a CUDA GPU", file=sys.stderr)
         return 2
-    thresholds = [float(t) for t in args.thresholds.split(",")]
-    ctx = parse_ctx_len(args.ctx)
-    a = VerifyWorkload(ctx_len=ctx, page_size=args.page_size, heads=args.heads)
-    slow_ctx = slower_ctx(ctx, args.page_size, args.slower_pct) if args.slowdown == "ctx" else ctx
-    b = VerifyWorkload(ctx_len=slow_ctx, page_size=args.page_size, heads=args.heads)
-    kv_pct = ((b.ctx_len + b.q_len) / (a.ctx_len + a.q_len) - 1) * 100
+    a = VerifyWorkload(ctx_len=parse_ctx_len(args.ctx), page_size=args.page_size, heads=args.heads)
+    runs_dir = args.out / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    spec = args.out / "spec.json"
+    spec.write_text(json.dumps({"workload": a.to_dict()}) + "\n")
+    app = [sys.executable, "-m", "profiler.harness", "--spec", str(spec), "--kernel", args.kernel]
     started = time.time()
-    passes: list[dict] = []
-    aa, slow = [], []
-    spin, rate = 0, None
-    if args.slowdown == "spin":
-        rate = spin_rate()
-        first = statistics.median(timing_pass(args.kernel, a, 1, args.samples))
-        spin = spin_cycles(args.slower_pct, first, rate)
-        print(f"spin: {rate:.0f} cycles per ms; A {first:.5f} ms; {spin} cycles aim at +{args.slower_pct:g}%")
-    for i in range(args.pairs):
+    rate = spin_rate()
+    a_runs = [one_run(app, args.rounds, args.samples, runs_dir / "A0.timing.json")]
+    spin = spin_cycles(args.slower_pct, statistics.median(a_runs[0].samples_ms), rate)
+    print(f"spin: {rate:.0f} cycles per ms; A {statistics.median(a_runs[0].samples_ms):.5f} ms; {spin} cycles")
+    b_runs: list[TimingSamples] = []
+    # A0 B0 A1 B1 ... while B runs are asked for, then the rest of the A runs
+    order = [("B", i) for i in range(args.runs_b)]
+    order = [x for i in range(1, args.runs) for x in (order[i - 1 : i] + [("A", i)])] + order[args.runs - 1 :]
+    for which, i in order:
         if time.time() - started > args.budget_s:
-            print(f"compare_gate: time budget reached after {i} rounds", file=sys.stderr)
+            print(f"compare_gate: time budget reached before run {which}{i}", file=sys.stderr)
             break
-        seed = 1000 * (i + 1)
-        s_a = timing_pass(args.kernel, a, seed, args.samples)
-        s_b = timing_pass(args.kernel, b, seed + 100, args.samples, spin)
-        s_a2 = timing_pass(args.kernel, a, seed + 200, args.samples)
-        passes += [
-            {"round": i, "which": w, "ctx_len": wl.ctx_len, "seed": sd, "samples_ms": s}
-            for w, wl, sd, s in (("A", a, seed, s_a), ("B", b, seed + 100, s_b), ("A'", a, seed + 200, s_a2))
-        ]
-        # both orders: which pass is "base" is arbitrary, and the gate is one-sided (slower only)
-        aa.append(pair_result(s_a, s_a2, thresholds, args.p_value))
-        aa.append(pair_result(s_a2, s_a, thresholds, args.p_value))
-        slow.append(pair_result(s_a, s_b, thresholds, args.p_value))
-        print(
-            f"round {i + 1}: A {statistics.median(s_a):.5f} ms, B {statistics.median(s_b):.5f} ms, "
-            f"A' {statistics.median(s_a2):.5f} ms; A/A p={aa[-1]['p']:.2g}, slow p={slow[-1]['p']:.2g} "
-            f"({time.time() - started:.0f} s)",
-            flush=True,
-        )
-    result = {
-        "config": {
-            "kernel": args.kernel,
-            "ctx_len": a.ctx_len,
-            "slow_ctx_len": b.ctx_len,
-            "kv_bytes_pct": kv_pct,
-            "slowdown": args.slowdown,
-            "slower_pct": args.slower_pct,
-            "spin_cycles": spin,
-            "spin_cycles_per_ms": rate,
-            "page_size": args.page_size,
-            "heads": args.heads,
-            "samples": args.samples,
-            "thresholds": thresholds,
-            "p_value": args.p_value,
-            "method": "rotated",
-        },
-        "gpu": torch.cuda.get_device_name(),
+        got = one_run(app, args.rounds, args.samples, runs_dir / f"{which}{i}.timing.json", spin if which == "B" else 0)
+        (b_runs if which == "B" else a_runs).append(got)
+        meds = ", ".join(f"{m:.5f}" for m in got.round_medians())
+        print(f"run {which}{i}: round medians {meds} ms ({time.time() - started:.0f} s)", flush=True)
+    cfg = {
+        "kernel": args.kernel,
+        "ctx_len": a.ctx_len,
+        "page_size": args.page_size,
+        "heads": args.heads,
+        "runs_a": len(a_runs),
+        "runs_b": len(b_runs),
+        "rounds": args.rounds,
+        "samples": args.samples,
+        "slower_pct": args.slower_pct,
+        "spin_cycles": spin,
+        "spin_cycles_per_ms": rate,
+        "thresholds": [float(t) for t in args.thresholds.split(",")],
+        "p_value": args.p_value,
+        "method": "rotated",
         "torch": torch.__version__,
         "triton": triton.__version__,
         "wall_s": round(time.time() - started, 1),
-        "aa_pairs": aa,
-        "slow_pairs": slow,
-        "aa_rates": rates(aa, thresholds),
-        "slow_rates": rates(slow, thresholds),
-        "passes": passes,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
+    result = evaluate(cfg, a_runs, b_runs, torch.cuda.get_device_name())
     (args.out / "compare_gate.json").write_text(json.dumps(result, indent=1) + "\n")
-    print(f"wrote {args.out / 'compare_gate.json'} ({result['wall_s']} s)\n")
+    print(f"wrote {args.out / 'compare_gate.json'} ({cfg['wall_s']} s)\n")
     print(table(result))
     return 0
 

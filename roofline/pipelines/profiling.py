@@ -23,6 +23,7 @@ from roofline.analysis.removal import apply_removal
 from roofline.analysis.summary import summarize
 from roofline.catalogue.chips import local_device_name
 from roofline.pipelines.capture import (
+    DEFAULT_TIMING_ROUNDS,
     Capture,
     NcuCapture,
     NsysCapture,
@@ -102,6 +103,7 @@ def profile(
     preset: str | None = None,
     chip: str | None = None,
     timing_samples: int = DEFAULT_TIMING_SAMPLES,
+    timing_rounds: int = DEFAULT_TIMING_ROUNDS,
     source: bool = False,
     why: bool = False,
     experiment: list[str] | None = None,
@@ -123,6 +125,8 @@ def profile(
         raise ValueError("timeout must be a positive number of seconds")
     if timing_samples < 0:
         raise ValueError("timing_samples must be 0 (no timing pass) or more")
+    if timing_rounds < 1:
+        raise ValueError("timing_rounds must be at least 1")
     if tool is not None and tool not in TOOLS:
         raise ValueError(f"tool must be one of {', '.join(TOOLS)}, got {tool!r}")
     writer = RunWriter(
@@ -195,7 +199,7 @@ def profile(
         harness = RunDir(writer.path).harness()
         if timing_samples:
             running = "timing"
-            timing = timing_pass(cap, timing_samples, harness.get("device"))
+            timing = timing_pass(cap, timing_samples, harness.get("device"), timing_rounds)
             notes += timing.notes
         if why:
             running = "the removal experiment"

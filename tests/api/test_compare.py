@@ -320,3 +320,92 @@ def test_per_kernel_samples_are_tested_when_a_run_has_them(tmp_path):
     assert by_name["_combine_kernel"] is None  # samples on one side only
     split = by_name["_fast_split_kernel"]
     assert split["ratio"] == pytest.approx(1.05, abs=0.01) and split["p_value"] < 1e-6
+
+
+# ---------------------------------------------------------------------------------------------
+# Rounds: each round of a timing pass is its own process, with its own shift (placement, clocks).
+# Synthetic rounds with that structure: a shift per round (sd 0.3%) and little noise within one.
+
+
+def rounds_timing(median_ms, rounds, per_round, seed, shift=0.003, rel=0.0005):
+    from profiler.timing import TimingSamples, merge_rounds
+
+    rng = np.random.default_rng(seed)
+    got = []
+    for _ in range(rounds):
+        level = median_ms * rng.lognormal(0.0, shift)
+        samples = tuple(level * rng.lognormal(0.0, rel, per_round))
+        got.append(TimingSamples(samples, "rotated", 4, 8, kernel="k", workload={"ctx_len": 1}))
+    return merge_rounds(got)
+
+
+def test_between_run_intervals_hold_no_change_where_pooled_samples_do_not():
+    """A/A pairs of runs whose rounds shift: the pooled within-run interval excludes no change in most
+    pairs (the issue's "CI [-0.6%, -0.5%]"), the interval on the rounds' medians holds it."""
+    from roofline.analysis.comparison import sample_test, timing_test
+
+    pairs = [(rounds_timing(0.0345, 4, 8, 2 * i), rounds_timing(0.0345, 4, 8, 2 * i + 1)) for i in range(40)]
+    between = [timing_test(a, b) for a, b in pairs]
+    within = [sample_test(a.samples_ms, b.samples_ms) for a, b in pairs]
+    holds = sum(t.ci_low <= 1 <= t.ci_high for t in between)
+    assert holds >= 36 and all(t.test == "Welch" and t.rounds == (4, 4) for t in between)
+    assert sum(t.ci_low <= 1 <= t.ci_high for t in within) <= 20
+    assert all(t.covers.startswith("between runs: the spread of 4 + 4 rounds' medians") for t in between)
+
+
+def test_between_run_test_catches_a_3_percent_slowdown():
+    from roofline.analysis.comparison import decide_gate, timing_test
+
+    caught = 0
+    for i in range(20):
+        t = timing_test(rounds_timing(0.0345, 4, 8, 100 + i), rounds_timing(0.0345 * 1.03, 4, 8, 200 + i))
+        caught += not decide_gate(1.0, 0.002, t, None)["passed"]
+        assert 1.0 < t.ci_low and t.ci_high < 1.06
+    assert caught >= 18
+
+
+def test_compare_says_what_its_interval_covers(tmp_path):
+    from profiler.rundir import TIMING, sha256
+    from profiler.timing import write_timing
+
+    def run_with(t, dst):
+        shutil.copytree(FAST, dst)
+        path = write_timing(dst / TIMING, t)
+        m = json.loads((dst / MANIFEST).read_text())
+        m["reports"].append({"path": TIMING, "tool": "timing", "sha256": sha256(path), "bytes": path.stat().st_size})
+        (dst / MANIFEST).write_text(json.dumps(m))
+        return dst
+
+    base = run_with(rounds_timing(0.0712, 4, 8, 1), tmp_path / "base")
+    head = run_with(rounds_timing(0.0712 * 1.05, 4, 8, 2), tmp_path / "head")
+    r = cli(base, head, "--fail-if-slower", "2")
+    assert r.exit_code == 1, r.output
+    assert "Welch p = " in r.output and "the interval is between runs: the spread of 4 + 4 rounds' medians" in r.output
+    assert "in 4+4 rounds" in r.output.strip().splitlines()[-1]
+    d = json.loads(cli(base, head, "--format", "json").output)
+    assert d["timing"]["test"] == "Welch" and d["timing"]["rounds"] == [4, 4]
+    assert d["timing"]["covers"].startswith("between runs")
+    # one-round runs (format 1, or --timing-rounds 1): within-run only, and said so
+    one = with_timing(FAST, tmp_path / "one", noisy(0.0712, 30, 1))
+    d = json.loads(cli(one, head, "--format", "json").output)
+    assert d["timing"]["test"] == "Mann-Whitney" and d["timing"]["covers"].startswith("within-run only")
+    assert "(1 and 4 rounds: the between-run test needs 3 a side)" in d["timing"]["covers"]
+
+
+def test_a_timing_json_whose_rounds_do_not_add_up_is_refused(tmp_path):
+    from profiler.rundir import RunDirError
+    from profiler.timing import parse_timing
+
+    good = rounds_timing(0.07, 3, 4, 1).to_dict()
+    assert len(parse_timing(json.loads(json.dumps(good))).rounds) == 3
+    bad = dict(good, samples_ms=good["samples_ms"][:-1])
+    with pytest.raises(RunDirError, match="samples_ms must be the rounds' samples in order"):
+        parse_timing(bad, "x/timing.json")
+    with pytest.raises(RunDirError, match=r"x/timing.json: rounds_ms\[1\] must hold positive finite numbers"):
+        parse_timing(
+            dict(good, rounds_ms=[good["rounds_ms"][0], [0.07, float("nan")], good["rounds_ms"][2]]), "x/timing.json"
+        )
+    with pytest.raises(RunDirError, match="round_kind 'one' means exactly one round"):
+        parse_timing(dict(good, round_kind="one"), "x/timing.json")
+    old = {k: v for k, v in good.items() if k not in ("rounds_ms", "round_kind")} | {"format": "roofline-timing/1"}
+    assert len(parse_timing(old).rounds) == 1  # format 1: one round, within-run only

@@ -1,57 +1,66 @@
-"""roofline/pipelines/gate.py's pure parts on CPU (its GPU part is one call of profiler.bench.time_step)."""
+"""roofline/pipelines/gate.py's pure parts on CPU (its GPU part is timed_rounds of the harness)."""
+
+import json
 
 import numpy as np
 
+from profiler.timing import TimingSamples, merge_rounds
 from roofline.pipelines import gate
 
 
-def samples(median, seed, n=30, rel=0.004):
-    return list(median * np.random.default_rng(seed).lognormal(0.0, rel, n))
+def run(median, seed, rounds=4, per_round=8, shift=0.003, rel=0.0005):
+    """A run of `rounds` rounds, each with its own shift (a process's placement and clocks)."""
+    rng = np.random.default_rng(seed)
+    return merge_rounds(
+        [
+            TimingSamples(tuple(median * rng.lognormal(0, shift) * rng.lognormal(0, rel, per_round)), "rotated", 4, 8)
+            for _ in range(rounds)
+        ]
+    )
 
 
-def test_the_slow_context_is_whole_pages_about_3_percent_longer():
-    assert gate.slower_ctx(131072, 64, 3.0) == 135040  # 131072 * 1.03 = 135004.2, up to 64
-    assert gate.slower_ctx(32768, 1, 3.0) == 33752
+CFG = {
+    "kernel": "triton_mla_fast",
+    "ctx_len": 32768,
+    "page_size": 64,
+    "heads": 8,
+    "runs_a": 6,
+    "runs_b": 6,
+    "rounds": 4,
+    "samples": 8,
+    "slower_pct": 3.0,
+    "spin_cycles": 2000,
+    "thresholds": [0.0, 1.0, 2.0],
+    "p_value": 0.002,
+}
 
 
 def test_pairs_rates_and_table():
-    thresholds = [0.0, 1.0, 5.0]
-    aa = [gate.pair_result(samples(0.07, 2 * i), samples(0.07, 2 * i + 1), thresholds, 0.002) for i in range(20)]
-    slow = [gate.pair_result(samples(0.07, 100 + i), samples(0.0721, 200 + i), thresholds, 0.002) for i in range(20)]
-    aa_rates, slow_rates = gate.rates(aa, thresholds), gate.rates(slow, thresholds)
-    assert aa_rates["5.0"] == {"gate": 0, "no_test": 0}
-    # nothing changed: the medians alone call about half the pairs slower at 0%, the test almost none
-    assert aa_rates["0.0"]["no_test"] >= 5 and aa_rates["0.0"]["gate"] <= 2
-    assert slow_rates["1.0"]["gate"] == 20 and slow_rates["5.0"]["gate"] == 0  # +3% against 1% and 5%
-    cfg = {
-        "kernel": "triton_mla_fast",
-        "ctx_len": 131072,
-        "slow_ctx_len": 135040,
-        "kv_bytes_pct": 3.02,
-        "page_size": 64,
-        "heads": 8,
-        "samples": 30,
-        "p_value": 0.002,
-    }
-    text = gate.table(
-        {
-            "config": cfg,
-            "gpu": "test",
-            "aa_pairs": aa,
-            "slow_pairs": slow,
-            "aa_rates": aa_rates,
-            "slow_rates": slow_rates,
-        }
-    )
-    last = text.splitlines()
-    assert last[-4].split()[:2] == ["PCT", "A/A"] and last[-2].startswith("1.0 ") and "20/20 (100%)" in last[-2]
-    assert "measured +3.0" in text and "A/A pairs: 20" in text
+    a = [run(0.0345, i) for i in range(6)]
+    b = [run(0.0345 * 1.03, 100 + i) for i in range(6)]
+    result = gate.evaluate(CFG, a, b, "test")
+    assert len(result["aa_pairs"]) == 30 and len(result["slow_pairs"]) == 36  # ordered distinct A pairs; A x B
+    aa, slow = result["aa_rates"], result["slow_rates"]
+    # the rounds' shifts: the pooled within-run interval misses no change often, the between-run one rarely
+    assert aa["between"]["holds_1"] >= 27 and aa["within"]["holds_1"] <= 20
+    assert aa["between"]["gate_fails"]["1.0"] == 0 and slow["between"]["gate_fails"]["1.0"] >= 33
+    text = gate.table(result)
+    assert "A/A pairs (ordered, distinct runs): 30" in text and text.splitlines()[-2].startswith("between ")
+    md = gate.table(result, markdown=True)
+    assert "| test | A/A: 95% interval holds no change |" in md and "| between |" in md
 
 
-def test_the_spin_aims_at_the_asked_slowdown_and_the_table_says_so():
-    # 3% of a 0.065 ms step at 1.98e6 cycles per ms
-    assert gate.spin_cycles(3.0, 0.065, 1.98e6) == 3861
+def test_from_dir_recomputes_what_the_gpu_call_wrote(tmp_path):
+    a = [run(0.0345, i) for i in range(3)]
+    b = [run(0.0345 * 1.03, 100 + i) for i in range(3)]
+    result = gate.evaluate(CFG, a, b, "NVIDIA H200")
+    (tmp_path / "compare_gate.json").write_text(json.dumps(result))
+    again = gate.from_dir(tmp_path)
+    assert again["aa_rates"] == result["aa_rates"] and again["gpu"] == "NVIDIA H200"
+    assert gate.main([str(tmp_path), "--from-dir", "--write", str(tmp_path / "t.md")]) == 0
+    assert (tmp_path / "t.md").read_text().startswith("triton_mla_fast ctx 32768")
+
+
+def test_the_spin_aims_at_the_asked_slowdown():
+    assert gate.spin_cycles(3.0, 0.065, 1.98e6) == 3861  # 3% of a 0.065 ms step at 1.98e6 cycles per ms
     assert gate.spin_cycles(0.0, 0.065, 1.98e6) == 1  # never a spin of 0 cycles (that would be no slowdown)
-    cfg = {"slowdown": "spin", "spin_cycles": 3861, "slower_pct": 3.0, "ctx_len": 131072, "slow_ctx_len": 131072}
-    assert gate.slowdown_text(cfg) == "a spin of 3861 cycles after each step (aimed at +3%)"
-    assert "+3.02% KV bytes" in gate.slowdown_text({"ctx_len": 1, "slow_ctx_len": 2, "kv_bytes_pct": 3.02})
