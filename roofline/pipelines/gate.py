@@ -89,7 +89,8 @@ def table(result: dict, markdown: bool = False) -> str:
     ]
     rows = [["test", "A/A: 95% interval holds no change"]]
     rows[0] += [f"A/A gate fails at {pct:g}%" for pct in cfg["thresholds"]]
-    rows[0] += [f"+{cfg['slower_pct']:g}% caught at {pct:g}%" for pct in cfg["thresholds"]]
+    measured = statistics.median(slow_delta) if slow_delta else cfg["slower_pct"]
+    rows[0] += [f"{measured:+.1f}% slowdown caught at {pct:g}%" for pct in cfg["thresholds"]]
     for name in TESTS:
         a, s = result["aa_rates"][name], result["slow_rates"][name]
         row = [name, frac(a["holds_1"], n_aa)]

@@ -187,9 +187,9 @@ def profile(
             except ProfilerError as exc:
                 if tool is not None or ncu_run is None or isinstance(exc, ToolTimeout):
                     raise  # asked for by name, nothing else captured, or out of time: the run failed
-                why = nsys_left_out(writer, exc)
-                say(why)
-                notes.append(why)
+                no_timeline = nsys_left_out(writer, exc)
+                say(no_timeline)
+                notes.append(no_timeline)
         timeline = nsys_run.timeline if nsys_run is not None else None
         if ncu_run is not None:
             launches = ncu_run.launches
