@@ -41,7 +41,6 @@ BENCH_ROWS = ("read", "flashmla", "triton_mla_fast_graph", "triton_mla")
 SERVING_BENCH = Path("docs/results/h200-serving/bench.json")
 SERVING_BEGIN = "<!-- made by tools/make_examples.py: the serving table -->"
 SERVING_END = "<!-- end of tools/make_examples.py's serving table -->"
-SKEW_RUN = Path("tests/fixtures/h200/runs/h200-triton_mla_fast-skew16-p64")  # the old grid on the skewed batch
 LAYERS = 61  # the seed model's layers
 TARGET = "rtx-pro-6000"  # the GPU the seed's team ran on
 
@@ -144,29 +143,6 @@ def serving_block(root: Path = ROOT) -> str:
     )
 
 
-def imbalance_excerpt(root: Path = ROOT) -> str:
-    """`roofline analyze` of the skewed-batch capture, the split kernel's verdict: its cause, the imbalance's
-    numbers, the requests behind the tail and the advice (the bullets that decide it)."""
-    r = CliRunner().invoke(main, ["analyze", str(root / SKEW_RUN)])
-    if r.exit_code != 0:
-        raise SystemExit(f"roofline analyze {SKEW_RUN} failed: {r.output}")
-    lines = r.stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("_gluon_seesaw_kernel: "))
-    out, keep = [lines[start]], False
-    for line in lines[start + 1 :]:
-        if not line.startswith(" "):
-            break
-        if line.startswith("  - "):
-            keep = line[4:].startswith(("load imbalance", "grid of", "the tail", "try:"))
-        if keep:
-            out.append(line)
-    return (
-        f"On the skewed row the fast kernel's grid before the batch schedule left most SMs idle; `roofline analyze\n"
-        f"{SKEW_RUN.as_posix()}` (H200, ncu) says so and names the request behind the tail:\n\n"
-        "```\n" + "\n".join(out) + "\n```\n"
-    )
-
-
 def readme_block(root: Path = ROOT) -> str:
     run = load(root / SAMPLE)
     k = run.analysis.kernels[0]
@@ -206,7 +182,7 @@ def readme_text(root: Path = ROOT) -> str:
     if text.count(SERVING_BEGIN) == 1 and text.count(SERVING_END) == 1:
         head, rest = text.split(SERVING_BEGIN, 1)
         _, tail = rest.split(SERVING_END, 1)
-        text = head + SERVING_BEGIN + "\n" + serving_block(root) + "\n" + imbalance_excerpt(root) + SERVING_END + tail
+        text = head + SERVING_BEGIN + "\n" + serving_block(root) + SERVING_END + tail
     return text
 
 

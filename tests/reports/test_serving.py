@@ -114,4 +114,3 @@ def test_the_readme_serving_table_comes_from_the_committed_bench(bench, tmp_path
     bench.save(tmp_path / make.SERVING_BENCH.parent)
     block = make.serving_block(tmp_path)
     assert "| skew16 | 16 x 2k-128k |" in block and "roofline bench --from" in block
-    assert "request 0 (131,076 tokens, 8 programs)" in make.imbalance_excerpt()
