@@ -1,4 +1,4 @@
-"""Removal experiments of the Triton kernels (benchmarks/removal_cuts.py): the scores and the tile
+"""Removal experiments of the Triton kernels (roofline/pipelines/removal_experiment.py): the scores and the tile
 update with one part of the work compiled out, wrong results on purpose. With both switches off
 these are exactly the kernels' own code (tl.dot scores, kernels.softmax.online_softmax_update).
 

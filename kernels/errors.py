@@ -1,5 +1,5 @@
 """The root of every error roofline raises on purpose, and its kinds (the lowest layer, so every
-package can raise them). The CLI maps them to exit codes in one place (roofline/cli_common.py):
+package can raise them). The CLI maps them to exit codes in one place (roofline/cli/common.py, `fail`):
 BadInput 2, any other RooflineError 1 (with where a failed run was kept), Interrupted 128 + signal."""
 
 from __future__ import annotations

@@ -13,11 +13,22 @@ from kernels.launch_spec import ARCHS, POINTER, LaunchSpec, combine_spec, next_p
 from kernels.plan import DECODE_BLOCK_H, DECODE_KV_SPLITS, EXTEND_BLOCK_M, cdiv
 from kernels.spec import VerifyWorkload
 
-# triton_mla's key tile per architecture, as SGLang's extend kernel picks it for MLA (Lq = 576 > 256):
-# (32, 64) on sm_90 and sm_100; 64-token tiles need 128 KB of shared memory, more than sm_120's
-# 99 KB per block, so sm_120 takes (32, 32): SGLang's extend_attention.py picks it for capability 12
-# ("sm120 workstation Blackwell ... smaller shared memory") at Lq > 256, as on the 100 KB-shared sm_86/sm_89.
-EXTEND_BLOCK_N = {"sm_90": 64, "sm_100": 64, "sm_120": 32}
+# triton_mla's tiles per architecture, (BLOCK_M, BLOCK_N) at 8 warps and 1 stage, as SGLang's extend kernel
+# (extend_attention.py) picks them for MLA (Lq = 576 > 256): its Hopper tile (32, 64) on sm_90 and sm_100.
+# For capability 12 ("sm120 workstation Blackwell ... smaller shared memory") SGLang picks (32, 32), but
+# under Triton 3.6 that tile asks for 102,400 B of shared memory per block, 1 KB over sm_120's 101,376 B.
+# So sm_120 takes BLOCK_M = 16 (83,968 B, q_len up to 32): the KV tile (BLOCK_N = 32) and the walk over the
+# prefix are SGLang's, and up to 16 draft rows the grid is too; only the padded query rows halve.
+# EXTEND_DEPARTURES says so wherever the configuration is shown (`roofline compile`).
+EXTEND_BLOCKS = {"sm_90": (EXTEND_BLOCK_M, 64), "sm_100": (EXTEND_BLOCK_M, 64), "sm_120": (16, 32)}
+EXTEND_BLOCK_N = {arch: block_n for arch, (_, block_n) in EXTEND_BLOCKS.items()}
+EXTEND_DEPARTURES = {
+    "sm_120": (
+        "triton_mla on sm_120 departs from SGLang: BLOCK_M=16, BLOCK_N=32 (SGLang: (32, 32) for capability 12, "
+        "(32, 64) on Hopper); SGLang's (32, 32) needs 102,400 B of shared memory per block under Triton 3.6, "
+        "over sm_120's 101,376 B. Up to 16 draft rows the grid and the KV walk are SGLang's."
+    )
+}
 
 
 # --- what triton_mla's two kernels (extend, decode) read alike ------------------------------------
@@ -46,16 +57,17 @@ def extend_specs(
     w: VerifyWorkload,
     arch: str = "sm_90",
     sm_count: int | None = None,
-    block_m: int = EXTEND_BLOCK_M,
+    block_m: int | None = None,
     block_n: int | None = None,
     num_warps: int = 8,
     num_stages: int = 1,
     no_mma: bool = False,
     no_softmax: bool = False,
 ) -> list[LaunchSpec]:
-    """triton_mla: grid (batch, heads, q blocks), one kernel. block_n: EXTEND_BLOCK_N for `arch`;
-    no_mma, no_softmax: its removal experiments (kernels/triton_mla.py)."""
-    block_n = block_n or EXTEND_BLOCK_N.get(arch, 64)
+    """triton_mla: grid (batch, heads, q blocks), one kernel. block_m, block_n: EXTEND_BLOCKS for `arch`
+    (the sm_90 tile elsewhere); no_mma, no_softmax: its removal experiments (kernels/triton_mla.py)."""
+    default_m, default_n = EXTEND_BLOCKS.get(arch, EXTEND_BLOCKS["sm_90"])
+    block_m, block_n = block_m or default_m, block_n or default_n
     p = POINTER[w.dtype]
     return [
         LaunchSpec(
@@ -130,6 +142,14 @@ SPECS = {"triton_mla": extend_specs, "triton_mla_decode": decode_specs, "triton_
 
 
 GRAPH_SUFFIX = "_graph"  # kernels.graph: a `K_graph` kernel replays K's launches as one CUDA graph
+DEPARTURES = {"triton_mla": EXTEND_DEPARTURES}  # kernel -> arch -> where its default launch is not its model's
+
+
+def config_notes(kernel: str, arch: str) -> tuple[str, ...]:
+    """Where `kernel`'s default launch configuration on `arch` departs from the one it reproduces
+    (triton_mla: SGLang's), one line each; none for the others."""
+    note = DEPARTURES.get(kernel.removesuffix(GRAPH_SUFFIX), {}).get(arch)
+    return (note,) if note else ()
 
 
 def launch_specs(kernel: str, w: VerifyWorkload, arch: str, sm_count: int = 132) -> list[LaunchSpec]:

@@ -14,7 +14,7 @@ def next_pow2(n: int) -> int:
 
 
 # Default launch parameters, shared by the kernels and by roofline's models of them.
-EXTEND_BLOCK_M = 32  # triton_mla: query rows per program (SGLang's extend kernel on sm_90)
+EXTEND_BLOCK_M = 32  # triton_mla: query rows per program, SGLang's on sm_90 (per arch: launch.EXTEND_BLOCKS)
 DECODE_BLOCK_H = 16  # triton_mla_decode: heads per program
 DECODE_KV_SPLITS = 8  # triton_mla_decode: splits per row (SGLang's default)
 

@@ -8,7 +8,13 @@ mask (domain.md section 1). The shape reproduced here, not the code:
   (`token_slots`, like SGLang's `kv_indices`), so every head re-reads the same latent KV;
 - then the draft block under the tree mask; online softmax throughout.
 
-Removal experiments (benchmarks/removal_cuts.py): NO_MMA and NO_SOFTMAX (`no_mma`, `no_softmax`; off by
+Tiles (kernels.launch.EXTEND_BLOCKS, BLOCK_M x BLOCK_N at 8 warps and 1 stage): SGLang's Hopper pick for
+MLA, 32 x 64, on sm_90 and sm_100. On sm_120 this kernel departs from SGLang: SGLang picks 32 x 32 for
+capability 12, which under Triton 3.6 needs 102,400 B of shared memory per block, over sm_120's 101,376 B;
+it runs 16 x 32 (83,968 B): the same KV tile and walk, and up to 16 draft rows the same grid.
+`roofline compile --kernel triton_mla --arch sm_120` says so too.
+
+Removal experiments (roofline/pipelines/removal_experiment.py): NO_MMA and NO_SOFTMAX (`no_mma`, `no_softmax`; off by
 default, the code compiled then is the kernel's own) as kernels/cuts.py says: wrong results on purpose,
 the loads stay. No NO_GATHER: every tile load is a gather through the token slots.
 """
@@ -23,7 +29,6 @@ from kernels.cuts import tile_scores, tile_update
 from kernels.inputs import VerifyInputs
 from kernels.launch import extend_specs
 from kernels.launch_spec import device_facts
-from kernels.plan import EXTEND_BLOCK_M
 from kernels.softmax import LOG2E
 
 
@@ -88,10 +93,11 @@ def _verify_extend_kernel(
     tl.store(Out + o_rows[:, None] + offs_d[None, :], out.to(Out.dtype.element_ty), mask=m_ok[:, None])
 
 
-def triton_mla(inp: VerifyInputs, block_m: int = EXTEND_BLOCK_M, block_n: int | None = None,
+def triton_mla(inp: VerifyInputs, block_m: int | None = None, block_n: int | None = None,
                num_warps: int = 8, num_stages: int = 1, no_mma: bool = False, no_softmax: bool = False) -> torch.Tensor:
-    """Run the extend-style verify kernel; returns [batch * q_len, heads, v_dim]. no_mma, no_softmax:
-    removal experiments (see the module), wrong results on purpose."""
+    """Run the extend-style verify kernel; returns [batch * q_len, heads, v_dim]. block_m, block_n: the
+    device's architecture's tiles (see the module) unless given. no_mma, no_softmax: removal experiments
+    (see the module), wrong results on purpose."""
     w = inp.workload
     if inp.q.shape[-1] != w.head_dim or w.rope_dim & (w.rope_dim - 1) or w.v_dim & (w.v_dim - 1):
         raise ValueError("triton_mla needs power-of-two kv_lora_rank and rope_dim (MLA: 512 + 64)")

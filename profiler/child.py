@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,13 @@ def start_child(ctx: BaseContext, target: Callable[..., None], *args: Any) -> tu
     child.start()
     send.close()
     return receive, child
+
+
+def no_crash_dump() -> None:
+    """Called first in a child: its crash is the parent's one-line ReportError, so no "Fatal Python
+    error" and frame dump from a faulthandler it inherited (pytest's, or PYTHONFAULTHANDLER's), which
+    writes to a descriptor of its own that redirecting stderr does not reach."""
+    faulthandler.disable()
 
 
 def stop_child(child: BaseProcess, receive: Connection) -> None:

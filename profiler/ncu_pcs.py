@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from profiler.child import no_crash_dump
 from profiler.metrics import PCSAMP_COUNT, STALL_REASONS, pcsamp_metric
 
 WAIT_CLASSES = (
@@ -383,6 +384,7 @@ def _pc_child_main(send, control, path: str, install_dir: str | None) -> None:
     import sys
 
     try:
+        no_crash_dump()  # a crash is the parent's one line (PcChild.result)
         with open(os.devnull, "wb") as null:  # the library's own stderr lines: the launch readers show them
             os.dup2(null.fileno(), 2)
         if install_dir:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import faulthandler
 import importlib
 import multiprocessing
 import os
@@ -13,7 +12,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from profiler.child import start_child, stop_child
+from profiler.child import no_crash_dump, start_child, stop_child
 from profiler.errors import ReportError, refuse_special
 from profiler.launch_table import LaunchTable, PcSamples
 from profiler.ncu_paths import ncu_python_dirs
@@ -322,7 +321,7 @@ def _child_main(
     pc: bool = False,
 ) -> None:
     try:
-        faulthandler.disable()  # a crash here is reported by the parent, in one line
+        no_crash_dump()  # a crash here is reported by the parent, in one line
         with open(log, "ab") as f:  # the C++ library logs parse problems straight to stderr
             os.dup2(f.fileno(), 2)
         if install_dir:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from profiler.child import start_child, stop_child
+from profiler.child import no_crash_dump, start_child, stop_child
 from profiler.errors import ReportError
 from profiler.launch_table import PcSamples
 from profiler.ncu_pcs import (  # noqa: F401 (the classes and their reading, as this module named them)
@@ -54,6 +54,7 @@ def _read(path: str) -> tuple[list[dict], dict[str, dict]]:
 
 def _child(send, path: str) -> None:
     try:
+        no_crash_dump()
         send.send(("ok", _read(path)))
     except BaseException as exc:  # noqa: BLE001 - one line in the parent
         send.send(("error", f"{type(exc).__name__}: {exc}"))

