@@ -33,8 +33,8 @@ import pandas as pd
 from kernels.errors import BadInput
 from profiler.timing import TimingSamples, read_timing
 from roofline.analysis.pairing import match_kernels, pair_kernels  # noqa: F401 - match_kernels: by name only
-from roofline.analysis.stats import mann_whitney_u, median_ratio_ci, welch_rounds
 from roofline.analysis.summary import KernelSummary, _clean
+from roofline.analysis.timing_tests import MIN_SAMPLES, SampleTest, sample_test, timing_test
 from roofline.analysis.verdict import num
 
 # Every metric a kernel summary carries, with its unit (for the renderers) - in display order.
@@ -56,9 +56,6 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("gap_to_floor", "x"),
 )
 IGNORED_WORKLOAD_FIELDS = ("seed",)  # random inputs, same shapes: the same work
-MIN_SAMPLES = 10  # per side, for the U test and the interval to mean anything
-MIN_ROUNDS = 3  # per side, for the between-run test (Welch's t on the rounds' medians)
-WITHIN_RUN = "within-run only: the samples of a run share one process; a shift between runs is not covered"
 DEFAULT_P_VALUE = 0.002  # asv's threshold for "significant"
 
 
@@ -75,100 +72,6 @@ class Change:
     delta_pct: float | None = None
     noise_pct: float | None = None
     verdict: str | None = None  # faster | slower | within noise | ... (durations only)
-
-
-@dataclass
-class SampleTest:
-    """One timing compared by its samples: median head / median base, its bootstrap interval, and the
-    two-sided Mann-Whitney U test's p-value (None with fewer than MIN_SAMPLES a side)."""
-
-    base_median_ms: float
-    head_median_ms: float
-    ratio: float
-    ci_low: float | None
-    ci_high: float | None
-    p_value: float | None
-    n_base: int
-    n_head: int
-    method: str | None = None
-    ci_level: float = 0.95
-    covers: str = WITHIN_RUN  # what the interval and the p-value hold
-    test: str = "Mann-Whitney"  # Mann-Whitney (within-run) | Welch (between rounds)
-    rounds: tuple[int, int] | None = None  # rounds a side, for the between-run test
-
-    @property
-    def delta_pct(self) -> float:
-        return (self.ratio - 1.0) * 100.0
-
-    @property
-    def enough(self) -> bool:
-        return self.p_value is not None
-
-    def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        d["delta_pct"] = self.delta_pct
-        d["ci_delta_pct"] = None if self.ci_low is None else [(self.ci_low - 1.0) * 100.0, (self.ci_high - 1.0) * 100.0]
-        return d
-
-
-def sample_test(base, head, method: str | None = None, min_samples: int = MIN_SAMPLES) -> SampleTest:
-    """Compare two arrays of timings (ms); the interval and the p-value only with `min_samples` a side."""
-    base, head = [float(v) for v in base], [float(v) for v in head]
-    ci = median_ratio_ci(base, head)
-    if min(len(base), len(head)) < min_samples:
-        return SampleTest(
-            float(pd.Series(base).median()),
-            float(pd.Series(head).median()),
-            ci.ratio,
-            None,
-            None,
-            None,
-            len(base),
-            len(head),
-            method,
-        )
-    return SampleTest(
-        float(pd.Series(base).median()),
-        float(pd.Series(head).median()),
-        ci.ratio,
-        ci.low,
-        ci.high,
-        mann_whitney_u(head, base).p_value,
-        len(base),
-        len(head),
-        method,
-        ci.level,
-    )
-
-
-def timing_test(base: TimingSamples, head: TimingSamples) -> SampleTest:
-    """The step's test: between runs on the rounds' medians when both sides have MIN_ROUNDS rounds
-    (and MIN_SAMPLES samples), else within-run on the pooled samples (sample_test)."""
-    nb, nh = len(base.rounds), len(head.rounds)
-    if min(nb, nh) < MIN_ROUNDS or min(base.n, head.n) < MIN_SAMPLES:
-        within = sample_test(base.samples_ms, head.samples_ms, base.method)
-        if max(nb, nh) > 1:
-            within.covers = f"{WITHIN_RUN} ({nb} and {nh} rounds: the between-run test needs {MIN_ROUNDS} a side)"
-        return within
-    t = welch_rounds(base.round_medians(), head.round_medians())
-    return SampleTest(
-        float(pd.Series(base.samples_ms).median()),
-        float(pd.Series(head.samples_ms).median()),
-        t.ratio,
-        t.low,
-        t.high,
-        t.p_value,
-        base.n,
-        head.n,
-        base.method,
-        t.level,
-        covers=(
-            f"between runs: the spread of {nb} + {nh} rounds' medians, each round its own process "
-            "(Welch's t on their logs; the ratio is of their geometric means)"
-        ),
-        test="Welch",
-        rounds=(nb, nh),
-    )
 
 
 @dataclass
