@@ -115,7 +115,7 @@ def print_run(run, fmt: str, project_to: str | None = None) -> dict:
     default=30,
     show_default=True,
     help="after the captures, time the step this many times with no profiler attached (timing.json, "
-    "what `roofline compare` tests); 0 skips it",
+    "what `roofline compare` tests; rounded up to whole rounds); 0 skips it",
 )
 @click.option(
     "--timing-rounds",

@@ -30,7 +30,7 @@ from profiler.nsys import nsys_version, run_nsys
 from profiler.nsys_reader import Timeline, read_nsys_sqlite, timeline_launches
 from profiler.proc import PLAIN_RUN, ToolControl, run_tool
 from profiler.run_writer import RunWriter
-from profiler.rundir import HARNESS
+from profiler.rundir import HARNESS, RunDirError
 from profiler.timing import TimingSamples, merge_rounds, parse_timing, write_timing
 
 DEFAULT_TIMING_ROUNDS = 4  # the timing pass's child processes (compare's between-run interval needs 3 a side)
@@ -246,7 +246,11 @@ def timed_rounds(app: list[str], rounds: int, samples: int, log: Path, control=N
                     done.lines,
                     str(log),
                 )
-            got.append(parse_timing(json.loads(out.read_text()), f"{out} (round {i + 1})"))
+            try:
+                data = json.loads(out.read_text())
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise RunDirError(f"{out} (round {i + 1} of the timing pass): not valid JSON ({exc})") from None
+            got.append(parse_timing(data, f"{out} (round {i + 1} of the timing pass)"))
             say(f"[timing] round {i + 1}/{rounds}: {(done.lines or [''])[-1].removeprefix('harness: ')}")
     return merge_rounds(got)
 

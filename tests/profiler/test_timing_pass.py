@@ -125,3 +125,16 @@ def test_a_failed_round_names_its_round_and_keeps_the_log(tmp_path):
     with pytest.raises(ApplicationFailed, match=r"failed in round 2 of 3 \(exit code 3\)"):
         timed_rounds(stand_in_harness(tmp_path, fail_round=1), 3, 5, tmp_path / "timing.log", say=lambda m: None)
     assert "harness: no CUDA device visible to torch" in (tmp_path / "timing.log").read_text()
+
+
+def test_a_round_that_writes_no_json_is_a_one_line_error(tmp_path):
+    from profiler.rundir import RunDirError
+    from roofline.pipelines.capture import timed_rounds
+
+    script = tmp_path / "harness.py"
+    script.write_text(
+        "import sys, pathlib\n"
+        "pathlib.Path(sys.argv[sys.argv.index('--timing-out') + 1]).write_text('{\"format\": ')\n"
+    )
+    with pytest.raises(RunDirError, match=r"round0\.json \(round 1 of the timing pass\): not valid JSON"):
+        timed_rounds([sys.executable, str(script), "--iters", "1"], 3, 4, tmp_path / "t.log", say=lambda m: None)
