@@ -133,8 +133,7 @@ def test_a_round_that_writes_no_json_is_a_one_line_error(tmp_path):
 
     script = tmp_path / "harness.py"
     script.write_text(
-        "import sys, pathlib\n"
-        "pathlib.Path(sys.argv[sys.argv.index('--timing-out') + 1]).write_text('{\"format\": ')\n"
+        "import sys, pathlib\npathlib.Path(sys.argv[sys.argv.index('--timing-out') + 1]).write_text('{\"format\": ')\n"
     )
     with pytest.raises(RunDirError, match=r"round0\.json \(round 1 of the timing pass\): not valid JSON"):
         timed_rounds([sys.executable, str(script), "--iters", "1"], 3, 4, tmp_path / "t.log", say=lambda m: None)
