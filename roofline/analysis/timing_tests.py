@@ -19,8 +19,8 @@ WITHIN_RUN = "within-run only: the samples of a run share one process; a shift b
 
 @dataclass
 class SampleTest:
-    """One timing compared by its samples: median head / median base, its bootstrap interval, and the
-    two-sided Mann-Whitney U test's p-value (None with fewer than MIN_SAMPLES a side)."""
+    """One timing compared by its samples: the ratio head / base, its 95% interval and the test's p-value
+    (None with fewer than MIN_SAMPLES a side); `test` and `covers` say which test and what it holds."""
 
     base_median_ms: float
     head_median_ms: float
