@@ -21,7 +21,6 @@ from kernels.spec import VerifyWorkload
 # prefix are SGLang's, and up to 16 draft rows the grid is too; only the padded query rows halve.
 # EXTEND_DEPARTURES says so wherever the configuration is shown (`roofline compile`).
 EXTEND_BLOCKS = {"sm_90": (EXTEND_BLOCK_M, 64), "sm_100": (EXTEND_BLOCK_M, 64), "sm_120": (16, 32)}
-EXTEND_BLOCK_N = {arch: block_n for arch, (_, block_n) in EXTEND_BLOCKS.items()}
 EXTEND_DEPARTURES = {
     "sm_120": (
         "triton_mla on sm_120 departs from SGLang: BLOCK_M=16, BLOCK_N=32 (SGLang: (32, 32) for capability 12, "

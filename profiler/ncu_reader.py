@@ -5,7 +5,6 @@ from __future__ import annotations
 import collections
 import copy
 import dataclasses
-import hashlib
 import importlib
 import multiprocessing
 import os
@@ -23,7 +22,7 @@ from profiler.ncu_pcs import COLUMNS as PC_COLUMNS
 from profiler.ncu_pcs import MAX_LAUNCHES_PER_KERNEL, PcChild, PcCollector, first_launches
 from profiler.ncu_records import walk_records
 from profiler.ncu_tidy import raw_metrics
-from profiler.rundir import RunDir
+from profiler.rundir import RunDir, sha256
 
 # Columns every table has, whatever metrics the report holds.
 ID_COLUMNS = ("launch", "range", "kernel", "mangled_name", "nvtx")
@@ -197,7 +196,7 @@ def _read_in_child(
     """(rows, units, rules, (pc rows, traits, pc error)) read by child processes (a prefetched read of the
     same unchanged file, metrics and PC choice, when one was started); errors name `name`."""
     started = _PREFETCHED.pop((str(path.resolve()), metrics, pc), None)
-    key = (_sha256(path), install_dir, metrics, pc)
+    key = (sha256(path), install_dir, metrics, pc)
     if key in _DONE:  # this very content read before in this process, as asked now
         if started is not None:
             started.discard()
@@ -213,14 +212,6 @@ def _read_in_child(
     while len(_DONE) > DONE_READS:
         _DONE.popitem(last=False)
     return got
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 class _PartsRead:

@@ -25,7 +25,13 @@ from roofline.analysis.useful import UsefulWork  # noqa: F401 (public API)
 from roofline.pipelines import loading, profiling
 from roofline.pipelines.capture import IncompleteRun, completeness, pc_samples_of  # noqa: F401 (public API)
 from roofline.pipelines.loading import sample_run  # noqa: F401 (public API)
-from roofline.pipelines.profiling import DEFAULT_TIMEOUT_S, DEFAULT_TIMING_SAMPLES, TOOLS, make_workload  # noqa: F401
+from roofline.pipelines.profiling import (  # noqa: F401
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_TIMING_ROUNDS,
+    DEFAULT_TIMING_SAMPLES,
+    TOOLS,
+    make_workload,
+)
 from roofline.pipelines.run import Run
 
 
@@ -62,7 +68,7 @@ def profile(
     preset: str | None = None,
     chip: str | None = None,
     timing_samples: int = DEFAULT_TIMING_SAMPLES,
-    timing_rounds: int = 4,
+    timing_rounds: int = DEFAULT_TIMING_ROUNDS,
     source: bool = False,
     why: bool = False,
     **workload_fields,

@@ -225,16 +225,22 @@ def nsys_left_out(writer: RunWriter, exc: ProfilerError) -> str:
     )
 
 
+def round_command(app: list[str], samples: int, out: str | Path) -> list[str]:
+    """One round of the timing pass: the harness command `app` (its `--iters ...` dropped) timing `samples`
+    samples into `out`."""
+    base = app[: app.index("--iters")] if "--iters" in app else list(app)
+    return base + ["--timing-samples", str(samples), "--timing-out", str(out)]
+
+
 def timed_rounds(app: list[str], rounds: int, samples: int, log: Path, control=None, say=print) -> TimingSamples:
     """`rounds` timing passes of the harness command `app` (its `--iters ...` dropped), each its own
     child process of `samples` samples, merged (profiler/timing.py: a round's samples share a process,
     so the spread of the rounds' medians is what varies between runs). Every round's output goes to `log`."""
-    base = app[: app.index("--iters")] if "--iters" in app else list(app)
     got: list[TimingSamples] = []
     with tempfile.TemporaryDirectory(prefix="roofline-timing-") as tmp, open(log, "w") as whole:
         for i in range(rounds):
             out, round_log = Path(tmp) / f"round{i}.json", Path(tmp) / f"round{i}.log"
-            cmd = base + ["--timing-samples", str(samples), "--timing-out", str(out)]
+            cmd = round_command(app, samples, out)
             done = run_tool(cmd, round_log, "the timing pass", control or PLAIN_RUN)
             whole.write(f"# round {i + 1} of {rounds}: {shlex.join(cmd)}\n")
             whole.write(round_log.read_text(errors="replace") if round_log.is_file() else "")
@@ -264,8 +270,6 @@ def timing_pass(cap: Capture, samples: int, device: str | None, rounds: int = DE
         note = f"no timing pass: the profiled child recorded no device in {HARNESS}; "
         note += "compare will gate on the profiler's times"
         return TimingPass(None, None, [note])
-    if rounds < 1:
-        raise ValueError("timing rounds must be at least 1")
     writer, app, say = cap.writer, cap.app, cap.say
     out, log = writer.file("timing"), writer.file("timing-log")
     per_round = max(1, math.ceil(samples / rounds))
@@ -274,8 +278,7 @@ def timing_pass(cap: Capture, samples: int, device: str | None, rounds: int = DE
         "no profiler attached (rotated inputs, CUDA graph)"
     )
     t0 = time.time()
-    base = app[: app.index("--iters")]
-    writer.log_command(base + ["--timing-samples", str(per_round), "--timing-out", "timing-round.json"])
+    writer.log_command(round_command(app, per_round, "timing-round.json"))
     try:
         timing = timed_rounds(app, rounds, per_round, log, cap.control(), say)
     finally:

@@ -28,7 +28,7 @@ from pathlib import Path
 from kernels.spec import VerifyWorkload, parse_ctx_len
 from profiler.timing import TimingSamples, parse_timing, write_timing
 from roofline.analysis.comparison import DEFAULT_P_VALUE, decide_gate, sample_test, timing_test
-from roofline.pipelines.capture import timed_rounds
+from roofline.pipelines.capture import DEFAULT_TIMING_ROUNDS, timed_rounds
 
 TESTS = {
     "between": "between runs: Welch's t on the rounds' medians (compare's test)",
@@ -159,7 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--heads", type=int, default=8)
     ap.add_argument("--runs", type=int, default=5, help="runs of A (A/A pairs: runs x (runs - 1))")
     ap.add_argument("--runs-b", type=int, default=3, help="runs of B, between the first A runs")
-    ap.add_argument("--rounds", type=int, default=4, help="rounds a run, each its own process (profile's default)")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=DEFAULT_TIMING_ROUNDS,
+        help="rounds a run, each its own process (profile's default)",
+    )
     ap.add_argument("--samples", type=int, default=8, help="samples a round (profile's 30 over 4 rounds: 8)")
     ap.add_argument("--slower-pct", type=float, default=3.0, help="B this much slower (a spin after each step)")
     ap.add_argument("--thresholds", default="0,1,2", help="gate thresholds PCT to evaluate")
