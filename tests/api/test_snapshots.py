@@ -1,0 +1,74 @@
+"""Every committed capture that `analyze` reads gives the same verdicts and numbers as its snapshot.
+
+The snapshots are `analyze --format json` of each capture (run directories, and report files outside
+them), taken from the code before a change that must not change behaviour. Paths are made relative to
+the repository and floats rounded to 9 significant digits, so the comparison holds across machines.
+A capture that `analyze` refuses is snapshotted as its exit code (its wording is the error tests').
+
+    ROOFLINE_SNAPSHOT_WRITE=1 pytest tests/api/test_snapshots.py    # take them again (a deliberate change)
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from roofline.cli.run import analyze_cmd
+from tests.paths import ROOT
+
+SNAPSHOTS = ROOT / "tests" / "fixtures" / "snapshots"
+READ = ("*.ncu-rep", "*.ncu-rep.gz", "*.sqlite")  # an .nsys-rep is read through nsys: not on every machine
+
+
+def captures() -> list[Path]:
+    """Run directories (a manifest.json), then report files outside them, under the fixtures and samples."""
+    roots = [ROOT / "tests" / "fixtures", ROOT / "roofline" / "data" / "samples"]
+    runs = sorted({m.parent for r in roots for m in r.rglob("manifest.json")})
+    files = sorted(
+        {p for r in roots for pattern in READ for p in r.rglob(pattern) if not any(run in p.parents for run in runs)}
+    )
+    return [*runs, *files]
+
+
+def snapshot_name(path: Path) -> str:
+    return str(path.relative_to(ROOT)).replace("/", "__") + ".json.gz"
+
+
+def _normal(value):
+    """Paths relative to the repository, floats to 9 significant digits."""
+    if isinstance(value, float):
+        return float(f"{value:.9g}")
+    if isinstance(value, str):
+        return value.replace(str(ROOT) + "/", "").replace(str(ROOT), ".")
+    if isinstance(value, list):
+        return [_normal(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _normal(v) for k, v in value.items()}
+    return value
+
+
+def analyze_json(path: Path) -> dict:
+    result = CliRunner().invoke(analyze_cmd, [str(path), "--format", "json"])
+    if result.exit_code != 0:
+        return {"exit_code": result.exit_code}
+    return _normal(json.loads(result.stdout))
+
+
+@pytest.mark.parametrize("path", captures(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_analyze_matches_its_snapshot(path):
+    got = analyze_json(path)
+    file = SNAPSHOTS / snapshot_name(path)
+    if os.environ.get("ROOFLINE_SNAPSHOT_WRITE") == "1":
+        SNAPSHOTS.mkdir(parents=True, exist_ok=True)
+        with gzip.open(file, "wt") as f:
+            f.write(json.dumps(got, indent=0, sort_keys=True) + "\n")
+        return
+    assert file.is_file(), f"no snapshot for {path}: take one with ROOFLINE_SNAPSHOT_WRITE=1"
+    with gzip.open(file, "rt") as f:
+        want = json.load(f)
+    assert got == want
