@@ -11,7 +11,7 @@
 The API lives in roofline/api.py; it is imported on first use so that `import roofline` stays light.
 """
 
-_API = ("load", "profile", "compare", "report", "Run", "sample_run", "make_workload", "IncompleteRun")
+_API = ("load", "profile", "compare", "report", "Run", "sample_run", "make_workload", "IncompleteRun", "ProfileRequest")
 # The error types, where they live: RooflineError is the root of every error roofline raises on
 # purpose; BadInput (exit 2, as is ReportError: a file that cannot be read), CaptureFailed (a capture
 # that failed after it started, kept at kept_at), Interrupted (Ctrl-C, SIGTERM or SIGHUP during a

@@ -25,11 +25,12 @@ from roofline.analysis.useful import UsefulWork  # noqa: F401 (public API)
 from roofline.pipelines import loading, profiling
 from roofline.pipelines.capture import IncompleteRun, completeness, pc_samples_of  # noqa: F401 (public API)
 from roofline.pipelines.loading import sample_run  # noqa: F401 (public API)
-from roofline.pipelines.profiling import (  # noqa: F401
+from roofline.pipelines.request import (  # noqa: F401 (public API)
     DEFAULT_TIMEOUT_S,
     DEFAULT_TIMING_ROUNDS,
     DEFAULT_TIMING_SAMPLES,
     TOOLS,
+    ProfileRequest,
     make_workload,
 )
 from roofline.pipelines.run import Run
@@ -52,69 +53,45 @@ def load(
 
 
 def profile(
-    kernel: str,
+    request: ProfileRequest | str,
     workload: VerifyWorkload | None = None,
     *,
-    iterations: int = 3,
     out: str | Path | None = None,
     force: bool = False,
-    ncu: str | None = None,
-    nsys: str | None = None,
-    tool: str | None = None,
-    timeout: float | None = DEFAULT_TIMEOUT_S,
     progress: Callable[[str], None] | None = None,
     env: dict[str, str] | None = None,
     command: list[str] | None = None,
-    preset: str | None = None,
-    chip: str | None = None,
-    timing_samples: int = DEFAULT_TIMING_SAMPLES,
-    timing_rounds: int = DEFAULT_TIMING_ROUNDS,
-    source: bool = False,
-    why: bool = False,
-    **workload_fields,
+    **settings,
 ) -> Run:
-    """Run `kernel` on `workload` under Nsight Compute and/or Nsight Systems in a child process and
+    """Run a kernel on a workload under Nsight Compute and/or Nsight Systems in a child process and
     return the new run, analysed from what the capture read (each report is read once).
 
-    `tool`: "ncu", "nsys" or "both"; None takes both when both are found, else the one found.
-    `timeout` bounds the whole capture (seconds): past it the running tool's process group is ended.
-    `env` is added to the profiled child's environment (e.g. CUDA_VISIBLE_DEVICES); `command` is
-    the command recorded in spec.json as the one that made the run (default: sys.argv).
-    The run is written atomically (see profiler/run_writer.py): on failure, timeout or Ctrl-C it is kept
-    under `<out>.failed-<time>` with its logs, and an existing `out` is never touched unless `force`.
-    `preset`: the ncu metric preset (profiler/metrics.py; default DEFAULT_PRESET), resolved for `chip`
-    (default: the chip of the local GPU, kernels/data/hardware.json). `source`: add the source counters and
-    embed the kernel's source (profiler/metrics.py with_source): each sampled line's text.
-    `timing_samples`: after the captures, a child with no profiler attached times the step this many
-    times in all (rotated input sets, CUDA-graph replays) into timing.json, which `compare` tests; 0 skips it.
-    `timing_rounds`: over this many child processes (rounds): compare's interval holds the spread between
-    rounds, what varies between runs (3 rounds a side at least; 1: a within-run interval only).
-    Without `workload`, `workload_fields` make one (make_workload: ctx="128k", heads=8, ..., or a ragged batch,
+    `request`: a ProfileRequest (roofline/pipelines/request.py: the kernel, the workload and every setting,
+    with their defaults), or a kernel's name with `workload` and `settings` by keyword:
+    `iterations` launches in the profiled range; `tool`: "ncu", "nsys" or "both" (None takes both when both
+    are found, else the one found); `ncu`/`nsys`: the tools' paths; `timeout` bounds the whole capture
+    (seconds): past it the running tool's process group is ended. `preset`: the ncu metric preset
+    (profiler/metrics.py; default DEFAULT_PRESET), resolved for `chip` (default: the chip of the local GPU,
+    kernels/data/hardware.json). `source`: add the source counters and embed the kernel's source (profiler/metrics.py
+    with_source): each sampled line's text. `timing_samples`: after the captures, a child with no profiler attached
+    times the step this many times in all (rotated input sets, CUDA-graph replays) into timing.json, which `compare`
+    tests; 0 skips it. `timing_rounds`: over this many child processes (rounds): compare's interval holds the spread
+    between rounds, what varies between runs (3 rounds a side at least; 1: a within-run interval only).
+    `why`: also run the kernel's removal experiment (its MMAs, softmax, gathers compiled out, timed by the bench's
+    method) into removal.json: the verdict says what sets the pace (roofline/pipelines/why.py).
+    Without `workload`, the other keywords make one (make_workload: ctx="128k", heads=8, ..., or a ragged batch,
     lens="mix:1x128k,15x2k" or lens="uniform:1k-32k" with batch=32 and seed).
-    `why`: also run the kernel's removal experiment (its MMAs, softmax, gathers compiled out, timed by the
-    bench's method) into removal.json: the verdict says what sets the pace (roofline/pipelines/why.py).
+
+    `env` is added to the profiled child's environment (e.g. CUDA_VISIBLE_DEVICES); `command` is the command
+    recorded in spec.json as the one that made the run (default: sys.argv). The run is written atomically
+    (see profiler/run_writer.py): on failure, timeout or Ctrl-C it is kept under `<out>.failed-<time>` with its
+    logs, and an existing `out` is never touched unless `force`.
     """
-    return profiling.profile(
-        kernel,
-        workload,
-        iterations=iterations,
-        out=out,
-        force=force,
-        ncu=ncu,
-        nsys=nsys,
-        tool=tool,
-        timeout=timeout,
-        progress=progress,
-        env=env,
-        command=command,
-        preset=preset,
-        chip=chip,
-        timing_samples=timing_samples,
-        timing_rounds=timing_rounds,
-        source=source,
-        why=why,
-        **workload_fields,
-    )
+    if not isinstance(request, ProfileRequest):
+        request = ProfileRequest.of(request, workload, **settings)
+    elif workload is not None or settings:
+        raise TypeError("profile(request): the request holds the workload and the settings")
+    return profiling.profile(request, out=out, force=force, progress=progress, env=env, command=command)
 
 
 def report(

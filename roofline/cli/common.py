@@ -20,6 +20,15 @@ from profiler.checks import strict_json
 from profiler.errors import ReportError
 from profiler.metrics import CHIPS
 from roofline.catalogue.gpus import GpuSpec, MeasuredFileError, UnknownGpu, get_gpu
+from roofline.pipelines.request import (
+    DEFAULT_ITERATIONS,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_TIMING_ROUNDS,
+    DEFAULT_TIMING_SAMPLES,
+    SETTINGS,
+    TOOLS,
+    ProfileRequest,
+)
 
 T = TypeVar("T")
 
@@ -132,8 +141,12 @@ class CtxLen(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
+WORKLOAD_OPTIONS = ("ctx_len", "batch", "lens", "heads", "q_len", "page_size", "tree_mask", "seed")
+_W = VerifyWorkload()  # the workload's defaults, declared in kernels/spec.py
+
+
 def workload_options(f):
-    """The options every command that builds one workload shares."""
+    """The options every command that builds one workload shares (WORKLOAD_OPTIONS, make_workload's arguments)."""
     opts = [
         click.option(
             "--ctx",
@@ -151,15 +164,92 @@ def workload_options(f):
             help="a ragged serving batch, one prefix per request (replaces --ctx): 4k,128k,2k | "
             "uniform:1k-32k (with --batch, drawn with --seed) | mix:1x128k,15x2k | file:PATH (a length a line)",
         ),
-        click.option("--heads", type=int, default=8, show_default=True, help="attention heads per GPU"),
-        click.option("--q-len", type=int, default=9, show_default=True, help="draft tokens per request"),
-        click.option("--page-size", type=int, default=1, show_default=True),
-        click.option("--mask", "tree_mask", type=click.Choice(TREE_MASKS), default="tree", show_default=True),
-        click.option("--seed", type=int, default=0, show_default=True),
+        click.option("--heads", type=int, default=_W.heads, show_default=True, help="attention heads per GPU"),
+        click.option("--q-len", type=int, default=_W.q_len, show_default=True, help="draft tokens per request"),
+        click.option("--page-size", type=int, default=_W.page_size, show_default=True),
+        click.option("--mask", "tree_mask", type=click.Choice(TREE_MASKS), default=_W.tree_mask, show_default=True),
+        click.option("--seed", type=int, default=_W.seed, show_default=True),
     ]
     for opt in reversed(opts):
         f = opt(f)
     return f
+
+
+def capture_options(tool_default: str | None = None, tool_help: str | None = None):
+    """The options of how a profile captures (profile and sweep: a ProfileRequest's settings, its defaults)."""
+    what = "counters (ncu), timeline (nsys) or both"
+    opts = [
+        click.option(
+            "--iters",
+            "iterations",
+            type=click.IntRange(min=1),
+            default=DEFAULT_ITERATIONS,
+            show_default=True,
+            help="launches inside each profiled range",
+        ),
+        click.option(
+            "--tool",
+            type=click.Choice(TOOLS),
+            default=tool_default,
+            show_default=tool_default is not None,
+            help=tool_help or f"{what} [default: both when both are found, else the one found]",
+        ),
+        click.option("--ncu", "ncu", default=None, help="path to ncu (else $NCU, PATH, usual folders)"),
+        click.option("--nsys", "nsys", default=None, help="path to nsys (else $NSYS, PATH, usual folders)"),
+        click.option(
+            "--preset",
+            default=None,
+            help="ncu metric preset: roofline (default, 6 passes on the H200), "
+            "verdict (4), full (--set full, 38); see `roofline metrics`",
+        ),
+        click.option(
+            "--gpu",
+            "chip",
+            default=None,
+            callback=chip_option,
+            help="resolve the preset's metric names for this GPU model or ncu chip (h200, gb202; default: the local "
+            "GPU's)",
+        ),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(min=0, min_open=True),
+            default=DEFAULT_TIMEOUT_S,
+            show_default=True,
+            help="seconds for each whole capture; past it the running tool's process group is ended",
+        ),
+        click.option(
+            "--timing-samples",
+            type=click.IntRange(min=0),
+            default=DEFAULT_TIMING_SAMPLES,
+            show_default=True,
+            help="after the captures, time the step this many times with no profiler attached (timing.json, "
+            "what `roofline compare` tests; rounded up to whole rounds); 0 skips it",
+        ),
+        click.option(
+            "--timing-rounds",
+            type=click.IntRange(min=1),
+            default=DEFAULT_TIMING_ROUNDS,
+            show_default=True,
+            help="split the timing samples over this many child processes: compare's interval then holds what "
+            "varies between runs (needs 3 a side; 1: within-run only)",
+        ),
+    ]
+
+    def decorate(f):
+        for opt in reversed(opts):
+            f = opt(f)
+        return f
+
+    return decorate
+
+
+def profile_request(kernel: str, workload: VerifyWorkload, options: dict) -> ProfileRequest:
+    """The ProfileRequest the command's options describe (`options`: the settings by name, others ignored);
+    a setting out of range is a usage error."""
+    try:
+        return ProfileRequest(kernel, workload, **{k: v for k, v in options.items() if k in SETTINGS})
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def format_option(*choices: str):

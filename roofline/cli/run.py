@@ -10,9 +10,11 @@ from kernels.errors import RooflineError
 from profiler.ncu_reader import discard_prefetched, prefetch_capture
 from profiler.proc import stop_signals_interrupt
 from roofline.cli.common import (
+    WORKLOAD_OPTIONS,
     BadInputExit,
     allow_incomplete_option,
     api,
+    capture_options,
     chip_option,
     echo_json,
     force_option,
@@ -21,8 +23,8 @@ from roofline.cli.common import (
     gpu_option,
     kernel_name,
     make_workload,
-    ncu_option,
     out_option,
+    profile_request,
     progress,
     removal_option,
     renamed,
@@ -31,6 +33,7 @@ from roofline.cli.common import (
     workload_options,
 )
 from roofline.cli.common import fail as _fail
+from roofline.pipelines.request import DEFAULT_KERNEL
 
 
 def print_run(run, fmt: str, project_to: str | None = None) -> dict:
@@ -69,32 +72,11 @@ def print_run(run, fmt: str, project_to: str | None = None) -> dict:
 
 
 @click.command("profile")
-@click.option("--kernel", default="triton_mla", show_default=True)
+@click.option("--kernel", default=DEFAULT_KERNEL, show_default=True)
 @workload_options
-@click.option("--iters", type=int, default=3, show_default=True, help="launches inside the profiled range")
 @out_option("out_dir", "run directory (default runs/<kernel>-<ctx>-h<heads>-q<q_len>-p<page>-<time>)", folder=True)
 @force_option
-@click.option(
-    "--tool",
-    type=click.Choice(["ncu", "nsys", "both"]),
-    default=None,
-    help="counters (ncu), timeline (nsys) or both [default: both when both are found, else the one found]",
-)
-@ncu_option
-@click.option("--nsys", "nsys_path", default=None, help="path to nsys (else $NSYS, PATH, usual folders)")
-@click.option(
-    "--preset",
-    default=None,
-    help="ncu metric preset: roofline (default, 6 passes on the H200), "
-    "verdict (4), full (--set full, 38); see `roofline metrics`",
-)
-@click.option(
-    "--gpu",
-    "chip",
-    default=None,
-    callback=chip_option,
-    help="resolve the preset's metric names for this GPU model or ncu chip (h200, gb202; default: the local GPU's)",
-)
+@capture_options()
 @renamed("--chip", "--gpu", "chip", callback=chip_option)
 @click.option(
     "--source",
@@ -103,79 +85,20 @@ def print_run(run, fmt: str, project_to: str | None = None) -> dict:
     "wait with each line's text (about one more replay pass)",
 )
 @click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=900,
-    show_default=True,
-    help="seconds for the whole capture; past it the running tool's process group is ended",
-)
-@click.option(
-    "--timing-samples",
-    type=click.IntRange(min=0),
-    default=30,
-    show_default=True,
-    help="after the captures, time the step this many times with no profiler attached (timing.json, "
-    "what `roofline compare` tests; rounded up to whole rounds); 0 skips it",
-)
-@click.option(
-    "--timing-rounds",
-    type=click.IntRange(min=1),
-    default=4,
-    show_default=True,
-    help="split the timing samples over this many child processes: compare's interval then holds what "
-    "varies between runs (needs 3 a side; 1: within-run only)",
-)
-@click.option(
     "--why",
     is_flag=True,
     help="also run the kernel's removal experiment (its MMAs, softmax, gathers compiled out, timed by the "
     "bench's method): the verdict names what sets the pace; the run keeps removal.json",
 )
 @format_option()
-def profile_cmd(
-    kernel,
-    iters,
-    out_dir,
-    force,
-    tool,
-    ncu_path,
-    nsys_path,
-    preset,
-    chip,
-    source,
-    timeout,
-    timing_samples,
-    timing_rounds,
-    why,
-    fmt,
-    **wkw,
-) -> None:
+def profile_cmd(kernel, out_dir, force, fmt, **options) -> None:
     """Run a kernel under Nsight Compute and/or Nsight Systems, parse the reports, print verdicts (needs a GPU)."""
 
-    name = kernel_name(kernel)
-    workload = make_workload(**wkw)
-    if iters < 1:
-        raise click.UsageError("--iters must be at least 1")
+    workload = make_workload(**{k: options.pop(k) for k in WORKLOAD_OPTIONS})
+    request = profile_request(kernel_name(kernel), workload, options)
     try:
         with stop_signals_interrupt():  # SIGTERM / SIGHUP: as Ctrl-C, the run kept marked failed
-            run = api().profile(
-                name,
-                workload,
-                iterations=iters,
-                out=out_dir,
-                force=force,
-                ncu=ncu_path,
-                nsys=nsys_path,
-                tool=tool,
-                timeout=timeout,
-                progress=progress,
-                preset=preset,
-                chip=chip,
-                timing_samples=timing_samples,
-                timing_rounds=timing_rounds,
-                source=source,
-                why=why,
-            )
+            run = api().profile(request, out=out_dir, force=force, progress=progress)
     except (RooflineError, ValueError) as exc:  # CaptureFailed names where the run was kept
         raise _fail(exc) from None
     except KeyboardInterrupt as exc:

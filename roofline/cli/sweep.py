@@ -19,33 +19,40 @@ from tqdm import tqdm
 from kernels.batches import lens_text
 from kernels.errors import RooflineError
 from kernels.registry import get_kernel
-from kernels.spec import WorkloadError, ctx_text, parse_ctx_len
+from kernels.spec import TREE_MASKS, WorkloadError, ctx_text, parse_ctx_len
 from profiler.errors import ToolNotFound
-from profiler.metrics import DEFAULT_PRESET
 from profiler.ncu import find_ncu
 from profiler.proc import stop_signals_interrupt
 from profiler.staging import OutputExists
 from reports.sweep import render_summary_markdown, render_summary_text
 from roofline.cli.common import (
+    WORKLOAD_OPTIONS,
     BadInputExit,
+    capture_options,
     comma_list,
     echo_json,
     fail,
     folder_option,
     force_option,
     format_option,
-    ncu_option,
     out_option,
+    profile_request,
     renamed,
 )
 from roofline.cli.run import profile_cmd
-from roofline.pipelines.profiling import DEFAULT_TIMING_SAMPLES
+from roofline.pipelines.request import ProfileRequest
 from roofline.pipelines.sweep_dir import LAYOUT, SweepDir
-from roofline.pipelines.sweeps import DEFAULT_TIMEOUT_S, POINT_TOOL, SweepError, SweepPoint, plan, run_sweep, summarize
+from roofline.pipelines.sweeps import POINT_REQUEST, POINT_TOOL, SweepError, SweepPoint, plan, run_sweep, summarize
 
 
 def _kernel(name: str) -> str:
     return get_kernel(name).name
+
+
+def _mask(name: str) -> str:
+    if name not in TREE_MASKS:
+        raise ValueError(f"{name}: a mask is {' or '.join(TREE_MASKS)}")
+    return name
 
 
 def _gpu_index(text: str) -> str:
@@ -71,22 +78,15 @@ def command_line(command: click.Command, values: dict) -> list[str]:
     return argv
 
 
-def point_command(
-    point: SweepPoint,
-    sweep_dir: Path,
-    iterations: int,
-    ncu: str | None,
-    timing_samples: int = DEFAULT_TIMING_SAMPLES,
-    timeout: float = DEFAULT_TIMEOUT_S,
-) -> tuple[str, ...]:
-    """The `roofline profile` command that makes one point on its own, with the same tool, preset,
-    timeout and timing samples as the sweep's own run of it (roofline.pipelines.sweeps.run_point)."""
-    w = point.workload
-    same = ("heads", "q_len", "page_size", "tree_mask", "seed")  # option name = workload field
+def point_command(point: SweepPoint, sweep_dir: Path, settings: ProfileRequest) -> tuple[str, ...]:
+    """The `roofline profile` command that makes one point on its own: the point's ProfileRequest (its kernel
+    and workload, the sweep's settings), every field as profile's option of the same name."""
+    request = point.request(settings)
+    w = request.workload
     size = {"lens": lens_text(w.ctx_lens)} if w.ctx_lens else {"ctx_len": ctx_text(w.ctx_len), "batch": w.batch}
-    values = {"kernel": point.kernel, **size, **{f: getattr(w, f) for f in same}}
-    values |= {"iters": iterations, "tool": POINT_TOOL, "preset": DEFAULT_PRESET, "timeout": f"{timeout:g}"}
-    values |= {"timing_samples": timing_samples, "out_dir": SweepDir(sweep_dir).point(point.name), "ncu_path": ncu}
+    workload = {k: getattr(w, k) for k in WORKLOAD_OPTIONS if k not in ("ctx_len", "batch", "lens")}
+    values = {"kernel": request.kernel, **size, **workload, **request.settings()}
+    values["out_dir"] = SweepDir(sweep_dir).point(point.name)
     return tuple(command_line(profile_cmd, values))
 
 
@@ -134,8 +134,8 @@ def _chart_title(sweep: SweepDir, table) -> str:
 @click.option("--ctx", "ctx", default="8k,32k,128k", show_default=True, help="context lengths, comma-separated")
 @click.option("--page-size", "pages", default="1,64", show_default=True)
 @click.option("--heads", "heads", default="8", show_default=True)
-@click.option("--q-len", "q_lens", default="9", show_default=True)
-@click.option("--iters", type=int, default=3, show_default=True, help="launches inside each profiled range")
+@click.option("--q-len", "q_lens", default="9", show_default=True, help="draft tokens per request, comma-separated")
+@click.option("--mask", "masks", default="tree", show_default=True, help="tree masks, comma-separated (tree, chain)")
 @click.option(
     "--batch",
     type=int,
@@ -156,22 +156,7 @@ def _chart_title(sweep: SweepDir, table) -> str:
     "--devices", "devices", default=None, help="CUDA device indices of this host (0,1): one worker process per GPU"
 )
 @renamed("--gpus", "--devices", "devices")
-@ncu_option
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=DEFAULT_TIMEOUT_S,
-    show_default=True,
-    help="seconds for each point's whole capture, as `roofline profile --timeout`",
-)
-@click.option(
-    "--timing-samples",
-    type=click.IntRange(min=0),
-    default=DEFAULT_TIMING_SAMPLES,
-    show_default=True,
-    help="after each point's capture, time its step this many times with no profiler attached (timing.json, "
-    "what `roofline compare` tests); 0 skips it",
-)
+@capture_options(tool_default=POINT_TOOL, tool_help="counters (ncu), timeline (nsys) or both, at each point")
 @folder_option(
     "--summarize",
     "summarize_dir",
@@ -191,20 +176,18 @@ def sweep_cmd(
     pages,
     heads,
     q_lens,
+    masks,
     batch,
     lens_list,
     seed,
-    iters,
     out,
     devices,
-    ncu_path,
-    timeout,
-    timing_samples,
     summarize_dir,
     write,
     print_commands,
     force,
     fmt,
+    **options,
 ) -> None:
     """Profile every kernel x ctx x page size x heads x q_len point; skip finished ones; table and chart.
     One command at a time writes a sweep folder (a second is refused); --force writes the summary over a
@@ -223,8 +206,8 @@ def sweep_cmd(
         raise BadInputExit("--write goes with --summarize DIR (a sweep run always writes its summary)")
     if not kernels:
         raise BadInputExit("--kernel is required (e.g. --kernel triton_mla,triton_mla_fast), or --summarize DIR")
-    if iters < 1:
-        raise BadInputExit("--iters must be at least 1")
+    options["preset"] = options["preset"] or POINT_REQUEST.preset  # a sweep names the preset in each command
+    settings = profile_request(POINT_REQUEST.kernel, POINT_REQUEST.workload, options)
     gpu_list = comma_list(devices, _gpu_index, "--devices") if devices else None
     try:
         points = plan(
@@ -233,6 +216,7 @@ def sweep_cmd(
             comma_list(pages, int, "--page-size"),
             comma_list(heads, int, "--heads"),
             comma_list(q_lens, int, "--q-len"),
+            masks=comma_list(masks, _mask, "--mask"),
             batch=batch,
             lens=list(lens_list),
             seed=seed,
@@ -240,10 +224,7 @@ def sweep_cmd(
     except (SweepError, WorkloadError) as exc:
         raise BadInputExit(str(exc)) from None
     sweep_dir = Path(out)
-    points = [
-        dataclasses.replace(p, command=point_command(p, sweep_dir, iters, ncu_path, timing_samples, timeout))
-        for p in points
-    ]
+    points = [dataclasses.replace(p, command=point_command(p, sweep_dir, settings)) for p in points]
     if print_commands:
         for p in points:
             click.echo(shlex.join(p.command))
@@ -257,13 +238,12 @@ def sweep_cmd(
         )
     )
     try:
-        find_ncu(ncu_path)  # every point runs ncu: without it one error, and no folder is made
+        find_ncu(settings.ncu)  # every point runs ncu: without it one error, and no folder is made
         sweep = SweepDir.create(sweep_dir)  # a folder that is not a sweep is refused before the progress bar
     except (SweepError, ToolNotFound) as exc:
         raise fail(exc) from None
     seen = sweep.seen()  # the summary's files as this sweep found them
-    options = dict(iterations=iters, ncu=ncu_path, gpus=gpu_list, timing_samples=timing_samples, timeout=timeout)
-    outcome = _run_with_progress(points, sweep_dir, options, resume)
+    outcome = _run_with_progress(points, sweep_dir, settings, gpu_list, resume)
     try:
         _summary(sweep_dir, fmt, seen=seen, force=force)
     except OutputExists as exc:
@@ -301,7 +281,7 @@ def _report(outcome, points: list[SweepPoint], sweep_dir: Path, resume: str) -> 
         sys.exit(1)
 
 
-def _run_with_progress(points, sweep_dir, options: dict, resume):
+def _run_with_progress(points, sweep_dir, settings: ProfileRequest, gpus, resume):
     """run_sweep with a tqdm bar on stderr: points done of all, elapsed, time left, the points running."""
 
     bar = tqdm(
@@ -337,7 +317,7 @@ def _run_with_progress(points, sweep_dir, options: dict, resume):
 
     try:
         with stop_signals_interrupt():  # SIGTERM / SIGHUP as Ctrl-C: finished points kept, exit 128 + signal
-            return run_sweep(points, sweep_dir, command=resume, on_start=on_start, on_done=on_done, **options)
+            return run_sweep(points, sweep_dir, settings, gpus, command=resume, on_start=on_start, on_done=on_done)
     except (SweepError, ToolNotFound) as exc:
         raise fail(exc) from None
     finally:

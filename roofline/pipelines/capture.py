@@ -32,8 +32,7 @@ from profiler.proc import PLAIN_RUN, ToolControl, run_tool
 from profiler.run_writer import RunWriter
 from profiler.rundir import HARNESS, RunDirError
 from profiler.timing import TimingSamples, merge_rounds, parse_timing, write_timing
-
-DEFAULT_TIMING_ROUNDS = 4  # the timing pass's child processes (compare's between-run interval needs 3 a side)
+from roofline.pipelines.request import DEFAULT_TIMING_ROUNDS
 
 
 class IncompleteRun(ReportError):

@@ -28,7 +28,8 @@ from pathlib import Path
 from kernels.spec import VerifyWorkload, parse_ctx_len
 from profiler.timing import TimingSamples, parse_timing, write_timing
 from roofline.analysis.comparison import DEFAULT_P_VALUE, decide_gate, sample_test, timing_test
-from roofline.pipelines.capture import DEFAULT_TIMING_ROUNDS, timed_rounds
+from roofline.pipelines.capture import timed_rounds
+from roofline.pipelines.request import DEFAULT_TIMING_ROUNDS
 
 TESTS = {
     "between": "between runs: Welch's t on the rounds' medians (compare's test)",

@@ -10,9 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kernels.batches import make_workload as batch_workload
 from kernels.registry import get_kernel
-from kernels.spec import VerifyWorkload
 from profiler.errors import ProfilerError, ToolNotFound, ToolTimeout
 from profiler.metrics import resolve_preset
 from profiler.ncu import find_ncu
@@ -23,7 +21,6 @@ from roofline.analysis.removal import apply_removal
 from roofline.analysis.summary import summarize
 from roofline.catalogue.chips import local_device_name
 from roofline.pipelines.capture import (
-    DEFAULT_TIMING_ROUNDS,
     Capture,
     NcuCapture,
     NsysCapture,
@@ -35,22 +32,9 @@ from roofline.pipelines.capture import (
     timeline_table,
     timing_pass,
 )
+from roofline.pipelines.request import ProfileRequest
 from roofline.pipelines.run import Run, make_run, passes_note
 from roofline.pipelines.why import why_pass
-
-
-def make_workload(
-    ctx: int | str | None = None, lens: str | None = None, batch: int | None = None, seed: int = 0, **fields
-) -> VerifyWorkload:
-    """A VerifyWorkload from user-facing arguments: `ctx` takes 131072, "128k" (the default), "1m"; `lens` a ragged batch
-    (`"4k,128k,2k"`, `"uniform:1k-32k"` with `batch` and `seed`, `"mix:1x128k,15x2k"`, `"file:PATH"`:
-    kernels/batches.py), which replaces `ctx`."""
-    return batch_workload(ctx, lens=lens, batch=batch, seed=seed, **fields)
-
-
-TOOLS = ("ncu", "nsys", "both")
-DEFAULT_TIMEOUT_S = 900.0  # the whole capture; a 128k run under both tools fits well inside it
-DEFAULT_TIMING_SAMPLES = 30  # the timing pass after the captures (what `compare` tests and gates on)
 
 
 def choose_tools(
@@ -58,12 +42,11 @@ def choose_tools(
 ) -> dict[str, str]:
     """{"ncu": path, "nsys": path} for the tools to run: `tool` "ncu", "nsys" or "both" needs them
     found; None takes both when both are found and nsys's importer can run, else the one that works
-    (ToolNotFound when neither). Why a found tool was left out is appended to `notes`."""
+    (ToolNotFound when neither; `tool` is a ProfileRequest's, checked there). Why a found tool was left out is
+    appended to `notes`."""
 
     finders = {"ncu": lambda: find_ncu(ncu), "nsys": lambda: find_nsys(nsys)}
     if tool is not None:
-        if tool not in TOOLS:
-            raise ValueError(f"tool must be one of {', '.join(TOOLS)}, got {tool!r}")
         wanted = ["ncu", "nsys"] if tool == "both" else [tool]
         return {name: finders[name]() for name in wanted}
     found, errors = {}, []
@@ -87,48 +70,26 @@ def choose_tools(
 
 
 def profile(
-    kernel: str,
-    workload: VerifyWorkload | None = None,
+    request: ProfileRequest,
     *,
-    iterations: int = 3,
     out: str | Path | None = None,
     force: bool = False,
-    ncu: str | None = None,
-    nsys: str | None = None,
-    tool: str | None = None,
-    timeout: float | None = DEFAULT_TIMEOUT_S,
     progress: Callable[[str], None] | None = None,
     env: dict[str, str] | None = None,
     command: list[str] | None = None,
-    preset: str | None = None,
-    chip: str | None = None,
-    timing_samples: int = DEFAULT_TIMING_SAMPLES,
-    timing_rounds: int = DEFAULT_TIMING_ROUNDS,
-    source: bool = False,
-    why: bool = False,
     experiment: list[str] | None = None,
-    **workload_fields,
 ) -> Run:
-    """roofline.api.profile: the run `kernel` on `workload` makes, written and analysed (its docstring
-    says what each argument does). `experiment`: the removal experiment's program for `why` (a stand-in)."""
+    """roofline.api.profile: the run `request` makes, written and analysed (the API's docstring says what each
+    argument does). `experiment`: the removal experiment's program for `why` (a stand-in)."""
 
     say = progress or (lambda msg: None)
     # resolved once (unknown names: an error before anything runs); it travels to ncu and the run's records
-    resolved = resolve_preset(preset, chip, None if chip else local_device_name(), source=source)
-    info = get_kernel(kernel)
+    chip, iterations, timeout, tool = request.chip, request.iterations, request.timeout, request.tool
+    resolved = resolve_preset(request.preset, chip, None if chip else local_device_name(), source=request.source)
+    info = get_kernel(request.kernel)
     name = info.name
-    workload = workload or make_workload(**workload_fields)
+    workload = request.workload
     info.require(workload)  # before anything runs: an optional kernel not built, an unsupported workload
-    if iterations < 1:
-        raise ValueError("iterations must be at least 1")
-    if timeout is not None and timeout <= 0:
-        raise ValueError("timeout must be a positive number of seconds")
-    if timing_samples < 0:
-        raise ValueError("timing_samples must be 0 (no timing pass) or more")
-    if timing_rounds < 1:
-        raise ValueError("timing_rounds must be at least 1")
-    if tool is not None and tool not in TOOLS:
-        raise ValueError(f"tool must be one of {', '.join(TOOLS)}, got {tool!r}")
     writer = RunWriter(
         out if out is not None else Path("runs") / default_run_name(name, workload), force=force, unique=out is None
     )
@@ -159,7 +120,7 @@ def profile(
             str(writer.file("harness")),
         ]
         left_out: list[str] = []
-        tools = choose_tools(tool, ncu, nsys, notes=left_out)
+        tools = choose_tools(tool, request.ncu, request.nsys, notes=left_out)
         for note in left_out:
             say(note)
         if tool is None and len(tools) == 1 and not left_out:
@@ -197,11 +158,11 @@ def profile(
             launches = timeline_table(timeline, Path(timeline.source))
             require_complete(launches, iterations, None, Path(timeline.source))
         harness = RunDir(writer.path).harness()
-        if timing_samples:
+        if request.timing_samples:
             running = "timing"
-            timing = timing_pass(cap, timing_samples, harness.get("device"), timing_rounds)
+            timing = timing_pass(cap, request.timing_samples, harness.get("device"), request.timing_rounds)
             notes += timing.notes
-        if why:
+        if request.why:
             running = "the removal experiment"
             why_run = why_pass(cap, name, workload, experiment)
             notes += why_run.notes

@@ -61,6 +61,7 @@ from kernels.stream import stream_read
 from kernels.triton_mla import triton_mla
 from profiler.bench import graph_replay_ms, read_kv, rotated_input_sets, rotated_samples_ms
 from roofline.analysis.removal import FORMAT, FULL, LOADS_ONLY, READ
+from roofline.pipelines.request import DEFAULT_TIMING_SAMPLES
 from roofline.pipelines.why import NO_SUBJECT
 
 VARIANTS = {
@@ -79,7 +80,7 @@ METHODS = {
         "of {samples} samples each (read: a bare stream_read of the same KV bytes, timed the same way)"
     ),
 }
-ROTATED_SAMPLES = 30  # as the timing pass (roofline profile --timing-samples)
+ROTATED_SAMPLES = DEFAULT_TIMING_SAMPLES  # as the timing pass
 
 
 @dataclass(frozen=True)

@@ -35,13 +35,15 @@ from profiler.errors import CounterPermission, ToolNotFound
 from profiler.metrics import DEFAULT_PRESET
 from profiler.ncu import find_ncu
 from profiler.rundir import RunDir, RunDirError, run_name
-from roofline.pipelines.profiling import DEFAULT_TIMING_SAMPLES, profile
+from roofline.pipelines.profiling import profile
+from roofline.pipelines.request import ProfileRequest
 from roofline.pipelines.sweep_dir import SweepDir, SweepError
 from roofline.pipelines.sweep_summary import RESULT_FIELDS, point_numbers, summarize  # noqa: F401 - summarize: the API
 
 POINT_TOOL = "ncu"  # each point's counters; the timeline is not taken in a sweep
 EVERY_POINT = (ToolNotFound, CounterPermission)  # failures every later point would repeat: the sweep stops
-DEFAULT_TIMEOUT_S = 900.0  # roofline.pipelines.profiling.DEFAULT_TIMEOUT_S: each point's whole capture
+# what every point of a sweep shares unless asked otherwise; each point's kernel and workload replace these
+POINT_REQUEST = ProfileRequest(tool=POINT_TOOL, preset=DEFAULT_PRESET)
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,10 @@ class SweepPoint:
     def name(self) -> str:
         return run_name(self.kernel, self.workload)
 
+    def request(self, settings: ProfileRequest = POINT_REQUEST) -> ProfileRequest:
+        """The profile of this point: its kernel and workload with the sweep's `settings`."""
+        return settings.replace(kernel=self.kernel, workload=self.workload)
+
 
 def plan(
     kernels: list[str],
@@ -64,8 +70,9 @@ def plan(
     batch: int | None = 1,
     lens: list[str] = (),
     seed: int = 0,
+    masks: list[str] = ("tree",),
 ) -> list[SweepPoint]:
-    """Every point of the grid, kernel-major then heads, q_len, page size, context length: `batch` equal
+    """Every point of the grid, kernel-major then mask, heads, q_len, page size, context length: `batch` equal
     requests at each of `ctx_lens`, or, where `lens` is given, each of those batches (kernels/batches.py's
     text, drawn with `batch` and `seed`) in place of the context lengths. WorkloadError for a batch that
     cannot be made."""
@@ -75,8 +82,8 @@ def plan(
         else [dict(ctx=c, batch=batch or 1) for c in ctx_lens]
     )
     points = [
-        SweepPoint(k, make_workload(**size, page_size=p, heads=h, q_len=q))
-        for k, h, q, p, size in itertools.product(kernels, heads, q_lens, page_sizes, sizes)
+        SweepPoint(k, make_workload(**size, page_size=p, heads=h, q_len=q, tree_mask=m))
+        for k, m, h, q, p, size in itertools.product(kernels, masks, heads, q_lens, page_sizes, sizes)
     ]
     names = [p.name for p in points]
     if len(set(names)) != len(names):
@@ -160,32 +167,16 @@ def _program_error(lines: list[str]) -> str | None:
 
 
 def run_point(
-    point: SweepPoint,
-    sweep: SweepDir,
-    iterations: int = 3,
-    ncu: str | None = None,
-    gpu: str | None = None,
-    timing_samples: int = DEFAULT_TIMING_SAMPLES,
-    timeout: float = DEFAULT_TIMEOUT_S,
+    point: SweepPoint, sweep: SweepDir, settings: ProfileRequest = POINT_REQUEST, gpu: str | None = None
 ) -> PointResult:
-    """Profile one point into SWEEP/<point>; never raises for the point's own failure or Ctrl-C (a
-    failure every point would repeat, EVERY_POINT, comes back with `stops` set)."""
+    """Profile one point with the sweep's `settings` into SWEEP/<point>; never raises for the point's own failure
+    or Ctrl-C (a failure every point would repeat, EVERY_POINT, comes back with `stops` set)."""
     started = time.time()
     base = dict(name=point.name, kernel=point.kernel, workload=point.workload.to_dict(), gpu=gpu)
     env = {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else None
     try:
         run = profile(
-            point.kernel,
-            point.workload,
-            iterations=iterations,
-            out=sweep.point(point.name),
-            ncu=ncu,
-            tool=POINT_TOOL,
-            preset=DEFAULT_PRESET,
-            timeout=timeout,
-            timing_samples=timing_samples,
-            env=env,
-            command=list(point.command) or None,
+            point.request(settings), out=sweep.point(point.name), env=env, command=list(point.command) or None
         )
     except KeyboardInterrupt as exc:
         kept = getattr(exc, "kept_at", None)
@@ -241,7 +232,7 @@ def _first_interrupt_only(signum, frame):
     raise KeyboardInterrupt
 
 
-def _worker(gpu: str, tasks, results, sweep: SweepDir, options: dict) -> None:
+def _worker(gpu: str, tasks, results, sweep: SweepDir, settings: ProfileRequest) -> None:
     signal.signal(signal.SIGINT, _first_interrupt_only)
     try:
         while True:
@@ -249,7 +240,7 @@ def _worker(gpu: str, tasks, results, sweep: SweepDir, options: dict) -> None:
             if point is None:
                 return
             results.put(("start", point.name, gpu))
-            result = run_point(point, sweep, gpu=gpu, **options)
+            result = run_point(point, sweep, settings, gpu=gpu)
             results.put(("done", result, gpu))
             if result.status == "interrupted" or result.stops:
                 return
@@ -260,16 +251,14 @@ def _worker(gpu: str, tasks, results, sweep: SweepDir, options: dict) -> None:
 def run_sweep(
     points: list[SweepPoint],
     sweep_dir: str | Path,
-    iterations: int = 3,
-    ncu: str | None = None,
+    settings: ProfileRequest = POINT_REQUEST,
     gpus: list[str] | None = None,
     command: str | None = None,
     on_start: Callable[[SweepPoint, str | None], None] | None = None,
     on_done: Callable[[PointResult], None] | None = None,
-    timing_samples: int = DEFAULT_TIMING_SAMPLES,
-    timeout: float = DEFAULT_TIMEOUT_S,
 ) -> SweepOutcome:
-    """Run every point not already finished; record each in sweep.json as it ends.
+    """Run every point not already finished, each profiled with `settings` (its kernel and workload the
+    point's); record each in sweep.json as it ends.
 
     gpus: None runs the points one after another on whatever GPU the child sees; one GPU pins
     them to it; several start one worker process per GPU. Ctrl-C, SIGTERM or SIGHUP (inside
@@ -277,21 +266,14 @@ def run_sweep(
     is one error before anything is made (ToolNotFound); a failure every point would repeat (no counter
     permission) stops the sweep at the first point, the rest left pending. The folder is held for the
     whole sweep (SweepDir.lock): a second sweep into it is refused."""
-    find_ncu(ncu)  # each point runs ncu: without it, one error and no folder, not one failure a point
+    if settings.tool in (None, "ncu", "both"):  # a point runs ncu: without it, one error and no folder
+        find_ncu(settings.ncu)
     sweep = SweepDir.create(sweep_dir)
     with sweep.lock():
-        return _run_points(
-            points,
-            sweep,
-            command,
-            on_start,
-            on_done,
-            dict(iterations=iterations, ncu=ncu, timing_samples=timing_samples, timeout=timeout),
-            gpus,
-        )
+        return _run_points(points, sweep, command, on_start, on_done, settings, gpus)
 
 
-def _run_points(points, sweep, command, on_start, on_done, options: dict, gpus) -> SweepOutcome:
+def _run_points(points, sweep, command, on_start, on_done, settings: ProfileRequest, gpus) -> SweepOutcome:
     state = sweep.state()
     if command:
         state["command"] = command
@@ -330,7 +312,7 @@ def _run_points(points, sweep, command, on_start, on_done, options: dict, gpus) 
             for p in todo:
                 if on_start:
                     on_start(p, gpu)
-                result = run_point(p, sweep, gpu=gpu, **options)
+                result = run_point(p, sweep, settings, gpu=gpu)
                 done(result)
                 if result.status == "interrupted" or result.stops:
                     break
@@ -338,11 +320,11 @@ def _run_points(points, sweep, command, on_start, on_done, options: dict, gpus) 
             outcome.interrupted = True
             outcome.exit_code = getattr(exc, "exit_code", 130)
         return outcome
-    _run_parallel(todo, by_name, sweep, options, gpus, outcome, done, on_start)
+    _run_parallel(todo, by_name, sweep, settings, gpus, outcome, done, on_start)
     return outcome
 
 
-def _run_parallel(todo, by_name, sweep, options, gpus, outcome, done, on_start) -> None:
+def _run_parallel(todo, by_name, sweep, settings, gpus, outcome, done, on_start) -> None:
     ctx = mp.get_context("spawn")  # no fork of a process that may hold threads
     tasks, results = ctx.Queue(), ctx.Queue()
     tasks.cancel_join_thread()  # points left in the queue after Ctrl-C must not hold up our exit
@@ -355,7 +337,7 @@ def _run_parallel(todo, by_name, sweep, options, gpus, outcome, done, on_start) 
     workers = [
         ctx.Process(
             target=_worker,
-            args=(g, tasks, results, sweep, options),
+            args=(g, tasks, results, sweep, settings),
             name=f"roofline-sweep-gpu{g}",
             daemon=False,
         )

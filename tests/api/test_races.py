@@ -173,8 +173,8 @@ def test_the_sweep_passes_timing_samples_and_timeout_to_each_point(tmp_path, mon
 
     seen = {}
 
-    def profile(kernel, workload, **kw):
-        seen.update(kw)
+    def profile(request, **kw):
+        seen.update(request.settings())
         raise RuntimeError("stop here")
 
     monkeypatch.setattr(sweeps, "profile", profile)
@@ -185,7 +185,7 @@ def test_the_sweep_passes_timing_samples_and_timeout_to_each_point(tmp_path, mon
     assert r.exit_code == 1 and seen["timing_samples"] == 5 and seen["timeout"] == 60
     assert "to see it alone: roofline profile --kernel triton_mla" in r.output and "--timing-samples 5" in r.output
     command = cli("sweep", *args, "--timing-samples", "5", "--print-commands").output
-    assert command.rstrip().endswith("--timeout 900 --timing-samples 5")
+    assert command.rstrip().endswith("--timeout 900 --timing-samples 5 --timing-rounds 4")
 
 
 @pytest.mark.subprocess

@@ -26,8 +26,8 @@ def captured_profile(monkeypatch):
     """roofline.api.profile replaced: records what `roofline profile` asked for, then stops before any tool."""
     seen = {}
 
-    def fake(kernel, workload, **kw):
-        seen.update(kernel=kernel, workload=workload, **kw)
+    def fake(request, **kw):
+        seen.update(request=request, kernel=request.kernel, workload=request.workload, **kw)
         raise BadInput("stopped before the capture (test)")
 
     monkeypatch.setattr("roofline.api.profile", fake)
