@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=0,
         help="timing pass: a spin kernel of this many cycles after each step, inside the graph (a known "
-        "slowdown: python -m roofline.pipelines.gate)",
+        "slowdown: roofline gate)",
     )
     args = parser.parse_args(argv)
     if args.timing_samples < 0 or (args.timing_samples and not args.timing_out):

@@ -27,7 +27,7 @@ NEAR_ROOF = 0.8  # a side at 80% of its ceiling is the limit
 TIE = 0.8  # two waits within 20% of each other: the chain has no single critical path
 REMOVAL_HINT = (
     "whether the loads or the math set the pace behind the handoffs, a removal experiment tells "
-    "(python -m roofline.pipelines.removal_experiment, then roofline analyze RUN --removal FILE)"
+    "(roofline removal, then roofline analyze RUN --removal FILE)"
 )
 NAMES = {"loads": "load barriers", "math": "MMA waits", "handoff": "role barriers"}
 # The H200's loaded DRAM latency: the pointer-chase probe (kernels/probes.py; capture

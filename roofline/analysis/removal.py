@@ -1,7 +1,7 @@
 """A removal experiment as evidence: the step timed with one part of a kernel's work compiled out (its
 MMAs, its softmax, its gathers, everything but the loads), on the same GPU and workload as a capture.
 Where the warp samples only say where warps wait, the experiment says what sets the pace: the part
-whose removal saves the most. Written by `roofline/pipelines/removal_experiment.py` (format roofline-removal/1):
+whose removal saves the most. Written by `roofline removal` (roofline/pipelines/removal_experiment.py, format roofline-removal/1):
 
     {"format": "roofline-removal/1", "kernel": "_gluon_ring_kernel", "device": "NVIDIA H200",
      "method": "...", "made_by": "...", "workload": {"batch": 1, "q_len": 9, "tree_mask": "tree"},
@@ -296,7 +296,7 @@ def _pace(full: float, loads: float | None, saves: dict[str, float]) -> tuple[st
 def apply_removal(analysis, path: str | Path, name: str | Path | None = None) -> list[str]:
     """Give the experiment's kernel in `analysis` (roofline.analysis.summary.Analysis) the cause and advice the
     removal experiment at `path` shows, the capture's own reading kept in its evidence; return the notes.
-    `path` may be a folder of experiment files (python -m roofline.pipelines.removal_experiment --out DIR, or several such
+    `path` may be a folder of experiment files (roofline removal --out DIR, or several such
     runs): each file whose kernel the capture holds and whose GPU and workload are the capture's is
     applied; a kernel whose files all time other workloads, or a folder with no file of a kernel the
     capture holds, is an error."""

@@ -277,9 +277,8 @@ removal_option = click.option(
     "--removal",
     type=click.Path(exists=True),
     default=None,
-    help="a removal experiment of the same GPU and workload, or the folder of them that `python -m "
-    "roofline.pipelines.removal_experiment --out DIR` writes (a file per kernel): the part whose removal saves the "
-    "most names the timed kernel's cause",
+    help="a removal experiment of the same GPU and workload, or the folder of them that `roofline removal --out DIR` "
+    "writes (a file per kernel): the part whose removal saves the most names the timed kernel's cause",
 )
 
 

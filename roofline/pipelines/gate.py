@@ -1,7 +1,7 @@
 """How often does `roofline compare`'s interval and gate call a change when nothing changed, and how
 often do they catch a known 3% slowdown, between separate runs? Run on the GPU machine (a few minutes):
 
-    python -m roofline.pipelines.gate OUT_DIR [--kernel triton_mla_fast --ctx 32k --page-size 64 --runs 5]
+    roofline gate OUT_DIR [--kernel triton_mla_fast --ctx 32k --page-size 64 --runs 5]
 
 A run is what `roofline profile`'s timing pass records in timing.json (roofline/pipelines/capture.py
 timed_rounds: --rounds child processes of the harness, --samples each: CUDA-graph replays over rotated
@@ -18,14 +18,14 @@ OUT_DIR/compare_gate.json (every run's rounds) and OUT_DIR/runs/*.timing.json.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from kernels.spec import VerifyWorkload, parse_ctx_len
+from kernels.spec import VerifyWorkload
 from profiler.timing import TimingSamples, parse_timing, write_timing
 from roofline.analysis.comparison import DEFAULT_P_VALUE, decide_gate, sample_test, timing_test
 from roofline.pipelines.capture import timed_rounds
@@ -151,90 +151,77 @@ def evaluate(cfg: dict, a_runs: list[TimingSamples], b_runs: list[TimingSamples]
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out", type=Path, help="folder for compare_gate.json and the runs")
-    ap.add_argument("--kernel", default="triton_mla_fast")
-    ap.add_argument("--ctx", default="32k")
-    ap.add_argument("--page-size", type=int, default=64)
-    ap.add_argument("--heads", type=int, default=8)
-    ap.add_argument("--runs", type=int, default=5, help="runs of A (A/A pairs: runs x (runs - 1))")
-    ap.add_argument("--runs-b", type=int, default=3, help="runs of B, between the first A runs")
-    ap.add_argument(
-        "--rounds",
-        type=int,
-        default=DEFAULT_TIMING_ROUNDS,
-        help="rounds a run, each its own process (profile's default)",
-    )
-    ap.add_argument("--samples", type=int, default=8, help="samples a round (profile's 30 over 4 rounds: 8)")
-    ap.add_argument("--slower-pct", type=float, default=3.0, help="B this much slower (a spin after each step)")
-    ap.add_argument("--thresholds", default="0,1,2", help="gate thresholds PCT to evaluate")
-    ap.add_argument("--p-value", type=float, default=DEFAULT_P_VALUE)
-    ap.add_argument("--budget-s", type=float, default=300.0, help="stop starting runs after this many seconds")
-    ap.add_argument("--from-dir", action="store_true", help="recompute the table from OUT's compare_gate.json")
-    ap.add_argument("--write", type=Path, help="with --from-dir: write the table as markdown here")
-    args = ap.parse_args(argv)
-    if args.from_dir:
-        result = from_dir(args.out)
-        print(table(result))
-        if args.write:
-            args.write.write_text(table(result, markdown=True) + "\n")
-        return 0
+@dataclass(frozen=True)
+class GateSettings:
+    """How the gate experiment runs: `runs` A runs (A/A pairs: runs x (runs - 1)), `runs_b` B runs between the
+    first A runs, each run `rounds` child processes of `samples` samples; B `slower_pct` slower (a spin after each
+    step); the gate evaluated at each of `thresholds` with `p_value`; no run started after `budget_s` seconds."""
 
+    runs: int = 5
+    runs_b: int = 3
+    rounds: int = DEFAULT_TIMING_ROUNDS
+    samples: int = 8  # profile's 30 samples over 4 rounds
+    slower_pct: float = 3.0
+    thresholds: tuple[float, ...] = (0.0, 1.0, 2.0)
+    p_value: float | None = None  # None: compare's DEFAULT_P_VALUE
+    budget_s: float = 300.0
+
+
+def _order(runs: int, runs_b: int) -> list[tuple[str, int]]:
+    """A0 B0 A1 B1 ... while B runs are asked for, then the rest of the A runs (A0 comes first, apart)."""
+    order = [("B", i) for i in range(runs_b)]
+    return [x for i in range(1, runs) for x in (order[i - 1 : i] + [("A", i)])] + order[runs - 1 :]
+
+
+def run_gate(out: Path, kernel: str, workload: VerifyWorkload, s: GateSettings | None = None, say=print) -> dict | None:
+    """The gate experiment of `kernel` at `workload` on this GPU into `out` (compare_gate.json, runs/*.timing.json);
+    the result, or None without a CUDA GPU. The harness children read the workload from OUT/spec.json."""
     import torch  # lazy: see spin_rate
     import triton  # lazy, as torch
 
     if not torch.cuda.is_available():
-        print("compare_gate: needs a CUDA GPU", file=sys.stderr)
-        return 2
-    a = VerifyWorkload(ctx_len=parse_ctx_len(args.ctx), page_size=args.page_size, heads=args.heads)
-    runs_dir = args.out / "runs"
+        return None
+    s = s or GateSettings()
+    runs_dir = out / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
-    spec = args.out / "spec.json"
-    spec.write_text(json.dumps({"workload": a.to_dict()}) + "\n")
-    app = [sys.executable, "-m", "profiler.harness", "--spec", str(spec), "--kernel", args.kernel]
+    spec = out / "spec.json"
+    spec.write_text(json.dumps({"workload": workload.to_dict()}) + "\n")
+    app = [sys.executable, "-m", "profiler.harness", "--spec", str(spec), "--kernel", kernel]
     started = time.time()
     rate = spin_rate()
-    a_runs = [one_run(app, args.rounds, args.samples, runs_dir / "A0.timing.json")]
-    spin = spin_cycles(args.slower_pct, statistics.median(a_runs[0].samples_ms), rate)
-    print(f"spin: {rate:.0f} cycles per ms; A {statistics.median(a_runs[0].samples_ms):.5f} ms; {spin} cycles")
+    a_runs = [one_run(app, s.rounds, s.samples, runs_dir / "A0.timing.json")]
+    spin = spin_cycles(s.slower_pct, statistics.median(a_runs[0].samples_ms), rate)
+    say(f"spin: {rate:.0f} cycles per ms; A {statistics.median(a_runs[0].samples_ms):.5f} ms; {spin} cycles")
     b_runs: list[TimingSamples] = []
-    # A0 B0 A1 B1 ... while B runs are asked for, then the rest of the A runs
-    order = [("B", i) for i in range(args.runs_b)]
-    order = [x for i in range(1, args.runs) for x in (order[i - 1 : i] + [("A", i)])] + order[args.runs - 1 :]
-    for which, i in order:
-        if time.time() - started > args.budget_s:
-            print(f"compare_gate: time budget reached before run {which}{i}", file=sys.stderr)
+    for which, i in _order(s.runs, s.runs_b):
+        if time.time() - started > s.budget_s:
+            say(f"gate: time budget reached before run {which}{i}")
             break
-        got = one_run(app, args.rounds, args.samples, runs_dir / f"{which}{i}.timing.json", spin if which == "B" else 0)
+        got = one_run(app, s.rounds, s.samples, runs_dir / f"{which}{i}.timing.json", spin if which == "B" else 0)
         (b_runs if which == "B" else a_runs).append(got)
         meds = ", ".join(f"{m:.5f}" for m in got.round_medians())
-        print(f"run {which}{i}: round medians {meds} ms ({time.time() - started:.0f} s)", flush=True)
+        say(f"run {which}{i}: round medians {meds} ms ({time.time() - started:.0f} s)")
     cfg = {
-        "kernel": args.kernel,
-        "ctx_len": a.ctx_len,
-        "page_size": args.page_size,
-        "heads": args.heads,
+        "kernel": kernel,
+        "ctx_len": workload.ctx_len,
+        "page_size": workload.page_size,
+        "heads": workload.heads,
+        "q_len": workload.q_len,
         "runs_a": len(a_runs),
         "runs_b": len(b_runs),
-        "rounds": args.rounds,
-        "samples": args.samples,
-        "slower_pct": args.slower_pct,
+        "rounds": s.rounds,
+        "samples": s.samples,
+        "slower_pct": s.slower_pct,
         "spin_cycles": spin,
         "spin_cycles_per_ms": rate,
-        "thresholds": [float(t) for t in args.thresholds.split(",")],
-        "p_value": args.p_value,
+        "thresholds": [float(t) for t in s.thresholds],
+        "p_value": DEFAULT_P_VALUE if s.p_value is None else s.p_value,
         "method": "rotated",
         "torch": torch.__version__,
         "triton": triton.__version__,
         "wall_s": round(time.time() - started, 1),
     }
     result = evaluate(cfg, a_runs, b_runs, torch.cuda.get_device_name())
-    (args.out / "compare_gate.json").write_text(json.dumps(result, indent=1) + "\n")
-    print(f"wrote {args.out / 'compare_gate.json'} ({cfg['wall_s']} s)\n")
-    print(table(result))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    (out / "compare_gate.json").write_text(json.dumps(result, indent=1) + "\n")
+    say(f"wrote {out / 'compare_gate.json'} ({cfg['wall_s']} s)\n")
+    return result

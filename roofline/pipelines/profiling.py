@@ -164,7 +164,7 @@ def profile(
             notes += timing.notes
         if request.why:
             running = "the removal experiment"
-            why_run = why_pass(cap, name, workload, experiment)
+            why_run = why_pass(cap, name, spec_file, experiment)
             notes += why_run.notes
         running = "analysis"
         writer.manifest.host = {

@@ -3,14 +3,14 @@ compiled out (its NO_MMA, NO_SOFTMAX, NO_GATHER switches; the results are wrong 
 stay), each timed as one CUDA-graph replay of the whole step (split + combine). Needs a CUDA GPU (sm_90
 for ring, seesaw and hopper).
 
-    python -m roofline.pipelines.removal_experiment [--kernel ring,seesaw,hopper,portable,triton_mla,flashmla,gemm]
-        [--ctx 131072] [--heads 8,64] [--page-size 64,1] [--mask tree|chain] [--method graph|rotated] [--out DIR]
-    python -m roofline.pipelines.removal_experiment --for triton_mla_fast --ctx 131072 --heads 8 --page-size 64
-        --method rotated --file RUN/removal.json      # what `roofline profile --why` runs
+    roofline removal [--kernel ring,seesaw,hopper,portable,triton_mla,flashmla,gemm]
+        [--ctx 128k] [--heads 8,64] [--page-size 64,1] [--mask tree|chain] [--method graph|rotated] [--out DIR]
+    roofline removal --for triton_mla_fast --spec RUN/spec.json --method rotated --file RUN/removal.json
+        # what `roofline profile --why` runs: the workload is the run's, read from its spec.json
 
-`--for KERNEL` (a registered kernel) times the one subject its default plan launches at the one workload given
-(subject_for: the ring kernel at 8 heads, page 64; none where the plan's schedule has no switches, said in one
-line, exit 3) and `--file` writes its document there. `--method rotated` times each variant by the bench's
+`--for KERNEL` (a registered kernel) times the one subject its default plan launches at the run's workload, exactly
+as profiled (subject_for: the ring kernel at 8 heads, page 64; none where the plan's schedule has no switches or the
+batch is ragged, said in one line naming the workload, exit 3) and `--file` writes its document there. `--method rotated` times each variant by the bench's
 method (CUDA-graph replays over rotated input sets, no L2 flush: profiler/bench.py rotated_samples_ms, the
 median of its samples); `graph` (the default, as the committed experiments were timed) one input set.
 
@@ -41,9 +41,7 @@ roofline-removal/1 file per kernel, `<kernel as ncu names it>.json` (`roofline a
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -56,7 +54,7 @@ from kernels.fast.run import triton_mla_fast
 from kernels.flashmla import flashmla, unavailable, unsupported
 from kernels.inputs import build_inputs
 from kernels.launch_spec import device_facts
-from kernels.spec import TREE_MASKS, VerifyWorkload, WorkloadError, parse_ctx_len
+from kernels.spec import VerifyWorkload
 from kernels.stream import stream_read
 from kernels.triton_mla import triton_mla
 from profiler.bench import graph_replay_ms, read_kv, rotated_input_sets, rotated_samples_ms
@@ -71,7 +69,8 @@ VARIANTS = {
     "no-gather": dict(no_gather=True),
     LOADS_ONLY: dict(no_mma=True, no_softmax=True),
 }
-MODULE = "roofline.pipelines.removal_experiment"
+MADE_BY = "roofline removal"
+DEFAULT_WORKLOAD = VerifyWorkload()  # the fields a grid point does not set (batch, q_len, seed)
 METHOD = "CUDA-graph replays of the whole step, medians (read: a bare stream_read of the same KV bytes)"
 METHODS = {
     "graph": METHOD,
@@ -149,7 +148,7 @@ class Gemm:
 
 
 GEMM = Gemm()
-KNOWN = (*SUBJECTS, "gemm")
+KNOWN = (*SUBJECTS, "gemm")  # as roofline/pipelines/why.py EXPERIMENT_KERNELS names them for the CLI
 REGISTERED = tuple(dict.fromkeys(s.registered for s in SUBJECTS.values()))  # the kernels `--for` takes
 
 
@@ -187,52 +186,6 @@ def variants(subject: Subject) -> dict[str, dict]:
     return {name: cut for name, cut in VARIANTS.items() if set(cut) <= set(subject.cuts)}
 
 
-def _int_list(option: str, text: str, parse=int) -> list[int]:
-    try:
-        values = [parse(v) for v in text.split(",") if v.strip()]
-    except (ValueError, WorkloadError) as exc:
-        raise SystemExit(f"removal_cuts: {option} {text!r}: {exc}") from None
-    if not values or min(values) <= 0:
-        raise SystemExit(f"removal_cuts: {option} {text!r}: a comma list of positive integers expected")
-    return values
-
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kernel", default=",".join(KNOWN), help=f"comma list of {', '.join(KNOWN)} (default all)")
-    ap.add_argument("--ctx", default="131072", help="ctx_len, comma list (default 131072; 128k works)")
-    ap.add_argument("--heads", default="8,64", help="comma list (default 8,64)")
-    ap.add_argument("--page-size", default="64,1", help="comma list (default 64,1)")
-    ap.add_argument(
-        "--mask",
-        choices=TREE_MASKS,
-        help="the tree mask of every verify kernel (default: each one's own: tree, FlashMLA's chain)",
-    )
-    ap.add_argument("--out", type=Path, help="write <kernel>.json (roofline-removal/1) per kernel into this folder")
-    ap.add_argument("--method", choices=tuple(METHODS), default="graph", help="graph (one input set) or rotated")
-    ap.add_argument(
-        "--for",
-        dest="registered",
-        help=f"the subject the default plan of this kernel ({', '.join(REGISTERED)}) launches",
-    )
-    ap.add_argument("--file", type=Path, help="with --for: write its one document to this file")
-    args = ap.parse_args(argv)
-    if args.registered and args.file is None:  # one workload, the subject chosen by the plan (subject_for)
-        raise SystemExit("removal_cuts: --for needs --file (where its one document goes)")
-    args.kernel = [k.strip() for k in args.kernel.split(",") if k.strip()]
-    unknown = [k for k in args.kernel if k not in KNOWN]
-    if unknown or not args.kernel:
-        raise SystemExit(f"removal_cuts: --kernel {','.join(unknown) or '(none)'}: known: {', '.join(KNOWN)}")
-    args.ctx = _int_list("--ctx", args.ctx, parse_ctx_len)
-    args.heads = _int_list("--heads", args.heads)
-    args.page_size = _int_list("--page-size", args.page_size)
-    if args.out and args.out.exists() and not args.out.is_dir():
-        raise SystemExit(f"removal_cuts: --out {args.out}: not a folder")
-    if args.registered and (len(args.ctx) != 1 or len(args.heads) != 1 or len(args.page_size) != 1):
-        raise SystemExit("removal_cuts: --for times one workload: one --ctx, --heads and --page-size")
-    return args
-
-
 def _print(line: str) -> None:
     print(line, flush=True)
 
@@ -247,7 +200,7 @@ def runnable(names: list[str]) -> tuple[list[str], list[str]]:
     for name in names:
         reason = unavailable() if name == "flashmla" else None
         if reason:
-            skipped.append(f"removal_cuts: flashmla skipped: {reason}")
+            skipped.append(f"flashmla skipped: {reason}")
         else:
             kept.append(name)
     return kept, skipped
@@ -271,9 +224,11 @@ def measure(
     page_sizes: Sequence[int],
     say: Callable[[str], None] = _print,
     method: str = "graph",
+    base: VerifyWorkload = DEFAULT_WORKLOAD,
 ) -> dict[str, list[dict]]:
-    """{--kernel name: rows} of the verify kernels `subjects` at every ctx_len x page_size x heads, saying
-    each row as it is timed; `method` "graph" (one input set) or "rotated" (the bench's method)."""
+    """{--kernel name: rows} of the verify kernels `subjects` at every ctx_len x page_size x heads (the rest of
+    each workload `base`'s: batch, q_len, seed), saying each row as it is timed; `method` "graph" (one input
+    set) or "rotated" (the bench's method)."""
     device_name, sm_count, arch = device_facts(torch.device("cuda"))
     names = list(subjects)
     rows: dict[str, list[dict]] = {k: [] for k in names}
@@ -284,7 +239,7 @@ def measure(
             for n_heads in heads:
                 point = dict(ctx_len=ctx_len, heads=n_heads, page_size=page_size)
                 for mask in masks:
-                    w = VerifyWorkload(ctx_len=ctx_len, heads=n_heads, page_size=page_size, tree_mask=mask)
+                    w = replace(base, ctx_len=ctx_len, heads=n_heads, page_size=page_size, tree_mask=mask)
                     timed = []
                     for name in (n for n in names if subjects[n].tree_mask == mask):
                         reason = subjects[name].skip_reason(w, device_name, sm_count, arch)
@@ -352,11 +307,11 @@ def measure_gemm(g: Gemm, say: Callable[[str], None] = _print) -> tuple[str, str
         why = "torch.profiler saw no kernel"
     kernel = ncu_name(launched, g.kernel) if launched else None
     if kernel is None:
-        say(f"removal_cuts: gemm: {why}; the file takes the corpus capture's kernel name, unchecked")
+        say(f"gemm: {why}; the file takes the corpus capture's kernel name, unchecked")
         kernel, method = g.kernel, f"{method}; the kernel's name not checked here ({why})"
     elif kernel != g.kernel:
         say(
-            f"removal_cuts: gemm: cuBLAS launched {kernel} here, {g.kernel} in the corpus capture: "
+            f"gemm: cuBLAS launched {kernel} here, {g.kernel} in the corpus capture: "
             "the file is named after this one and matches only a capture of it"
         )
     rows = [
@@ -382,9 +337,16 @@ def document(kernel: str, registered: str, method: str, workload: dict, rows: li
     )
 
 
-def removal_doc(subject: Subject, rows: list[dict], device: str, made_by: str, method: str = "graph") -> dict:
-    """One kernel's document: its verify workload's common fields, rows per (ctx_len, heads, page_size)."""
-    w = VerifyWorkload(tree_mask=subject.tree_mask)
+def removal_doc(
+    subject: Subject,
+    rows: list[dict],
+    device: str,
+    made_by: str,
+    method: str = "graph",
+    base: VerifyWorkload = DEFAULT_WORKLOAD,
+) -> dict:
+    """One kernel's document: its verify workload's common fields (`base`'s), rows per (ctx_len, heads, page_size)."""
+    w = replace(base, tree_mask=subject.tree_mask)
     how = METHODS[method].format(samples=ROTATED_SAMPLES)
     method = how if subject.cuts else f"{how}; nothing of its code can be compiled out: full and read only"
     workload = dict(batch=w.batch, q_len=w.q_len, tree_mask=w.tree_mask)
@@ -420,23 +382,24 @@ def run_experiment(
     page_sizes: Sequence[int] = (64, 1),
     mask: str | None = None,
     out: Path | None = None,
-    made_by: str = MODULE,
+    made_by: str = MADE_BY,
     say: Callable[[str], None] = _print,
     method: str = "graph",
+    base: VerifyWorkload = DEFAULT_WORKLOAD,
 ) -> list[dict]:
     """The removal experiment of `kernels` (names in KNOWN) on this GPU: one roofline-removal/1 document per
     kernel that ran (roofline/analysis/removal.py reads them), each written to `out`/<kernel>.json when `out`
     is given. `mask`: every verify kernel's tree mask (default: each one's own). `made_by`: the command the
     documents record. Says each row as it is timed, and why a kernel is skipped. NoGpu without CUDA."""
     if not torch.cuda.is_available():
-        raise NoGpu("removal_cuts: needs a CUDA GPU (sm_90 for ring, seesaw and hopper); torch sees none")
+        raise NoGpu("roofline removal needs a CUDA GPU (sm_90 for ring, seesaw and hopper); torch sees none")
     names, skipped = runnable(list(kernels))
     for line in skipped:
         say(line)
     device = torch.cuda.get_device_name()
     verify = subjects([n for n in names if n in SUBJECTS], mask)
-    rows = measure(verify, ctx_lens, heads, page_sizes, say, method) if verify else {}
-    docs = [removal_doc(verify[n], r, device, made_by, method) for n, r in rows.items() if r]
+    rows = measure(verify, ctx_lens, heads, page_sizes, say, method, base) if verify else {}
+    docs = [removal_doc(verify[n], r, device, made_by, method, base) for n, r in rows.items() if r]
     if "gemm" in names:
         docs.append(gemm_doc(GEMM, *measure_gemm(GEMM, say), device, made_by))
     if out:  # the format `roofline analyze --removal FILE` reads (roofline/analysis/removal.py)
@@ -448,44 +411,33 @@ def run_experiment(
     return docs
 
 
-def run_for(args, made_by: str, say: Callable[[str], None] = _print) -> int:
-    """--for: the experiment of the subject the registered kernel's plan launches at the one workload, its
-    document written to --file; NO_SUBJECT with the reason said where there is none."""
-    if not torch.cuda.is_available():
-        raise NoGpu("removal_cuts: needs a CUDA GPU (sm_90 for ring, seesaw and hopper); torch sees none")
-    device_name, sm_count, arch = device_facts(torch.device("cuda"))
-    w = VerifyWorkload(
-        ctx_len=args.ctx[0], heads=args.heads[0], page_size=args.page_size[0], tree_mask=args.mask or "tree"
-    )
-    name, why = subject_for(args.registered, w, device_name, sm_count, arch)
+def run_for(
+    registered: str, w: VerifyWorkload, file: Path, method: str, made_by: str, say: Callable[[str], None] = _print
+) -> int:
+    """`--for`: the experiment of the subject the registered kernel's plan launches at the workload `w` (a run's,
+    from its spec.json), its document written to `file`; NO_SUBJECT with the reason, naming `w`, where there is
+    none (a ragged batch, a kernel or schedule without switches: said before any GPU is needed)."""
+    name, why = subject_for(registered, w, *_facts(registered, w))
     if name is None:
-        say(f"removal_cuts: no experiment for {args.registered} at {w.describe()}: {why}")
+        say(f"no experiment for {registered} at {w.describe()}: {why}")
         return NO_SUBJECT
-    mask = args.mask or "tree"
-    docs = run_experiment([name], args.ctx, args.heads, args.page_size, mask, None, made_by, say, args.method)
+    args = ([w.ctx_len], [w.heads], [w.page_size], w.tree_mask, None, made_by, say, method, w)
+    docs = run_experiment([name], *args)
     if not docs:
-        say(f"removal_cuts: {name} was not timed at {w.describe()}")
+        say(f"{name} was not timed at {w.describe()}")
         return NO_SUBJECT
-    args.file.parent.mkdir(parents=True, exist_ok=True)
-    args.file.write_text(json.dumps(docs[0], indent=1) + "\n")
-    say(f"wrote {args.file}: {docs[0]['kernel']}")
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(json.dumps(docs[0], indent=1) + "\n")
+    say(f"wrote {file}: {docs[0]['kernel']}")
     print(table(docs))
     return 0
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    made_by = " ".join(["python -m", MODULE, *(sys.argv[1:] if argv is None else argv)])
-    try:
-        if args.registered:
-            raise SystemExit(run_for(args, made_by))
-        docs = run_experiment(
-            args.kernel, args.ctx, args.heads, args.page_size, args.mask, args.out, made_by, method=args.method
-        )
-    except NoGpu as exc:
-        raise SystemExit(str(exc)) from None
-    print(table(docs))
-
-
-if __name__ == "__main__":
-    main()
+def _facts(registered: str, w: VerifyWorkload) -> tuple[str, int, str]:
+    """The GPU's (name, SMs, arch) where the plan needs them; none where the answer does not depend on the GPU.
+    NoGpu without CUDA."""
+    if w.ctx_lens or registered not in REGISTERED:
+        return "", 0, ""
+    if not torch.cuda.is_available():
+        raise NoGpu("roofline removal needs a CUDA GPU (sm_90 for ring, seesaw and hopper); torch sees none")
+    return device_facts(torch.device("cuda"))

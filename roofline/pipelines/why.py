@@ -1,6 +1,7 @@
 """`roofline profile --why`: the removal experiment in the same call. After the captures, a child runs the
 profiled kernel's removal variants (its MMAs, its softmax, its gathers, everything but the loads compiled
-out: roofline/pipelines/removal_experiment.py `--for`), timed by the bench's method (CUDA-graph replays over
+out: `roofline removal --for`, roofline/pipelines/removal_experiment.py) at the workload of the run's spec.json,
+which the child reads there, timed by the bench's method (CUDA-graph replays over
 rotated input sets), into the run's removal.json; the run's verdict takes the experiment's reading
 (roofline/analysis/removal.py) and every later `load` of the run applies it again.
 
@@ -15,13 +16,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernels.spec import VerifyWorkload
 from profiler.errors import ApplicationFailed
 from profiler.proc import run_tool
 from roofline.pipelines.capture import Capture
 
-MODULE = "roofline.pipelines.removal_experiment"
 WHY_KERNELS = ("triton_mla_fast", "triton_mla", "flashmla")  # removal_experiment.REGISTERED (a test keeps them equal)
+# the experiment's own names of what it times (removal_experiment.KNOWN), for `roofline removal --kernel`
+EXPERIMENT_KERNELS = ("ring", "seesaw", "hopper", "portable", "triton_mla", "flashmla", "gemm")
 NO_SUBJECT = 3  # the experiment's exit status where the kernel's plan at this workload has nothing to cut
 
 
@@ -34,31 +35,17 @@ class WhyPass:
     notes: list[str] = field(default_factory=list)
 
 
-def why_command(kernel: str, workload: VerifyWorkload, out: Path, experiment: list[str] | None = None) -> list[str]:
-    """The experiment's command line for `kernel` at `workload` (`experiment`: the program, default this
-    Python running removal_experiment)."""
-    return [
-        *(experiment or [sys.executable, "-m", MODULE]),
-        "--for",
-        kernel,
-        "--ctx",
-        str(workload.ctx_len),
-        "--heads",
-        str(workload.heads),
-        "--page-size",
-        str(workload.page_size),
-        "--mask",
-        workload.tree_mask,
-        "--method",
-        "rotated",
-        "--file",
-        str(out),
-    ]
+def why_command(kernel: str, spec: Path, out: Path, experiment: list[str] | None = None) -> list[str]:
+    """The experiment's command line for `kernel` at the workload of the run's `spec` (spec.json: the child reads
+    the workload there). `experiment`: the program, default this Python running `roofline removal`."""
+    program = experiment or [sys.executable, "-m", "roofline", "removal"]
+    return [*program, "--for", kernel, "--spec", str(spec), "--method", "rotated", "--file", str(out)]
 
 
-def why_pass(cap: Capture, kernel: str, workload: VerifyWorkload, experiment: list[str] | None = None) -> WhyPass:
-    """The removal experiment of `kernel` at `workload` into the run being written (report tool "removal");
-    a note instead where the kernel has no switches, or its plan here nothing to cut. ApplicationFailed when
+def why_pass(cap: Capture, kernel: str, spec: Path, experiment: list[str] | None = None) -> WhyPass:
+    """The removal experiment of `kernel` at the workload of the run's `spec` into the run being written (report
+    tool "removal"); a note instead where the kernel has no switches, or its plan here nothing to cut (the
+    experiment says why, naming the workload it read). ApplicationFailed when
     the experiment itself fails. A `*_graph` kernel is its kernel replayed in one CUDA graph: the same cuts."""
     kernel = kernel.removesuffix("_graph")
     if kernel not in WHY_KERNELS:
@@ -69,13 +56,9 @@ def why_pass(cap: Capture, kernel: str, workload: VerifyWorkload, experiment: li
         )
         cap.say(note)
         return WhyPass(None, None, [note])
-    if workload.ctx_lens:
-        note = "--why: no removal experiment for a ragged batch (it times one context length per row)"
-        cap.say(note)
-        return WhyPass(None, None, [note])
     writer = cap.writer
     out, log = writer.file("removal"), writer.file("removal-log")
-    cmd = why_command(kernel, workload, out, experiment)
+    cmd = why_command(kernel, spec, out, experiment)
     cap.say(f"[why] the removal experiment of {kernel}: its variants timed by the bench's method (rotated inputs)")
     t0 = time.time()
     done = run_tool(cmd, log, "the removal experiment", cap.control())
@@ -83,7 +66,7 @@ def why_pass(cap: Capture, kernel: str, workload: VerifyWorkload, experiment: li
     writer.add_log(log)
     said = next((ln for ln in reversed(done.lines) if ln.strip()), "")
     if done.returncode == NO_SUBJECT:
-        note = f"--why: {said.removeprefix('removal_cuts: ')}"
+        note = f"--why: {said}"
         cap.say(note)
         return WhyPass(None, round(time.time() - t0, 1), [note])
     if done.returncode != 0 or not out.is_file():

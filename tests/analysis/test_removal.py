@@ -183,7 +183,7 @@ NVJET = "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT"
 
 
 def gemm_file(tmp_path, **edit):
-    """A GEMM's file as python -m roofline.pipelines.removal_experiment --kernel gemm writes it. Its numbers are MADE UP for
+    """A GEMM's file as roofline removal --kernel gemm writes it. Its numbers are MADE UP for
     this test (not measured): a 1.6 ms step beside a 0.06 ms read of the operands."""
     doc = {
         "format": "roofline-removal/1",
@@ -239,7 +239,7 @@ def test_a_gemm_file_and_a_verify_capture_never_match(tmp_path):
 
 
 def test_a_folder_of_experiments_applies_the_files_of_kernels_the_capture_holds(tmp_path):
-    """`python -m roofline.pipelines.removal_experiment --out DIR` writes a file per kernel: --removal DIR takes the folder."""
+    """`roofline removal --out DIR` writes a file per kernel: --removal DIR takes the folder."""
     folder = tmp_path / "cuts"
     folder.mkdir()
     (folder / "_gluon_ring_kernel.json").write_text(RING_CUTS.read_text())

@@ -65,8 +65,8 @@ def test_analyze_matches_its_snapshot(path):
     file = SNAPSHOTS / snapshot_name(path)
     if os.environ.get("ROOFLINE_SNAPSHOT_WRITE") == "1":
         SNAPSHOTS.mkdir(parents=True, exist_ok=True)
-        with gzip.open(file, "wt") as f:
-            f.write(json.dumps(got, indent=0, sort_keys=True) + "\n")
+        with open(file, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as f:
+            f.write((json.dumps(got, indent=0, sort_keys=True) + "\n").encode())  # the same bytes each time
         return
     assert file.is_file(), f"no snapshot for {path}: take one with ROOFLINE_SNAPSHOT_WRITE=1"
     with gzip.open(file, "rt") as f:

@@ -3,8 +3,10 @@
 import json
 
 import numpy as np
+from click.testing import CliRunner
 
 from profiler.timing import TimingSamples, merge_rounds
+from roofline.cli import main
 from roofline.pipelines import gate
 
 
@@ -57,7 +59,8 @@ def test_from_dir_recomputes_what_the_gpu_call_wrote(tmp_path):
     (tmp_path / "compare_gate.json").write_text(json.dumps(result))
     again = gate.from_dir(tmp_path)
     assert again["aa_rates"] == result["aa_rates"] and again["gpu"] == "NVIDIA H200"
-    assert gate.main([str(tmp_path), "--from-dir", "--write", str(tmp_path / "t.md")]) == 0
+    r = CliRunner().invoke(main, ["gate", str(tmp_path), "--from-dir", "--write", str(tmp_path / "t.md")])
+    assert r.exit_code == 0, r.output
     assert (tmp_path / "t.md").read_text().startswith("triton_mla_fast ctx 32768")
 
 

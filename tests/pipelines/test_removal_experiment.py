@@ -10,10 +10,12 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from click.testing import CliRunner
 
 import roofline
 from kernels.flashmla import BUILD_HINT
 from roofline.analysis.removal import matching, read_removal
+from roofline.cli import main
 from roofline.pipelines import removal_experiment as cuts
 from tests.paths import FIXTURES, ROOT, RUNS
 
@@ -73,30 +75,30 @@ def test_the_file_it_writes_is_a_removal_experiment(tmp_path):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (
-            ["--kernel", "ring,flash"],
-            "--kernel flash: known: ring, seesaw, hopper, portable, triton_mla, flashmla, gemm",
-        ),
-        (["--ctx", "12q"], "--ctx '12q': context length '12q' is not a positive token count"),
-        (["--heads", "0"], "--heads '0': a comma list of positive integers expected"),
+        (["--kernel", "ring,flash"], "'ring,flash': known: ring, seesaw, hopper, portable, triton_mla, flashmla, gemm"),
+        (["--ctx", "12q"], "'12q': context length '12q' is not a positive token count"),
+        (["--heads", "0"], "'0': a comma list of positive integers expected"),
     ],
 )
 def test_bad_options_are_one_line_errors(argv, message):
-    with pytest.raises(SystemExit, match=message):
-        cuts.main(argv)
+    r = CliRunner().invoke(main, ["removal", *argv])
+    assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output
 
 
 def test_without_a_gpu_it_says_so_in_one_line(tmp_path):
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [sys.executable, "-m", cuts.MODULE, "--kernel", "seesaw,triton_mla", "--out", str(tmp_path / "out")],
+        [sys.executable, "-m", "roofline", "removal", "--kernel", "seesaw,triton_mla", "--out", str(tmp_path / "out")],
         capture_output=True,
         text=True,
         env=env,
         cwd=ROOT,
     )
     assert proc.returncode == 1 and proc.stdout == ""
-    assert proc.stderr.strip() == "removal_cuts: needs a CUDA GPU (sm_90 for ring, seesaw and hopper); torch sees none"
+    assert (
+        proc.stderr.strip()
+        == "Error: roofline removal needs a CUDA GPU (sm_90 for ring, seesaw and hopper); torch sees none"
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -105,7 +107,7 @@ def test_flashmla_is_skipped_in_one_line_where_it_is_not_built(tmp_path, monkeyp
     kept, skipped = cuts.runnable(["ring", "flashmla", "gemm"])
     assert kept == ["ring", "gemm"]
     assert skipped == [
-        f"removal_cuts: flashmla skipped: not built: no flashmla_dense*.so in $ROOFLINE_FLASHMLA={tmp_path} "
+        f"flashmla skipped: not built: no flashmla_dense*.so in $ROOFLINE_FLASHMLA={tmp_path} "
         f"(build it on an sm_90 GPU machine: {BUILD_HINT})"
     ]
     (tmp_path / "flashmla_dense.cpython-312-x86_64-linux-gnu.so").write_bytes(b"")
@@ -164,8 +166,7 @@ def test_each_kernel_is_timed_at_its_own_mask_and_no_inputs_are_built_where_noth
         cuts, "build_inputs", lambda w, device: built.append(w) or SimpleNamespace(kv_cache=torch.zeros(4))
     )
     monkeypatch.setattr(cuts, "graph_replay_ms", lambda fn: 0.5)
-    args = cuts.parse_args(["--heads", "8,16", "--page-size", "64,1"])
-    rows = cuts.measure(cuts.subjects(["ring", "flashmla"], args.mask), args.ctx, args.heads, args.page_size)
+    rows = cuts.measure(cuts.subjects(["ring", "flashmla"], None), [131072], [8, 16], [64, 1])
     assert [(w.heads, w.page_size, w.tree_mask) for w in built] == [
         (8, 64, "tree"),
         (8, 64, "chain"),
@@ -183,9 +184,8 @@ def test_each_kernel_is_timed_at_its_own_mask_and_no_inputs_are_built_where_noth
     assert re.search(r"h16 +p64 +ring +skipped: the plan launches _gluon_seesaw_kernel", out)
     assert re.search(r"h8 +p1 +flashmla +skipped: flashmla needs page_size 64", out)
     built.clear()  # --mask chain: every kernel at the chain mask, and the file says so
-    args = cuts.parse_args(["--heads", "64", "--page-size", "64", "--mask", "chain"])
-    chained = cuts.subjects(["ring", "flashmla"], args.mask)
-    rows = cuts.measure(chained, args.ctx, args.heads, args.page_size)
+    chained = cuts.subjects(["ring", "flashmla"], "chain")
+    rows = cuts.measure(chained, [131072], [64], [64])
     assert [(w.heads, w.tree_mask) for w in built] == [(64, "chain")] and len(rows["ring"]) == 6
     doc = cuts.removal_doc(chained["ring"], rows["ring"], "NVIDIA H200", "test")
     assert doc["workload"]["tree_mask"] == "chain" and doc["kernel"] == "_gluon_ring_kernel"

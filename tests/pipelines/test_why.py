@@ -8,7 +8,6 @@ import json
 import shutil
 import sys
 
-import pytest
 from click.testing import CliRunner
 
 import roofline
@@ -17,8 +16,8 @@ from profiler.run_writer import RunWriter
 from profiler.rundir import RunSpec
 from roofline.cli import main
 from roofline.pipelines.capture import Capture
-from roofline.pipelines.removal_experiment import REGISTERED, parse_args, subject_for
-from roofline.pipelines.why import NO_SUBJECT, WHY_KERNELS, why_command, why_pass
+from roofline.pipelines.removal_experiment import KNOWN, REGISTERED, subject_for
+from roofline.pipelines.why import EXPERIMENT_KERNELS, NO_SUBJECT, WHY_KERNELS, why_command, why_pass
 from tests.paths import ROOT, RUNS
 
 RING = RUNS / "h200-triton_mla_fast-ring-128k-p64"
@@ -29,10 +28,11 @@ import json, sys
 args = sys.argv[1:]
 value = lambda flag: args[args.index(flag) + 1]
 doc = json.load(open({experiment!r}))
-point = dict(ctx_len=int(value("--ctx")), heads=int(value("--heads")), page_size=int(value("--page-size")))
+w = json.load(open(value("--spec")))["workload"]
+point = dict(ctx_len=w["ctx_len"], heads=w["heads"], page_size=w["page_size"])
 doc["rows"] = [r for r in doc["rows"] if all(r[k] == v for k, v in point.items())]
 if not doc["rows"]:
-    print("removal_cuts: no experiment for " + value("--for") + " here: the stand-in has no rows for it")
+    print("no experiment for " + value("--for") + " here: the stand-in has no rows for it")
     sys.exit({no_subject})
 open(value("--file"), "w").write(json.dumps(doc))
 print("wrote", value("--file"))
@@ -47,7 +47,15 @@ def _writer(tmp_path):
     for role in ("ncu", "harness"):
         shutil.copy(RING / writer.file(role).name, writer.file(role))
     writer.add_report(writer.file("ncu"), "ncu", launches=6, passes=4, preset="verdict")
-    return writer, VerifyWorkload.from_dict(spec["workload"])
+    return writer, writer.file("spec")
+
+
+def _spec_of(tmp_path, workload: VerifyWorkload):
+    """A run's spec.json holding `workload` (what the experiment child reads)."""
+    path = tmp_path / "other" / "spec.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(RunSpec(kernel="triton_mla_fast", workload=workload.to_dict(), iterations=3).to_dict()))
+    return path
 
 
 def _stand_in(tmp_path):
@@ -57,16 +65,13 @@ def _stand_in(tmp_path):
 
 
 def test_the_why_pass_names_the_loads_with_the_experiments_numbers(tmp_path):
-    writer, workload = _writer(tmp_path)
+    writer, spec = _writer(tmp_path)
     said = []
     cap = Capture(writer, ["python3", "-m", "profiler.harness"], said.append)
-    done = why_pass(cap, "triton_mla_fast", workload, _stand_in(tmp_path))
+    done = why_pass(cap, "triton_mla_fast", spec, _stand_in(tmp_path))
     assert done.report == writer.file("removal") and not done.notes
     assert [e.tool for e in writer.manifest.reports] == ["ncu", "removal"]
-    assert (
-        "--for triton_mla_fast --ctx 131072 --heads 8 --page-size 64 --mask tree --method rotated"
-        in (writer.manifest.commands[-1])
-    )
+    assert f"--for triton_mla_fast --spec {spec} --method rotated" in writer.manifest.commands[-1]
     final = writer.commit()
     run = roofline.load(final)  # the run's own experiment applies, as `roofline analyze RUN` reads it
     ring = next(k for k in run.analysis.kernels if k.kernel == "_gluon_ring_kernel")
@@ -83,15 +88,15 @@ def test_the_why_pass_names_the_loads_with_the_experiments_numbers(tmp_path):
 
 
 def test_a_kernel_without_removal_switches_is_told_the_experiment_needs_its_source(tmp_path):
-    writer, workload = _writer(tmp_path)
-    done = why_pass(Capture(writer, [], lambda s: None), "triton_mla_decode", workload, _stand_in(tmp_path))
+    writer, spec = _writer(tmp_path)
+    done = why_pass(Capture(writer, [], lambda s: None), "triton_mla_decode", spec, _stand_in(tmp_path))
     assert done.report is None and "needs a kernel with them" in done.notes[0]
     assert not writer.file("removal").exists()
 
 
 def test_where_the_plan_has_nothing_to_cut_the_experiment_says_why(tmp_path):
     writer, _ = _writer(tmp_path)
-    other = VerifyWorkload(ctx_len=8192, heads=8, page_size=64)  # the stand-in has no rows at 8k
+    other = _spec_of(tmp_path, VerifyWorkload(ctx_len=8192, heads=8, page_size=64))  # the stand-in has no rows at 8k
     done = why_pass(Capture(writer, [], lambda s: None), "triton_mla_fast", other, _stand_in(tmp_path))
     assert done.report is None and done.notes == [
         "--why: no experiment for triton_mla_fast here: the stand-in has no rows for it"
@@ -109,18 +114,19 @@ def test_the_plan_chooses_the_subject_and_a_schedule_without_switches_is_named()
     assert name is None and "has no removal switches" in why
 
 
-def test_the_why_command_is_one_the_experiment_takes():
-    cmd = why_command("triton_mla_fast", VerifyWorkload(ctx_len=131072, heads=8, page_size=64), ROOT / "r.json")
-    args = parse_args(cmd[3:])
-    assert (args.registered, args.ctx, args.heads, args.page_size, args.method) == (
+def test_the_why_command_is_one_the_experiment_takes(tmp_path):
+    assert KNOWN == EXPERIMENT_KERNELS
+    cmd = why_command("triton_mla_fast", tmp_path / "spec.json", ROOT / "r.json")
+    removal = main.get_command(None, "removal")
+    params = removal.make_context("removal", cmd[4:]).params
+    assert cmd[1:4] == ["-m", "roofline", "removal"]
+    assert (params["registered"], params["spec"], params["method"]) == (
         "triton_mla_fast",
-        [131072],
-        [8],
-        [64],
+        str(tmp_path / "spec.json"),
         "rotated",
     )
-    with pytest.raises(SystemExit, match="--for needs --file"):
-        parse_args(["--for", "triton_mla_fast"])
+    r = CliRunner().invoke(main, ["removal", "--for", "triton_mla_fast"])
+    assert r.exit_code == 2 and "--for needs --spec" in r.output
 
 
 def test_the_experiments_for_pass_times_each_variant_by_the_bench_method(tmp_path, monkeypatch):
@@ -137,8 +143,8 @@ def test_the_experiments_for_pass_times_each_variant_by_the_bench_method(tmp_pat
     monkeypatch.setattr(cuts, "rotated_input_sets", lambda w: ["set 0", "set 1"])
     monkeypatch.setattr(cuts, "_rotated_ms", lambda call, sets: timed.append(sets) or 0.07 - 0.001 * len(timed))
     out = tmp_path / "removal.json"
-    cmd = why_command("triton_mla_fast", VerifyWorkload(ctx_len=131072, heads=8, page_size=64), out)
-    assert cuts.run_for(cuts.parse_args(cmd[3:]), "test", lambda s: None) == 0
+    w8 = VerifyWorkload(ctx_len=131072, heads=8, page_size=64)
+    assert cuts.run_for("triton_mla_fast", w8, out, "rotated", "test", lambda s: None) == 0
     (removal,) = read_removal(out)
     assert removal.kernel == "_gluon_ring_kernel" and set(removal.ms) == {
         "read",
@@ -150,5 +156,5 @@ def test_the_experiments_for_pass_times_each_variant_by_the_bench_method(tmp_pat
     }
     assert removal.method.startswith("the bench's method: CUDA-graph replays of the whole step over rotated input sets")
     assert all(sets == ["set 0", "set 1"] for sets in timed) and len(timed) == 6
-    w64 = why_command("triton_mla_fast", VerifyWorkload(ctx_len=131072, heads=64, page_size=64), out)
-    assert cuts.run_for(cuts.parse_args(w64[3:]), "test", lambda s: None) == NO_SUBJECT
+    w64 = VerifyWorkload(ctx_len=131072, heads=64, page_size=64)
+    assert cuts.run_for("triton_mla_fast", w64, out, "rotated", "test", lambda s: None) == NO_SUBJECT
