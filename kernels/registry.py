@@ -28,10 +28,16 @@ class KernelInfo:
     availability: str | None = None
     # "module:function" (workload) -> what in the workload it does not support (None: all of it).
     limits: str | None = None
+    # "module:function" (inputs) -> the launch plan it runs on them, as JSON (a run's plan.json); None: no plan.
+    plan: str | None = None
 
     def load(self) -> Callable:
         module, func = self.target.split(":")
         return getattr(importlib.import_module(module), func)
+
+    def plan_record(self, inputs) -> dict | None:
+        """The launch plan this kernel runs on `inputs` as JSON, or None where it records none."""
+        return _call(self.plan, inputs) if self.plan else None
 
     def unavailable(self) -> str | None:
         """Why this kernel cannot run here (an optional kernel not built), or None."""
@@ -86,6 +92,7 @@ KERNELS: dict[str, KernelInfo] = {
             "kernels.fast.run:triton_mla_fast",
             FAST_DEVICE_KERNELS,
             FAST_PATHS,
+            plan="kernels.fast.run:plan_record",
         ),
         KernelInfo(
             "triton_mla_fast_graph",
@@ -93,6 +100,7 @@ KERNELS: dict[str, KernelInfo] = {
             "kernels.fast.run:triton_mla_fast_graph",
             FAST_DEVICE_KERNELS,
             FAST_PATHS,
+            plan="kernels.fast.run:plan_record",
         ),
         KernelInfo(
             "flashmla",

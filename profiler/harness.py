@@ -1,9 +1,12 @@
 """The child process a profiler runs: build the workload, warm up, then N launches in one NVTX range.
 
-    python -m profiler.harness --spec run/spec.json --kernel triton_mla --iters 3
+    python -m profiler.harness --spec run/spec.json --kernel triton_mla --iters 3 [--info run/harness.json]
+        [--plan run/plan.json]
 
 Warm-up (Triton compilation, first launch) happens before the range, so a profiler told
 to include only the range (`ncu --nvtx --nvtx-include roofline/`, profiler/nvtx.py) sees just the kernel's launches.
+The workload is the spec's alone; `--plan` records the launch plan the kernel ran on it (kernels/registry.py
+KernelInfo.plan: triton_mla_fast's path, schedule, grids and work items), which the analysis reads back.
 
 The timing pass, run with no profiler attached (ncu and nsys distort time), writes timing.json:
 
@@ -21,6 +24,8 @@ from kernels.registry import get_kernel
 from kernels.spec import VerifyWorkload
 from profiler.nvtx import RANGE, STEP
 from profiler.timing import TimingSamples, write_timing
+
+PLAN_FORMAT = "roofline-plan/1"  # plan.json: the split path, schedule, split length, launches' grids, work items
 
 
 def run_in_range(call, iters: int, warmup: int = 1) -> None:
@@ -47,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iters", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--info", help="write device and library versions here (JSON)")
+    parser.add_argument("--plan", help="write the launch plan the kernel ran here (JSON), where it records one")
     parser.add_argument(
         "--timing-samples",
         type=int,
@@ -77,12 +83,17 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     if args.timing_samples:
         return timing_pass(args.kernel, workload, args.timing_samples, args.timing_out, args.spin_cycles)
-    fn = get_kernel(args.kernel).load()
+    info = get_kernel(args.kernel)
+    fn = info.load()
     inp = build_inputs(workload, device="cuda")
     run_in_range(lambda: fn(inp), args.iters, args.warmup)
     if args.info:
         with open(args.info, "w") as f:
             json.dump(host_info(), f, indent=2)
+    record = info.plan_record(inp) if args.plan else None
+    if record is not None:
+        with open(args.plan, "w") as f:
+            json.dump({"format": PLAN_FORMAT, "kernel": info.name, "workload": workload.to_dict(), **record}, f)
     print(f"harness: {args.kernel} ran {args.iters} times on {device_facts('cuda')[0]} ({workload.describe()})")
     return 0
 

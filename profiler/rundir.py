@@ -43,6 +43,7 @@ COMMANDS = "commands.txt"
 LAUNCHES = "launches.csv"
 ANALYSIS = "analysis.json"
 HARNESS = "harness.json"
+PLAN = "plan.json"
 TIMING = "timing.json"
 REPORT_STEM = "profile"  # the base name ncu and nsys are given (each adds its own suffix)
 FILES = {  # role -> the file's name in a run: every file a run holds
@@ -50,6 +51,7 @@ FILES = {  # role -> the file's name in a run: every file a run holds
     "spec": SPEC,
     "commands": COMMANDS,
     "harness": HARNESS,
+    "plan": PLAN,  # the launch plan the profiled child ran (kernels whose registry entry records one)
     "ncu": f"{REPORT_STEM}.ncu-rep",
     "ncu-log": f"{REPORT_STEM}.ncu.log",
     "nsys": f"{REPORT_STEM}.nsys-rep",
@@ -398,13 +400,22 @@ class RunDir:
         return next((e for e in self.manifest().reports if e.path == Path(report).name), None)
 
     def harness(self) -> dict:
-        f = self.own(HARNESS)
+        return self._child_record(HARNESS) or {}
+
+    def plan(self) -> dict | None:
+        """The launch plan the profiled child ran (plan.json), None where the run holds none (a kernel that
+        records no plan, or a run from before plans were recorded)."""
+        return self._child_record(PLAN)
+
+    def _child_record(self, name: str) -> dict | None:
+        """A JSON file the profiled child wrote (checked against the manifest once the run is finished)."""
+        f = self.own(name)
         if not f.exists():
             if self.file("manifest").is_file():
-                self._missing(HARNESS)
-            return {}
+                self._missing(name)
+            return None
         if self.file("manifest").is_file():  # a finished run (a run being written has no manifest yet)
-            self.verify(HARNESS)
+            self.verify(name)
         return _read_json(f)
 
 

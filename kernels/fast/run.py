@@ -87,14 +87,7 @@ def triton_mla_fast(
     """
     check_shapes(inp)
     w = inp.workload
-    device_name, sm_count, arch = device_facts(inp.q.device)
-    if path is None:
-        path = code_path("triton_mla_fast", arch, w.page_size, w.max_kv_len)
-        if path == "gluon" and not gluon_runs_on(inp.q.device):
-            path = "portable"  # the interpreter, or a Triton without Gluon: the portable kernel
-    elif path == "gluon" and not gluon_runs_on(inp.q.device):
-        raise ValueError("the gluon path needs an sm_90 GPU and a Triton with Gluon (not the interpreter)")
-    plan = _plan(w, arch, sm_count, device_name, split_len, min_split_len, path, tuple(sorted(launch.items())))
+    plan = launch_plan(inp, split_len, min_split_len, path, **launch)
     part_o, part_lse = partials(inp, plan.split)
     out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=inp.q.device)
     if plan.schedule is None:  # the uniform schedule
@@ -106,6 +99,45 @@ def triton_mla_fast(
         combine_splits(part_o, part_lse, out, spec=plan.combine, jobs=jobs)
     out._schedule_tables = (items, jobs)  # a CUDA graph that keeps `out` (kernels.graph) keeps the tables it reads
     return out
+
+
+def launch_plan(
+    inp: VerifyInputs,
+    split_len: int | None = None,
+    min_split_len: int = FAST_MIN_SPLIT_LEN,
+    path: str | None = None,
+    **launch,
+) -> FastPlan:
+    """The plan triton_mla_fast launches on `inp` (its device and workload; the arguments as triton_mla_fast's)."""
+    w = inp.workload
+    device_name, sm_count, arch = device_facts(inp.q.device)
+    if path is None:
+        path = code_path("triton_mla_fast", arch, w.page_size, w.max_kv_len)
+        if path == "gluon" and not gluon_runs_on(inp.q.device):
+            path = "portable"  # the interpreter, or a Triton without Gluon: the portable kernel
+    elif path == "gluon" and not gluon_runs_on(inp.q.device):
+        raise ValueError("the gluon path needs an sm_90 GPU and a Triton with Gluon (not the interpreter)")
+    return _plan(w, arch, sm_count, device_name, split_len, min_split_len, path, tuple(sorted(launch.items())))
+
+
+def plan_record(inp: VerifyInputs) -> dict:
+    """The default plan of triton_mla_fast on `inp` as JSON (what the harness records in a run's plan.json)."""
+    return plan_json(launch_plan(inp))
+
+
+def plan_json(plan: FastPlan) -> dict:
+    """A FastPlan as JSON: the split path, the schedule and its split length, each launch's grid, and the batch
+    schedule's work items (request, lo, hi, ctx_len, slot), in launch order."""
+    return {
+        "path": plan.path.path,
+        "schedule": "uniform" if plan.schedule is None else "batch",
+        "split_len": plan.split.int_args["split_len"] if plan.schedule is None else plan.schedule.split_len,
+        "launches": [
+            {"kernel": s.name, "grid": list(s.grid), "num_warps": s.num_warps, "int_args": dict(s.int_args)}
+            for s in plan.launches
+        ],
+        "items": [list(item) for item in plan.schedule.items] if plan.schedule is not None else None,
+    }
 
 
 _TABLES: OrderedDict = OrderedDict()

@@ -38,7 +38,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
-from kernels.fast.paths import SPLIT_PATHS, FastPlan, plan_fast
+from kernels.fast.paths import SPLIT_PATHS, plan_fast
 from kernels.spec import VerifyWorkload
 
 IMBALANCE_EXCESS = 1.3  # the busiest SM past what the grid's shape explains (module doc: from the captures)
@@ -210,6 +210,7 @@ class PlanTail:
     longest: int
     tail: list[RequestLoad]  # the requests whose longest program carries at least half the longest's tokens
     rest_longest: int  # the longest program of every other request (0: none)
+    recorded: bool = False  # the plan is the run's plan.json (the harness's); False: re-planned by today's code
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -226,20 +227,40 @@ class PlanTail:
         rest = f"; every other request's longest program carries {self.rest_longest:,}" if self.rest_longest else ""
         empty = f"; {self.empty} of {self.programs} programs carry none" if self.empty else ""
         which = "request" if len(self.tail) == 1 else "requests"
+        replanned = "" if self.recorded else f"; {REPLANNED}"
         return (
             f"the tail, by the launch plan ({how}): the longest programs carry {self.longest:,} tokens, "
             f"{self.longest / self.average:.1f}x the average program's {self.average:,.0f}: {which} {names}{more}"
-            f"{rest}{empty}"
+            f"{rest}{empty}{replanned}"
         )
 
 
-def plan_tail(kernel: str, w: VerifyWorkload, m: Mapping, arch: str, device_name: str | None) -> PlanTail | str | None:
-    """The tail of triton_mla_fast's split launch `kernel` (as ncu names it) on `w`: the plan whose grid is the
-    captured one (either schedule), each program's tokens, the requests that carry the most. A line saying why
-    not where no plan gives the captured grid; None for a kernel this does not plan (the combine, others')."""
+REPLANNED = "the capture records no launch plan (plan.json): re-planned by today's code for its grid"
+
+
+def plan_tail(
+    kernel: str, w: VerifyWorkload, m: Mapping, arch: str, device_name: str | None, recorded: dict | None = None
+) -> PlanTail | str | None:
+    """The tail of triton_mla_fast's split launch `kernel` (as ncu names it) on `w`: the plan the harness
+    `recorded` in the run (plan.json) where it launched this kernel, else the plan of today's code whose grid is the
+    captured one (either schedule, and the line says it was re-planned); each program's tokens, the requests that
+    carry the most. A line saying why not where no plan gives the captured grid; None for a kernel this does not
+    plan (the combine, others')."""
     path = SPLIT_KERNELS.get(kernel)
+    if path is None:
+        return None
+    launch = next((x for x in (recorded or {}).get("launches", []) if x.get("kernel") == kernel), None)
+    if launch is not None:
+        items = recorded.get("items")
+        grid = tuple(launch["grid"])
+        return _tail(recorded["schedule"], grid, recorded["split_len"], items, w, recorded=True)
+    return _replan(kernel, path, w, m, arch, device_name)
+
+
+def _replan(kernel: str, path: str, w: VerifyWorkload, m: Mapping, arch: str, device_name: str | None):
+    """plan_tail for a capture without its plan: today's plans of both schedules, the one whose grid is captured."""
     sms = _num(m.get("sm_count"))
-    if path is None or sms is None:
+    if sms is None:
         return None
     dims = tuple(_num(m.get(f"grid_{a}")) for a in "xyz")
     captured = tuple(int(d) for d in dims) if None not in dims else None
@@ -262,7 +283,9 @@ def plan_tail(kernel: str, w: VerifyWorkload, m: Mapping, arch: str, device_name
         )
     if found:
         plan = found[0][1]
-        return _tail(plan, w, "uniform" if plan.schedule is None else "batch")
+        if plan.schedule is None:
+            return _tail("uniform", tuple(plan.split.grid), plan.split.int_args["split_len"], None, w)
+        return _tail("batch", tuple(plan.split.grid), plan.schedule.split_len, plan.schedule.items, w)
     shown = captured or (f"{size:.0f} blocks" if size is not None else "unknown")
     return (
         f"no launch plan of today gives the captured grid {shown} (plans: {', '.join(map(str, dict.fromkeys(tried)))}): "
@@ -270,17 +293,17 @@ def plan_tail(kernel: str, w: VerifyWorkload, m: Mapping, arch: str, device_name
     )
 
 
-def _tail(plan: FastPlan, w: VerifyWorkload, schedule: str) -> PlanTail:
-    m_blocks = plan.split.grid[0]
+def _tail(schedule: str, grid: tuple, split_len: int, items, w: VerifyWorkload, recorded: bool = False) -> PlanTail:
+    """The programs' tokens of a split launch of `grid`: the uniform schedule (every request cut into grid[1]
+    splits of `split_len`) or the batch schedule's `items` (request, lo, hi, ctx_len, slot)."""
+    m_blocks = grid[0]
     kv_lens = w.kv_lens
     per_request: dict[int, list[int]] = {b: [] for b in range(w.batch)}
-    if plan.schedule is None:
-        split_len, splits = plan.split.int_args["split_len"], plan.split.grid[1]
+    if schedule == "uniform":
         for b, n in enumerate(kv_lens):
-            per_request[b] = [max(0, min(split_len, n - s * split_len)) for s in range(splits)]
+            per_request[b] = [max(0, min(split_len, n - s * split_len)) for s in range(grid[1])]
     else:
-        split_len = plan.schedule.split_len
-        for request, lo, hi, _, _ in plan.schedule.items:
+        for request, lo, hi, *_ in items:
             per_request[request].append(hi - lo)
     programs = [t for ts in per_request.values() for t in ts] * m_blocks
     longest = max(programs)
@@ -289,7 +312,7 @@ def _tail(plan: FastPlan, w: VerifyWorkload, schedule: str) -> PlanTail:
     rest = max((r.longest for r in loads if 2 * r.longest < longest), default=0)
     return PlanTail(
         schedule=schedule,
-        grid=tuple(plan.split.grid),
+        grid=tuple(grid),
         split_len=split_len,
         programs=len(programs),
         empty=sum(1 for t in programs if t == 0),
@@ -297,4 +320,5 @@ def _tail(plan: FastPlan, w: VerifyWorkload, schedule: str) -> PlanTail:
         longest=longest,
         tail=tail,
         rest_longest=rest,
+        recorded=recorded,
     )

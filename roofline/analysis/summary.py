@@ -151,6 +151,7 @@ def summarize(
     preset: str | None = None,
     pc_samples: PcSamples | None = None,
     useful: UsefulWork | None = None,
+    plan: dict | None = None,
 ) -> Analysis:
     """Group launches by kernel and launch configuration; median of each metric; one verdict each.
 
@@ -160,7 +161,8 @@ def summarize(
     Attention-specific advice goes to the project's registered kernels (kernels/registry.py) and to
     any kernel of a run whose verify workload is known; every other kernel gets general advice.
     `useful`: the useful work of one step of a capture with no workload (the user's: FLOPs and bytes), so
-    executed against useful is named for a foreign kernel too.
+    executed against useful is named for a foreign kernel too. `plan`: the launch plan the harness recorded in the
+    run (plan.json), which names the requests behind a load imbalance's tail.
     """
     launches = table.frame
     device = next((d for d in launches.get("device", pd.Series(dtype=object)).dropna()), None)
@@ -193,7 +195,7 @@ def summarize(
         verdict = classify(
             med, attention=project is not None or workload is not None, waits=waits, traits=traits, memory=memory
         )
-        verdict, imbalance = _with_tail(verdict, key[0], project, workload, med, gpu, device)
+        verdict, imbalance = _with_tail(verdict, key[0], project, workload, med, gpu, device, plan)
         if not table.counters:  # an nsys timeline: said in its own words, not as metrics ncu failed to give
             verdict = dataclasses.replace(verdict, evidence=[TIMELINE_ONLY])
         first = int(group["launch"].iloc[0])
@@ -311,15 +313,15 @@ def summarize(
     )
 
 
-def _with_tail(verdict, kernel, project, workload, med, gpu, device) -> tuple:
+def _with_tail(verdict, kernel, project, workload, med, gpu, device, plan: dict | None = None) -> tuple:
     """The verdict, with the requests behind a load imbalance's tail where the kernel is the project's fast kernel
-    and the workload is known (roofline/analysis/imbalance.py plan_tail), and the imbalance's numbers (None
-    without busy cycles)."""
+    and the workload is known (roofline/analysis/imbalance.py plan_tail: the run's recorded `plan`, else re-planned),
+    and the imbalance's numbers (None without busy cycles)."""
     found = measure(med)
     numbers = found.to_dict() if found else None
     if verdict.cause != "load imbalance" or project is None or workload is None or gpu is None:
         return verdict, numbers
-    tail = plan_tail(kernel, workload, med, gpu.arch, device)
+    tail = plan_tail(kernel, workload, med, gpu.arch, device, plan)
     if tail is None:
         return verdict, numbers
     at = next(i for i, e in enumerate(verdict.evidence) if e.startswith("load imbalance:")) + 2

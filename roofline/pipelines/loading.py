@@ -52,7 +52,7 @@ def load(
     if not source.exists():
         raise ReportError(f"{source}: no such run directory or report")
     refuse_special(source)
-    spec = manifest = timeline = None
+    spec = manifest = timeline = plan = None
     expected = None
     warnings: list[str] = []
     pc_samples = pc_note = None  # the PC samples of one Nsight Compute report, read with its launches
@@ -63,7 +63,7 @@ def load(
         sqlite = run_dir.reports(tool="nsys-sqlite")
         if not reports and not sqlite:
             raise RunDirError(f"{source}: the manifest names no Nsight Compute report and no nsys sqlite export")
-        spec = run_dir.spec()
+        spec, plan = run_dir.spec(), run_dir.plan()  # plan: the launch plan the harness recorded, if any
         warnings = run_dir.warnings()
         own = run_dir.reports(tool="removal")  # `profile --why`'s experiment: the run's own evidence
         removal = removal if removal is not None else (own[0] if own else None)
@@ -114,6 +114,7 @@ def load(
         preset=next(iter(presets)) if len(presets) == 1 else None,
         pc_samples=pc_samples,
         useful=useful,
+        plan=plan,
     )
     if removal is not None:
         apply_removal(analysis, removal)

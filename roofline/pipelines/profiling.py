@@ -118,6 +118,8 @@ def profile(
             str(iterations),
             "--info",
             str(writer.file("harness")),
+            "--plan",
+            str(writer.file("plan")),
         ]
         left_out: list[str] = []
         tools = choose_tools(tool, request.ncu, request.nsys, notes=left_out)
@@ -157,7 +159,7 @@ def profile(
         else:  # an nsys-only run: the timeline's launches, no counters
             launches = timeline_table(timeline, Path(timeline.source))
             require_complete(launches, iterations, None, Path(timeline.source))
-        harness = RunDir(writer.path).harness()
+        harness, plan = RunDir(writer.path).harness(), RunDir(writer.path).plan()
         if request.timing_samples:
             running = "timing"
             timing = timing_pass(cap, request.timing_samples, harness.get("device"), request.timing_rounds)
@@ -177,9 +179,8 @@ def profile(
         launches.frame.to_csv(writer.file("launches"), index=False)
         pc_samples = ncu_run.pc_samples if ncu_run is not None else None
         pc_notes = [ncu_run.pc_note] if ncu_run is not None and ncu_run.pc_note else []
-        analysis = summarize(
-            launches, workload, iterations, preset=ncu_run.preset if ncu_run else None, pc_samples=pc_samples
-        )
+        preset = ncu_run.preset if ncu_run else None
+        analysis = summarize(launches, workload, iterations, preset=preset, pc_samples=pc_samples, plan=plan)
         if why_run is not None and why_run.report is not None:  # the experiment names what sets the pace
             apply_removal(analysis, why_run.report, cap.shown(why_run.report))
         record = dataclasses.replace(analysis, notes=[*analysis.notes, *pc_notes, *notes]).to_dict()
