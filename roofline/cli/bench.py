@@ -1,5 +1,5 @@
 """`roofline bench`: every kernel timed on this GPU against the floor, and each one's fixed + bytes / rate fit;
-with `--serving`, issue 29's serving rows (ragged and skewed batches beside a bare read of their bytes)."""
+with `--serving`, the serving rows (ragged and skewed batches beside a bare read of their bytes)."""
 
 from __future__ import annotations
 
@@ -13,16 +13,19 @@ from kernels.batches import SERVING, SERVING_MASK, SERVING_PAGE_SIZE
 from kernels.errors import RooflineError
 from kernels.fast.common import CONFIG_KEYS
 from kernels.registry import get_kernel
-from kernels.spec import TREE_MASKS, WorkloadError, parse_ctx_len
+from kernels.spec import WorkloadError, parse_ctx_len
 from profiler.proc import stop_signals_interrupt
 from reports.serving import render_serving_text
 from reports.text import render_bench
 from roofline.cli.common import (
+    GRID_OPTIONS,
     BadInputExit,
     comma_list,
     echo_json,
     force_option,
     format_option,
+    grid_lists,
+    grid_options,
     need_kernels,
     out_option,
     progress,
@@ -32,17 +35,6 @@ from roofline.pipelines.benching import bench_outputs, grid_points, lens_points,
 
 SERVING_KERNELS = "read,flashmla,triton_mla_fast_graph"
 GRID_KERNELS = "triton_mla,triton_mla_decode,triton_mla_fast"
-# the options that shape a grid: --serving brings its own rows, so naming one of these with it is an error
-GRID_OPTIONS = {
-    "ctx_list": "--ctx",
-    "page_sizes": "--page-size",
-    "heads_list": "--heads",
-    "mask_list": "--mask",
-    "q_len": "--q-len",
-    "lens_list": "--lens",
-    "batch": "--batch",
-    "seed": "--seed",
-}
 
 
 FAST_LAUNCH_KEYS = (*CONFIG_KEYS, "split_len", "min_split_len", "path")  # triton_mla_fast's call (kernels/fast/run.py)
@@ -64,12 +56,6 @@ def _bench_kernel(name: str) -> str:
     return base + name[len(name.partition(":")[0]) :]
 
 
-def _mask(name: str) -> str:
-    if name not in TREE_MASKS:
-        raise ValueError(f"{name}: a mask is {' or '.join(TREE_MASKS)}")
-    return name
-
-
 @click.command("bench")
 @click.option(
     "--kernel",
@@ -79,37 +65,11 @@ def _mask(name: str) -> str:
     "each point's KV bytes; KERNEL:KEY=VALUE passes launch parameters (triton_mla_fast_graph:schedule=uniform: "
     "the fast kernel's grid before the batch schedule)",
 )
-@click.option("--ctx", "ctx_list", default="8k,32k,128k,256k", show_default=True)
-@click.option("--page-size", "page_sizes", default="1,64", show_default=True)
-@click.option("--heads", "heads_list", default="8,64", show_default=True)
-@click.option(
-    "--mask",
-    "mask_list",
-    default="tree",
-    show_default=True,
-    help="comma list of tree, chain; a kernel that cannot run a point (FlashMLA: chain mask, page 64) "
-    "is left out of it, and the table says so",
-)
-@click.option("--q-len", type=int, default=9, show_default=True)
-@click.option(
-    "--batch",
-    type=int,
-    default=None,
-    help="requests per step: equal ones at each --ctx, or the size of a --lens uniform: draw",
-)
-@click.option(
-    "--lens",
-    "lens_list",
-    multiple=True,
-    metavar="LENS",
-    help="a ragged batch in place of --ctx (repeatable): 4k,128k,2k | uniform:1k-32k (with --batch, drawn with "
-    "--seed) | mix:1x128k,15x2k | file:PATH",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="the draw of a uniform:LOW-HIGH batch")
+@grid_options(ctx="8k,32k,128k,256k", heads="8,64")
 @click.option(
     "--serving",
     is_flag=True,
-    help="issue 29's serving rows instead of a grid: "
+    help="the serving rows instead of a grid: "
     + "; ".join(
         f"{r.name} ({r.lens}{f' x {r.batch}' if r.batch else ''}, {r.heads} heads, q_len {r.q_len})" for r in SERVING
     )
@@ -133,26 +93,10 @@ def _mask(name: str) -> str:
     "their own KV caches); flush: triton's do_bench, L2 flushed before each call",
 )
 @format_option()
-def bench_cmd(
-    kernel_list,
-    ctx_list,
-    page_sizes,
-    heads_list,
-    mask_list,
-    q_len,
-    batch,
-    lens_list,
-    seed,
-    serving,
-    out_dir,
-    force,
-    from_json,
-    method,
-    fmt,
-) -> None:
+def bench_cmd(kernel_list, serving, out_dir, force, from_json, method, fmt, **grid) -> None:
     """Time every kernel x ctx x page size x heads on this GPU against the floor (needs a GPU), and fit
     each kernel's time to fixed + KV bytes / rate over the context lengths. --lens and --batch time ragged or
-    batched steps; --serving issue 29's serving rows. An earlier bench.json in --out is refused before
+    batched steps; --serving the serving rows. An earlier bench.json in --out is refused before
     anything is timed, unless --force."""
 
     staged = None
@@ -160,9 +104,7 @@ def bench_cmd(
         if from_json:
             bench = read_bench(Path(from_json))
         else:
-            points, names = _points(
-                kernel_list, ctx_list, page_sizes, heads_list, mask_list, q_len, batch, lens_list, seed, serving
-            )
+            points, names = _points(kernel_list, serving, **grid)
             need_kernels("bench")
             staged = bench_outputs(Path(out_dir), force)  # claimed now, not after minutes on the GPU
             with stop_signals_interrupt():  # SIGTERM / SIGHUP as Ctrl-C: nothing half-written is left
@@ -188,24 +130,25 @@ def bench_cmd(
         progress(f"wrote {' and '.join(str(f) for f in files)}")
 
 
-def _points(kernel_list, ctx_list, page_sizes, heads_list, mask_list, q_len, batch, lens_list, seed, serving):
+def _points(kernel_list, serving, ctx_list, lens_list, batch, seed, **lists):
     """(the points to time, the kernels) the options describe; a usage error for a bad one, before any GPU work."""
     names = comma_list(kernel_list or (SERVING_KERNELS if serving else GRID_KERNELS), _bench_kernel, "--kernel")
-    if serving:
+    if serving:  # --serving brings its own rows, so naming an option that shapes a grid with it is an error
         source = click.get_current_context().get_parameter_source
-        given = [flag for o, flag in GRID_OPTIONS.items() if source(o) == click.core.ParameterSource.COMMANDLINE]
+        given = [flag for flag, o in GRID_OPTIONS.items() if source(o) == click.core.ParameterSource.COMMANDLINE]
         if given:
             flags = ", ".join(given)
             raise BadInputExit(
                 f"--serving times its own rows (page {SERVING_PAGE_SIZE}, {SERVING_MASK} mask): leave out {flags}"
             )
         return serving_points(), names
-    pages = comma_list(page_sizes, int, "--page-size")
-    heads = comma_list(heads_list, int, "--heads")
-    masks = tuple(comma_list(mask_list, _mask, "--mask"))
+    g = grid_lists(**lists)
     try:
         if lens_list:
-            return lens_points(list(lens_list), batch, seed, pages, heads, masks, q_len), names
-        return grid_points(comma_list(ctx_list, parse_ctx_len, "--ctx"), pages, heads, masks, q_len, batch or 1), names
+            return lens_points(
+                list(lens_list), batch, seed, g["page_sizes"], g["heads"], g["masks"], g["q_lens"]
+            ), names
+        ctx_lens = comma_list(ctx_list, parse_ctx_len, "--ctx")
+        return grid_points(ctx_lens, g["page_sizes"], g["heads"], g["masks"], g["q_lens"], batch or 1), names
     except WorkloadError as exc:
         raise click.UsageError(str(exc)) from None

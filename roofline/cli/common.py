@@ -175,6 +175,79 @@ def workload_options(f):
     return f
 
 
+# a command that sweeps over workloads: option -> its parameter name (comma lists; --lens repeatable)
+GRID_OPTIONS = {
+    "--ctx": "ctx_list",
+    "--page-size": "page_sizes",
+    "--heads": "heads_list",
+    "--q-len": "q_lens",
+    "--mask": "masks",
+    "--lens": "lens_list",
+    "--batch": "batch",
+    "--seed": "seed",
+}
+
+
+def grid_options(ctx: str, heads: str):
+    """The options of a command that sweeps over workloads (sweep, bench): the workload's fields as comma lists,
+    `ctx` and `heads` their defaults; every point shares --batch and --seed; each --lens is a ragged batch."""
+    opts = [
+        click.option("--ctx", "ctx_list", default=ctx, show_default=True, help="context lengths, comma-separated"),
+        click.option("--page-size", "page_sizes", default="1,64", show_default=True, help="comma-separated"),
+        click.option("--heads", "heads_list", default=heads, show_default=True, help="comma-separated"),
+        click.option(
+            "--q-len", "q_lens", default=str(_W.q_len), show_default=True, help="draft tokens, comma-separated"
+        ),
+        click.option(
+            "--mask",
+            "masks",
+            default=_W.tree_mask,
+            show_default=True,
+            help=f"tree masks, comma-separated ({', '.join(TREE_MASKS)})",
+        ),
+        click.option(
+            "--batch",
+            type=int,
+            default=None,
+            help="requests per step: equal ones at each --ctx, or the size of a --lens uniform: draw",
+        ),
+        click.option(
+            "--lens",
+            "lens_list",
+            multiple=True,
+            metavar="LENS",
+            help="a ragged batch in place of --ctx (repeatable: a point each): 4k,128k,2k | uniform:1k-32k (with "
+            "--batch, drawn with --seed) | mix:1x128k,15x2k | file:PATH",
+        ),
+        click.option(
+            "--seed", type=int, default=_W.seed, show_default=True, help="the draw of a uniform:LOW-HIGH batch"
+        ),
+    ]
+
+    def decorate(f):
+        for opt in reversed(opts):
+            f = opt(f)
+        return f
+
+    return decorate
+
+
+def _mask(name: str) -> str:
+    if name not in TREE_MASKS:
+        raise ValueError(f"a mask is {' or '.join(TREE_MASKS)}")
+    return name
+
+
+def grid_lists(page_sizes: str, heads_list: str, q_lens: str, masks: str) -> dict:
+    """The grid options' comma lists parsed (a bad item: a usage error naming its option)."""
+    return dict(
+        page_sizes=comma_list(page_sizes, int, "--page-size"),
+        heads=comma_list(heads_list, int, "--heads"),
+        q_lens=comma_list(q_lens, int, "--q-len"),
+        masks=tuple(comma_list(masks, _mask, "--mask")),
+    )
+
+
 def capture_options(tool_default: str | None = None, tool_help: str | None = None):
     """The options of how a profile captures (profile and sweep: a ProfileRequest's settings, its defaults)."""
     what = "counters (ncu), timeline (nsys) or both"

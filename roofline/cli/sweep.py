@@ -19,7 +19,7 @@ from tqdm import tqdm
 from kernels.batches import lens_text
 from kernels.errors import RooflineError
 from kernels.registry import get_kernel
-from kernels.spec import TREE_MASKS, WorkloadError, ctx_text, parse_ctx_len
+from kernels.spec import WorkloadError, ctx_text, parse_ctx_len
 from profiler.errors import ToolNotFound
 from profiler.ncu import find_ncu
 from profiler.proc import stop_signals_interrupt
@@ -35,6 +35,8 @@ from roofline.cli.common import (
     folder_option,
     force_option,
     format_option,
+    grid_lists,
+    grid_options,
     out_option,
     profile_request,
     renamed,
@@ -47,12 +49,6 @@ from roofline.pipelines.sweeps import POINT_REQUEST, POINT_TOOL, SweepError, Swe
 
 def _kernel(name: str) -> str:
     return get_kernel(name).name
-
-
-def _mask(name: str) -> str:
-    if name not in TREE_MASKS:
-        raise ValueError(f"{name}: a mask is {' or '.join(TREE_MASKS)}")
-    return name
 
 
 def _gpu_index(text: str) -> str:
@@ -131,26 +127,7 @@ def _chart_title(sweep: SweepDir, table) -> str:
 
 @click.command("sweep")
 @click.option("--kernel", "kernels", default=None, help="kernels, comma-separated (e.g. triton_mla,triton_mla_fast)")
-@click.option("--ctx", "ctx", default="8k,32k,128k", show_default=True, help="context lengths, comma-separated")
-@click.option("--page-size", "pages", default="1,64", show_default=True)
-@click.option("--heads", "heads", default="8", show_default=True)
-@click.option("--q-len", "q_lens", default="9", show_default=True, help="draft tokens per request, comma-separated")
-@click.option("--mask", "masks", default="tree", show_default=True, help="tree masks, comma-separated (tree, chain)")
-@click.option(
-    "--batch",
-    type=int,
-    default=None,
-    help="requests per step: equal ones at each --ctx, or the size of a --lens uniform: draw",
-)
-@click.option(
-    "--lens",
-    "lens_list",
-    multiple=True,
-    metavar="LENS",
-    help="a ragged batch in place of --ctx (repeatable: a point each): 4k,128k,2k | uniform:1k-32k (with --batch, "
-    "drawn with --seed) | mix:1x128k,15x2k | file:PATH",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="the draw of a uniform:LOW-HIGH batch")
+@grid_options(ctx="8k,32k,128k", heads="8")
 @out_option("out", f"the sweep folder: {LAYOUT}", default="runs/sweep", folder=True)
 @click.option(
     "--devices", "devices", default=None, help="CUDA device indices of this host (0,1): one worker process per GPU"
@@ -172,9 +149,9 @@ def _chart_title(sweep: SweepDir, table) -> str:
 @format_option("text", "markdown", "json")
 def sweep_cmd(
     kernels,
-    ctx,
-    pages,
-    heads,
+    ctx_list,
+    page_sizes,
+    heads_list,
     q_lens,
     masks,
     batch,
@@ -210,13 +187,14 @@ def sweep_cmd(
     settings = profile_request(POINT_REQUEST.kernel, POINT_REQUEST.workload, options)
     gpu_list = comma_list(devices, _gpu_index, "--devices") if devices else None
     try:
+        g = grid_lists(page_sizes, heads_list, q_lens, masks)
         points = plan(
             comma_list(kernels, _kernel, "--kernel"),
-            comma_list(ctx, parse_ctx_len, "--ctx"),
-            comma_list(pages, int, "--page-size"),
-            comma_list(heads, int, "--heads"),
-            comma_list(q_lens, int, "--q-len"),
-            masks=comma_list(masks, _mask, "--mask"),
+            comma_list(ctx_list, parse_ctx_len, "--ctx"),
+            g["page_sizes"],
+            g["heads"],
+            g["q_lens"],
+            masks=list(g["masks"]),
             batch=batch,
             lens=list(lens_list),
             seed=seed,

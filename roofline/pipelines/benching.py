@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -145,14 +145,14 @@ def grid_points(
     page_sizes: list[int],
     heads: list[int],
     masks: tuple[str, ...] = ("tree",),
-    q_len: int = 9,
+    q_lens: Sequence[int] = (9,),
     batch: int = 1,
 ) -> list[BenchPoint]:
-    """Every ctx x page size x heads x mask, mask-major (the order bench_grid times them in), `batch` equal
+    """Every ctx x page size x heads x mask x q_len, mask-major (the order bench_grid times them in), `batch` equal
     requests each."""
     return [
-        BenchPoint(VerifyWorkload(ctx_len=c, heads=h, q_len=q_len, page_size=p, batch=batch, tree_mask=m))
-        for m, h, p, c in itertools.product(masks, heads, page_sizes, ctx_lens)
+        BenchPoint(VerifyWorkload(ctx_len=c, heads=h, q_len=q, page_size=p, batch=batch, tree_mask=m))
+        for m, q, h, p, c in itertools.product(masks, q_lens, heads, page_sizes, ctx_lens)
     ]
 
 
@@ -163,10 +163,10 @@ def lens_points(
     page_sizes: list[int],
     heads: list[int],
     masks: tuple[str, ...] = ("tree",),
-    q_len: int = 9,
+    q_lens: Sequence[int] = (9,),
 ) -> list[BenchPoint]:
     """Each ragged batch (kernels/batches.py's text; `batch` and `seed` draw a uniform one) x page size x heads x
-    mask. WorkloadError (one line) for a batch that cannot be made."""
+    mask x q_len. WorkloadError (one line) for a batch that cannot be made."""
     return [
         BenchPoint(
             make_workload(
@@ -174,7 +174,7 @@ def lens_points(
                 batch=batch if drawn(text) else None,
                 seed=seed,
                 heads=h,
-                q_len=q_len,
+                q_len=q,
                 page_size=p,
                 tree_mask=m,
             ),
@@ -182,12 +182,12 @@ def lens_points(
             text,
         )
         for text in lens
-        for m, h, p in itertools.product(masks, heads, page_sizes)
+        for m, q, h, p in itertools.product(masks, q_lens, heads, page_sizes)
     ]
 
 
 def serving_points(page_size: int = SERVING_PAGE_SIZE, mask: str = SERVING_MASK) -> list[BenchPoint]:
-    """Issue 29's serving rows (kernels.batches.SERVING), each a named point."""
+    """The serving rows (kernels.batches.SERVING), each a named point."""
     return [BenchPoint(r.workload(page_size, mask), r.name, r.lens) for r in SERVING]
 
 
@@ -206,7 +206,7 @@ def run_bench(
     page_sizes: list[int] | None = None,
     heads: list[int] | None = None,
     masks: tuple[str, ...] = ("tree",),
-    q_len: int = 9,
+    q_lens: Sequence[int] = (9,),
     method: str = "rotated",
     progress: Callable[[str], None] | None = None,
     points: list[BenchPoint] | None = None,
@@ -217,7 +217,7 @@ def run_bench(
     if points is None:
         if not (ctx_lens and page_sizes and heads):
             raise ValueError("run_bench needs points, or ctx_lens, page_sizes and heads")
-        points = grid_points(ctx_lens, page_sizes, heads, masks, q_len)
+        points = grid_points(ctx_lens, page_sizes, heads, masks, q_lens)
     import torch  # lazy: only a GPU run needs torch and triton
     import triton  # lazy, as above
 
