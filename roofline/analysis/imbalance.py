@@ -54,7 +54,7 @@ ATTENTION_ADVICE = (
     "or a persistent kernel pulling work items from a queue"
 )
 FAST_ADVICE = (
-    "launch the batch schedule (schedule='batch', triton_mla_fast's default since issue 29): the batch's tokens "
+    "launch the batch schedule (schedule='batch', triton_mla_fast's default): the batch's tokens "
     "cut into near-equal items over the SMs, the combine only for the requests it cut"
 )
 

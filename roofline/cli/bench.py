@@ -18,19 +18,17 @@ from profiler.proc import stop_signals_interrupt
 from reports.serving import render_serving_text
 from reports.text import render_bench
 from roofline.cli.common import (
-    GRID_OPTIONS,
     BadInputExit,
     comma_list,
     echo_json,
     force_option,
     format_option,
-    grid_lists,
-    grid_options,
     need_kernels,
     out_option,
     progress,
 )
 from roofline.cli.common import fail as _fail
+from roofline.cli.options import GRID_OPTIONS, grid_lists, grid_options
 from roofline.pipelines.benching import bench_outputs, grid_points, lens_points, read_bench, run_bench, serving_points
 
 SERVING_KERNELS = "read,flashmla,triton_mla_fast_graph"

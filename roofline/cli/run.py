@@ -14,7 +14,6 @@ from roofline.cli.common import (
     BadInputExit,
     allow_incomplete_option,
     api,
-    capture_options,
     chip_option,
     echo_json,
     force_option,
@@ -24,7 +23,6 @@ from roofline.cli.common import (
     kernel_name,
     make_workload,
     out_option,
-    profile_request,
     progress,
     removal_option,
     renamed,
@@ -33,6 +31,7 @@ from roofline.cli.common import (
     workload_options,
 )
 from roofline.cli.common import fail as _fail
+from roofline.cli.options import capture_options, profile_request
 from roofline.pipelines.request import DEFAULT_KERNEL
 
 

@@ -28,19 +28,16 @@ from reports.sweep import render_summary_markdown, render_summary_text
 from roofline.cli.common import (
     WORKLOAD_OPTIONS,
     BadInputExit,
-    capture_options,
     comma_list,
     echo_json,
     fail,
     folder_option,
     force_option,
     format_option,
-    grid_lists,
-    grid_options,
     out_option,
-    profile_request,
     renamed,
 )
+from roofline.cli.options import capture_options, grid_lists, grid_options, profile_request
 from roofline.cli.run import profile_cmd
 from roofline.pipelines.request import ProfileRequest
 from roofline.pipelines.sweep_dir import LAYOUT, SweepDir

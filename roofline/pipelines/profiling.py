@@ -8,10 +8,12 @@ import dataclasses
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernels.registry import get_kernel
 from profiler.errors import ProfilerError, ToolNotFound, ToolTimeout
+from profiler.launch_table import LaunchTable
 from profiler.metrics import resolve_preset
 from profiler.ncu import find_ncu
 from profiler.nsys import find_nsys, importer_missing
@@ -34,7 +36,7 @@ from roofline.pipelines.capture import (
 )
 from roofline.pipelines.request import ProfileRequest
 from roofline.pipelines.run import Run, make_run, passes_note
-from roofline.pipelines.why import why_pass
+from roofline.pipelines.why import WhyPass, why_pass
 
 
 def choose_tools(
@@ -69,6 +71,27 @@ def choose_tools(
     return found
 
 
+@dataclass
+class _Captured:
+    """What a profile's capture steps gave so far, and the step running (how a failure is kept depends on it)."""
+
+    tools: dict[str, str] = field(default_factory=dict)
+    ncu: NcuCapture | None = None
+    nsys: NsysCapture | None = None
+    timing: TimingPass | None = None
+    why: WhyPass | None = None
+    notes: list[str] = field(default_factory=list)  # what the capture says beside the analysis (analysis.json's)
+    running: str = "setup"
+
+    @property
+    def timeline(self):
+        return self.nsys.timeline if self.nsys is not None else None
+
+    @property
+    def removal(self) -> Path | None:
+        return self.why.report if self.why is not None else None
+
+
 def profile(
     request: ProfileRequest,
     *,
@@ -84,11 +107,10 @@ def profile(
 
     say = progress or (lambda msg: None)
     # resolved once (unknown names: an error before anything runs); it travels to ncu and the run's records
-    chip, iterations, timeout, tool = request.chip, request.iterations, request.timeout, request.tool
+    chip, timeout, workload = request.chip, request.timeout, request.workload
     resolved = resolve_preset(request.preset, chip, None if chip else local_device_name(), source=request.source)
     info = get_kernel(request.kernel)
     name = info.name
-    workload = request.workload
     info.require(workload)  # before anything runs: an optional kernel not built, an unsupported workload
     writer = RunWriter(
         out if out is not None else Path("runs") / default_run_name(name, workload), force=force, unique=out is None
@@ -96,108 +118,31 @@ def profile(
     if timeout is not None:
         say(f"capture timeout {timeout:g} s (--timeout)")
     started = time.time()
-    running = "setup"
+    got = _Captured()
     try:
         spec = RunSpec(
-            kernel=name,
-            workload=workload.to_dict(),
-            iterations=iterations,
-            created=writer.manifest.created,
-            command=tuple(command or sys.argv),
+            name, workload.to_dict(), request.iterations, writer.manifest.created, tuple(command or sys.argv)
         )
         spec_file = writer.write_spec(spec)
-        app = [
-            sys.executable,
-            "-m",
-            "profiler.harness",
-            "--spec",
-            str(spec_file),
-            "--kernel",
-            name,
-            "--iters",
-            str(iterations),
-            "--info",
-            str(writer.file("harness")),
-            "--plan",
-            str(writer.file("plan")),
-        ]
-        left_out: list[str] = []
-        tools = choose_tools(tool, request.ncu, request.nsys, notes=left_out)
-        for note in left_out:
-            say(note)
-        if tool is None and len(tools) == 1 and not left_out:
-            say(f"only {next(iter(tools))} was found: profiling with it alone (--tool both needs ncu and nsys)")
-        cap = Capture(
-            writer,
-            app,
-            say,
-            env,
-            deadline=None if timeout is None else started + timeout,
-            limit=f"--timeout {timeout:g} s (the whole capture)" if timeout is not None else None,
-        )
-        ncu_run = nsys_run = timing = why_run = None
-        notes: list[str] = []  # what the capture says beside the analysis (analysis.json's notes)
-        if "ncu" in tools:
-            running = "ncu"
-            if resolved.note:
-                say(resolved.note)
-            ncu_run = capture_ncu(cap, tools["ncu"], iterations, workload, preset=resolved)
-            notes += ncu_run.notes
-        if "nsys" in tools:
-            running = "nsys"
-            try:
-                nsys_run = capture_nsys(cap, tools["nsys"])
-            except ProfilerError as exc:
-                if tool is not None or ncu_run is None or isinstance(exc, ToolTimeout):
-                    raise  # asked for by name, nothing else captured, or out of time: the run failed
-                no_timeline = nsys_left_out(writer, exc)
-                say(no_timeline)
-                notes.append(no_timeline)
-        timeline = nsys_run.timeline if nsys_run is not None else None
-        if ncu_run is not None:
-            launches = ncu_run.launches
-        else:  # an nsys-only run: the timeline's launches, no counters
-            launches = timeline_table(timeline, Path(timeline.source))
-            require_complete(launches, iterations, None, Path(timeline.source))
-        harness, plan = RunDir(writer.path).harness(), RunDir(writer.path).plan()
-        if request.timing_samples:
-            running = "timing"
-            timing = timing_pass(cap, request.timing_samples, harness.get("device"), request.timing_rounds)
-            notes += timing.notes
-        if request.why:
-            running = "the removal experiment"
-            why_run = why_pass(cap, name, spec_file, experiment)
-            notes += why_run.notes
-        running = "analysis"
-        writer.manifest.host = {
-            "gpu": harness.get("device"),
-            "torch": harness.get("torch"),
-            "triton": harness.get("triton"),
-            "cuda": harness.get("cuda"),
-            "python": sys.version.split()[0],
-        }
-        launches.frame.to_csv(writer.file("launches"), index=False)
-        pc_samples = ncu_run.pc_samples if ncu_run is not None else None
-        pc_notes = [ncu_run.pc_note] if ncu_run is not None and ncu_run.pc_note else []
-        preset = ncu_run.preset if ncu_run else None
-        analysis = summarize(launches, workload, iterations, preset=preset, pc_samples=pc_samples, plan=plan)
-        if why_run is not None and why_run.report is not None:  # the experiment names what sets the pace
-            apply_removal(analysis, why_run.report, cap.shown(why_run.report))
-        record = dataclasses.replace(analysis, notes=[*analysis.notes, *pc_notes, *notes]).to_dict()
-        record["profile"] = _profile_record(list(tools), ncu_run, nsys_run, timing, started)
-        if why_run is not None and why_run.wall_s is not None:
-            record["profile"]["removal_wall_s"] = why_run.wall_s
-        if nsys_run is not None:
-            record["timeline"] = timeline.summary
-        writer.write_json("analysis", record)
+        got.tools = _tools(request, say)
+        deadline = None if timeout is None else started + timeout
+        limit = f"--timeout {timeout:g} s (the whole capture)" if timeout is not None else None
+        cap = Capture(writer, _harness_app(name, request.iterations, spec_file, writer), say, env, deadline, limit)
+        _capture(cap, request, resolved, got)
+        launches = _launches(got, request.iterations)
+        harness = RunDir(writer.path).harness()
+        _after_capture(cap, request, name, spec_file, harness.get("device"), experiment, got)
+        got.running = "analysis"
+        analysis, pc_notes = _analyse(cap, request, launches, harness, got, started)
         final = writer.commit()
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP as Interrupted: the run is kept
-        raise writer.kept_error(exc, running if running in ("ncu", "nsys") else None) from exc
+        raise writer.kept_error(exc, got.running if got.running in ("ncu", "nsys") else None) from exc
     except Exception as exc:
-        if running == "setup":  # refused before anything ran: no folder is left
+        if got.running == "setup":  # refused before anything ran: no folder is left
             writer.discard()
             raise
         raise writer.kept_error(exc) from exc
+    ncu_run = got.ncu
     passes = f"{max(ncu_run.passes, default=0)} replay passes per launch, preset {ncu_run.preset}, " if ncu_run else ""
     say(f"wrote {final}: {passes}wall {time.time() - started:.1f} s")
     # what load(final) gives, from what the capture read: the reports are not read again
@@ -208,13 +153,102 @@ def profile(
         analysis,
         pc_notes + ([passes_said] if passes_said else []),
         [],
-        pc_samples,
+        ncu_run.pc_samples if ncu_run is not None else None,
         spec=spec,
         workload=workload,
         manifest=writer.manifest,
-        timeline=timeline,
-        removal=final / why_run.report.name if why_run is not None and why_run.report is not None else None,
+        timeline=got.timeline,
+        removal=final / got.removal.name if got.removal is not None else None,
     )
+
+
+def _harness_app(name: str, iterations: int, spec_file: Path, writer: RunWriter) -> list[str]:
+    """The profiled child's command: the harness, reading the workload from the run's spec.json, recording its
+    host (harness.json) and the launch plan it ran (plan.json) in the run."""
+    return [
+        *(sys.executable, "-m", "profiler.harness", "--spec", str(spec_file), "--kernel", name),
+        *("--iters", str(iterations), "--info", str(writer.file("harness")), "--plan", str(writer.file("plan"))),
+    ]
+
+
+def _tools(request: ProfileRequest, say: Callable[[str], None]) -> dict[str, str]:
+    """The tools the request runs (choose_tools), saying why a found one is left out or only one was found."""
+    left_out: list[str] = []
+    tools = choose_tools(request.tool, request.ncu, request.nsys, notes=left_out)
+    for note in left_out:
+        say(note)
+    if request.tool is None and len(tools) == 1 and not left_out:
+        say(f"only {next(iter(tools))} was found: profiling with it alone (--tool both needs ncu and nsys)")
+    return tools
+
+
+def _capture(cap: Capture, request: ProfileRequest, resolved, got: _Captured) -> None:
+    """ncu, then nsys, into the run; a failed nsys beside a complete ncu capture is a note unless it was asked
+    for by name (or the capture ran out of time)."""
+    if "ncu" in got.tools:
+        got.running = "ncu"
+        if resolved.note:
+            cap.say(resolved.note)
+        got.ncu = capture_ncu(cap, got.tools["ncu"], request.iterations, request.workload, preset=resolved)
+        got.notes += got.ncu.notes
+    if "nsys" in got.tools:
+        got.running = "nsys"
+        try:
+            got.nsys = capture_nsys(cap, got.tools["nsys"])
+        except ProfilerError as exc:
+            if request.tool is not None or got.ncu is None or isinstance(exc, ToolTimeout):
+                raise  # asked for by name, nothing else captured, or out of time: the run failed
+            no_timeline = nsys_left_out(cap.writer, exc)
+            cap.say(no_timeline)
+            got.notes.append(no_timeline)
+
+
+def _launches(got: _Captured, iterations: int) -> LaunchTable:
+    """ncu's launch table, or for an nsys-only run the timeline's launches (no counters), checked complete."""
+    if got.ncu is not None:
+        return got.ncu.launches
+    timeline = got.timeline
+    launches = timeline_table(timeline, Path(timeline.source))
+    require_complete(launches, iterations, None, Path(timeline.source))
+    return launches
+
+
+def _after_capture(cap, request: ProfileRequest, name: str, spec_file: Path, device, experiment, got) -> None:
+    """The timing pass and, with `why`, the removal experiment: children that read the workload from spec.json."""
+    if request.timing_samples:
+        got.running = "timing"
+        got.timing = timing_pass(cap, request.timing_samples, device, request.timing_rounds)
+        got.notes += got.timing.notes
+    if request.why:
+        got.running = "the removal experiment"
+        got.why = why_pass(cap, name, spec_file, experiment)
+        got.notes += got.why.notes
+
+
+def _analyse(cap: Capture, request: ProfileRequest, launches: LaunchTable, harness: dict, got: _Captured, started):
+    """The analysis of what the capture read (with the recorded launch plan and the experiment), written into the
+    run with its host, launches.csv and the profile's record; (the analysis, the PC samples' note)."""
+    writer, ncu_run = cap.writer, got.ncu
+    host = {k: harness.get(k) for k in ("torch", "triton", "cuda")}
+    writer.manifest.host = {"gpu": harness.get("device"), **host, "python": sys.version.split()[0]}
+    launches.frame.to_csv(writer.file("launches"), index=False)
+    pc_samples = ncu_run.pc_samples if ncu_run is not None else None
+    pc_notes = [ncu_run.pc_note] if ncu_run is not None and ncu_run.pc_note else []
+    preset = ncu_run.preset if ncu_run else None
+    plan = RunDir(writer.path).plan()
+    analysis = summarize(
+        launches, request.workload, request.iterations, preset=preset, pc_samples=pc_samples, plan=plan
+    )
+    if got.removal is not None:  # the experiment names what sets the pace
+        apply_removal(analysis, got.removal, cap.shown(got.removal))
+    record = dataclasses.replace(analysis, notes=[*analysis.notes, *pc_notes, *got.notes]).to_dict()
+    record["profile"] = _profile_record(list(got.tools), ncu_run, got.nsys, got.timing, started)
+    if got.why is not None and got.why.wall_s is not None:
+        record["profile"]["removal_wall_s"] = got.why.wall_s
+    if got.nsys is not None:
+        record["timeline"] = got.timeline.summary
+    writer.write_json("analysis", record)
+    return analysis, pc_notes
 
 
 def _profile_record(

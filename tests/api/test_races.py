@@ -1,4 +1,4 @@
-"""Issue 31, item 2: two commands writing one place, and a signal mid-way, never leave a silently wrong or
+"""Two commands writing one place, and a signal mid-way, never leave a silently wrong or
 mixed output. Every writer goes through profiler/staging.py (a hidden temporary beside the output, moved
 into place in one step; what appeared meanwhile refused unless forced); a sweep folder is held by one
 command; SIGTERM ends a sweep as it ends a profile. Each test fails without its fix (the old behaviour in

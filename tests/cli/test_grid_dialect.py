@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from kernels.errors import BadInput
 from roofline.cli import main
-from roofline.cli.common import GRID_OPTIONS
+from roofline.cli.options import GRID_OPTIONS
 
 
 def run(*args):

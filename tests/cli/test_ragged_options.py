@@ -1,4 +1,4 @@
-"""Ragged batches through every command that takes a workload (issue 29): the options parse into the workload
+"""Ragged batches through every command that takes a workload: the options parse into the workload
 the command would run (profile and bench need a GPU: their option parsing and what they would record are
 tested here, up to the GPU work), and a bad batch is a one-line usage error."""
 
@@ -47,7 +47,7 @@ def test_profile_takes_a_ragged_batch_and_its_spec_keeps_the_lengths(captured_pr
 
 def test_profile_draws_a_uniform_batch_with_its_seed(captured_profile):
     run("profile", "--kernel", "triton_mla_fast", "--lens", "uniform:1k-32k", "--batch", "32", "--seed", "0")
-    assert list(captured_profile["workload"].ctx_lens[:3]) == [27830, 25085, 14375]  # as H200 call G1 drew them
+    assert list(captured_profile["workload"].ctx_lens[:3]) == [27830, 25085, 14375]  # as the H200 bench drew them
 
 
 def test_a_bad_batch_is_a_usage_error_naming_it():

@@ -1,4 +1,4 @@
-"""Issue 30 item 5: `roofline profile --why` runs the kernel's removal experiment in the same call. Its
+"""`roofline profile --why` runs the kernel's removal experiment in the same call. Its
 pass (roofline/pipelines/why.py) is run here on a run being written that holds the ring kernel's real H200
 capture at 8 heads (tests/fixtures/h200/runs/h200-triton_mla_fast-ring-128k-p64), with a stand-in for the
 experiment's GPU child that writes the committed experiment's rows (docs/results/h200-removal): the run
