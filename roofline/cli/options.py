@@ -81,7 +81,7 @@ def grid_options(ctx: str, heads: str):
 
 def _mask(name: str) -> str:
     if name not in TREE_MASKS:
-        raise ValueError(f"a mask is {' or '.join(TREE_MASKS)}")
+        raise ValueError(f"{name}: a mask is {' or '.join(TREE_MASKS)}")
     return name
 
 
