@@ -400,7 +400,7 @@ def plan_fast(
     if schedule is None:
         combine = combine_spec(splits, w.batch * rows.m, w.v_dim, part_o=part_o, pdl=pdl)
     elif schedule.jobs:
-        combine = combine_jobs_spec(len(schedule.jobs), rows.m, schedule.max_slots, w.v_dim, part_o=part_o, pdl=pdl)
+        combine = combine_jobs_spec(schedule.jobs, rows.m, w.v_dim, part_o=part_o, pdl=pdl)
     else:
         combine = None
     combine = with_out_dtype(combine, w.dtype) if combine is not None else None

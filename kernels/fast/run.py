@@ -11,11 +11,11 @@ from functools import cache, lru_cache
 import torch
 
 from kernels.combine import combine_splits
-from kernels.fast.common import FAST_MIN_SPLIT_LEN, ITEM_FIELDS, JOB_FIELDS, BatchSchedule
+from kernels.fast.common import FAST_MIN_SPLIT_LEN, ITEM_FIELDS, BatchSchedule
 from kernels.fast.paths import FastPlan, plan_fast
 from kernels.graph import GraphedKernel
 from kernels.inputs import VerifyInputs
-from kernels.launch_spec import LaunchSpec, device_facts
+from kernels.launch_spec import MERGE_FIELDS, LaunchSpec, device_facts, merge_table
 from kernels.plan import code_path
 from kernels.spec import check_workload
 
@@ -100,7 +100,9 @@ def triton_mla_fast(
     if plan.schedule is None:  # the uniform schedule
         plan.path.launch(inp, plan.split, part_o, part_lse)
         return combine_splits(part_o, part_lse, out, spec=plan.combine)
-    items, jobs = schedule_tables(plan.schedule, inp.q.device)
+    items, jobs = schedule_tables(
+        plan.schedule, inp.q.device, plan.combine.constexprs["JOB_ROWS"] if plan.combine else 0
+    )
     plan.path.launch(inp, plan.split, part_o, part_lse, items, out)
     if plan.combine is not None:  # some request was cut: merge its partials (the others wrote their rows)
         combine_splits(part_o, part_lse, out, spec=plan.combine, jobs=jobs)
@@ -111,19 +113,27 @@ def triton_mla_fast(
 _TABLES: OrderedDict = OrderedDict()
 
 
-def schedule_tables(schedule: BatchSchedule, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """The batch schedule's item and job tables (int32) on `device`, made once per schedule (the first call,
+def schedule_tables(
+    schedule: BatchSchedule, device: torch.device, job_rows: int = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The batch schedule's item table and its combine's merge table (int32; kernels.launch_spec.merge_table of its
+    jobs, `job_rows` rows a request: 0, none) on `device`, made once per schedule (the first call,
     outside any CUDA graph capture) and kept for the last 256 schedules: a step that is replayed or captured
     again finds them, as FlashMLA's metadata is computed once per batch. (A graph that outlives the cache entry
     still has them: triton_mla_fast hangs them on the output it returns, which kernels.graph keeps.)"""
-    key = (id(schedule), str(device))  # the planned schedule object (_plan is cached): no hash of its items
+    key = (id(schedule), str(device), job_rows)  # the planned schedule object (_plan is cached): no hash of its items
     hit = _TABLES.get(key)
     if hit is None or hit[0] is not schedule:
-        same = (schedule, str(device))  # another plan of the same batch: its tables (no copy during a capture)
+        same = (
+            schedule,
+            str(device),
+            job_rows,
+        )  # another plan of the same batch: its tables (no copy during a capture)
         hit = _TABLES.get(same)
         if hit is None:
             items = torch.tensor(schedule.items, dtype=torch.int32).reshape(-1, len(ITEM_FIELDS))
-            jobs = torch.tensor(schedule.jobs or [(0, 0, 0)], dtype=torch.int32).reshape(-1, len(JOB_FIELDS))
+            merges = merge_table(schedule.jobs, job_rows) if job_rows and schedule.jobs else [(0,) * len(MERGE_FIELDS)]
+            jobs = torch.tensor(merges, dtype=torch.int32).reshape(-1, len(MERGE_FIELDS))
             hit = _TABLES[same] = (schedule, items.to(device), jobs.to(device))
         _TABLES[key] = hit  # (holding the schedule keeps its id)
         while len(_TABLES) > 256:
