@@ -24,7 +24,7 @@ class FastConfig:
     also where the rows are whole 64-row blocks (64 heads), its third warpgroup then only loading; ring_padded
     (ring only): the ring also where the rows end in a padded 64-row block and have no tail (16 heads x 2 tokens:
     32 rows), its third warpgroup only loading; stagger
-    (the seesaw kernel, whole 64-row blocks): FlashMLA's order of work (kernels/fast/stagger.py), no
+    (the seesaw kernel, whole 64-row blocks): FlashMLA's order of work (kernels/fast/stagger.py), the seesaw's
     removal experiments. schedule: "batch" (the default) cuts a ragged batch's KV (requests of different lengths)
     into work items of near-equal length over the SMs (plan_batch: one program per (M block, item), a request with
     one item writes its output directly, the combine merges only the requests that were cut); "uniform" is the

@@ -262,8 +262,6 @@ class Seesaw(GluonPath):
     def constexprs(self, w, cfg, rows):
         if cfg.stagger and not rows.whole:
             raise ValueError("stagger needs whole 64-row blocks (q_len x heads a multiple of 64: 64 heads)")
-        if cfg.stagger and cfg.cuts:
-            raise ValueError("stagger has no removal experiments")
         return {**super().constexprs(w, cfg, rows), "num_warps": 4, "STAGGER": bool(cfg.stagger)}
 
 
@@ -384,9 +382,9 @@ def plan_fast(
         return tiled, cdiv(w.max_kv_len, tiled), None
 
     rows = split_path.rows(w, cfg, None if "tail_m" in launch else lambda m_blocks: split_plan(m_blocks)[0])
-    if cfg.stagger and "stagger" not in launch and (not rows.whole or w.page_size < cfg.block_n or cfg.cuts):
+    if cfg.stagger and "stagger" not in launch and (not rows.whole or w.page_size < cfg.block_n):
         # the default only where it applies and was measured faster (whole blocks, pages of whole tiles: at page 1
-        # it lost); it has no removal experiments
+        # it lost)
         cfg = replace(cfg, stagger=False)
     if (
         cfg.ring and items and w.batch >= RING_PADDED_MIN_BATCH and "ring_padded" not in launch and not cfg.ring_padded

@@ -10,7 +10,7 @@ reads the same tiles transposed (`_seesaw_tail`) instead of to a second, padded 
 that tail, `ring=True` (the default) launches the per-tile variant of this schedule instead
 (kernels/fast/ring.py). With STAGGER (`stagger=True`, the default where the rows are whole 64-row
 blocks and pages hold whole tiles) its two warpgroups run FlashMLA's order of work instead
-(kernels/fast/stagger.py). Shared pieces: kernels/fast/gluon.py.
+(kernels/fast/stagger.py), which has the same removal experiments. Shared pieces: kernels/fast/gluon.py.
 
 Removal experiments (roofline/pipelines/removal_experiment.py), as the ring kernel's: NO_MMA, NO_SOFTMAX and NO_GATHER
 (config fields no_mma, no_softmax, no_gather; off by default, the code compiled then is the kernel's
@@ -361,9 +361,9 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
         _barrier()
         gl.warp_specialize([
             (_stagger, (0, io, span, smem, p0_s, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
-                        BLOCK_N, Out, ITEMS, Items)),
+                        BLOCK_N, Out, ITEMS, Items, NO_MMA, NO_SOFTMAX, NO_GATHER)),
             (_stagger, (1, io, span, smem, p0_s, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
-                        BLOCK_N, Out, ITEMS, Items)),
+                        BLOCK_N, Out, ITEMS, Items, NO_MMA, NO_SOFTMAX, NO_GATHER)),
         ], [4], [240])
     else:
         gl.warp_specialize([

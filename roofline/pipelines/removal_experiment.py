@@ -9,7 +9,7 @@ for ring, seesaw and hopper).
         --method rotated --file RUN/removal.json      # what `roofline profile --why` runs
 
 `--for KERNEL` (a registered kernel) times the one subject its default plan launches at the one workload given
-(subject_for: the ring kernel at 8 heads, page 64; none where the plan's schedule has no switches, said in one
+(subject_for: the ring kernel at 8 heads, page 64, stagger at whole 64-row blocks; none where the plan's schedule has no switches, said in one
 line, exit 3) and `--file` writes its document there. `--method rotated` times each variant by the bench's
 method (CUDA-graph replays over rotated input sets, no L2 flush: profiler/bench.py rotated_samples_ms, the
 median of its samples); `graph` (the default, as the committed experiments were timed) one input set.
@@ -19,7 +19,8 @@ written to OUT/<kernel>.json when `out` is given.
 
 Kernels: ring (`_gluon_ring_kernel`, path gluon, ring=True: where there is a tail warpgroup, 8 heads x 9
 tokens = 64 + 8 rows, and where the rows are whole 64-row blocks, 64 heads), seesaw (`_gluon_seesaw_kernel`,
-path gluon, ring=False), hopper and portable (the Triton split kernels, path="hopper"/"portable"; hopper needs whole
+path gluon, ring=False), stagger (the same kernel's staggered schedule, the default at whole 64-row blocks and
+pages of 64+: 64 heads, 16 heads x 4 tokens), hopper and portable (the Triton split kernels, path="hopper"/"portable"; hopper needs whole
 pages per tile) and triton_mla (`_verify_extend_kernel`). A kernel is timed at each workload whose plan
 launches it; the others are named and skipped. Each is timed with its own tree mask (FlashMLA's chain,
 the others' tree) unless --mask names one for all (to match a capture's workload).
@@ -119,9 +120,11 @@ class Subject:
 
 
 SUBJECTS = {
-    # stagger=False: the 64-head default at page 64 (the seesaw kernel's staggered schedule) has no removal switches
+    # stagger=False in ring and seesaw: at whole 64-row blocks and page 64 the default is the seesaw kernel's staggered
+    # schedule, the subject `stagger`
     "ring": Subject(RING.kernel, "triton_mla_fast", RING.cuts, dict(path="gluon", ring=True, stagger=False)),
     "seesaw": Subject(SEESAW.kernel, "triton_mla_fast", SEESAW.cuts, dict(path="gluon", ring=False, stagger=False)),
+    "stagger": Subject(SEESAW.kernel, "triton_mla_fast", SEESAW.cuts, dict(path="gluon", stagger=True)),
     "hopper": Subject(HOPPER.kernel, "triton_mla_fast", HOPPER.cuts, dict(path="hopper")),
     "portable": Subject(PORTABLE.kernel, "triton_mla_fast", PORTABLE.cuts, dict(path="portable")),
     "triton_mla": Subject("_verify_extend_kernel", "triton_mla", ("no_mma", "no_softmax")),

@@ -193,9 +193,9 @@ def test_the_ring_runs_tails_and_whole_blocks_the_seesaw_padded_rows():
     assert not plan_fast(VerifyWorkload(ctx_len=131072, heads=64), ring=False).config.ring_whole
     with pytest.raises(ValueError, match="stagger needs whole 64-row blocks"):
         spec(131072, stagger=True)
-    with pytest.raises(ValueError, match="stagger has no removal experiments"):
-        spec(131072, heads=64, stagger=True, no_mma=True)
-    assert kernel(131072, heads=64, no_mma=True) == "_gluon_ring_kernel"  # a removal experiment: the ring's
+    cut = spec(131072, heads=64, no_mma=True)  # a removal experiment of the default: stagger has the switches
+    assert cut.constexprs["STAGGER"] and cut.constexprs["NO_MMA"] and not cut.constexprs["NO_SOFTMAX"]
+    assert kernel(131072, heads=64, no_mma=True) == "_gluon_seesaw_kernel stagger"
 
 
 def test_combine_spec_merges_long_rows_one_a_program_short_ones_sixteen():
