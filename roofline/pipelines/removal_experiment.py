@@ -3,7 +3,7 @@ compiled out (its NO_MMA, NO_SOFTMAX, NO_GATHER switches; the results are wrong 
 stay), each timed as one CUDA-graph replay of the whole step (split + combine). Needs a CUDA GPU (sm_90
 for ring, seesaw and hopper).
 
-    python -m roofline.pipelines.removal_experiment [--kernel ring,seesaw,hopper,portable,triton_mla,flashmla,gemm]
+    python -m roofline.pipelines.removal_experiment [--kernel ring,seesaw,stagger,hopper,portable,triton_mla,flashmla,gemm]
         [--ctx 131072] [--heads 8,64] [--page-size 64,1] [--mask tree|chain] [--method graph|rotated] [--out DIR]
     python -m roofline.pipelines.removal_experiment --for triton_mla_fast --ctx 131072 --heads 8 --page-size 64
         --method rotated --file RUN/removal.json      # what `roofline profile --why` runs
