@@ -32,7 +32,8 @@ class FastConfig:
     (plan_splits), and what a batch of equal requests (batch 1 too) launches either way: plan_splits cuts it
     alike. item_cost, max_waves: plan_batch's knobs. Then the removal
     experiments (roofline/pipelines/removal_experiment.py, CUTS; each split path says which it has): wrong results on
-    purpose, off by default."""
+    purpose, off by default; no_combine (every path, STEP_CUTS): the step without its merge launch (the partials are
+    written, the rows of a request that was cut are not)."""
 
     block_m: int = 64
     block_n: int = 64
@@ -54,20 +55,22 @@ class FastConfig:
     no_mma: bool = False
     no_softmax: bool = False
     no_gather: bool = False
+    no_combine: bool = False
 
     @property
     def cuts(self) -> bool:
         """Whether any removal experiment is on."""
-        return self.no_mma or self.no_softmax or self.no_gather
+        return self.no_mma or self.no_softmax or self.no_gather or self.no_combine
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-CUTS = ("no_mma", "no_softmax", "no_gather")
+CUTS = ("no_mma", "no_softmax", "no_gather")  # compiled into a split kernel (each path lists its own)
+STEP_CUTS = ("no_combine",)  # the step's launches (every path)
 SCHEDULES = ("batch", "uniform")
 # The defaults as the per-architecture configs and the tuned entries give them (the removal experiments aside).
-FAST_DEFAULTS = {k: v for k, v in FastConfig().to_dict().items() if k not in CUTS}
+FAST_DEFAULTS = {k: v for k, v in FastConfig().to_dict().items() if k not in CUTS + STEP_CUTS}
 FAST_MIN_SPLIT_LEN = 256
 # no_mma in the Triton split kernels: Triton pipelines loads that feed no tl.dot only in a loop that names
 # its stages, so the cut's prefix loop names these (the configs' num_stages; a launch with others is refused).

@@ -308,8 +308,8 @@ def _split_path(path: str, cfg: FastConfig) -> SplitPath:
 @dataclass(frozen=True)
 class FastPlan:
     """triton_mla_fast for one workload: its split path, the config, the split launch and the combine (None
-    where the batch schedule cut no request: every item wrote its request's output), and the batch schedule
-    (None: the uniform one)."""
+    where the batch schedule cut no request: every item wrote its request's output; and with no_combine), and the
+    batch schedule (None: the uniform one)."""
 
     path: SplitPath
     config: FastConfig
@@ -401,7 +401,7 @@ def plan_fast(
         combine = combine_jobs_spec(schedule.jobs, rows.m, w.v_dim, part_o=part_o, pdl=pdl)
     else:
         combine = None
-    combine = with_out_dtype(combine, w.dtype) if combine is not None else None
+    combine = with_out_dtype(combine, w.dtype) if combine is not None and not cfg.no_combine else None
     return FastPlan(split_path, cfg, split, combine, schedule)
 
 

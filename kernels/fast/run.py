@@ -99,7 +99,7 @@ def triton_mla_fast(
     out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=inp.q.device)
     if plan.schedule is None:  # the uniform schedule
         plan.path.launch(inp, plan.split, part_o, part_lse)
-        return combine_splits(part_o, part_lse, out, spec=plan.combine)
+        return out if plan.combine is None else combine_splits(part_o, part_lse, out, spec=plan.combine)  # no_combine
     items, jobs = schedule_tables(
         plan.schedule, inp.q.device, plan.combine.constexprs["JOB_ROWS"] if plan.combine else 0
     )

@@ -133,6 +133,30 @@ def test_fast_kernel_batch_schedule(name):
     assert result.unwritten == 0 and result.ok, result
 
 
+def test_fast_kernel_no_combine_leaves_only_the_merged_rows_out():
+    """no_combine (a removal experiment of the step): no merge launch; under the batch schedule the requests with
+    one item are still written (as the reference), those that were cut are not; the uniform schedule writes none."""
+    from kernels.fast.paths import plan_fast
+    from kernels.fast.run import triton_mla_fast
+    from kernels.inputs import build_inputs
+    from kernels.reference import torch_ref
+
+    case, kw = SCHEDULE_CASES["p64-tree"]
+    w = VerifyWorkload(ctx_len=case["ctx_lens"][0], batch=len(case["ctx_lens"]), heads=2, seed=9, **case)
+    kw = {"path": "portable", **kw}
+    plan = plan_fast(w, "sm_90", 132, no_combine=True, **kw)
+    assert plan.combine is None and plan_fast(w, "sm_90", 132, **kw).combine is not None
+    inp = build_inputs(w, device="cpu", dtype="fp16")
+    out = triton_mla_fast(inp, no_combine=True, **kw).float().view(w.batch, -1)
+    ref = torch_ref(inp).float().view(w.batch, -1)
+    cut = {b for b, _, _ in plan.schedule.jobs}
+    assert cut and len(cut) < w.batch
+    for b in range(w.batch):
+        if b not in cut:
+            assert torch.allclose(out[b], ref[b], atol=2e-2, rtol=2e-2)
+    assert plan_fast(w, "sm_90", 132, no_combine=True, schedule="uniform", **kw).combine is None
+
+
 def test_combine_merges_the_batch_schedules_jobs():
     """The combine over jobs: request b's rows merged from its own slots only (rows slot x M + r), written to
     rows b x M + r; the rows of a request with no job (written by its item) left alone. A request with 40 slots
