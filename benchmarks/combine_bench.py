@@ -9,8 +9,8 @@
    combine of OLD_COMBINE.py (an earlier kernels/combine.py, launched as it was: one program per row and
    BLOCK_D columns, BLOCK_S splits a step); `combine` and `old combine`: the merge alone, CUDA-graph replays of
    its one launch over the partials one split run wrote (warm in the L2, as after the split kernel).
-3. --cuts ROWS: the step with each removal switch of the split kernel (no_mma, no_softmax, no_gather, both of the
-   first two), timed as `step`.
+3. --cuts ROWS: the step with each removal switch (no_mma, no_softmax, no_gather, both of the first two, and
+   no_combine: the step without its merge launch), timed as `step`.
 
 Writes DIR/combine.json and prints a table last.
 """
@@ -41,6 +41,7 @@ CUTS = {
     "no-softmax": dict(no_softmax=True),
     "no-gather": dict(no_gather=True),
     "loads-only": dict(no_mma=True, no_softmax=True),
+    "no-combine": dict(no_combine=True),
 }
 
 
