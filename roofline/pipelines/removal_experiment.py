@@ -3,26 +3,27 @@ compiled out (its NO_MMA, NO_SOFTMAX, NO_GATHER switches; the results are wrong 
 stay), each timed as one CUDA-graph replay of the whole step (split + combine). Needs a CUDA GPU (sm_90
 for ring, seesaw and hopper).
 
-    python -m roofline.pipelines.removal_experiment [--kernel ring,seesaw,stagger,hopper,portable,triton_mla,flashmla,gemm]
+    python -m roofline.pipelines.removal_experiment [--kernel ring,seesaw,stagger,hopper,portable,triton_mla,...]
         [--ctx 131072] [--heads 8,64] [--page-size 64,1] [--mask tree|chain] [--method graph|rotated] [--out DIR]
     python -m roofline.pipelines.removal_experiment --for triton_mla_fast --ctx 131072 --heads 8 --page-size 64
         --method rotated --file RUN/removal.json      # what `roofline profile --why` runs
 
 `--for KERNEL` (a registered kernel) times the one subject its default plan launches at the one workload given
-(subject_for: the ring kernel at 8 heads, page 64, stagger at whole 64-row blocks; none where the plan's schedule has no switches, said in one
-line, exit 3) and `--file` writes its document there. `--method rotated` times each variant by the bench's
-method (CUDA-graph replays over rotated input sets, no L2 flush: profiler/bench.py rotated_samples_ms, the
-median of its samples); `graph` (the default, as the committed experiments were timed) one input set.
+(subject_for: the ring kernel at 8 heads, page 64; stagger at whole 64-row blocks; none where the plan's schedule
+has no switches, said in one line, exit 3) and `--file` writes its document there. `--method rotated` times each
+variant by the bench's method (CUDA-graph replays over rotated input sets, no L2 flush: profiler/bench.py
+rotated_samples_ms, the median of its samples); `graph` (the default, as the committed experiments were timed) one
+input set.
 
 or from Python, `run_experiment(kernels, ctx_lens, heads, page_sizes, mask, out)`: the documents, each
 written to OUT/<kernel>.json when `out` is given.
 
 Kernels: ring (`_gluon_ring_kernel`, path gluon, ring=True: where there is a tail warpgroup, 8 heads x 9
 tokens = 64 + 8 rows, and where the rows are whole 64-row blocks, 64 heads), seesaw (`_gluon_seesaw_kernel`,
-path gluon, ring=False), stagger (the same kernel's staggered schedule, the default at whole 64-row blocks and
-pages of 64+: 64 heads, 16 heads x 4 tokens), hopper and portable (the Triton split kernels, path="hopper"/"portable"; hopper needs whole
-pages per tile) and triton_mla (`_verify_extend_kernel`). A kernel is timed at each workload whose plan
-launches it; the others are named and skipped. Each is timed with its own tree mask (FlashMLA's chain,
+path gluon, ring=False), stagger (its staggered schedule, the default at whole 64-row blocks, pages of 64+),
+hopper and portable (the Triton split kernels, path="hopper"/"portable"; hopper needs whole pages per tile) and
+triton_mla (`_verify_extend_kernel`). A kernel is timed at each workload whose plan launches it; the others are named
+and skipped. Each is timed with its own tree mask (FlashMLA's chain,
 the others' tree) unless --mask names one for all (to match a capture's workload).
 
 Two kernels have no code to cut, so they get `full` and `read` alone (evidence, see roofline/analysis/removal.py):
@@ -120,8 +121,7 @@ class Subject:
 
 
 SUBJECTS = {
-    # stagger=False in ring and seesaw: at whole 64-row blocks and page 64 the default is the seesaw kernel's staggered
-    # schedule, the subject `stagger`
+    # stagger=False in ring and seesaw: at whole 64-row blocks, page 64+, the default is the subject `stagger`
     "ring": Subject(RING.kernel, "triton_mla_fast", RING.cuts, dict(path="gluon", ring=True, stagger=False)),
     "seesaw": Subject(SEESAW.kernel, "triton_mla_fast", SEESAW.cuts, dict(path="gluon", ring=False, stagger=False)),
     "stagger": Subject(SEESAW.kernel, "triton_mla_fast", SEESAW.cuts, dict(path="gluon", stagger=True)),
