@@ -103,11 +103,11 @@ class OldCombine:
             D=d,
             BLOCK_D=block_d,
             BLOCK_S=block_s,
-            PDL=True,
+            PDL=part_o.is_cuda,  # as its combine_splits launched it on the H200 (the interpreter has no PDL)
             JOB_ROWS=job_rows,
             num_warps=4,
             num_stages=3,
-            launch_pdl=True,
+            **({"launch_pdl": True} if part_o.is_cuda else {}),
             **extra,
         )
         return out
