@@ -17,18 +17,21 @@ import triton.language as tl
 from triton.language.extra.cuda import gdc_wait
 
 from kernels.launch_spec import LaunchSpec, combine_spec, device_facts, pdl_arch
+from kernels.stamps import combine_stamp
 
 
 @triton.jit
 def _combine_kernel(PartO, PartLse, Out, total_rows, num_splits,
                     D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_S: tl.constexpr, PDL: tl.constexpr = False,
-                    Jobs=None, JOB_ROWS: tl.constexpr = 0):
+                    Jobs=None, JOB_ROWS: tl.constexpr = 0, Stamps=None, STAMP: tl.constexpr = False):
     """One program per (row, BLOCK_D columns), one pass over the splits, BLOCK_S at a time: a step's
     LSEs and partials are loaded together (one round trip to memory when BLOCK_S >= splits).
 
     JOB_ROWS > 0 (the fast kernel's batch schedule): program_id(0) is row r of job j = program_id(0) //
     JOB_ROWS, a request that was cut (a row of Jobs: request, first slot, slots); its partials are rows
-    (first + s) x JOB_ROWS + r, its output row request x JOB_ROWS + r. Requests that were not cut have no job."""
+    (first + s) x JOB_ROWS + r, its output row request x JOB_ROWS + r. Requests that were not cut have no job.
+    Stamps, STAMP: the in-kernel timeline's record of each program (kernels/stamps.py; off by default)."""
+    combine_stamp(Stamps, 0, STAMP)
     row = tl.program_id(0)
     out_row = row
     if JOB_ROWS > 0:
@@ -43,6 +46,7 @@ def _combine_kernel(PartO, PartLse, Out, total_rows, num_splits,
     offs_s = tl.arange(0, BLOCK_S)
     if PDL:
         gdc_wait()  # the split kernel's partials are all written
+    combine_stamp(Stamps, 3, STAMP)
     m = tl.max(tl.full([BLOCK_S], float("-inf"), dtype=tl.float32), 0)
     acc = tl.zeros([BLOCK_D], dtype=tl.float32)
     den = tl.sum(tl.zeros([BLOCK_S], dtype=tl.float32), 0)
@@ -61,15 +65,18 @@ def _combine_kernel(PartO, PartLse, Out, total_rows, num_splits,
         m = m_new
     out = acc / tl.where(den > 0, den, 1.0)
     tl.store(Out + out_row.to(tl.int64) * D + offs_d, out.to(Out.dtype.element_ty))
+    combine_stamp(Stamps, 4, STAMP)
 
 
 def combine_splits(part_o: torch.Tensor, part_lse: torch.Tensor, out: torch.Tensor,
-                   spec: LaunchSpec | None = None, jobs: torch.Tensor | None = None) -> torch.Tensor:
+                   spec: LaunchSpec | None = None, jobs: torch.Tensor | None = None,
+                   stamps: torch.Tensor | None = None) -> torch.Tensor:
     """Write the merged rows into `out` (viewed as [rows, v_dim]); returns `out`.
 
     `spec`: the caller's kernels.launch spec of this launch, else combine_spec for these shapes. A PDL
     launch where the spec asks for it and the device has it (kernels.launch.pdl_arch). `jobs`: the batch
-    schedule's job table, where the spec merges by job (JOB_ROWS; kernels.launch_spec.combine_jobs_spec)."""
+    schedule's job table, where the spec merges by job (JOB_ROWS; kernels.launch_spec.combine_jobs_spec).
+    `stamps`: the in-kernel timeline's buffer (kernels/stamps.py), or None."""
     if spec is None:
         splits, rows, d = part_o.shape
         spec = combine_spec(splits, rows, d, pdl=True)
@@ -80,6 +87,8 @@ def combine_splits(part_o: torch.Tensor, part_lse: torch.Tensor, out: torch.Tens
         if jobs is None:
             raise ValueError("this combine merges the batch schedule's jobs: pass its job table")
         extra["Jobs"] = jobs
+    if stamps is not None:
+        extra.update(Stamps=stamps, STAMP=True)
     _combine_kernel[spec.grid](part_o, part_lse, out, rows, splits, **{**spec.constexprs, "PDL": pdl},
                                num_warps=spec.num_warps, num_stages=spec.num_stages, **extra)
     return out

@@ -37,6 +37,7 @@ from kernels.fast.gluon import (
     _tma_load,
     _visible,
 )
+from kernels.fast.timeline import stamp, stamp_end, stamp_head, stamp_start
 
 
 @gluon.jit
@@ -74,25 +75,33 @@ def _load_half(H: gl.constexpr, t, u: gl.constexpr, KLat, KPe, KV, PageTable, pa
 
 
 @gluon.jit
-def _scores(kb, pe, ql, qpe, full_bars, u: gl.constexpr, j, FIRST: gl.constexpr, s_zero, PARTS: gl.constexpr):
+def _scores(kb, pe, ql, qpe, full_bars, u: gl.constexpr, j, FIRST: gl.constexpr, s_zero, PARTS: gl.constexpr,
+            Stamps, ROLE: gl.constexpr, at, STAMP_TILES: gl.constexpr):
     """S = Q K^T of the tile in buffer u (pair j), slice by slice as they land, half FIRST's slices
-    first; the rope dims' MMA takes Q's from registers (qpe)."""
+    first; the rope dims' MMA takes Q's from registers (qpe). Stamps: the timeline's (kernels/fast/timeline.py),
+    stamped at pair `at`."""
     PW: gl.constexpr = ql.shape[1] // PARTS
     s = hp.warpgroup_mma_init(s_zero)
     for i in gl.static_range(FIRST * (PARTS // 2), FIRST * (PARTS // 2) + PARTS):  # (i % PARTS: the slice)
         hp.mbarrier.wait(full_bars.index(u * PARTS + i % PARTS), j & 1)
         s = hp.warpgroup_mma(ql.slice(i % PARTS * PW, PW, dim=1), kb.slice(i % PARTS * PW, PW, dim=1).permute((1, 0)),
                              s, use_acc=i > FIRST * (PARTS // 2), is_async=True)
+    stamp(Stamps, ROLE, at, 8, STAMP_TILES)
     s = hp.warpgroup_mma(qpe, pe.permute((1, 0)), s, is_async=True)
-    return hp.warpgroup_mma_wait(0, deps=[s])
+    s = hp.warpgroup_mma_wait(0, deps=[s])
+    stamp(Stamps, ROLE, at, 9, STAMP_TILES)
+    return s
 
 
 @gluon.jit
 def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr,
              Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
-             BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, Out, ITEMS: gl.constexpr, Items):
+             BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, Out, ITEMS: gl.constexpr, Items, Stamps,
+             STAMP_TILES: gl.constexpr):
     """Warpgroup W's side of the staggered schedule (see the module), from its first tile to its half of
-    the split's partial output. max_bars[W]: W's maxima posted; p_bars[W]: W's P posted."""
+    the split's partial output. max_bars[W]: W's maxima posted; p_bars[W]: W's P posted. Stamps, STAMP_TILES:
+    the in-kernel timeline (kernels/fast/timeline.py; off at 0)."""
+    stamp_start(Stamps, W, STAMP_TILES)
     KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale = io
     b, mb, split, total_rows, page_base, lo, hi, ctx_len, n_full, n_tiles = span
     q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars, p_bars, ts_bars, max0, max1 = smem
@@ -109,7 +118,9 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
         for h in gl.static_range(2):
             _load_half(h, W, W, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s.index(W), kpe_s.index(W),
                        full_bars, PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
-        s = _scores(klat_s.index(W), kpe_s.index(W), q_lat_s.index(0), qpe, full_bars, W, 0, 0, s_zero, PARTS)
+        s = _scores(klat_s.index(W), kpe_s.index(W), q_lat_s.index(0), qpe, full_bars, W, 0, 0, s_zero, PARTS,
+                    Stamps, W, 0, 0)
+    stamp_head(Stamps, W, 3, STAMP_TILES)
     for j in range(n_pairs):
         t = 2 * j + W
         z = j >> 30  # an opaque zero: MMA descriptors rebuilt per pair, not hoisted (they spill)
@@ -126,34 +137,44 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
             max0.store(m0)
             _barrier()
             hp.mbarrier.arrive(max_bars.index(0), count=1)
+            stamp(Stamps, W, j, 0, STAMP_TILES)
             o = o * gl.convert_layout(sc0, o_rows)[:, None]
             acc = hp.warpgroup_mma(gl.convert_layout(p.to(k0.dtype), p_layout), k0.slice(0, HALF, dim=1), o,
                                 is_async=True)
             # Warpgroup 1's copy of this P, under this P V: at the pair's maxima, once it has posted them
             hp.mbarrier.wait(max_bars.index(1), j & 1)
+            stamp(Stamps, W, j, 1, STAMP_TILES)
             m1 = max1.load(m_i.type.layout)
             m1_safe, sc1 = _max_shift(m0, m1)
             p0_s.store((p * sc1[:, None]).to(p0_s.dtype))
             hp.fence_async_shared()
             _barrier()
             hp.mbarrier.arrive(p_bars.index(0), count=1)
+            stamp(Stamps, W, j, 2, STAMP_TILES)
             o = hp.warpgroup_mma_wait(0, deps=[acc])
+            stamp(Stamps, W, j, 3, STAMP_TILES)
             if t + 2 < last:  # buffer 0's first half is free: the next even tile's
                 _load_half(0, t + 2, 0, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k0, pe0, full_bars,
                            PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+            stamp(Stamps, W, j, 4, STAMP_TILES)
             hp.mbarrier.wait(p_bars.index(1), j & 1)
+            stamp(Stamps, W, j, 5, STAMP_TILES)
             o = o * gl.convert_layout(sc1, o_rows)[:, None]
             acc = hp.warpgroup_mma(p1_s, k1.slice(0, HALF, dim=1), o, is_async=True)
             l_i = l_i * sc1
             m_i = m1
             o = hp.warpgroup_mma_wait(0, deps=[acc])
+            stamp(Stamps, W, j, 6, STAMP_TILES)
             if t + 3 < last:  # buffer 1's first half is free: the next odd tile's
                 _load_half(0, t + 3, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1, full_bars,
                            PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+            stamp(Stamps, W, j, 7, STAMP_TILES)
             if j + 1 < n_pairs:
-                s = _scores(k0, pe0, q_lat_s.index(z), qpe, full_bars, 0, j + 1, 0, s_zero, PARTS)
+                s = _scores(k0, pe0, q_lat_s.index(z), qpe, full_bars, 0, j + 1, 0, s_zero, PARTS, Stamps, W, j,
+                            STAMP_TILES)
         else:
             hp.mbarrier.wait(max_bars.index(0), j & 1)
+            stamp(Stamps, W, j, 0, STAMP_TILES)
             m0 = max0.load(m_i.type.layout)
             m0_safe, sc0 = _max_shift(m_i, m0)
             m1 = gl.maximum(m0, gl.max(qk, 1))
@@ -164,24 +185,33 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
             _barrier()
             hp.mbarrier.arrive(max_bars.index(1), count=1)
             o = o * gl.convert_layout(sc0 * sc1, o_rows)[:, None]
+            stamp(Stamps, W, j, 1, STAMP_TILES)
             p1_s.store(p.to(p1_s.dtype))
             hp.fence_async_shared()
             _barrier()
             hp.mbarrier.arrive(p_bars.index(1), count=1)
+            stamp(Stamps, W, j, 2, STAMP_TILES)
             acc = hp.warpgroup_mma(p1_s, k1.slice(HALF, HALF, dim=1), o, is_async=True)
             hp.mbarrier.wait(p_bars.index(0), j & 1)
+            stamp(Stamps, W, j, 3, STAMP_TILES)
             acc = hp.warpgroup_mma(p0_s, k0.slice(HALF, HALF, dim=1), acc, is_async=True)
             acc = hp.warpgroup_mma_wait(1, deps=[acc])  # the first P V is done: buffer 1's second half is free
+            stamp(Stamps, W, j, 4, STAMP_TILES)
             if t + 2 < last:
                 _load_half(1, t + 2, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1, full_bars,
                            PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+            stamp(Stamps, W, j, 5, STAMP_TILES)
             o = hp.warpgroup_mma_wait(0, deps=[acc])  # and buffer 0's
+            stamp(Stamps, W, j, 6, STAMP_TILES)
             m_i = m1
             if t + 1 < last:
                 _load_half(1, t + 1, 0, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k0, pe0, full_bars,
                            PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+            stamp(Stamps, W, j, 7, STAMP_TILES)
             if j + 1 < n_pairs:
-                s = _scores(k1, pe1, q_lat_s.index(z), qpe, full_bars, 1, j + 1, 1, s_zero, PARTS)
+                s = _scores(k1, pe1, q_lat_s.index(z), qpe, full_bars, 1, j + 1, 1, s_zero, PARTS, Stamps, W, j,
+                            STAMP_TILES)
+    stamp_head(Stamps, W, 4, STAMP_TILES)
     # Row sums where the maxima were (each warpgroup's last reader of the other's maxima is behind a
     # barrier this one waited for), then this warpgroup's half of O through its own tile buffer.
     if W == 0:
@@ -198,3 +228,4 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
         _lse_out(PartLse, lse, split, total_rows, b, rows, M, ITEMS, Items)
     o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), o_rows)[:, None]
     _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT, Out, ITEMS, Items)
+    stamp_end(Stamps, W, n_tiles, STAMP_TILES)
