@@ -1,7 +1,8 @@
 """The in-kernel timeline's capture, in the profiled child (`python -m profiler.harness --in-kernel-out F`): the
 fast kernel run with its stamps on (kernels/fast/timeline.py, kernels/stamps.py), its output checked against
 the same step without them and against the PyTorch reference, the step timed with and without the stamps (CUDA
-graph replays, alternating), and the stamps written to F (npz: `split`, `combine`, `meta` as JSON).
+graph replays, alternating), and the stamps of one more replay written to F (npz: `split`, `combine`, `meta` as
+JSON).
 
     python -m profiler.in_kernel --spec run/spec.json --kernel triton_mla_fast --out run/in_kernel.npz
 """
@@ -14,6 +15,7 @@ import statistics
 import sys
 
 from kernels.spec import VerifyWorkload
+from kernels.timeline_layout import GT_FIELDS, RAW_FIELDS
 
 # The kernels whose source carries stamps (their Gluon paths on sm_90); any other has no in-kernel scopes.
 SCOPED = ("triton_mla_fast", "triton_mla_fast_graph")
@@ -28,7 +30,7 @@ def no_scopes_line(kernel: str) -> str | None:
 
 
 def _graph_ms(fn, replays: int):
-    """fn captured in a CUDA graph; returns a callable timing `replays` replays in ms per replay."""
+    """fn captured in a CUDA graph; returns (a callable timing `replays` replays in ms per replay, the graph)."""
     import torch  # lazy
 
     fn()
@@ -46,21 +48,47 @@ def _graph_ms(fn, replays: int):
         end.synchronize()
         return start.elapsed_time(end) / replays
 
-    return sample
+    return sample, graph
 
 
-def overhead(inp, stamps: dict, samples: int, replays: int) -> dict:
-    """The step's time without and with the stamps: medians of alternating samples of graph replays (ms)."""
+def overhead(inp, stamps: dict, samples: int, replays: int) -> tuple[dict, object]:
+    """The step's time without and with the stamps: medians of alternating samples of graph replays (ms); and
+    the stamped step's CUDA graph."""
     from kernels.fast.run import triton_mla_fast  # lazy: torch, triton
 
-    plain = _graph_ms(lambda: triton_mla_fast(inp), replays)
-    stamped = _graph_ms(lambda: triton_mla_fast(inp, stamps=stamps), replays)
+    plain, _ = _graph_ms(lambda: triton_mla_fast(inp), replays)
+    stamped, graph = _graph_ms(lambda: triton_mla_fast(inp, stamps=stamps), replays)
     a, b = [], []
     for _ in range(samples):
         a.append(plain())
         b.append(stamped())
     off, on = statistics.median(a), statistics.median(b)
-    return {"off_ms": off, "on_ms": on, "overhead": on / off - 1.0, "samples": samples, "replays": replays}
+    return {"off_ms": off, "on_ms": on, "overhead": on / off - 1.0, "samples": samples, "replays": replays}, graph
+
+
+def relative(split, combine) -> tuple:
+    """The stamps as the file keeps them (small and compressible): %globaltimer less the earliest one less 1
+    (`gt0`, returned), each program's clocks less its earliest clock less 1, each combine program's clocks less
+    its start less 1; int32. Zero stays zero (not written); a reader needs only these differences."""
+    import numpy as np  # lazy
+
+    s, c = split.copy(), combine.copy()
+    gt = list(GT_FIELDS)
+    gts = np.concatenate([s[:, :, gt][s[:, :, gt] != 0], c[:, [1, 5]][c[:, [1, 5]] != 0]])
+    gt0 = int(gts.min()) - 1 if gts.size else 0
+    s[:, :, gt] = np.where(s[:, :, gt] != 0, s[:, :, gt] - gt0, 0)
+    clk = np.ones(s.shape[2], dtype=bool)
+    clk[list(GT_FIELDS + RAW_FIELDS)] = False
+    values = s[:, :, clk]
+    top = np.iinfo(np.int64).max
+    low = np.where(values != 0, values, top).reshape(len(s), -1).min(axis=1)
+    base = np.where(low == top, 0, low - 1)
+    s[:, :, clk] = np.where(values != 0, values - base[:, None, None], 0)
+    c[:, [1, 5]] = np.where(c[:, [1, 5]] != 0, c[:, [1, 5]] - gt0, 0)
+    start = c[:, 2] - 1
+    for k in (2, 3, 4):
+        c[:, k] = np.where(c[:, k] != 0, c[:, k] - start, 0)
+    return s.astype(np.int32), c.astype(np.int32), gt0
 
 
 def capture(kernel: str, workload: VerifyWorkload, out: str, samples: int = 15, replays: int = 20) -> int:
@@ -87,10 +115,10 @@ def capture(kernel: str, workload: VerifyWorkload, out: str, samples: int = 15, 
         "same_as_unstamped": bool(torch.equal(plain, stamped)),
         "rel_err_vs_reference": float(rel_err(stamped.float(), torch_ref(inp).float())),
     }
-    cost = overhead(inp, stamps, samples, replays)
+    cost, graph = overhead(inp, stamps, samples, replays)
     for key in ("split", "combine"):
         stamps[key].zero_()
-    triton_mla_fast(inp, stamps=stamps)  # the stamps written: one step, after the timed ones
+    graph.replay()  # the stamps kept: one step as the timing ran it (a graph: no host gap before the combine)
     torch.cuda.synchronize()
     meta = {
         "format": FORMAT,
@@ -105,12 +133,8 @@ def capture(kernel: str, workload: VerifyWorkload, out: str, samples: int = 15, 
         "check": check,
         "overhead": cost,
     }
-    np.savez_compressed(
-        out,
-        split=stamps["split"].cpu().numpy(),
-        combine=stamps["combine"].cpu().numpy(),
-        meta=np.array(json.dumps(meta)),
-    )
+    split, combine, meta["gt0"] = relative(stamps["split"].cpu().numpy(), stamps["combine"].cpu().numpy())
+    np.savez_compressed(out, split=split, combine=combine, meta=np.array(json.dumps(meta)))
     print(
         f"in-kernel: {stamps['kernel']} grid {tuple(stamps['grid'])} stamped; output same as unstamped: "
         f"{check['same_as_unstamped']}, rel err vs reference {check['rel_err_vs_reference']:.2e}; step "

@@ -10,6 +10,7 @@ from functools import cache, lru_cache
 
 import torch
 
+from kernels import timeline_layout
 from kernels.combine import combine_splits
 from kernels.fast.common import FAST_MIN_SPLIT_LEN, ITEM_FIELDS, JOB_FIELDS, BatchSchedule
 from kernels.fast.paths import FastPlan, plan_fast
@@ -115,25 +116,23 @@ def triton_mla_fast(
 def stamp_buffers(stamps: dict, plan: FastPlan, device: torch.device) -> tuple[dict, dict]:
     """The split and combine launches' keywords for the in-kernel timeline, its buffers made in `stamps` once
     (zeros: a slot left at zero was not written). Only the Gluon paths stamp; the others run as they are."""
-    from kernels.fast import timeline  # lazy: Gluon
-
     if "split" not in stamps:
         split, schedule = plan.split, plan.schedule
         longest = schedule.split_len if schedule is not None else split.int_args["split_len"]
         q_len = split.constexprs.get("Q_LEN", 0)  # the draft tokens past a split's prefix tokens
-        tiles = timeline.stamp_tiles_for(-(-(longest + q_len) // split.constexprs["BLOCK_N"]) + 1)
+        tiles = timeline_layout.stamp_tiles_for(-(-(longest + q_len) // split.constexprs["BLOCK_N"]) + 1)
         stamps.update(
             kernel=split.name,
             grid=tuple(split.grid),
             stamp_tiles=tiles,
             split=torch.zeros(
-                split.programs, timeline.ROLES.value, timeline.slots(tiles), dtype=torch.int64, device=device
+                split.programs, timeline_layout.ROLES, timeline_layout.slots(tiles), dtype=torch.int64, device=device
             ),
             combine_kernel=plan.combine.name if plan.combine is not None else None,
             combine_grid=tuple(plan.combine.grid) if plan.combine is not None else None,
             combine=torch.zeros(
                 plan.combine.programs if plan.combine is not None else 1,
-                timeline.COMBINE_SLOTS,
+                timeline_layout.COMBINE_SLOTS,
                 dtype=torch.int64,
                 device=device,
             ),

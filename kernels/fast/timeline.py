@@ -1,6 +1,7 @@
 """In-kernel stamps of the fast kernel's Gluon paths (sm_90): each warpgroup's thread 0 writes the SM's cycle
 counter (%clock64) at the end of each stage of each tile into a buffer the launch passes, so that a reader
-can rebuild a per-warpgroup timeline (profiler/timeline_reader.py).
+can rebuild a per-warpgroup timeline (profiler/timeline_reader.py). The layout and the stage names:
+kernels/timeline_layout.py.
 
 Off by default: the kernels take `Stamps=None, STAMP_TILES: gl.constexpr = 0` as their last parameters,
 and with STAMP_TILES == 0 every helper here compiles to nothing (the code is the kernel's own; the sm_90
@@ -11,9 +12,9 @@ PTX digests of tests/ptx_check.py check it). With STAMP_TILES = n, Stamps is an 
   loop starts and ends and at its end, %globaltimer at its end, its tile count, and (role 0, the first
   partition) %clock64 and %globaltimer at the program's entry;
 - then PER_TILE slots per tile (per pair of tiles in the staggered schedule): slot k holds the clock when
-  stage STAGES[kernel][role][k] of that tile ended; the stage ran since the stamp before it.
+  stage STAGES[schedule][role][1][k] of that tile ended; the stage ran since the stamp before it.
 
-The combine (kernels/combine.py) stamps one record of COMBINE_SLOTS per program (COMBINE_FIELDS).
+The combine's record: kernels/stamps.py.
 """
 
 from __future__ import annotations
@@ -21,81 +22,11 @@ from __future__ import annotations
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-# warpgroups per program: two main ones and the tail/producer (a kernel with two leaves role 2 empty)
-ROLES = gl.constexpr(3)
-HEAD = gl.constexpr(10)
-PER_TILE = gl.constexpr(12)
-HEADER_FIELDS = (
-    "smid",
-    "gt_start",
-    "clk_start",
-    "clk_loop",
-    "clk_loop_end",
-    "clk_end",
-    "gt_end",
-    "n_tiles",
-    "clk_entry",
-    "gt_entry",
-)
-COMBINE_SLOTS = 8
-COMBINE_FIELDS = ("smid", "gt_start", "clk_start", "clk_waited", "clk_end", "gt_end", "program", "written")
+from kernels import timeline_layout
 
-# Per kernel (the name ncu reports) and schedule: each role's name and the stage that ends at each tile slot.
-_RING_MAIN = ("wait loads", "score MMA", "softmax", "wait tail", "post P", "wait P", "value MMA")
-STAGES = {
-    "ring": (
-        ("main 0", _RING_MAIN),
-        ("main 1", _RING_MAIN),
-        ("producer + tail rows", ("wait loads", "score MMA", "softmax", "value MMA", "wait buffer", "issue loads")),
-    ),
-    "stagger": (
-        (
-            "main 0",
-            (
-                "softmax",
-                "wait maxima",
-                "post P",
-                "value MMA",
-                "issue loads",
-                "wait P",
-                "value MMA 2",
-                "issue loads 2",
-                "wait loads",
-                "score MMA",
-            ),
-        ),
-        (
-            "main 1",
-            (
-                "wait maxima",
-                "softmax",
-                "post P",
-                "wait P",
-                "value MMA",
-                "issue loads",
-                "value MMA 2",
-                "issue loads 2",
-                "wait loads",
-                "score MMA",
-            ),
-        ),
-    ),
-}
-# The kernel that runs each schedule's stamps.
-SCHEDULE_KERNELS = {"ring": "_gluon_ring_kernel", "stagger": "_gluon_seesaw_kernel"}
-
-
-def slots(stamp_tiles: int) -> int:
-    """Slots per role for `stamp_tiles` tiles."""
-    return HEAD.value + stamp_tiles * PER_TILE.value
-
-
-def stamp_tiles_for(max_tiles: int) -> int:
-    """The STAMP_TILES a launch compiles with for programs of up to `max_tiles` tiles: a power of two (few compiles)."""
-    n = 16
-    while n < max_tiles:
-        n *= 2
-    return n
+ROLES = gl.constexpr(timeline_layout.ROLES)
+HEAD = gl.constexpr(timeline_layout.HEAD)
+PER_TILE = gl.constexpr(timeline_layout.PER_TILE)
 
 
 @gluon.jit
