@@ -14,6 +14,7 @@ from kernels.batches import make_workload as batch_workload
 from kernels.registry import get_kernel
 from kernels.spec import VerifyWorkload
 from profiler.errors import ProfilerError, ToolNotFound, ToolTimeout
+from profiler.in_kernel import no_scopes_line
 from profiler.metrics import resolve_preset
 from profiler.ncu import find_ncu
 from profiler.nsys import find_nsys, importer_missing
@@ -121,6 +122,9 @@ def profile(
     name = info.name
     workload = workload or make_workload(**workload_fields)
     info.require(workload)  # before anything runs: an optional kernel not built, an unsupported workload
+    unscoped = no_scopes_line(name) if in_kernel else None  # said at once, the capture goes on without it
+    if unscoped:
+        say(unscoped)
     if iterations < 1:
         raise ValueError("iterations must be at least 1")
     if timeout is not None and timeout <= 0:
@@ -207,9 +211,10 @@ def profile(
             running = "the removal experiment"
             why_run = why_pass(cap, name, workload, experiment)
             notes += why_run.notes
-        if in_kernel:
+        if in_kernel and not unscoped:
             running = "the in-kernel timeline"
             notes += in_kernel_pass(cap, name, spec_file).notes
+        notes += [unscoped] if unscoped else []
         running = "analysis"
         writer.manifest.host = {
             "gpu": harness.get("device"),
