@@ -222,7 +222,7 @@ def test_fast_graph_replays_on_new_values():
 @pytest.mark.parametrize(
     "fields",
     [
-        dict(ctx_len=32768, heads=8, q_len=9, page_size=64),  # the ring with its tail warpgroup
+        dict(ctx_len=131072, heads=8, q_len=9, page_size=64),  # the ring with its tail warpgroup
         dict(ctx_len=4096, batch=3, ctx_lens=(4096, 20000, 32768), heads=16, q_len=4, page_size=64),  # stagger, items
     ],
     ids=["ring", "stagger-batch"],
