@@ -13,6 +13,8 @@ def in_kernel(ctx: Context) -> list[str]:
     tl = ctx.report.in_kernel
     if tl is None:
         return []
+    if not tl.programs:  # this path of the kernel has no stamps
+        return _no_stamps(tl)
     oh, check = tl.overhead, tl.check
     same = "equals" if check.get("same_as_unstamped") else "DIFFERS FROM"
     out = ["## Inside the kernel", "", _headline(tl), ""]
@@ -67,12 +69,17 @@ def in_kernel(ctx: Context) -> list[str]:
     return out
 
 
+def _no_stamps(tl) -> list[str]:
+    return ["## Inside the kernel", "", *[f"- {n}" for n in tl.notes], ""]
+
+
 def _headline(tl) -> str:
     step = f"the step {tl.step_us:.1f} µs from the split kernel's first start to the last program's end"
     combine = ""
     if tl.combine_us is not None:
         combine = (
-            f"; {code(tl.combine_kernel or 'the combine')} ends {tl.step_us - tl.split_us:.1f} µs after the split "
+            f"; {code(tl.combine_kernel or 'the combine')} ({tl.combine_programs} programs) ends "
+            f"{tl.step_us - tl.split_us:.1f} µs after the split "
             f"kernel ({tl.combine_share:.0%} of the step; a program's own work, from its partials visible to its "
             f"end, {tl.combine_work_us:.2f} µs at the median)"
         )

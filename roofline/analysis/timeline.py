@@ -82,6 +82,7 @@ class InKernelTimeline:
     split_us: float
     combine_us: float | None
     combine_work_us: float | None  # median combine program, from its partials visible to its end
+    combine_programs: int
     step_us: float
     stages: list[StageRow]
     sms: list[SmRow]
@@ -124,6 +125,7 @@ def in_kernel_timeline(cap: InKernelCapture) -> InKernelTimeline:
         split_us=split_end - split_start,
         combine_us=combine_us,
         combine_work_us=combine_work,
+        combine_programs=len(comb),
         step_us=step_end - split_start,
         stages=stage_rows(roles, iv),
         sms=sms,
