@@ -42,3 +42,22 @@ def test_a_run_without_one_has_no_section(tmp_path):
     assert run.in_kernel is None
     report(run, tmp_path / "report.md")
     assert "Inside the kernel" not in (tmp_path / "report.md").read_text()
+
+
+def test_profile_in_kernel_reaches_the_api(monkeypatch):
+    """`roofline profile ... --in-kernel` asks the API for the stamped step (stopped before any tool)."""
+    from click.testing import CliRunner
+
+    from kernels.errors import BadInput
+    from roofline.cli import main
+
+    seen = {}
+
+    def fake(kernel, workload, **kw):
+        seen.update(kernel=kernel, **kw)
+        raise BadInput("stopped before the capture (test)")
+
+    monkeypatch.setattr("roofline.api.profile", fake)
+    args = ["profile", "--kernel", "triton_mla_fast", "--ctx", "128k", "--page-size", "64", "--in-kernel"]
+    CliRunner().invoke(main, args, catch_exceptions=False)
+    assert seen["kernel"] == "triton_mla_fast" and seen["in_kernel"] is True
