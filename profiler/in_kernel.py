@@ -1,4 +1,4 @@
-"""The in-kernel timeline's capture, in the profiled child (`python -m profiler.harness --in-kernel-out F`): the
+"""The in-kernel timeline's capture, a child of `roofline profile --in-kernel` (python -m profiler.in_kernel): the
 fast kernel run with its stamps on (kernels/fast/timeline.py, kernels/stamps.py), its output checked against
 the same step without them and against the PyTorch reference, the step timed with and without the stamps (CUDA
 graph replays, alternating), and the stamps of one more replay written to F (npz: `split`, `combine`, `meta` as

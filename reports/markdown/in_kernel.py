@@ -33,12 +33,14 @@ def in_kernel(ctx: Context) -> list[str]:
             f"{s.us_per_tile:.3f}" if s.us_per_tile is not None else "–",
             f"{s.us_per_program:.2f}",
             f"{s.share:.1%}",
+            f"{s.us_per_program / tl.step_us:.1%}" if tl.step_us > 0 else "–",
             s.waits_on or "",
         ]
         for s in tl.stages
     ]
-    header = ["role", "stage (ended at its stamp)", "µs per tile", "µs per program", "share of the role", "waits on"]
-    out += table(header, rows, "llrrrl") + [""]
+    header = ["role", "stage (ended at its stamp)", "µs per tile", "µs per program", "share of the role"]
+    header += ["share of the step", "waits on"]
+    out += table(header, rows, "llrrrrl") + [""]
     if tl.loads is not None:
         ld = tl.loads
         out += [
