@@ -239,7 +239,10 @@ def load_overlap(iv, schedule: str) -> LoadOverlap | None:
 
 
 def why_line(tl: InKernelTimeline) -> str:
-    """One line for the verdict's evidence: where the split kernel's roles wait, the loads hidden, the combine."""
+    """One line for the verdict's evidence: where the split kernel's roles wait, the loads hidden, the combine
+    (none where no role stamped)."""
+    if not tl.programs:
+        return ""
     parts = []
     top = tl.top_wait()
     if top is not None:

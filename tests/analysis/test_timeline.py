@@ -66,3 +66,16 @@ def test_lanes_hold_each_picked_sm(b1h8):
     for sm in b1h8.sms:
         lanes = {s.lane for s in b1h8.lanes[sm.label]}
         assert lanes == {"main 0", "main 1", "producer + tail rows", "combine"}
+
+
+def test_a_path_without_stamps_says_so_and_cites_nothing(tmp_path):
+    """The plain seesaw body writes no stamps: the b1h8 capture with its split buffer as such a launch leaves it
+    (all zeros), its combine records kept."""
+    import numpy as np
+
+    with np.load(FIXTURES / "in_kernel" / "b1h8.npz") as z:
+        np.savez(tmp_path / "none.npz", split=np.zeros_like(z["split"]), combine=z["combine"], meta=z["meta"])
+    tl = in_kernel_timeline(read_in_kernel(tmp_path / "none.npz"))
+    assert tl.programs == 0 and tl.stages == [] and tl.sms == []
+    assert tl.notes == ["_gluon_ring_kernel: no role wrote its stamps (this path of the kernel has no scopes)"]
+    assert why_line(tl) == ""
