@@ -27,6 +27,7 @@ import triton.language as tl
 from triton.language.extra.cuda import gdc_wait
 
 from kernels.launch_spec import MERGE_FIELDS, LaunchSpec, combine_spec, device_facts, pdl_arch
+from kernels.stamps import combine_stamp
 
 
 @triton.jit
@@ -106,12 +107,15 @@ def _merge_rows(PartO, PartLse, Out, base, stride, r0, nr, n, out0, offs_d, D: t
 @triton.jit
 def _combine_kernel(PartO, PartLse, Out, total_rows, num_splits,
                     D: tl.constexpr, BLOCK_D: tl.constexpr, LONG: tl.constexpr, ROWS: tl.constexpr,
-                    PDL: tl.constexpr = False, Merges=None, JOB_ROWS: tl.constexpr = 0):
+                    PDL: tl.constexpr = False, Merges=None, JOB_ROWS: tl.constexpr = 0,
+                    Stamps=None, STAMP: tl.constexpr = False):
     """Grid (programs, v_dim / BLOCK_D). Without JOB_ROWS: partials [num_splits, total_rows, D], program p
     merges rows p x ROWS .. (one row where num_splits >= LONG). JOB_ROWS > 0 (the fast kernel's batch
     schedule): program p's work is row p of Merges (request, first slot, slots, first row, rows;
     kernels.launch_spec.merge_table), the request's partials rows (first + s) x JOB_ROWS + r, its output rows
-    request x JOB_ROWS + r."""
+    request x JOB_ROWS + r. Stamps, STAMP: the in-kernel timeline's record of each program (kernels/stamps.py;
+    off by default)."""
+    combine_stamp(Stamps, 0, STAMP)
     if JOB_ROWS > 0:
         job = Merges + tl.program_id(0) * 5
         b = tl.load(job)
@@ -132,21 +136,25 @@ def _combine_kernel(PartO, PartLse, Out, total_rows, num_splits,
     offs_d = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
     if PDL:
         gdc_wait()  # the split kernel's partials are all written
+    combine_stamp(Stamps, 3, STAMP)
     if n >= LONG:
         for i in range(nr):
             _merge_long(PartO, PartLse, Out, base, stride, r0 + i, n, out0 + r0 + i, offs_d, D, BLOCK_D, LONG)
     else:
         _merge_rows(PartO, PartLse, Out, base, stride, r0, nr, n, out0, offs_d, D, BLOCK_D, ROWS)
+    combine_stamp(Stamps, 4, STAMP)
 
 
 def combine_splits(part_o: torch.Tensor, part_lse: torch.Tensor, out: torch.Tensor,
-                   spec: LaunchSpec | None = None, jobs: torch.Tensor | None = None) -> torch.Tensor:
+                   spec: LaunchSpec | None = None, jobs: torch.Tensor | None = None,
+                   stamps: torch.Tensor | None = None) -> torch.Tensor:
     """Write the merged rows into `out` (viewed as [rows, v_dim]); returns `out`.
 
     `spec`: the caller's kernels.launch spec of this launch, else combine_spec for these shapes. A PDL
     launch where the spec asks for it and the device has it (kernels.launch.pdl_arch). `jobs`: the batch
     schedule's merge table (kernels.launch_spec.merge_table, MERGE_FIELDS a row), where the spec merges by job
-    (JOB_ROWS; kernels.launch_spec.combine_jobs_spec)."""
+    (JOB_ROWS; kernels.launch_spec.combine_jobs_spec). `stamps`: the in-kernel timeline's buffer
+    (kernels/stamps.py), or None."""
     if spec is None:
         splits, rows, d = part_o.shape
         spec = combine_spec(splits, rows, d, pdl=True)
@@ -158,6 +166,8 @@ def combine_splits(part_o: torch.Tensor, part_lse: torch.Tensor, out: torch.Tens
             raise ValueError(f"this combine merges the batch schedule's jobs: pass its merge table ({spec.grid[0]} "
                              f"rows of {', '.join(MERGE_FIELDS)})")
         extra["Merges"] = jobs
+    if stamps is not None:
+        extra.update(Stamps=stamps, STAMP=True)
     _combine_kernel[spec.grid](part_o, part_lse, out, rows, splits, **{**spec.constexprs, "PDL": pdl},
                                num_warps=spec.num_warps, num_stages=spec.num_stages, **extra)
     return out

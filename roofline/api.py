@@ -71,6 +71,7 @@ def profile(
     timing_rounds: int = DEFAULT_TIMING_ROUNDS,
     source: bool = False,
     why: bool = False,
+    in_kernel: bool = False,
     **workload_fields,
 ) -> Run:
     """Run `kernel` on `workload` under Nsight Compute and/or Nsight Systems in a child process and
@@ -93,6 +94,9 @@ def profile(
     lens="mix:1x128k,15x2k" or lens="uniform:1k-32k" with batch=32 and seed).
     `why`: also run the kernel's removal experiment (its MMAs, softmax, gathers compiled out, timed by the
     bench's method) into removal.json: the verdict says what sets the pace (roofline/pipelines/why.py).
+    `in_kernel`: also run the step with the kernel's in-kernel stamps on into in_kernel.npz: each warpgroup's
+    stages per tile, per SM, and the stamps' cost (roofline/pipelines/in_kernel.py); a kernel without stamps
+    gets a one-line note.
     """
     return profiling.profile(
         kernel,
@@ -113,6 +117,7 @@ def profile(
         timing_rounds=timing_rounds,
         source=source,
         why=why,
+        in_kernel=in_kernel,
         **workload_fields,
     )
 

@@ -147,10 +147,12 @@ class SplitPath:
             },
         )
 
-    def launch(self, inp, spec: LaunchSpec, part_o, part_lse, items=None, out=None) -> None:
+    def launch(self, inp, spec: LaunchSpec, part_o, part_lse, items=None, out=None, stamps=None) -> None:
         """Run the kernel as `spec` says, writing the splits' partials (with the batch schedule: `items`, its
-        table on the device, and `out`, where a request's only item writes)."""
-        import_module(self.module).launch(inp, spec, part_o, part_lse, items, out)
+        table on the device, and `out`, where a request's only item writes; `stamps`: the Gluon kernels'
+        in-kernel timeline buffer and tile count, kernels/fast/timeline.py)."""
+        extra = {} if stamps is None else {"stamps": stamps}
+        import_module(self.module).launch(inp, spec, part_o, part_lse, items, out, **extra)
 
 
 class TritonSplit(SplitPath):

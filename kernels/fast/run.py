@@ -10,6 +10,7 @@ from functools import cache, lru_cache
 
 import torch
 
+from kernels import timeline_layout
 from kernels.combine import combine_splits
 from kernels.fast.common import FAST_MIN_SPLIT_LEN, ITEM_FIELDS, BatchSchedule
 from kernels.fast.paths import FastPlan, plan_fast
@@ -77,6 +78,7 @@ def triton_mla_fast(
     split_len: int | None = None,
     min_split_len: int = FAST_MIN_SPLIT_LEN,
     path: str | None = None,
+    stamps: dict | None = None,
     **launch,
 ) -> torch.Tensor:
     """Split-KV verify with all query rows of a request sharing each KV tile.
@@ -84,6 +86,8 @@ def triton_mla_fast(
     `path`: "gluon", "hopper" or "portable"; default kernels.plan.code_path for this GPU's architecture.
     Launch parameters (kernels.fast.common.FastConfig): `launch`, else the path's defaults for this GPU
     and architecture (tuned entries in kernels/data/tuned.json, else kernels.fast.common's tables).
+    `stamps`: a dict to run the in-kernel timeline with (kernels/fast/timeline.py): its buffers are made in it on
+    the first call (`split`, `combine`) with the plan's `kernel`, `grid` and `stamp_tiles`, and reused after.
     """
     check_shapes(inp)
     w = inp.workload
@@ -97,17 +101,49 @@ def triton_mla_fast(
     plan = _plan(w, arch, sm_count, device_name, split_len, min_split_len, path, tuple(sorted(launch.items())))
     part_o, part_lse = partials(inp, plan.split)
     out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=inp.q.device)
+    split_kw, combine_kw = ({}, {}) if stamps is None else stamp_buffers(stamps, plan, inp.q.device)
     if plan.schedule is None:  # the uniform schedule
-        plan.path.launch(inp, plan.split, part_o, part_lse)
-        return out if plan.combine is None else combine_splits(part_o, part_lse, out, spec=plan.combine)  # no_combine
+        plan.path.launch(inp, plan.split, part_o, part_lse, **split_kw)
+        if plan.combine is None:  # no_combine
+            return out
+        return combine_splits(part_o, part_lse, out, spec=plan.combine, **combine_kw)
     items, jobs = schedule_tables(
         plan.schedule, inp.q.device, plan.combine.constexprs["JOB_ROWS"] if plan.combine else 0
     )
-    plan.path.launch(inp, plan.split, part_o, part_lse, items, out)
+    plan.path.launch(inp, plan.split, part_o, part_lse, items, out, **split_kw)
     if plan.combine is not None:  # some request was cut: merge its partials (the others wrote their rows)
-        combine_splits(part_o, part_lse, out, spec=plan.combine, jobs=jobs)
+        combine_splits(part_o, part_lse, out, spec=plan.combine, jobs=jobs, **combine_kw)
     out._schedule_tables = (items, jobs)  # a CUDA graph that keeps `out` (kernels.graph) keeps the tables it reads
     return out
+
+
+def stamp_buffers(stamps: dict, plan: FastPlan, device: torch.device) -> tuple[dict, dict]:
+    """The split and combine launches' keywords for the in-kernel timeline, its buffers made in `stamps` once
+    (zeros: a slot left at zero was not written). Only the Gluon paths stamp; the others run as they are."""
+    if "split" not in stamps:
+        split, schedule = plan.split, plan.schedule
+        longest = schedule.split_len if schedule is not None else split.int_args["split_len"]
+        q_len = split.constexprs.get("Q_LEN", 0)  # the draft tokens past a split's prefix tokens
+        tiles = timeline_layout.stamp_tiles_for(-(-(longest + q_len) // split.constexprs["BLOCK_N"]) + 1)
+        stamps.update(
+            kernel=split.name,
+            grid=tuple(split.grid),
+            stamp_tiles=tiles,
+            split=torch.zeros(
+                split.programs, timeline_layout.ROLES, timeline_layout.slots(tiles), dtype=torch.int64, device=device
+            ),
+            combine_kernel=plan.combine.name if plan.combine is not None else None,
+            combine_grid=tuple(plan.combine.grid) if plan.combine is not None else None,
+            combine=torch.zeros(
+                plan.combine.programs if plan.combine is not None else 1,
+                timeline_layout.COMBINE_SLOTS,
+                dtype=torch.int64,
+                device=device,
+            ),
+        )
+    gluon = plan.path.path == "gluon"
+    split_kw = {"stamps": (stamps["split"], stamps["stamp_tiles"])} if gluon else {}
+    return split_kw, {"stamps": stamps["combine"]}
 
 
 _TABLES: OrderedDict = OrderedDict()

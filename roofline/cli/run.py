@@ -131,6 +131,12 @@ def print_run(run, fmt: str, project_to: str | None = None) -> dict:
     help="also run the kernel's removal experiment (its MMAs, softmax, gathers compiled out, timed by the "
     "bench's method): the verdict names what sets the pace; the run keeps removal.json",
 )
+@click.option(
+    "--in-kernel",
+    is_flag=True,
+    help="also run the step with the kernel's in-kernel stamps on (each warpgroup's stages per tile, per SM, "
+    "their cost on the step): the run keeps in_kernel.npz, the report draws it",
+)
 @format_option()
 def profile_cmd(
     kernel,
@@ -147,6 +153,7 @@ def profile_cmd(
     timing_samples,
     timing_rounds,
     why,
+    in_kernel,
     fmt,
     **wkw,
 ) -> None:
@@ -175,6 +182,7 @@ def profile_cmd(
                 timing_rounds=timing_rounds,
                 source=source,
                 why=why,
+                in_kernel=in_kernel,
             )
     except (RooflineError, ValueError) as exc:  # CaptureFailed names where the run was kept
         raise _fail(exc) from None

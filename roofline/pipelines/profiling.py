@@ -14,6 +14,7 @@ from kernels.batches import make_workload as batch_workload
 from kernels.registry import get_kernel
 from kernels.spec import VerifyWorkload
 from profiler.errors import ProfilerError, ToolNotFound, ToolTimeout
+from profiler.in_kernel import no_scopes_line
 from profiler.metrics import resolve_preset
 from profiler.ncu import find_ncu
 from profiler.nsys import find_nsys, importer_missing
@@ -35,6 +36,7 @@ from roofline.pipelines.capture import (
     timeline_table,
     timing_pass,
 )
+from roofline.pipelines.in_kernel import in_kernel_pass, load_in_kernel
 from roofline.pipelines.run import Run, make_run, passes_note
 from roofline.pipelines.why import why_pass
 
@@ -107,6 +109,7 @@ def profile(
     source: bool = False,
     why: bool = False,
     experiment: list[str] | None = None,
+    in_kernel: bool = False,
     **workload_fields,
 ) -> Run:
     """roofline.api.profile: the run `kernel` on `workload` makes, written and analysed (its docstring
@@ -119,6 +122,9 @@ def profile(
     name = info.name
     workload = workload or make_workload(**workload_fields)
     info.require(workload)  # before anything runs: an optional kernel not built, an unsupported workload
+    unscoped = no_scopes_line(name) if in_kernel else None  # said at once, the capture goes on without it
+    if unscoped:
+        say(unscoped)
     if iterations < 1:
         raise ValueError("iterations must be at least 1")
     if timeout is not None and timeout <= 0:
@@ -205,6 +211,10 @@ def profile(
             running = "the removal experiment"
             why_run = why_pass(cap, name, workload, experiment)
             notes += why_run.notes
+        if in_kernel and not unscoped:
+            running = "the in-kernel timeline"
+            notes += in_kernel_pass(cap, name, spec_file).notes
+        notes += [unscoped] if unscoped else []
         running = "analysis"
         writer.manifest.host = {
             "gpu": harness.get("device"),
@@ -221,6 +231,7 @@ def profile(
         )
         if why_run is not None and why_run.report is not None:  # the experiment names what sets the pace
             apply_removal(analysis, why_run.report, cap.shown(why_run.report))
+        stamped = load_in_kernel(writer.path, analysis) if in_kernel else None
         record = dataclasses.replace(analysis, notes=[*analysis.notes, *pc_notes, *notes]).to_dict()
         record["profile"] = _profile_record(list(tools), ncu_run, nsys_run, timing, started)
         if why_run is not None and why_run.wall_s is not None:
@@ -252,6 +263,7 @@ def profile(
         manifest=writer.manifest,
         timeline=timeline,
         removal=final / why_run.report.name if why_run is not None and why_run.report is not None else None,
+        in_kernel=stamped,
     )
 
 

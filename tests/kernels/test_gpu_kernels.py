@@ -253,3 +253,29 @@ def test_fast_kernel_removal_switches_run_where_stagger_is_the_default(name, cut
     out = triton_mla_fast(build_inputs(w, device="cuda"), **cut)
     torch.cuda.synchronize()
     assert out.shape == (w.batch * w.q_len, w.heads, w.v_dim)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        dict(ctx_len=131072, heads=8, q_len=9, page_size=64),  # the ring with its tail warpgroup
+        dict(ctx_len=4096, batch=3, ctx_lens=(4096, 20000, 32768), heads=16, q_len=4, page_size=64),  # stagger, items
+    ],
+    ids=["ring", "stagger-batch"],
+)
+def test_in_kernel_stamps_leave_the_output_as_it_was(fields):
+    """With the in-kernel timeline's stamps on (kernels/fast/timeline.py) the step writes the same bytes, and
+    every program's roles stamp their start and end."""
+    import torch
+
+    from kernels.fast.run import triton_mla_fast
+    from kernels.inputs import build_inputs
+
+    inp = build_inputs(VerifyWorkload(tree_mask="chain", **fields), device="cuda")
+    stamps: dict = {}
+    plain, stamped = triton_mla_fast(inp), triton_mla_fast(inp, stamps=stamps)
+    torch.cuda.synchronize()
+    assert torch.equal(plain, stamped)
+    split = stamps["split"].cpu()
+    assert (split[:, 0, 2] != 0).all() and (split[:, 0, 5] != 0).all()
+    assert (stamps["combine"].cpu()[:, 7] == 1).any()
