@@ -11,6 +11,7 @@ only when compiling.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import json
 import os
@@ -90,7 +91,8 @@ def specialization(spec: LaunchSpec) -> tuple[dict, dict, dict]:
     that the spec leaves out (the in-kernel timeline's, kernels/fast/timeline.py) takes its default."""
     fn = spec.load()
     runtime = list(spec.signature)
-    defaults = {p.name: p.default for p in fn.params if p.has_default and p.name not in spec.signature}
+    params = inspect.signature(getattr(fn, "fn", fn)).parameters  # a JIT or an interpreted function's Python one
+    defaults = {n: p.default for n, p in params.items() if p.default is not p.empty and n not in spec.signature}
     spec_constexprs = {**{n: d for n, d in defaults.items() if n not in spec.constexprs}, **spec.constexprs}
     names = list(fn.arg_names)
     expected = [n for n in names if n not in spec_constexprs]
