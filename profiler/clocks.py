@@ -216,6 +216,9 @@ class ClockSampler:
                 self._handle = nvml.nvmlDeviceGetHandleByIndex(int(which))
             name = nvml.nvmlDeviceGetName(self._handle)
             self._name = name.decode() if isinstance(name, bytes) else str(name)
+        except ImportError:
+            self.why = "no NVML here: nvidia-ml-py (import pynvml) is not installed"
+            self._handle = None
         except Exception as exc:  # noqa: BLE001 - any NVML failure means no clocks, never a failed run
             self.why = f"NVML: {type(exc).__name__}: {exc}".splitlines()[0][:160]
             self._handle = None
