@@ -32,6 +32,7 @@ import subprocess
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,7 +103,11 @@ def fork_round(cmd: list[str]) -> int:
     """Fork, run `cmd` in the child (run_in_child), wait; its exit code (-N: ended by signal N)."""
     sys.stdout.flush()
     sys.stderr.flush()
-    pid = os.fork()
+    with warnings.catch_warnings():
+        # importing torch starts one native thread of its own; the child uses none of its state, and
+        # PyTorch's DataLoader forks its workers after the same import
+        warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # the child: never returns into the server's loop
         code = 1
         try:
