@@ -302,7 +302,7 @@ def render_bench(table, meta: dict, fits=None) -> str:
     out = head + "\n\n" + align(rows)
     if throttled.any():
         out += "\n! throttled: " + "; ".join(
-            f"{r.kernel} {r.get('row') or r.ctx_len}: {r.throttled}" for _, r in table[throttled].iterrows()
+            f"{r.kernel} {r.get('row') or ctx_text(r.ctx_len)}: {r.throttled}" for _, r in table[throttled].iterrows()
         )
     if x_read:
         out += "\nx read: the time over a bare read of the same KV bytes (kernel `read`), in the same run"
