@@ -131,16 +131,19 @@ def row_columns(record: ClockRecord | None) -> dict:
     temperature at the end (None where not read), and `throttled`: why it ran below the GPU's own clock, or ""."""
     a = record.start if record is not None else None
     b = record.end if record is not None else None
-    get = lambda s, key: getattr(s, key) if s is not None else None  # noqa: E731
     return {
-        "sm_mhz_start": get(a, "sm_mhz"),
-        "sm_mhz_end": get(b, "sm_mhz"),
-        "mem_mhz": get(b, "mem_mhz") or get(a, "mem_mhz"),
-        "power_w_start": get(a, "power_w"),
-        "power_w_end": get(b, "power_w"),
-        "temp_c_end": get(b, "temp_c"),
+        "sm_mhz_start": _value(a, "sm_mhz"),
+        "sm_mhz_end": _value(b, "sm_mhz"),
+        "mem_mhz": _value(b, "mem_mhz") or _value(a, "mem_mhz"),
+        "power_w_start": _value(a, "power_w"),
+        "power_w_end": _value(b, "power_w"),
+        "temp_c_end": _value(b, "temp_c"),
         "throttled": "; ".join(record.throttled) if record is not None else "",
     }
+
+
+def _value(sample: ClockSample | None, key: str):
+    return getattr(sample, key) if sample is not None else None
 
 
 UNRECORDED = ClockRecord("unavailable", why="its timing.json predates clock records")

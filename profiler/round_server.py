@@ -166,8 +166,8 @@ class Rounds:
 
 def forkable(cmds: list[list[str]]) -> bool:
     """Whether the rounds can be forked from one server: each `python -m MODULE ...` or `python SCRIPT.py ...`
-    of one interpreter, on a system with fork."""
-    if not cmds or not hasattr(os, "fork"):
+    of one interpreter, on Linux (where CUDA runs; macOS's libraries are not safe to fork after import)."""
+    if not cmds or not sys.platform.startswith("linux"):
         return False
     exe = cmds[0][0]
     return all(len(c) >= 2 and c[0] == exe and ((c[1] == "-m" and len(c) >= 3) or c[1].endswith(".py")) for c in cmds)

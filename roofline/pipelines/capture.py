@@ -243,7 +243,10 @@ def timed_rounds(
     got: list[TimingSamples] = []
     with tempfile.TemporaryDirectory(prefix="roofline-timing-") as tmp:
         outs = [Path(tmp) / f"round{i}.json" for i in range(rounds)]
-        said = lambda i, last: say(f"[timing] round {i}/{rounds}: {last.removeprefix('harness: ')}")  # noqa: E731
+
+        def said(i: int, last: str) -> None:
+            say(f"[timing] round {i}/{rounds}: {last.removeprefix('harness: ')}")
+
         cmds = [round_command(app, samples, out) for out in outs]
         ran = run_rounds(cmds, log, Path(tmp), control or PLAIN_RUN, said, start)
         for i, out in enumerate(outs, 1):

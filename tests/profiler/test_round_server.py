@@ -99,7 +99,7 @@ def test_the_servers_imports_start_no_cuda(tmp_path):
     assert got == dict(got, failed=[], calls=[], started=None)
 
 
-def test_what_can_be_forked():
+def test_what_can_be_forked(monkeypatch):
     py = sys.executable
     assert forkable([[py, "-m", "profiler.harness", "--kernel", "k"], [py, "x.py"]])
     assert not forkable([[py, "-u", "x.py"]])  # interpreter options: a fresh interpreter each
@@ -107,3 +107,5 @@ def test_what_can_be_forked():
     assert not forkable([["ncu", "--set", "full", py, "x.py"]])
     assert preloads([py, "x.py"]) == [] and preloads([py, "-m", "m"]) == ["m"]
     assert run_rounds.__defaults__[-1] == "fork"
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert not forkable([[py, "x.py"]])  # a fresh interpreter each off Linux
