@@ -8,7 +8,7 @@ import pytest
 from profiler.clocks import UNRECORDED, ClockRecord, ClockSample
 from profiler.rundir import RunDirError
 from profiler.timing import TimingSamples, merge_rounds, parse_timing
-from tests.paths import FIXTURES
+from tests.paths import FIXTURES, ROOT, RUNS
 
 REAL = FIXTURES / "timing" / "timing-v3-triton_mla_fast-32k-p64.json"
 
@@ -36,11 +36,12 @@ def test_a_throttled_round_is_flagged_in_the_file():
 
 
 def test_older_formats_read_without_clocks():
-    v2 = {k: v for k, v in real().items() if k not in ("clocks", "round_start", "throttled_rounds")}
-    t = parse_timing(dict(v2, format="roofline-timing/2"))
+    v2 = ROOT / "docs/results/h200-aa-gate/runs/A0.timing.json"  # format 2, as the H200 wrote it
+    t = parse_timing(json.loads(v2.read_text()), str(v2))
     assert t.round_start == "exec" and t.clocks == () and t.round_clocks() == [UNRECORDED] * 4
-    v1 = {k: v for k, v in v2.items() if k not in ("rounds_ms", "round_kind")}
-    assert parse_timing(dict(v1, format="roofline-timing/1")).round_clocks() == [UNRECORDED]
+    assert t.to_dict()["clocks"] == [] and t.throttled_rounds() == []
+    v1 = RUNS / "h200-triton_mla_fast-both-32k-p64" / "timing.json"  # format 1: one round
+    assert parse_timing(json.loads(v1.read_text()), str(v1)).round_clocks() == [UNRECORDED]
 
 
 @pytest.mark.parametrize(
