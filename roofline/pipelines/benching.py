@@ -189,7 +189,7 @@ def lens_points(
 
 
 def serving_points(page_size: int = SERVING_PAGE_SIZE, mask: str = SERVING_MASK) -> list[BenchPoint]:
-    """Issue 29's serving rows (kernels.batches.SERVING), each a named point."""
+    """The serving rows (kernels.batches.SERVING), each a named point."""
     return [BenchPoint(r.workload(page_size, mask), r.name, r.lens) for r in SERVING]
 
 

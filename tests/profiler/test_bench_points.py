@@ -1,5 +1,5 @@
 """What `roofline bench` records for each point (profiler/bench.py bench_points), with the timing replaced: the
-rows of issue 29's serving rows keep each batch's exact lengths, launch parameters reach the kernel's call, and a
+serving rows keep each batch's exact lengths, launch parameters reach the kernel's call, and a
 kernel that cannot run a point is listed as skipped (the GPU's timings themselves need the H200)."""
 
 import pytest
