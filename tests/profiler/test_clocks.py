@@ -124,3 +124,9 @@ def test_a_bench_rows_clock_columns():
     assert cols["sm_mhz_start"] == 1980 and cols["sm_mhz_end"] == 1755 and cols["power_w_end"] == 187.5
     assert cols["throttled"] == "SM clock fell 1980 -> 1755 MHz"
     assert set(row_columns(None)) == set(clocks.CLOCK_COLUMNS) and row_columns(None)["throttled"] == ""
+
+
+def test_the_sampler_imports_pynvml_itself(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", fake_nvml(sm=(1755,)))
+    sampler = ClockSampler()
+    assert sampler.sample().sm_mhz == 1755 and sampler.record(None, sampler.sample()).device == "NVIDIA H200"
