@@ -13,6 +13,7 @@ from kernels.spec import VerifyWorkload
 from profiler.launch_table import LaunchTable, PcSamples
 from profiler.nsys_reader import Timeline
 from profiler.rundir import Manifest, RunSpec
+from roofline.analysis.clocks import run_clock_note
 from roofline.analysis.floor import Step
 from roofline.analysis.summary import Analysis
 from roofline.analysis.timeline import InKernelTimeline
@@ -142,6 +143,8 @@ def make_run(
     the incomplete capture's problems, the counters of a timeline. `evidence`: Run's spec, workload,
     manifest and timeline."""
     notes = list(notes)
+    if clocks := run_clock_note(source, evidence.get("manifest"), launches.frame):
+        notes.append(clocks)
     if problems:
         notes.append("INCOMPLETE: " + "; ".join(problems) + " (no step time)")
     if not launches.counters:
