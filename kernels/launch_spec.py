@@ -93,51 +93,76 @@ def pdl_arch(arch: str) -> bool:
         return False
 
 
+# The combine's shapes (kernels/combine.py): BLOCK_D columns a program (16-byte loads: 4 fp32 a thread, 32 threads
+# a warp), rows with at least COMBINE_LONG partials merged one at a time with that many splits a step, rows with
+# fewer COMBINE_ROWS at a time.
+COMBINE_BLOCK_D = 128
+COMBINE_LONG = 32
+COMBINE_ROWS = 16
+# A row of the batch schedule's merge table (int32): a request that was cut, its first partial slot, its slots,
+# and the rows [row0, row0 + rows) of it that one program merges.
+MERGE_FIELDS = ("request", "first_slot", "slots", "row0", "rows")
+
+
 def combine_spec(
     splits: int,
     rows: int,
     v_dim: int,
     block_d: int | None = None,
-    block_s: int | None = None,
     part_o: str = "*fp32",
     num_warps: int = 4,
     pdl: bool = False,
 ) -> LaunchSpec:
-    """kernels/combine.py: one program per (row, BLOCK_D columns); part_o: the partials' type.
-    BLOCK_S splits are read per step (default: all of them, up to 256, so one round trip to memory),
-    BLOCK_D columns (default: 64, fewer past 128 splits so that a step holds 8,192 values).
+    """kernels/combine.py over `splits` partials of `rows` rows: grid (programs, v_dim / BLOCK_D), a program
+    merging one row where splits >= COMBINE_LONG, else COMBINE_ROWS rows; part_o: the partials' type.
     pdl: launched as a programmatic dependent launch (the launcher drops it where the device has none)."""
-    block_s = block_s or min(next_power_of_2(splits), 256)
-    block_d = min(block_d or max(16, min(64, 8192 // block_s)), v_dim)
+    block_d = min(block_d or COMBINE_BLOCK_D, v_dim)
+    per = 1 if splits >= COMBINE_LONG else COMBINE_ROWS
     return LaunchSpec(
         name="_combine_kernel",
         target="kernels.combine:_combine_kernel",
-        grid=(rows, cdiv(v_dim, block_d)),
+        grid=(cdiv(rows, per), cdiv(v_dim, block_d)),
         signature={"PartO": part_o, "PartLse": "*fp32", "Out": "*bf16", "total_rows": "i32", "num_splits": "i32"},
-        constexprs=dict(D=v_dim, BLOCK_D=block_d, BLOCK_S=block_s, PDL=pdl, Jobs=None, JOB_ROWS=0),
+        constexprs=dict(
+            D=v_dim, BLOCK_D=block_d, LONG=COMBINE_LONG, ROWS=COMBINE_ROWS, PDL=pdl, Merges=None, JOB_ROWS=0
+        ),
         num_warps=num_warps,
-        num_stages=3,
+        num_stages=1,
         int_args={"total_rows": rows, "num_splits": splits},
     )
 
 
+def merge_table(jobs, job_rows: int) -> list[tuple[int, int, int, int, int]]:
+    """The combine's programs over the batch schedule's `jobs` (request, first slot, slots; kernels.fast.common
+    BatchSchedule.jobs), `job_rows` rows a request: one program per row of a request with at least COMBINE_LONG
+    slots, one per COMBINE_ROWS rows of the others; rows of MERGE_FIELDS, the most slots first (the GPU starts
+    a grid's programs in order: the longest merges start first)."""
+    table = []
+    for b, first, slots in jobs:
+        per = 1 if slots >= COMBINE_LONG else COMBINE_ROWS
+        table += [(b, first, slots, r0, min(per, job_rows - r0)) for r0 in range(0, job_rows, per)]
+    table.sort(key=lambda t: (-t[2], t[0], t[3]))
+    return table
+
+
 def combine_jobs_spec(
-    jobs: int, job_rows: int, max_slots: int, v_dim: int, part_o: str = "*fp32", num_warps: int = 4, pdl: bool = False
+    jobs, job_rows: int, v_dim: int, part_o: str = "*fp32", num_warps: int = 4, pdl: bool = False
 ) -> LaunchSpec:
-    """kernels/combine.py over the fast kernel's batch schedule: one program per (row of a request that was
-    cut, BLOCK_D columns), `jobs` such requests of `job_rows` rows each, at most `max_slots` partials a request
-    (BLOCK_S and BLOCK_D as combine_spec sizes them for that many splits)."""
-    base = combine_spec(max_slots, job_rows, v_dim, part_o=part_o, num_warps=num_warps, pdl=pdl)
-    constexprs = {k: v for k, v in base.constexprs.items() if k != "Jobs"}
+    """kernels/combine.py over the fast kernel's batch schedule: one program per row of merge_table(jobs,
+    job_rows) and BLOCK_D columns, `jobs` the requests that were cut (request, first slot, slots), `job_rows`
+    rows each."""
+    table = merge_table(jobs, job_rows)
+    base = combine_spec(max(j[2] for j in jobs), job_rows, v_dim, part_o=part_o, num_warps=num_warps, pdl=pdl)
+    constexprs = {k: v for k, v in base.constexprs.items() if k != "Merges"}
     return LaunchSpec(
         name=base.name,
         target=base.target,
-        grid=(jobs * job_rows, base.grid[1]),
-        signature={**base.signature, "Jobs": "*i32"},
+        grid=(len(table), base.grid[1]),
+        signature={**base.signature, "Merges": "*i32"},
         constexprs={**constexprs, "JOB_ROWS": job_rows},
         num_warps=num_warps,
         num_stages=base.num_stages,
-        int_args={"total_rows": job_rows, "num_splits": max_slots},
+        int_args={"total_rows": job_rows, "num_splits": base.int_args["num_splits"]},
     )
 
 

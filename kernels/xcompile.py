@@ -11,6 +11,7 @@ only when compiling.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import json
 import os
@@ -86,19 +87,23 @@ def mma_family(ptx: str) -> str:
 def specialization(spec: LaunchSpec) -> tuple[dict, dict, dict]:
     """(signature, constexprs, attrs) as Triton's JIT builds them at launch time: pointers get a
     16-byte divisibility hint (torch allocations are aligned), an int argument equal to 1 becomes
-    a constant, one divisible by 16 gets the hint, one past int32 is i64."""
+    a constant, one divisible by 16 gets the hint, one past int32 is i64. A trailing parameter with a default
+    that the spec leaves out (the in-kernel timeline's, kernels/fast/timeline.py) takes its default."""
     fn = spec.load()
     runtime = list(spec.signature)
+    params = inspect.signature(getattr(fn, "fn", fn)).parameters  # a JIT or an interpreted function's Python one
+    defaults = {n: p.default for n, p in params.items() if p.default is not p.empty and n not in spec.signature}
+    spec_constexprs = {**{n: d for n, d in defaults.items() if n not in spec.constexprs}, **spec.constexprs}
     names = list(fn.arg_names)
-    expected = [n for n in names if n not in spec.constexprs]
+    expected = [n for n in names if n not in spec_constexprs]
     if runtime != expected or set(spec.constexprs) - set(names):
         raise CompileError(
             f"{spec.name}: launch spec arguments {runtime} + constexprs {sorted(spec.constexprs)} "
             f"do not match the jit function's {names}"
         )
-    signature, constexprs, attrs = {}, dict(spec.constexprs), {}
+    signature, constexprs, attrs = {}, dict(spec_constexprs), {}
     for name in names:
-        if name in spec.constexprs:
+        if name in spec_constexprs:
             signature[name] = "constexpr"
             continue
         ty = spec.signature[name]

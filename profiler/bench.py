@@ -32,6 +32,7 @@ from kernels.probes import make_l2_reread
 from kernels.registry import check_workload, get_kernel
 from kernels.spec import VerifyWorkload, WorkloadError
 from kernels.stream import stream_read
+from profiler.clocks import ClockRecord, ClockSampler, row_columns
 
 METHODS = ("rotated", "flush")
 DEFAULT_SAMPLES = 30
@@ -66,6 +67,15 @@ class RotatedTiming:
     samples_ms: list[float]  # ms per step, one per sample
     input_sets: int
     replays_per_sample: int
+    clocks: ClockRecord | None = None  # the GPU's clocks as the samples began and ended, when a sampler was given
+
+
+@dataclass(frozen=True)
+class Timed:
+    """One bench row's time: the median ms per step and the GPU's clocks while it was timed."""
+
+    median_ms: float
+    clocks: ClockRecord | None = None
 
 
 def input_sets_for(set_bytes: int, l2_bytes: int, least: int = 4, most: int = 64) -> int:
@@ -93,12 +103,18 @@ def rotated_input_sets(
 
 
 def rotated_samples_ms(
-    call, input_sets: list, samples: int = DEFAULT_SAMPLES, sample_ms: float = 2.0, warmup_ms: float = 25.0
+    call,
+    input_sets: list,
+    samples: int = DEFAULT_SAMPLES,
+    sample_ms: float = 2.0,
+    warmup_ms: float = 25.0,
+    clocks: ClockSampler | None = None,
 ) -> RotatedTiming:
     """`samples` timings of one step, in ms: a CUDA graph runs `call(inp)` once on each input set in
     turn; a sample is `replays` back-to-back replays of it between two events (enough for about
     `sample_ms`), divided by the steps it ran, after about `warmup_ms` of replays untimed. No L2
-    flush: the sets rotate through the L2."""
+    flush: the sets rotate through the L2. `clocks`: read the GPU's clocks as the samples are queued
+    (the warm-up replays in flight) and before the wait for the last (the samples in flight)."""
     for inp in input_sets:  # compile, and allocate outside the capture
         call(inp)
     torch.cuda.synchronize()
@@ -117,14 +133,17 @@ def rotated_samples_ms(
         graph.replay()
     replays = max(1, math.ceil(sample_ms / one_ms))
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(samples)]
+    first = clocks.sample() if clocks else None
     for s, e in events:
         s.record()
         for _ in range(replays):
             graph.replay()
         e.record()
+    last = clocks.sample() if clocks else None
     torch.cuda.synchronize()
     steps = replays * len(input_sets)
-    return RotatedTiming([s.elapsed_time(e) / steps for s, e in events], len(input_sets), replays)
+    record = clocks.record(first, last) if clocks else None
+    return RotatedTiming([s.elapsed_time(e) / steps for s, e in events], len(input_sets), replays, record)
 
 
 def time_step(
@@ -134,10 +153,12 @@ def time_step(
     seed: int | None = None,
     input_sets: int | None = None,
     then: Callable[[], object] | None = None,
+    clocks: ClockSampler | None = None,
     **kernel_kwargs,
 ) -> RotatedTiming:
     """Samples of kernel `name`'s step on `workload`, rotated over fresh input sets (seeds from `seed`).
-    `then`: launched after each step, inside the graph (roofline/pipelines/gate.py's known slowdown)."""
+    `then`: launched after each step, inside the graph (roofline/pipelines/gate.py's known slowdown);
+    `clocks`: the GPU's clocks recorded around the samples (rotated_samples_ms)."""
     fn = get_kernel(name).load()
     if isinstance(fn, GraphedKernel):  # its own graph per step: ours holds the same launches for every set
         fn = fn.fn
@@ -149,7 +170,7 @@ def time_step(
 
     sets = rotated_input_sets(workload, input_sets, seed)
     try:
-        return rotated_samples_ms(step, sets, samples)
+        return rotated_samples_ms(step, sets, samples, clocks=clocks)
     finally:
         del sets
         torch.cuda.empty_cache()
@@ -194,14 +215,29 @@ def _time_call(fn, inp, kwargs: dict, rep_ms: int = 200) -> float:
     return median_ms(lambda: fn(inp, **kwargs), rep_ms=rep_ms)
 
 
-def time_kernel(name: str, workload: VerifyWorkload, method: str = "rotated", **kernel_kwargs) -> float:
+def _rotated(t: RotatedTiming) -> Timed:
+    return Timed(float(pd.Series(t.samples_ms).median()), t.clocks)
+
+
+def _flushed(time_it: Callable[[], float], clocks: ClockSampler | None) -> Timed:
+    """do_bench's median, the clocks read just before and after it (do_bench leaves the GPU idle between)."""
+    first = clocks.sample() if clocks else None
+    ms = time_it()
+    return Timed(ms, clocks.record(first, clocks.sample()) if clocks else None)
+
+
+def time_kernel(
+    name: str, workload: VerifyWorkload, method: str = "rotated", clocks: ClockSampler | None = None, **kernel_kwargs
+) -> Timed:
     """Median milliseconds of one step of kernel `name` on fresh inputs for `workload`, by `method`
-    ("rotated": CUDA-graph replays over rotated input sets; "flush": do_bench with its L2 flush)."""
+    ("rotated": CUDA-graph replays over rotated input sets; "flush": do_bench with its L2 flush), with
+    the GPU's clocks while it ran when `clocks` is given."""
     if method == "rotated":
-        return float(pd.Series(time_step(name, workload, **kernel_kwargs).samples_ms).median())
+        return _rotated(time_step(name, workload, clocks=clocks, **kernel_kwargs))
     if method != "flush":
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-    return _time_call(get_kernel(name).load(), build_inputs(workload, device="cuda"), kernel_kwargs)
+    fn, inp = get_kernel(name).load(), build_inputs(workload, device="cuda")
+    return _flushed(lambda: _time_call(fn, inp, kernel_kwargs), clocks)
 
 
 READ = "read"  # bench's pseudo-kernel: a bare stream_read of the workload's KV bytes, nothing else
@@ -213,17 +249,17 @@ def read_kv(inp) -> torch.Tensor:
     return stream_read(inp.kv_cache.view(-1)[: w.kv_tokens * w.head_dim])
 
 
-def time_read(workload: VerifyWorkload, method: str = "rotated") -> float:
+def time_read(workload: VerifyWorkload, method: str = "rotated", clocks: ClockSampler | None = None) -> Timed:
     """Median ms of a bare read of `workload`'s KV bytes (read_kv), timed like the kernels: what any
     kernel of this workload pays for its bytes alone."""
     if method == "flush":
         inp = build_inputs(workload, device="cuda")
         read_kv(inp)
         torch.cuda.synchronize()
-        return median_ms(lambda: read_kv(inp))
+        return _flushed(lambda: median_ms(lambda: read_kv(inp)), clocks)
     sets = rotated_input_sets(workload)
     try:
-        return float(pd.Series(rotated_samples_ms(read_kv, sets).samples_ms).median())
+        return _rotated(rotated_samples_ms(read_kv, sets, clocks=clocks))
     finally:
         del sets
         torch.cuda.empty_cache()
@@ -290,15 +326,23 @@ def bench_grid(
     return bench_points(kernels, points, progress, method)
 
 
-def bench_points(kernels: list[str], points: list[BenchPoint], progress=None, method: str = "rotated") -> pd.DataFrame:
-    """One row per point x kernel: median_ms by `method` (NaN with `error` on failure). A point a kernel
-    cannot run (FlashMLA at page 1 or with a tree mask) is kept as a row whose error says "skipped: why".
+def bench_points(
+    kernels: list[str],
+    points: list[BenchPoint],
+    progress=None,
+    method: str = "rotated",
+    clocks: ClockSampler | None = None,
+) -> pd.DataFrame:
+    """One row per point x kernel: median_ms by `method` (NaN with `error` on failure), and the GPU's clocks
+    while it was timed (profiler/clocks.py row_columns; `clocks`: the sampler, a new one when None). A point
+    a kernel cannot run (FlashMLA at page 1 or with a tree mask) is kept as a row whose error says "skipped: why".
     The kernel name `read` (READ) times a bare read of the point's KV bytes; `name:key=value,...` passes
     launch parameters to the kernel (launch_params). A ragged batch's lengths are in `ctx_lens` (comma-joined,
     exact), its largest in `ctx_len`."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     rows = []
+    clocks = clocks or ClockSampler()
     cases = [(p, name) for p in points for name in kernels]
     for n, (point, name) in enumerate(cases, 1):
         w = point.workload
@@ -315,6 +359,7 @@ def bench_points(kernels: list[str], points: list[BenchPoint], progress=None, me
             "mask": w.tree_mask,
             "median_ms": float("nan"),
             "error": "",
+            **row_columns(None),
         }
         why = skip_reason(name, w)
         if why:
@@ -322,7 +367,8 @@ def bench_points(kernels: list[str], points: list[BenchPoint], progress=None, me
         else:
             base, params = launch_params(name)
             try:
-                row["median_ms"] = time_read(w, method) if base == READ else time_kernel(base, w, method, **params)
+                t = time_read(w, method, clocks) if base == READ else time_kernel(base, w, method, clocks, **params)
+                row.update(median_ms=t.median_ms, **row_columns(t.clocks))
             except Exception as exc:  # keep going: one failing case must not lose the table
                 row["error"] = f"{type(exc).__name__}: {exc}"[:200]
         rows.append(row)
@@ -330,7 +376,9 @@ def bench_points(kernels: list[str], points: list[BenchPoint], progress=None, me
             where = point.row or f"ctx={w.ctx_len}" + (f" batch={w.batch}" if w.batch != 1 else "")
             progress(
                 f"[{n}/{len(cases)}] {name} {where} page={w.page_size} heads={w.heads} q_len={w.q_len} "
-                f"mask={w.tree_mask}: " + (f"{row['median_ms']:.4f} ms" if not row["error"] else row["error"])
+                f"mask={w.tree_mask}: "
+                + (f"{row['median_ms']:.4f} ms" if not row["error"] else row["error"])
+                + (f" (THROTTLED: {row['throttled']})" if row["throttled"] else "")
             )
         torch.cuda.empty_cache()
     return pd.DataFrame(rows)

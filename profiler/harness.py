@@ -22,6 +22,7 @@ import sys
 from kernels.launch_spec import device_facts
 from kernels.registry import get_kernel
 from kernels.spec import VerifyWorkload
+from profiler.clocks import ClockSampler
 from profiler.nvtx import RANGE, STEP
 from profiler.timing import TimingSamples, write_timing
 
@@ -112,15 +113,24 @@ def host_info() -> dict:
     }
 
 
+def cuda_uuid() -> str | None:
+    """The NVML name (`GPU-<uuid>`) of torch's device 0, so the clocks read are of the GPU timed."""
+    import torch  # lazy
+
+    uuid = getattr(torch.cuda.get_device_properties(0), "uuid", None)
+    return f"GPU-{uuid}" if uuid else None
+
+
 def timing_pass(kernel: str, workload, samples: int, out: str, spin_cycles: int = 0) -> int:
-    """Time `kernel`'s step (rotated input sets, CUDA-graph replays) and write timing.json (one round) to
-    `out`; `spin_cycles`: torch.cuda._sleep after each step (a known slowdown)."""
+    """Time `kernel`'s step (rotated input sets, CUDA-graph replays) and write timing.json (one round, with
+    the GPU's clocks at the start and end of its samples) to `out`; `spin_cycles`: torch.cuda._sleep after
+    each step (a known slowdown)."""
     import torch  # lazy
 
     from profiler.bench import time_step  # lazy: torch and triton
 
     then = (lambda: torch.cuda._sleep(spin_cycles)) if spin_cycles else None
-    t = time_step(kernel, workload, samples, then=then)
+    t = time_step(kernel, workload, samples, then=then, clocks=ClockSampler(cuda_uuid()))
     info = host_info()
     write_timing(
         out,
@@ -132,12 +142,17 @@ def timing_pass(kernel: str, workload, samples: int, out: str, spin_cycles: int 
             kernel=kernel,
             workload=workload.to_dict(),
             host={"gpu": info["device"], **{k: info[k] for k in ("torch", "triton", "cuda")}},
+            clocks=(t.clocks,) if t.clocks is not None else (),
         ),
     )
     ordered = sorted(t.samples_ms)
+    end = t.clocks.end if t.clocks is not None else None
+    clock = f", SM {end.sm_mhz:.0f} MHz" if end is not None and end.sm_mhz else ""
+    throttled = f", THROTTLED ({'; '.join(t.clocks.throttled)})" if t.clocks is not None and t.clocks.throttled else ""
     print(
         f"harness: timing pass of {kernel}: {len(ordered)} samples, median {ordered[len(ordered) // 2]:.4f} ms "
-        f"per step, {t.input_sets} input sets, {t.replays_per_sample} replays per sample ({info['device']})"
+        f"per step, {t.input_sets} input sets, {t.replays_per_sample} replays per sample ({info['device']}{clock})"
+        + throttled
     )
     return 0
 

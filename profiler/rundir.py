@@ -63,6 +63,8 @@ FILES = {  # role -> the file's name in a run: every file a run holds
     "timing-log": "timing.log",
     "removal": "removal.json",  # `profile --why`: the removal experiment (roofline-removal/1)
     "removal-log": "removal.log",
+    "in-kernel": "in_kernel.npz",  # `profile --in-kernel`: the stamped step (profiler/in_kernel.py)
+    "in-kernel-log": "in_kernel.log",
     "launches": LAUNCHES,
     "analysis": ANALYSIS,
 }

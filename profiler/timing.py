@@ -1,12 +1,18 @@
 """timing.json: a run's timing samples, taken in child processes with no profiler attached.
 
-    {"format": "roofline-timing/2", "method": "rotated", "unit": "ms per step",
-     "rounds_ms": [[...], [...], ...], "round_kind": "process", "samples_ms": [...all...],
+    {"format": "roofline-timing/3", "method": "rotated", "unit": "ms per step",
+     "rounds_ms": [[...], [...], ...], "round_kind": "process", "round_start": "fork", "samples_ms": [...all...],
+     "clocks": [{...}, ...], "throttled_rounds": [{"round": 2, "why": ["sw power cap at end"]}],
      "n": 30, "input_sets": 8, "replays_per_sample": 4, ...}
 
 A round is one child process: its samples share one process, one clock state and one memory
 placement, so the spread between rounds' medians is what varies between runs (what `compare`'s
-interval is built on). Format 1 (one list, `samples_ms`) is read as one round: within-run only.
+interval is built on). `round_start` says how the rounds' processes began: "fork" (forked from one
+server that imported Python's libraries but never started CUDA: profiler/round_server.py) or "exec"
+(a fresh interpreter each). `clocks` holds each round's GPU clocks at the start and end of its timed
+samples (profiler/clocks.py), and `throttled_rounds` (derived from them) the rounds that ran below the
+GPU's own clock. Format 2 has no clocks and no round_start (its rounds were exec'd); format 1 (one
+list, `samples_ms`) is read as one round: within-run only.
 
 Each sample is the mean time of one step over `replays_per_sample` replays of a CUDA graph that
 runs the step once on each of `input_sets` independent input sets in turn (as a model's layers
@@ -22,11 +28,13 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from profiler.clocks import UNRECORDED, ClockError, ClockRecord, parse_record
 from profiler.rundir import TIMING, RunDir, RunDirError
 
-FORMAT = "roofline-timing/2"
-FORMATS = ("roofline-timing/1", FORMAT)  # 1: one round (before rounds existed)
+FORMAT = "roofline-timing/3"
+FORMATS = ("roofline-timing/1", "roofline-timing/2", FORMAT)  # 1: one round; 2: rounds, no clocks
 ROUND_KINDS = {"process": "each round its own child process", "one": "one round (within-run only)"}
+ROUND_STARTS = {"fork": "forked from a server that never started CUDA", "exec": "a fresh interpreter each"}
 METHODS = {
     "rotated": "CUDA-graph replays over rotated input sets, no L2 flush",
     "flush": "triton.testing.do_bench: L2 flushed (256 MB zeroed) before each call",
@@ -45,6 +53,16 @@ class TimingSamples:
     kernels_ms: dict | None = None  # kernel name -> samples (ms per step), when taken
     rounds_ms: tuple[tuple[float, ...], ...] = ()  # the samples by round; () = one round
     round_kind: str = "one"  # process | one (ROUND_KINDS)
+    round_start: str = "exec"  # fork | exec (ROUND_STARTS)
+    clocks: tuple[ClockRecord, ...] = ()  # one per round (rounds); () = none recorded (timing.json: [])
+
+    def round_clocks(self) -> list[ClockRecord]:
+        """Each round's clock record (UNRECORDED for a timing written before clocks were recorded)."""
+        return list(self.clocks) if self.clocks else [UNRECORDED] * len(self.rounds)
+
+    def throttled_rounds(self) -> list[tuple[int, list[str]]]:
+        """(round number from 1, why) of each round that ran below the GPU's own clock."""
+        return [(i, c.throttled) for i, c in enumerate(self.round_clocks(), 1) if c.throttled]
 
     @property
     def n(self) -> int:
@@ -61,11 +79,14 @@ class TimingSamples:
         d = asdict(self)
         d["samples_ms"] = list(self.samples_ms)
         d["rounds_ms"] = [list(r) for r in self.rounds]
+        d["clocks"] = [c.to_dict() for c in self.clocks]
+        d["throttled_rounds"] = [{"round": i, "why": why} for i, why in self.throttled_rounds()]
         return {"format": FORMAT, "unit": "ms per step", "n": self.n, "method_text": METHODS.get(self.method), **d}
 
 
-def merge_rounds(rounds: list[TimingSamples]) -> TimingSamples:
-    """One timing of several rounds, each a child process's TimingSamples (of one kernel and workload)."""
+def merge_rounds(rounds: list[TimingSamples], start: str = "exec") -> TimingSamples:
+    """One timing of several rounds, each a child process's TimingSamples (of one kernel and workload),
+    their processes begun by `start` (ROUND_STARTS)."""
     if not rounds:
         raise ValueError("merge_rounds needs at least one round")
     first = rounds[0]
@@ -83,6 +104,8 @@ def merge_rounds(rounds: list[TimingSamples]) -> TimingSamples:
         kernels_ms=None,
         rounds_ms=tuple(tuple(r.samples_ms) for r in rounds),
         round_kind="process" if len(rounds) > 1 else "one",
+        round_start=start,
+        clocks=tuple(c for r in rounds for c in r.round_clocks()) if any(r.clocks for r in rounds) else (),
     )
 
 
@@ -106,7 +129,7 @@ def parse_timing(data, where: str = TIMING) -> TimingSamples:
     samples = _samples(data.get("samples_ms"), where, "samples_ms")
     rounds: tuple[tuple[float, ...], ...] = ()
     kind = "one"
-    if fmt == FORMAT:
+    if fmt != FORMATS[0]:
         raw = data.get("rounds_ms")
         _want(isinstance(raw, list) and raw != [], where, "rounds_ms must be a non-empty list of rounds", raw)
         rounds = tuple(_samples(r, where, f"rounds_ms[{i}]") for i, r in enumerate(raw))
@@ -116,6 +139,11 @@ def parse_timing(data, where: str = TIMING) -> TimingSamples:
         _want(kind in ROUND_KINDS, where, f"round_kind must be one of {', '.join(ROUND_KINDS)}", kind)
         _want((kind == "one") == (len(rounds) == 1), where, "round_kind 'one' means exactly one round", kind)
         rounds = rounds if kind == "process" else ()  # one round: samples_ms is it
+    start, clocks = "exec", ()
+    if fmt == FORMAT:
+        start = data.get("round_start")
+        _want(start in ROUND_STARTS, where, f"round_start must be one of {', '.join(ROUND_STARTS)}", start)
+        clocks = _clocks(data.get("clocks"), where, len(rounds) or 1)
     method = data.get("method")
     _want(method in METHODS, where, f"method must be one of {', '.join(METHODS)}", method)
     for key in ("input_sets", "replays_per_sample"):
@@ -139,7 +167,18 @@ def parse_timing(data, where: str = TIMING) -> TimingSamples:
         kernels_ms=kernels_ms,
         rounds_ms=rounds,
         round_kind=kind,
+        round_start=start,
+        clocks=clocks,
     )
+
+
+def _clocks(raw, where: str, rounds: int) -> tuple[ClockRecord, ...]:
+    ok = isinstance(raw, list) and len(raw) in (0, rounds)
+    _want(ok, where, f"clocks must be a list of {rounds} records (one a round) or empty", raw)
+    try:
+        return tuple(parse_record(c, f"{where}: clocks[{i}]") for i, c in enumerate(raw))
+    except ClockError as exc:
+        raise RunDirError(str(exc)) from None
 
 
 def write_timing(path: str | Path, timing: TimingSamples) -> Path:

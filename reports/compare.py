@@ -94,6 +94,14 @@ def timing_sentence(cmp: Comparison) -> str | None:
     )
 
 
+def clocks_sentence(cmp: Comparison) -> str | None:
+    """Each side's GPU clocks over its timing pass's rounds, THROTTLED where a round ran below its own clock."""
+    if not cmp.clocks:
+        return None
+    said = {k: v.describe() if v is not None else "no timing pass" for k, v in cmp.clocks.items()}
+    return f"base {said['base']} | head {said['head']}"
+
+
 def gate_sentence(cmp: Comparison) -> str | None:
     g = cmp.gate
     if g["fail_if_slower_pct"] is None:
@@ -194,7 +202,13 @@ def metric_rows(k: KernelComparison) -> list[list[str]]:
 def _run_lines(cmp: Comparison) -> list[tuple[str, str]]:
     """The run-level lines both renderings lead with, as (label, sentence); label "" for the workload."""
     step = step_sentence(cmp) or "none (needs both runs' workload and iterations)"
-    lines = [("", _workload_line(cmp)), ("step", step), ("timing", timing_sentence(cmp)), ("gate", gate_sentence(cmp))]
+    lines = [
+        ("", _workload_line(cmp)),
+        ("step", step),
+        ("timing", timing_sentence(cmp)),
+        ("clocks", clocks_sentence(cmp)),
+        ("gate", gate_sentence(cmp)),
+    ]
     return [(label, line) for label, line in lines if line]
 
 
@@ -226,7 +240,9 @@ def render_compare_line(cmp: Comparison) -> str:
         change = "no step time on both sides"
     gate = gate_sentence(cmp)
     verdict = f"gate: {gate}" if gate else "gate: none (pass --fail-if-slower PCT)"
-    return ("SAME RUN: " if cmp.same_run else "") + f"{verdict} | {change}"
+    throttled = [k for k, v in (cmp.clocks or {}).items() if v is not None and v.throttled]
+    flag = f" | THROTTLED: {' and '.join(throttled)} (clocks below the GPU's own)" if throttled else ""
+    return ("SAME RUN: " if cmp.same_run else "") + f"{verdict} | {change}{flag}"
 
 
 def _md_table(rows: list[list[str]]) -> str:

@@ -8,6 +8,7 @@ import textwrap
 from kernels.batches import BatchShape, lens_text
 from kernels.spec import ctx_text
 from profiler.timing import METHODS as TIMING_METHODS
+from reports.clocks import bench_clock_line, throttled_rows
 from reports.meta import LAUNCH_BOUND_PCT, nsys_version
 from reports.numbers import fmt as _fmt
 from reports.numbers import ms, ratio, us
@@ -234,7 +235,7 @@ def _batch_cells(r) -> list[str]:
 
 def render_bench(table, meta: dict, fits=None) -> str:
     """The benchmark table, one line per kernel x ctx_len x page_size x heads; then the scaling fits. A table
-    with batches (issue 29's serving rows, --batch, --lens) adds the row's name, the batch and its KV MB."""
+    with batches (the serving rows, --batch, --lens) adds the row's name, the batch and its KV MB."""
     head = (
         f"GPU: {meta['device']} (driver {meta.get('driver', '?')}), torch {meta.get('torch')}, "
         f"triton {meta.get('triton')}\nmeasured here: read {meta['read_gbps']:.0f} GB/s, copy "
@@ -242,6 +243,8 @@ def render_bench(table, meta: dict, fits=None) -> str:
     )
     method = meta.get("method", "flush")  # bench.json files from before the option were all do_bench's
     head += f"\ntimed by: {method} ({TIMING_METHODS.get(method, 'unknown method')}), median per step"
+    head += "\n" + bench_clock_line(table, meta)
+    throttled = throttled_rows(table)
     masks = "mask" in table and table["mask"].nunique() > 1
     x_read = "x_read" in table and table["x_read"].notna().any()
     batched = bool((table["batch"] != 1).any()) or ("row" in table and table["row"].fillna("").astype(bool).any())
@@ -256,7 +259,7 @@ def render_bench(table, meta: dict, fits=None) -> str:
         + ["speedup"]
     ]
     skipped = []
-    for _, r in table.iterrows():
+    for i, r in table.iterrows():
         lens = ragged_lens(r)
         ctx = f"{ctx_text(min(lens))}-{ctx_text(max(lens))}" if lens else f"{r.ctx_len // 1024}k"
         if batched and not lens and r.ctx_len % 1024:
@@ -280,7 +283,7 @@ def render_bench(table, meta: dict, fits=None) -> str:
         rows.append(
             point
             + [
-                f"{r.median_ms:.4f}",
+                f"{r.median_ms:.4f}" + ("!" if throttled[i] else ""),
                 f"{r.eff_gbps:.0f}",
                 f"{r.pct_of_read_bw:.1f}",
                 *flops,
@@ -297,6 +300,10 @@ def render_bench(table, meta: dict, fits=None) -> str:
             "(roofline/data/measured; `roofline calibrate` fits it), or the compute floor where longer"
         )
     out = head + "\n\n" + align(rows)
+    if throttled.any():
+        out += "\n! throttled: " + "; ".join(
+            f"{r.kernel} {r.get('row') or ctx_text(r.ctx_len)}: {r.throttled}" for _, r in table[throttled].iterrows()
+        )
     if x_read:
         out += "\nx read: the time over a bare read of the same KV bytes (kernel `read`), in the same run"
     if batched:

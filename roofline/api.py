@@ -82,6 +82,10 @@ def profile(
     Without `workload`, the other keywords make one (make_workload: ctx="128k", heads=8, ..., or a ragged batch,
     lens="mix:1x128k,15x2k" or lens="uniform:1k-32k" with batch=32 and seed).
 
+    `in_kernel`: also run the step with the kernel's in-kernel stamps on into in_kernel.npz: each warpgroup's
+    stages per tile, per SM, and the stamps' cost (roofline/pipelines/in_kernel.py); a kernel without stamps gets a
+    one-line note.
+
     `env` is added to the profiled child's environment (e.g. CUDA_VISIBLE_DEVICES); `command` is the command
     recorded in spec.json as the one that made the run (default: sys.argv). The run is written atomically
     (see profiler/run_writer.py): on failure, timeout or Ctrl-C it is kept under `<out>.failed-<time>` with its

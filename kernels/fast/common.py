@@ -24,7 +24,7 @@ class FastConfig:
     also where the rows are whole 64-row blocks (64 heads), its third warpgroup then only loading; ring_padded
     (ring only): the ring also where the rows end in a padded 64-row block and have no tail (16 heads x 2 tokens:
     32 rows), its third warpgroup only loading; stagger
-    (the seesaw kernel, whole 64-row blocks): FlashMLA's order of work (kernels/fast/stagger.py), no
+    (the seesaw kernel, whole 64-row blocks): FlashMLA's order of work (kernels/fast/stagger.py), the seesaw's
     removal experiments. schedule: "batch" (the default) cuts a ragged batch's KV (requests of different lengths)
     into work items of near-equal length over the SMs (plan_batch: one program per (M block, item), a request with
     one item writes its output directly, the combine merges only the requests that were cut); "uniform" is the
@@ -32,7 +32,8 @@ class FastConfig:
     (plan_splits), and what a batch of equal requests (batch 1 too) launches either way: plan_splits cuts it
     alike. item_cost, max_waves: plan_batch's knobs. Then the removal
     experiments (roofline/pipelines/removal_experiment.py, CUTS; each split path says which it has): wrong results on
-    purpose, off by default."""
+    purpose, off by default; no_combine (every path, STEP_CUTS): the step without its merge launch (the partials are
+    written, the rows of a request that was cut are not)."""
 
     block_m: int = 64
     block_n: int = 64
@@ -54,20 +55,22 @@ class FastConfig:
     no_mma: bool = False
     no_softmax: bool = False
     no_gather: bool = False
+    no_combine: bool = False
 
     @property
     def cuts(self) -> bool:
         """Whether any removal experiment is on."""
-        return self.no_mma or self.no_softmax or self.no_gather
+        return self.no_mma or self.no_softmax or self.no_gather or self.no_combine
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-CUTS = ("no_mma", "no_softmax", "no_gather")
+CUTS = ("no_mma", "no_softmax", "no_gather")  # compiled into a split kernel (each path lists its own)
+STEP_CUTS = ("no_combine",)  # the step's launches (every path)
 SCHEDULES = ("batch", "uniform")
 # The defaults as the per-architecture configs and the tuned entries give them (the removal experiments aside).
-FAST_DEFAULTS = {k: v for k, v in FastConfig().to_dict().items() if k not in CUTS}
+FAST_DEFAULTS = {k: v for k, v in FastConfig().to_dict().items() if k not in CUTS + STEP_CUTS}
 FAST_MIN_SPLIT_LEN = 256
 # no_mma in the Triton split kernels: Triton pipelines loads that feed no tl.dot only in a loop that names
 # its stages, so the cut's prefix loop names these (the configs' num_stages; a launch with others is refused).

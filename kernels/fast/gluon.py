@@ -405,13 +405,17 @@ def descriptors(inp: VerifyInputs, block_n: int,
 
 
 def launch(kernel, inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor,
-           lat_cols: int | None = None, items: torch.Tensor | None = None, out: torch.Tensor | None = None) -> None:
+           lat_cols: int | None = None, items: torch.Tensor | None = None, out: torch.Tensor | None = None,
+           stamps: tuple | None = None) -> None:
     """Launch a Gluon split kernel as its path planned `spec`; its latent tiles arrive `lat_cols` wide
-    (default: all of them); items, out: the batch schedule's item table and the output (ITEMS)."""
+    (default: all of them); items, out: the batch schedule's item table and the output (ITEMS); stamps: the
+    in-kernel timeline's (buffer, tiles) (kernels/fast/timeline.py), or None."""
+    extra = {} if stamps is None else {"Stamps": stamps[0], "STAMP_TILES": stamps[1]}
     k_lat, k_pe = descriptors(inp, spec.constexprs["BLOCK_N"], lat_cols)
     kernel[spec.grid](
         inp.q, k_lat, k_pe, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
         inp.sm_scale * LOG2E, spec.int_args["split_len"], inp.page_table.stride(0), spec.int_args["total_rows"],
         **schedule_args(spec, items, out),
+        **extra,
         **spec.constexprs)  # num_warps among them: the launch option and the kernel's constexpr
 

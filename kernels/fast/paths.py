@@ -147,10 +147,12 @@ class SplitPath:
             },
         )
 
-    def launch(self, inp, spec: LaunchSpec, part_o, part_lse, items=None, out=None) -> None:
+    def launch(self, inp, spec: LaunchSpec, part_o, part_lse, items=None, out=None, stamps=None) -> None:
         """Run the kernel as `spec` says, writing the splits' partials (with the batch schedule: `items`, its
-        table on the device, and `out`, where a request's only item writes)."""
-        import_module(self.module).launch(inp, spec, part_o, part_lse, items, out)
+        table on the device, and `out`, where a request's only item writes; `stamps`: the Gluon kernels'
+        in-kernel timeline buffer and tile count, kernels/fast/timeline.py)."""
+        extra = {} if stamps is None else {"stamps": stamps}
+        import_module(self.module).launch(inp, spec, part_o, part_lse, items, out, **extra)
 
 
 class TritonSplit(SplitPath):
@@ -262,8 +264,6 @@ class Seesaw(GluonPath):
     def constexprs(self, w, cfg, rows):
         if cfg.stagger and not rows.whole:
             raise ValueError("stagger needs whole 64-row blocks (q_len x heads a multiple of 64: 64 heads)")
-        if cfg.stagger and cfg.cuts:
-            raise ValueError("stagger has no removal experiments")
         return {**super().constexprs(w, cfg, rows), "num_warps": 4, "STAGGER": bool(cfg.stagger)}
 
 
@@ -310,8 +310,8 @@ def _split_path(path: str, cfg: FastConfig) -> SplitPath:
 @dataclass(frozen=True)
 class FastPlan:
     """triton_mla_fast for one workload: its split path, the config, the split launch and the combine (None
-    where the batch schedule cut no request: every item wrote its request's output), and the batch schedule
-    (None: the uniform one)."""
+    where the batch schedule cut no request: every item wrote its request's output; and with no_combine), and the
+    batch schedule (None: the uniform one)."""
 
     path: SplitPath
     config: FastConfig
@@ -384,9 +384,9 @@ def plan_fast(
         return tiled, cdiv(w.max_kv_len, tiled), None
 
     rows = split_path.rows(w, cfg, None if "tail_m" in launch else lambda m_blocks: split_plan(m_blocks)[0])
-    if cfg.stagger and "stagger" not in launch and (not rows.whole or w.page_size < cfg.block_n or cfg.cuts):
+    if cfg.stagger and "stagger" not in launch and (not rows.whole or w.page_size < cfg.block_n):
         # the default only where it applies and was measured faster (whole blocks, pages of whole tiles: at page 1
-        # it lost); it has no removal experiments
+        # it lost)
         cfg = replace(cfg, stagger=False)
     if (
         cfg.ring and items and w.batch >= RING_PADDED_MIN_BATCH and "ring_padded" not in launch and not cfg.ring_padded
@@ -400,10 +400,10 @@ def plan_fast(
     if schedule is None:
         combine = combine_spec(splits, w.batch * rows.m, w.v_dim, part_o=part_o, pdl=pdl)
     elif schedule.jobs:
-        combine = combine_jobs_spec(len(schedule.jobs), rows.m, schedule.max_slots, w.v_dim, part_o=part_o, pdl=pdl)
+        combine = combine_jobs_spec(schedule.jobs, rows.m, w.v_dim, part_o=part_o, pdl=pdl)
     else:
         combine = None
-    combine = with_out_dtype(combine, w.dtype) if combine is not None else None
+    combine = with_out_dtype(combine, w.dtype) if combine is not None and not cfg.no_combine else None
     return FastPlan(split_path, cfg, split, combine, schedule)
 
 

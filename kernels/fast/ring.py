@@ -73,6 +73,7 @@ from kernels.fast.gluon import (
     _visible,
     _visible_t,
 )
+from kernels.fast.timeline import stamp, stamp_end, stamp_head, stamp_start
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 
@@ -160,12 +161,16 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
                n_full, n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
                sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.constexpr, D_LATENT: gl.constexpr,
                BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, PAGE_SIZE: gl.constexpr, ASYNC_GATHER: gl.constexpr,
-               NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr, Out, ITEMS: gl.constexpr, Items):
-    """Main warpgroup W: scores the tiles t with t % 2 == W, and accumulates its half of O from every tile."""
+               NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr, Out, ITEMS: gl.constexpr, Items, Stamps,
+               STAMP_TILES: gl.constexpr):
+    """Main warpgroup W: scores the tiles t with t % 2 == W, and accumulates its half of O from every tile.
+    Stamps, STAMP_TILES: the in-kernel timeline (kernels/fast/timeline.py; off at 0)."""
+    stamp_start(Stamps, W, STAMP_TILES)
     M: gl.constexpr = Q_LEN * HEADS
     HALF: gl.constexpr = D_LATENT // 2
     PW: gl.constexpr = D_LATENT // PARTS
     rows, s_zero, m_i, l_i, o, bits = _main_start(TreeMask, b, mb, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N)
+    stamp_head(Stamps, W, 3, STAMP_TILES)
     for t in range(n_tiles):
         u = t % 2
         z = t >> 30  # an opaque zero: MMA descriptors rebuilt per tile, not hoisted (they spill)
@@ -176,8 +181,10 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
                 _slice_landed(full_bars, u, k, t, n_full, PARTS, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
                 s = _mma(q_lat_s.index(z).slice(k * PW, PW, dim=1), kb.slice(k * PW, PW, dim=1).permute((1, 0)), s,
                          k > 0, NO_MMA)
+            stamp(Stamps, W, t, 0, STAMP_TILES)
             s = _mma(q_pe_s.index(z), pe.permute((1, 0)), s, True, NO_MMA)
             s = warpgroup_mma_wait(0, deps=[s])
+            stamp(Stamps, W, t, 1, STAMP_TILES)
             qk = s * qk_scale
             if t >= n_full:
                 qk = gl.where(_visible(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
@@ -189,14 +196,18 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
                 m_safe, alpha = _max_shift(m_i, m_new)
                 p = gl.exp2(qk - m_safe[:, None])
                 l_i = l_i * alpha + gl.sum(p, 1)
+            stamp(Stamps, W, t, 2, STAMP_TILES)
             mbarrier.wait(ts_bars.index(u), (t // 2) & 1)  # the tail has scored the rope rows P goes into
+            stamp(Stamps, W, t, 3, STAMP_TILES)
             pe.store(p.to(pe.dtype))
             m0_s.store(m_new)  # read by the other warpgroup before it scores (and writes) the next tile
             fence_async_shared()
             _barrier()
             mbarrier.arrive(p_bar, count=1)
+            stamp(Stamps, W, t, 4, STAMP_TILES)
         else:  # the other warpgroup scored it: its maxima and P are posted
             mbarrier.wait(p_bar, t & 1)
+            stamp(Stamps, W, t, 5, STAMP_TILES)
             _seen(t, n_full, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)  # (the scorer waited for its barriers)
             m_new = m0_s.load(m_i.type.layout)
             if not NO_SOFTMAX:
@@ -208,7 +219,9 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
         if not NO_MMA:
             acc = warpgroup_mma(pe, kb.slice(W * HALF, HALF, dim=1), o, is_async=True)
             o = warpgroup_mma_wait(0, deps=[acc])
+        stamp(Stamps, W, t, 6, STAMP_TILES)
         mbarrier.arrive(empty_bars.index(u), count=1)
+    stamp_head(Stamps, W, 4, STAMP_TILES)
     # Row sums: each warpgroup summed the tiles it scored (rescaled at every tile); swap them (the
     # maxima's buffer is free: its last reader read it before its last PV, before this point).
     if W == 0:
@@ -231,6 +244,7 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
         last = W + (n_tiles - 1 - W) // 2 * 2  # the last tile in buffer W
         mbarrier.wait(empty_bars.index(W), (last // 2) & 1)
     _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT, Out, ITEMS, Items)
+    stamp_end(Stamps, W, n_tiles, STAMP_TILES)
 
 
 @gluon.jit
@@ -240,7 +254,7 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
                PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr,
                BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr, ASYNC_GATHER: gl.constexpr, NO_MMA: gl.constexpr,
                NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr, Out, ITEMS: gl.constexpr, Items,
-               TAIL_ROWS: gl.constexpr):
+               TAIL_ROWS: gl.constexpr, Stamps, STAMP_TILES: gl.constexpr):
     """The producer, and the rows past the last whole M block (at most TAIL_M) transposed: S^T = K Q^T
     (tokens on the MMA's M side, rows on N), O^T += V^T P^T (latent dims on M). Only the last M
     block's program stores its rows. Without TAIL_ROWS (rows in whole M blocks, ring_whole: 64 heads, or in
@@ -249,6 +263,7 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
     ROW0: gl.constexpr = M // BLOCK_M * BLOCK_M
     HAS_ROWS: gl.constexpr = TAIL_ROWS
     PW: gl.constexpr = D_LATENT // PARTS
+    stamp_start(Stamps, 2, STAMP_TILES)
     for v in gl.static_range(2):  # the first two tiles
         if v < n_tiles:
             _load_tile(v, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s, kpe_s, full_bars, PARTS,
@@ -265,6 +280,7 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
     # With ASYNC_GATHER at pages smaller than a tile, tile t + 2's page-table entries are loaded while
     # tile t is worked on, not when its buffer frees up.
     PREFETCH: gl.constexpr = ASYNC_GATHER and PAGE_SIZE < BLOCK_N
+    stamp_head(Stamps, 2, 3, STAMP_TILES)
     for t in range(n_tiles):
         u = t % 2
         z = t >> 30
@@ -278,8 +294,10 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
                 _slice_landed(full_bars, u, k, t, n_full, PARTS, ASYNC_GATHER, PAGE_SIZE, BLOCK_N)
                 s = _mma(kb.slice(k * PW, PW, dim=1), qt_lat.slice(k * PW, PW, dim=1).permute((1, 0)), s, k > 0,
                          NO_MMA)
+            stamp(Stamps, 2, t, 0, STAMP_TILES)
             s = _mma(pe, qt_pe_s.index(z).permute((1, 0)), s, True, NO_MMA)
             s = warpgroup_mma_wait(0, deps=[s])
+            stamp(Stamps, 2, t, 1, STAMP_TILES)
         mbarrier.arrive(ts_bars.index(u), count=1)  # the scorer may overwrite the rope rows with P
         if not ASYNC_GATHER:
             if t >= 1:  # tile t + 1, gathered one tile ago, has landed by now
@@ -298,15 +316,18 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
                 l_i = l_i * alpha + gl.sum(p, 0)
                 m_i = m_new
                 o = o * alpha[None, :]
+            stamp(Stamps, 2, t, 2, STAMP_TILES)
             pt = pt_s.index(z)
             _post_pt(pt, p)
             if not NO_MMA:
                 acc = warpgroup_mma(kb.permute((1, 0)), pt.permute((1, 0)), o, is_async=True)
                 o = warpgroup_mma_wait(0, deps=[acc])
+            stamp(Stamps, 2, t, 3, STAMP_TILES)
         # This buffer: tile t + 2 once both main warpgroups are done with tile t too.
         mbarrier.arrive(empty_bars.index(u), count=1)
         if t + 2 < n_tiles:
             mbarrier.wait(empty_bars.index(u), (t // 2) & 1)
+            stamp(Stamps, 2, t, 4, STAMP_TILES)
             if PREFETCH:
                 if not NO_GATHER:
                     _gather_rows(KV, pages_next, lo + (t + 2) * BLOCK_N, hi, klat_s.index(u), kpe_s.index(u),
@@ -316,8 +337,11 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
                            PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
             if ASYNC_GATHER:
                 _arrive_when_copied(t + 2, n_full, full_bars, PARTS, PAGE_SIZE, BLOCK_N)
+            stamp(Stamps, 2, t, 5, STAMP_TILES)
+    stamp_head(Stamps, 2, 4, STAMP_TILES)
     if HAS_ROWS:
         _tail_out(o, m_i, l_i, rows, PartO, PartLse, split, total_rows, b, mb, M, D_LATENT, Out, ITEMS, Items)
+    stamp_end(Stamps, 2, n_tiles, STAMP_TILES)
 
 
 @gluon.jit
@@ -328,13 +352,15 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
                        BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
                        num_warps: gl.constexpr, ASYNC_GATHER: gl.constexpr, NO_MMA: gl.constexpr,
                        NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr, ITEMS: gl.constexpr,
-                       TAIL_ROWS: gl.constexpr):
+                       TAIL_ROWS: gl.constexpr, Stamps=None, STAMP_TILES: gl.constexpr = 0):
     """Grid (m_blocks, splits, batch), 3 x 4 warps: two main warpgroups and the tail one (see the module).
     ASYNC_GATHER: gathered tiles complete their barriers as their copies land, instead of the tail
     waiting for them one tile later. NO_MMA, NO_SOFTMAX, NO_GATHER: removal experiments (see the module).
     ITEMS: the batch schedule's grid (m_blocks, items), as the seesaw kernel's (Items, Out: None without it).
     TAIL_ROWS: the tail warpgroup computes the rows past the last whole block (else every row is in the main
-    warpgroups' M blocks, whole or padded, and it only loads)."""
+    warpgroups' M blocks, whole or padded, and it only loads). Stamps, STAMP_TILES: the in-kernel timeline
+    (kernels/fast/timeline.py; off at 0)."""
+    stamp_head(Stamps, 0, 8, STAMP_TILES)
     mb, split, b = _start_program()
     M: gl.constexpr = Q_LEN * HEADS
     if ITEMS:
@@ -369,20 +395,21 @@ def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, Par
         (_ring_main, (0, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
                       n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
                       sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N, PAGE_SIZE, ASYNC_GATHER, NO_MMA,
-                      NO_SOFTMAX, Out, ITEMS, Items)),
+                      NO_SOFTMAX, Out, ITEMS, Items, Stamps, STAMP_TILES)),
         (_ring_main, (1, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
                       n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,
                       sum_bar, PARTS, HEADS, Q_LEN, D_LATENT, BLOCK_M, BLOCK_N, PAGE_SIZE, ASYNC_GATHER, NO_MMA,
-                      NO_SOFTMAX, Out, ITEMS, Items)),
+                      NO_SOFTMAX, Out, ITEMS, Items, Stamps, STAMP_TILES)),
         (_ring_tail, (Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows,
                       page_base, lo, hi, ctx_len, n_full, n_tiles, klat_s, kpe_s, qt_lat_s, qt_pe_s, pt_s, full_bars,
                       empty_bars, ts_bars, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N,
-                      TAIL_M, ASYNC_GATHER, NO_MMA, NO_SOFTMAX, NO_GATHER, Out, ITEMS, Items, TAIL_ROWS)),
+                      TAIL_M, ASYNC_GATHER, NO_MMA, NO_SOFTMAX, NO_GATHER, Out, ITEMS, Items, TAIL_ROWS, Stamps,
+                      STAMP_TILES)),
     ], [4, 4], [RING_REGS[0], RING_REGS[1]])
 
 
 def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor,
-           items: torch.Tensor | None = None, out: torch.Tensor | None = None) -> None:
+           items: torch.Tensor | None = None, out: torch.Tensor | None = None, stamps=None) -> None:
     """Launch `_gluon_ring_kernel` as kernels.fast.paths planned `spec` (latent tiles in slices; items, out: the
-    batch schedule's)."""
-    common.launch(_gluon_ring_kernel, inp, spec, part_o, part_lse, SEESAW_SLICE, items, out)
+    batch schedule's; stamps: kernels.fast.timeline's buffer and tile count, or None)."""
+    common.launch(_gluon_ring_kernel, inp, spec, part_o, part_lse, SEESAW_SLICE, items, out, stamps)

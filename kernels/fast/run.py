@@ -10,12 +10,13 @@ from functools import cache, lru_cache
 
 import torch
 
+from kernels import timeline_layout
 from kernels.combine import combine_splits
-from kernels.fast.common import FAST_MIN_SPLIT_LEN, ITEM_FIELDS, JOB_FIELDS, BatchSchedule
+from kernels.fast.common import FAST_MIN_SPLIT_LEN, ITEM_FIELDS, BatchSchedule
 from kernels.fast.paths import FastPlan, plan_fast
 from kernels.graph import GraphedKernel
 from kernels.inputs import VerifyInputs
-from kernels.launch_spec import LaunchSpec, device_facts
+from kernels.launch_spec import MERGE_FIELDS, LaunchSpec, device_facts, merge_table
 from kernels.plan import code_path
 from kernels.spec import check_workload
 
@@ -77,6 +78,7 @@ def triton_mla_fast(
     split_len: int | None = None,
     min_split_len: int = FAST_MIN_SPLIT_LEN,
     path: str | None = None,
+    stamps: dict | None = None,
     **launch,
 ) -> torch.Tensor:
     """Split-KV verify with all query rows of a request sharing each KV tile.
@@ -84,19 +86,26 @@ def triton_mla_fast(
     `path`: "gluon", "hopper" or "portable"; default kernels.plan.code_path for this GPU's architecture.
     Launch parameters (kernels.fast.common.FastConfig): `launch`, else the path's defaults for this GPU
     and architecture (tuned entries in kernels/data/tuned.json, else kernels.fast.common's tables).
+    `stamps`: a dict to run the in-kernel timeline with (kernels/fast/timeline.py): its buffers are made in it on
+    the first call (`split`, `combine`) with the plan's `kernel`, `grid` and `stamp_tiles`, and reused after.
     """
     check_shapes(inp)
     w = inp.workload
     plan = launch_plan(inp, split_len, min_split_len, path, **launch)
     part_o, part_lse = partials(inp, plan.split)
     out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device=inp.q.device)
+    split_kw, combine_kw = ({}, {}) if stamps is None else stamp_buffers(stamps, plan, inp.q.device)
     if plan.schedule is None:  # the uniform schedule
-        plan.path.launch(inp, plan.split, part_o, part_lse)
-        return combine_splits(part_o, part_lse, out, spec=plan.combine)
-    items, jobs = schedule_tables(plan.schedule, inp.q.device)
-    plan.path.launch(inp, plan.split, part_o, part_lse, items, out)
+        plan.path.launch(inp, plan.split, part_o, part_lse, **split_kw)
+        if plan.combine is None:  # no_combine
+            return out
+        return combine_splits(part_o, part_lse, out, spec=plan.combine, **combine_kw)
+    items, jobs = schedule_tables(
+        plan.schedule, inp.q.device, plan.combine.constexprs["JOB_ROWS"] if plan.combine else 0
+    )
+    plan.path.launch(inp, plan.split, part_o, part_lse, items, out, **split_kw)
     if plan.combine is not None:  # some request was cut: merge its partials (the others wrote their rows)
-        combine_splits(part_o, part_lse, out, spec=plan.combine, jobs=jobs)
+        combine_splits(part_o, part_lse, out, spec=plan.combine, jobs=jobs, **combine_kw)
     out._schedule_tables = (items, jobs)  # a CUDA graph that keeps `out` (kernels.graph) keeps the tables it reads
     return out
 
@@ -140,22 +149,59 @@ def plan_json(plan: FastPlan) -> dict:
     }
 
 
+def stamp_buffers(stamps: dict, plan: FastPlan, device: torch.device) -> tuple[dict, dict]:
+    """The split and combine launches' keywords for the in-kernel timeline, its buffers made in `stamps` once
+    (zeros: a slot left at zero was not written). Only the Gluon paths stamp; the others run as they are."""
+    if "split" not in stamps:
+        split, schedule = plan.split, plan.schedule
+        longest = schedule.split_len if schedule is not None else split.int_args["split_len"]
+        q_len = split.constexprs.get("Q_LEN", 0)  # the draft tokens past a split's prefix tokens
+        tiles = timeline_layout.stamp_tiles_for(-(-(longest + q_len) // split.constexprs["BLOCK_N"]) + 1)
+        stamps.update(
+            kernel=split.name,
+            grid=tuple(split.grid),
+            stamp_tiles=tiles,
+            split=torch.zeros(
+                split.programs, timeline_layout.ROLES, timeline_layout.slots(tiles), dtype=torch.int64, device=device
+            ),
+            combine_kernel=plan.combine.name if plan.combine is not None else None,
+            combine_grid=tuple(plan.combine.grid) if plan.combine is not None else None,
+            combine=torch.zeros(
+                plan.combine.programs if plan.combine is not None else 1,
+                timeline_layout.COMBINE_SLOTS,
+                dtype=torch.int64,
+                device=device,
+            ),
+        )
+    gluon = plan.path.path == "gluon"
+    split_kw = {"stamps": (stamps["split"], stamps["stamp_tiles"])} if gluon else {}
+    return split_kw, {"stamps": stamps["combine"]}
+
+
 _TABLES: OrderedDict = OrderedDict()
 
 
-def schedule_tables(schedule: BatchSchedule, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """The batch schedule's item and job tables (int32) on `device`, made once per schedule (the first call,
+def schedule_tables(
+    schedule: BatchSchedule, device: torch.device, job_rows: int = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The batch schedule's item table and its combine's merge table (int32; kernels.launch_spec.merge_table of its
+    jobs, `job_rows` rows a request: 0, none) on `device`, made once per schedule (the first call,
     outside any CUDA graph capture) and kept for the last 256 schedules: a step that is replayed or captured
     again finds them, as FlashMLA's metadata is computed once per batch. (A graph that outlives the cache entry
     still has them: triton_mla_fast hangs them on the output it returns, which kernels.graph keeps.)"""
-    key = (id(schedule), str(device))  # the planned schedule object (_plan is cached): no hash of its items
+    key = (id(schedule), str(device), job_rows)  # the planned schedule object (_plan is cached): no hash of its items
     hit = _TABLES.get(key)
     if hit is None or hit[0] is not schedule:
-        same = (schedule, str(device))  # another plan of the same batch: its tables (no copy during a capture)
+        same = (
+            schedule,
+            str(device),
+            job_rows,
+        )  # another plan of the same batch: its tables (no copy during a capture)
         hit = _TABLES.get(same)
         if hit is None:
             items = torch.tensor(schedule.items, dtype=torch.int32).reshape(-1, len(ITEM_FIELDS))
-            jobs = torch.tensor(schedule.jobs or [(0, 0, 0)], dtype=torch.int32).reshape(-1, len(JOB_FIELDS))
+            merges = merge_table(schedule.jobs, job_rows) if job_rows and schedule.jobs else [(0,) * len(MERGE_FIELDS)]
+            jobs = torch.tensor(merges, dtype=torch.int32).reshape(-1, len(MERGE_FIELDS))
             hit = _TABLES[same] = (schedule, items.to(device), jobs.to(device))
         _TABLES[key] = hit  # (holding the schedule keeps its id)
         while len(_TABLES) > 256:

@@ -10,7 +10,7 @@ reads the same tiles transposed (`_seesaw_tail`) instead of to a second, padded 
 that tail, `ring=True` (the default) launches the per-tile variant of this schedule instead
 (kernels/fast/ring.py). With STAGGER (`stagger=True`, the default where the rows are whole 64-row
 blocks and pages hold whole tiles) its two warpgroups run FlashMLA's order of work instead
-(kernels/fast/stagger.py). Shared pieces: kernels/fast/gluon.py.
+(kernels/fast/stagger.py), which has the same removal experiments. Shared pieces: kernels/fast/gluon.py.
 
 Removal experiments (roofline/pipelines/removal_experiment.py), as the ring kernel's: NO_MMA, NO_SOFTMAX and NO_GATHER
 (config fields no_mma, no_softmax, no_gather; off by default, the code compiled then is the kernel's
@@ -60,6 +60,7 @@ from kernels.fast.gluon import (
     _visible_t,
 )
 from kernels.fast.stagger import _stagger
+from kernels.fast.timeline import stamp_head
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 
@@ -298,12 +299,15 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
                          D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
                          BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
                          num_warps: gl.constexpr, NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr,
-                         NO_GATHER: gl.constexpr, STAGGER: gl.constexpr, ITEMS: gl.constexpr):
+                         NO_GATHER: gl.constexpr, STAGGER: gl.constexpr, ITEMS: gl.constexpr, Stamps=None,
+                         STAMP_TILES: gl.constexpr = 0):
     """Grid (m_blocks, splits, batch), 4 + 4 warps: the seesaw schedule (see _seesaw); with TAIL_M,
     4 more for the rows past the last whole M block (see _seesaw_tail). NO_MMA, NO_SOFTMAX, NO_GATHER:
     removal experiments (see the module). ITEMS: the batch schedule's grid (m_blocks, items), each program's
     request and tokens a row of Items (kernels.fast.gluon._item_span); Out: the output, where an item is its
-    request's only one (Items and Out are None without ITEMS)."""
+    request's only one (Items and Out are None without ITEMS). Stamps, STAMP_TILES: the in-kernel timeline of the
+    staggered schedule (kernels/fast/timeline.py; off at 0)."""
+    stamp_head(Stamps, 0, 8, STAMP_TILES)
     mb, split, b = _start_program()
     M: gl.constexpr = Q_LEN * HEADS
     if ITEMS:
@@ -361,9 +365,11 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
         _barrier()
         gl.warp_specialize([
             (_stagger, (0, io, span, smem, p0_s, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
-                        BLOCK_N, Out, ITEMS, Items)),
+                        BLOCK_N, Out, ITEMS, Items, NO_MMA, NO_SOFTMAX, NO_GATHER, Stamps,
+                        STAMP_TILES)),
             (_stagger, (1, io, span, smem, p0_s, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
-                        BLOCK_N, Out, ITEMS, Items)),
+                        BLOCK_N, Out, ITEMS, Items, NO_MMA, NO_SOFTMAX, NO_GATHER, Stamps,
+                        STAMP_TILES)),
         ], [4], [240])
     else:
         gl.warp_specialize([
@@ -375,7 +381,7 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, P
 
 
 def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor,
-           items: torch.Tensor | None = None, out: torch.Tensor | None = None) -> None:
+           items: torch.Tensor | None = None, out: torch.Tensor | None = None, stamps=None) -> None:
     """Launch `_gluon_seesaw_kernel` as kernels.fast.paths planned `spec` (latent tiles in slices; items, out:
-    the batch schedule's)."""
-    common.launch(_gluon_seesaw_kernel, inp, spec, part_o, part_lse, SEESAW_SLICE, items, out)
+    the batch schedule's; stamps: kernels.fast.timeline's buffer and tile count, or None)."""
+    common.launch(_gluon_seesaw_kernel, inp, spec, part_o, part_lse, SEESAW_SLICE, items, out, stamps)

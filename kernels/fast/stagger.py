@@ -15,8 +15,14 @@ scored by warpgroup 1; each warpgroup owns half of O's columns):
   second (buffer 0's) is.
 
 The default where the rows are whole 64-row blocks and pages hold whole tiles (GLUON_CONFIG in
-kernels/fast/common.py; the measurements: docs/results/fast-kernel.md, steps 15 and 16). No removal experiments.
-tests/ring_protocol.py (`stagger`) models its barriers: change the two together."""
+kernels/fast/common.py; the measurements: docs/results/fast-kernel.md, steps 15 and 16).
+tests/ring_protocol.py (`stagger`) models its barriers: change the two together.
+
+Removal experiments (roofline/pipelines/removal_experiment.py), as the seesaw's: NO_MMA leaves out every
+warpgroup MMA (scores and P V: S stays zero, O unchanged), NO_SOFTMAX the online softmax (P = the raw scaled
+scores; no maxima posted, no exp, O not rescaled: the maxima barriers stay, as they also say that a P buffer
+is free), NO_GATHER the cp.async gathers' copies (their waits and barriers stay). Off, the code is the
+schedule's own; on, the results are wrong on purpose, and the loads and every barrier stay."""
 
 from __future__ import annotations
 
@@ -37,12 +43,13 @@ from kernels.fast.gluon import (
     _tma_load,
     _visible,
 )
+from kernels.fast.timeline import stamp, stamp_end, stamp_head, stamp_start
 
 
 @gluon.jit
 def _load_half(H: gl.constexpr, t, u: gl.constexpr, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, kb, pe,
                full_bars, PARTS: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr,
-               D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr):
+               D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr, NO_GATHER: gl.constexpr):
     """Half H of tile t into buffer u (kb, pe): latent slices [H * PARTS/2, (H + 1) * PARTS/2), and with H = 1
     the rope dims (on the last slice's barrier). By TMA where the tile is a whole page's (t < n_full),
     else gathered by this warpgroup's cp.async, waited for, made visible, and its barriers arrived on."""
@@ -65,8 +72,9 @@ def _load_half(H: gl.constexpr, t, u: gl.constexpr, KLat, KPe, KV, PageTable, pa
             _tma_load(KLat, [row0, i * W_], bar, kb.slice(i * W_, W_, dim=1))
     else:
         C: gl.constexpr = D_LATENT // D_ROPE // 2  # D_ROPE-wide chunks of the latent dims in a half
-        _gather_rows(KV, _tile_pages(PageTable, page_base, start, hi, PAGE_SIZE, BLOCK_N, 4), start, hi, kb, pe,
-                     PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, 4, H * C, H * C + C, H == 1)
+        if not NO_GATHER:
+            _gather_rows(KV, _tile_pages(PageTable, page_base, start, hi, PAGE_SIZE, BLOCK_N, 4), start, hi, kb, pe,
+                         PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, 4, H * C, H * C + C, H == 1)
         hp.async_copy.wait_group(0)
         _landed()
         for i in gl.static_range(H * HP, H * HP + HP):
@@ -74,25 +82,37 @@ def _load_half(H: gl.constexpr, t, u: gl.constexpr, KLat, KPe, KV, PageTable, pa
 
 
 @gluon.jit
-def _scores(kb, pe, ql, qpe, full_bars, u: gl.constexpr, j, FIRST: gl.constexpr, s_zero, PARTS: gl.constexpr):
+def _scores(kb, pe, ql, qpe, full_bars, u: gl.constexpr, j, FIRST: gl.constexpr, s_zero, PARTS: gl.constexpr,
+            NO_MMA: gl.constexpr, Stamps, ROLE: gl.constexpr, at, STAMP_TILES: gl.constexpr):
     """S = Q K^T of the tile in buffer u (pair j), slice by slice as they land, half FIRST's slices
-    first; the rope dims' MMA takes Q's from registers (qpe)."""
+    first; the rope dims' MMA takes Q's from registers (qpe). NO_MMA: the waits alone (S zero). Stamps: the
+    timeline's (kernels/fast/timeline.py), stamped at pair `at`."""
     PW: gl.constexpr = ql.shape[1] // PARTS
     s = hp.warpgroup_mma_init(s_zero)
     for i in gl.static_range(FIRST * (PARTS // 2), FIRST * (PARTS // 2) + PARTS):  # (i % PARTS: the slice)
         hp.mbarrier.wait(full_bars.index(u * PARTS + i % PARTS), j & 1)
-        s = hp.warpgroup_mma(ql.slice(i % PARTS * PW, PW, dim=1), kb.slice(i % PARTS * PW, PW, dim=1).permute((1, 0)),
-                             s, use_acc=i > FIRST * (PARTS // 2), is_async=True)
-    s = hp.warpgroup_mma(qpe, pe.permute((1, 0)), s, is_async=True)
-    return hp.warpgroup_mma_wait(0, deps=[s])
+        if not NO_MMA:
+            s = hp.warpgroup_mma(ql.slice(i % PARTS * PW, PW, dim=1),
+                                 kb.slice(i % PARTS * PW, PW, dim=1).permute((1, 0)), s,
+                                 use_acc=i > FIRST * (PARTS // 2), is_async=True)
+    stamp(Stamps, ROLE, at, 8, STAMP_TILES)
+    if not NO_MMA:
+        s = hp.warpgroup_mma(qpe, pe.permute((1, 0)), s, is_async=True)
+    s = hp.warpgroup_mma_wait(0, deps=[s])
+    stamp(Stamps, ROLE, at, 9, STAMP_TILES)
+    return s
 
 
 @gluon.jit
 def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr,
              Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
-             BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, Out, ITEMS: gl.constexpr, Items):
+             BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, Out, ITEMS: gl.constexpr, Items, NO_MMA: gl.constexpr,
+             NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr, Stamps, STAMP_TILES: gl.constexpr):
     """Warpgroup W's side of the staggered schedule (see the module), from its first tile to its half of
-    the split's partial output. max_bars[W]: W's maxima posted; p_bars[W]: W's P posted."""
+    the split's partial output. max_bars[W]: W's maxima posted; p_bars[W]: W's P posted. NO_MMA, NO_SOFTMAX,
+    NO_GATHER: the removal experiments (see the module). Stamps, STAMP_TILES: the in-kernel timeline
+    (kernels/fast/timeline.py; off at 0)."""
+    stamp_start(Stamps, W, STAMP_TILES)
     KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale = io
     b, mb, split, total_rows, page_base, lo, hi, ctx_len, n_full, n_tiles = span
     q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars, p_bars, ts_bars, max0, max1 = smem
@@ -108,8 +128,11 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
     if n_pairs > 0:  # this warpgroup's first tile, both halves, and its scores
         for h in gl.static_range(2):
             _load_half(h, W, W, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s.index(W), kpe_s.index(W),
-                       full_bars, PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
-        s = _scores(klat_s.index(W), kpe_s.index(W), q_lat_s.index(0), qpe, full_bars, W, 0, 0, s_zero, PARTS)
+                       full_bars, PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N,
+                       NO_GATHER)
+        s = _scores(klat_s.index(W), kpe_s.index(W), q_lat_s.index(0), qpe, full_bars, W, 0, 0, s_zero, PARTS, NO_MMA,
+                    Stamps, W, 0, 0)
+    stamp_head(Stamps, W, 3, STAMP_TILES)
     for j in range(n_pairs):
         t = 2 * j + W
         z = j >> 30  # an opaque zero: MMA descriptors rebuilt per pair, not hoisted (they spill)
@@ -119,69 +142,109 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
         if t >= n_full:
             qk = gl.where(_visible(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
         if W == 0:
-            m0 = gl.maximum(m_i, gl.max(qk, 1))
-            m0_safe, sc0 = _max_shift(m_i, m0)
-            p = gl.exp2(qk - m0_safe[:, None])
-            l_i = l_i * sc0 + gl.sum(p, 1)
-            max0.store(m0)
+            if NO_SOFTMAX:
+                p = qk
+            else:
+                m0 = gl.maximum(m_i, gl.max(qk, 1))
+                m0_safe, sc0 = _max_shift(m_i, m0)
+                p = gl.exp2(qk - m0_safe[:, None])
+                l_i = l_i * sc0 + gl.sum(p, 1)
+                max0.store(m0)
             _barrier()
             hp.mbarrier.arrive(max_bars.index(0), count=1)
-            o = o * gl.convert_layout(sc0, o_rows)[:, None]
-            acc = hp.warpgroup_mma(gl.convert_layout(p.to(k0.dtype), p_layout), k0.slice(0, HALF, dim=1), o,
-                                is_async=True)
+            stamp(Stamps, W, j, 0, STAMP_TILES)
+            if not NO_SOFTMAX:
+                o = o * gl.convert_layout(sc0, o_rows)[:, None]
+            acc = o
+            if not NO_MMA:
+                acc = hp.warpgroup_mma(gl.convert_layout(p.to(k0.dtype), p_layout), k0.slice(0, HALF, dim=1), o,
+                                       is_async=True)
             # Warpgroup 1's copy of this P, under this P V: at the pair's maxima, once it has posted them
             hp.mbarrier.wait(max_bars.index(1), j & 1)
-            m1 = max1.load(m_i.type.layout)
-            m1_safe, sc1 = _max_shift(m0, m1)
-            p0_s.store((p * sc1[:, None]).to(p0_s.dtype))
+            stamp(Stamps, W, j, 1, STAMP_TILES)
+            if NO_SOFTMAX:
+                p0_s.store(p.to(p0_s.dtype))
+            else:
+                m1 = max1.load(m_i.type.layout)
+                m1_safe, sc1 = _max_shift(m0, m1)
+                p0_s.store((p * sc1[:, None]).to(p0_s.dtype))
             hp.fence_async_shared()
             _barrier()
             hp.mbarrier.arrive(p_bars.index(0), count=1)
-            o = hp.warpgroup_mma_wait(0, deps=[acc])
+            stamp(Stamps, W, j, 2, STAMP_TILES)
+            if not NO_MMA:
+                o = hp.warpgroup_mma_wait(0, deps=[acc])
+            stamp(Stamps, W, j, 3, STAMP_TILES)
             if t + 2 < last:  # buffer 0's first half is free: the next even tile's
                 _load_half(0, t + 2, 0, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k0, pe0, full_bars,
-                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
+            stamp(Stamps, W, j, 4, STAMP_TILES)
             hp.mbarrier.wait(p_bars.index(1), j & 1)
-            o = o * gl.convert_layout(sc1, o_rows)[:, None]
-            acc = hp.warpgroup_mma(p1_s, k1.slice(0, HALF, dim=1), o, is_async=True)
-            l_i = l_i * sc1
-            m_i = m1
-            o = hp.warpgroup_mma_wait(0, deps=[acc])
+            stamp(Stamps, W, j, 5, STAMP_TILES)
+            if not NO_SOFTMAX:
+                o = o * gl.convert_layout(sc1, o_rows)[:, None]
+                l_i = l_i * sc1
+                m_i = m1
+            if not NO_MMA:
+                acc = hp.warpgroup_mma(p1_s, k1.slice(0, HALF, dim=1), o, is_async=True)
+                o = hp.warpgroup_mma_wait(0, deps=[acc])
+            stamp(Stamps, W, j, 6, STAMP_TILES)
             if t + 3 < last:  # buffer 1's first half is free: the next odd tile's
                 _load_half(0, t + 3, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1, full_bars,
-                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
+            stamp(Stamps, W, j, 7, STAMP_TILES)
             if j + 1 < n_pairs:
-                s = _scores(k0, pe0, q_lat_s.index(z), qpe, full_bars, 0, j + 1, 0, s_zero, PARTS)
+                s = _scores(k0, pe0, q_lat_s.index(z), qpe, full_bars, 0, j + 1, 0, s_zero, PARTS, NO_MMA,
+                            Stamps, W, j, STAMP_TILES)
         else:
             hp.mbarrier.wait(max_bars.index(0), j & 1)
-            m0 = max0.load(m_i.type.layout)
-            m0_safe, sc0 = _max_shift(m_i, m0)
-            m1 = gl.maximum(m0, gl.max(qk, 1))
-            m1_safe, sc1 = _max_shift(m0, m1)
-            p = gl.exp2(qk - m1_safe[:, None])
-            l_i = l_i * sc0 * sc1 + gl.sum(p, 1)
-            max1.store(m1)
+            stamp(Stamps, W, j, 0, STAMP_TILES)
+            if NO_SOFTMAX:
+                p = qk
+            else:
+                m0 = max0.load(m_i.type.layout)
+                m0_safe, sc0 = _max_shift(m_i, m0)
+                m1 = gl.maximum(m0, gl.max(qk, 1))
+                m1_safe, sc1 = _max_shift(m0, m1)
+                p = gl.exp2(qk - m1_safe[:, None])
+                l_i = l_i * sc0 * sc1 + gl.sum(p, 1)
+                max1.store(m1)
             _barrier()
             hp.mbarrier.arrive(max_bars.index(1), count=1)
-            o = o * gl.convert_layout(sc0 * sc1, o_rows)[:, None]
+            if not NO_SOFTMAX:
+                o = o * gl.convert_layout(sc0 * sc1, o_rows)[:, None]
+            stamp(Stamps, W, j, 1, STAMP_TILES)
             p1_s.store(p.to(p1_s.dtype))
             hp.fence_async_shared()
             _barrier()
             hp.mbarrier.arrive(p_bars.index(1), count=1)
-            acc = hp.warpgroup_mma(p1_s, k1.slice(HALF, HALF, dim=1), o, is_async=True)
+            stamp(Stamps, W, j, 2, STAMP_TILES)
+            acc = o
+            if not NO_MMA:
+                acc = hp.warpgroup_mma(p1_s, k1.slice(HALF, HALF, dim=1), o, is_async=True)
             hp.mbarrier.wait(p_bars.index(0), j & 1)
-            acc = hp.warpgroup_mma(p0_s, k0.slice(HALF, HALF, dim=1), acc, is_async=True)
-            acc = hp.warpgroup_mma_wait(1, deps=[acc])  # the first P V is done: buffer 1's second half is free
+            stamp(Stamps, W, j, 3, STAMP_TILES)
+            if not NO_MMA:
+                acc = hp.warpgroup_mma(p0_s, k0.slice(HALF, HALF, dim=1), acc, is_async=True)
+                acc = hp.warpgroup_mma_wait(1, deps=[acc])  # the first P V is done: buffer 1's second half is free
+            stamp(Stamps, W, j, 4, STAMP_TILES)
             if t + 2 < last:
                 _load_half(1, t + 2, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1, full_bars,
-                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
-            o = hp.warpgroup_mma_wait(0, deps=[acc])  # and buffer 0's
-            m_i = m1
+                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
+            stamp(Stamps, W, j, 5, STAMP_TILES)
+            if not NO_MMA:
+                o = hp.warpgroup_mma_wait(0, deps=[acc])  # and buffer 0's
+            stamp(Stamps, W, j, 6, STAMP_TILES)
+            if not NO_SOFTMAX:
+                m_i = m1
             if t + 1 < last:
                 _load_half(1, t + 1, 0, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k0, pe0, full_bars,
-                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N)
+                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
+            stamp(Stamps, W, j, 7, STAMP_TILES)
             if j + 1 < n_pairs:
-                s = _scores(k1, pe1, q_lat_s.index(z), qpe, full_bars, 1, j + 1, 1, s_zero, PARTS)
+                s = _scores(k1, pe1, q_lat_s.index(z), qpe, full_bars, 1, j + 1, 1, s_zero, PARTS, NO_MMA,
+                            Stamps, W, j, STAMP_TILES)
+    stamp_head(Stamps, W, 4, STAMP_TILES)
     # Row sums where the maxima were (each warpgroup's last reader of the other's maxima is behind a
     # barrier this one waited for), then this warpgroup's half of O through its own tile buffer.
     if W == 0:
@@ -198,3 +261,4 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
         _lse_out(PartLse, lse, split, total_rows, b, rows, M, ITEMS, Items)
     o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), o_rows)[:, None]
     _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT, Out, ITEMS, Items)
+    stamp_end(Stamps, W, n_tiles, STAMP_TILES)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from profiler.staging import OutputExists, Staged
 from reports.charts.batch import batch_chart
+from reports.charts.in_kernel import in_kernel_chart
 from reports.charts.roofline import report_roofs, roofline_chart
 from reports.charts.stalls import stall_chart
 from reports.charts.timeline import timeline_chart
@@ -21,6 +22,7 @@ from reports.markdown.batch import batch
 from reports.markdown.charts import charts
 from reports.markdown.closing import missing_metrics, notes, reproduce
 from reports.markdown.context import Context, ReportInput
+from reports.markdown.in_kernel import in_kernel
 from reports.markdown.kernel_sections import kernel_sections
 from reports.markdown.kernel_table import kernel_table
 from reports.markdown.overview import floor, gpu, title, workload
@@ -44,6 +46,7 @@ SECTIONS = (
     kernel_table,
     kernel_sections,
     timeline,
+    in_kernel,
     waits,
     charts,
     reproduce,
@@ -70,7 +73,7 @@ def render_markdown(report: ReportInput, meta: ReportMeta, charts: dict[str, Pat
 
 def chart_paths(out_md: Path) -> dict[str, Path]:
     """Where the charts of a report go: beside it, named after it (report.md -> report_roofline.png)."""
-    names = ("roofline", "stalls", "timeline", "waits", "batch")
+    names = ("roofline", "stalls", "timeline", "waits", "batch", "in_kernel")
     return {name: out_md.with_name(f"{out_md.stem}_{name}.png") for name in names}
 
 
@@ -97,6 +100,10 @@ def write_report(report: ReportInput, meta: ReportMeta, out_md: Path, force: boo
             ("timeline", timeline_chart(report.timeline, staged.path(pngs["timeline"]).with_suffix(""), chart_title)),
             ("waits", waits_chart(analysis, staged.path(pngs["waits"]).with_suffix(""), chart_title)),
             ("batch", batch_chart(analysis.workload, staged.path(pngs["batch"]).with_suffix(""), chart_title)),
+            (
+                "in_kernel",
+                in_kernel_chart(report.in_kernel, staged.path(pngs["in_kernel"]).with_suffix(""), chart_title),
+            ),
         ):
             if files:
                 links[name] = Path(files[0].name)

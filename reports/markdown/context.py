@@ -9,6 +9,7 @@ from pathlib import Path
 from profiler.nsys_reader import Timeline
 from reports.meta import ReportMeta
 from roofline.analysis.summary import Analysis
+from roofline.analysis.timeline import InKernelTimeline
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,7 @@ class ReportInput:
 
     analysis: Analysis
     timeline: Timeline | None = None
+    in_kernel: InKernelTimeline | None = None  # the in-kernel timeline, where the run has one
 
 
 @dataclass(frozen=True)

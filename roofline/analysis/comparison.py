@@ -32,6 +32,7 @@ import pandas as pd
 
 from kernels.errors import BadInput
 from profiler.timing import TimingSamples, read_timing
+from roofline.analysis.clocks import ClockSummary, compare_clocks
 from roofline.analysis.pairing import match_kernels, pair_kernels  # noqa: F401 - match_kernels: by name only
 from roofline.analysis.summary import KernelSummary, _clean
 from roofline.analysis.timing_tests import MIN_SAMPLES, SampleTest, sample_test, timing_test
@@ -115,6 +116,7 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     timing: SampleTest | None = None  # the step, from both runs' timing samples
     same_run: bool = False  # base and head are one run (same path or same report checksums)
+    clocks: dict[str, ClockSummary | None] | None = None  # "base"/"head": each side's timing-pass clocks
 
     @property
     def speedup(self) -> float | None:
@@ -148,6 +150,7 @@ class Comparison:
                 },
                 "step": step,
                 "timing": self.timing.to_dict() if self.timing else None,
+                "clocks": {k: v.to_dict() if v else None for k, v in self.clocks.items()} if self.clocks else None,
                 "same_run": self.same_run,
                 "kernels": [k.to_dict() for k in self.kernels],
                 "gate": self.gate,
@@ -392,6 +395,8 @@ def compare(
             notes.append(f"the timing samples were taken by different methods ({' vs '.join(sorted(methods))})")
     elif any(timings):
         notes.append("timing samples on one side only: the step is compared by the profiler's times")
+    clocks, clock_notes = compare_clocks(*timings)
+    notes += clock_notes
     paired, pair_notes = pair_kernels(base_run.analysis.kernels, head_run.analysis.kernels, pairs)
     notes += pair_notes
     kernels = [compare_kernel(base_run, head_run, p.base, p.head, timings, p.how) for p in paired]
@@ -412,6 +417,7 @@ def compare(
         notes=notes,
         timing=test,
         same_run=one,
+        clocks=clocks,
     )
 
 

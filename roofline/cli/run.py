@@ -89,6 +89,12 @@ def print_run(run, fmt: str, project_to: str | None = None) -> dict:
     help="also run the kernel's removal experiment (its MMAs, softmax, gathers compiled out, timed by the "
     "bench's method): the verdict names what sets the pace; the run keeps removal.json",
 )
+@click.option(
+    "--in-kernel",
+    is_flag=True,
+    help="also run the step with the kernel's in-kernel stamps on (each warpgroup's stages per tile, per SM, "
+    "their cost on the step): the run keeps in_kernel.npz, the report draws it",
+)
 @format_option()
 def profile_cmd(kernel, out_dir, force, fmt, **options) -> None:
     """Run a kernel under Nsight Compute and/or Nsight Systems, parse the reports, print verdicts (needs a GPU)."""

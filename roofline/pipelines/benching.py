@@ -18,6 +18,7 @@ from kernels.errors import RooflineError
 from kernels.hardware import NoLocalGpu, local_gpu
 from kernels.spec import VerifyWorkload
 from profiler.checks import number_problem, strict_json
+from profiler.clocks import CLOCK_COLUMNS, ClockSampler
 from profiler.errors import ReportError, refuse_special
 from profiler.staging import Staged
 from roofline.analysis.bench_table import at_size_columns, bench_table
@@ -46,7 +47,8 @@ ROW_NEEDS = {
 INTEGERS = {"ctx_len", "page_size", "heads", "q_len", "batch", "kv_bytes"}
 TIMED = {"median_ms", "kv_bytes", "eff_gbps", "floor_ms", "gap"}
 POSITIVE = INTEGERS | TIMED | {"at_size_ms", "gap_at_size", "speedup_vs_triton_mla", "x_read"}
-NUMBERS = POSITIVE | {"tflops", "pct_of_read_bw", "pct_of_matmul"}
+CLOCKS = set(CLOCK_COLUMNS) - {"throttled"}  # each row's GPU clocks while timed; null where not read
+NUMBERS = POSITIVE | CLOCKS | {"tflops", "pct_of_read_bw", "pct_of_matmul"}
 
 
 @dataclass
@@ -115,7 +117,7 @@ def read_bench(path: Path) -> BenchRun:
     if missing := sorted(ROW_NEEDS - set(table.columns)):
         raise ReportError(f"{path}: its rows lack {', '.join(missing)}")
     table["error"] = table["error"].fillna("") if "error" in table.columns else ""
-    for col in ("row", "lens", "ctx_lens"):  # text columns of batched rows; absent from benches before them
+    for col in ("row", "lens", "ctx_lens", "throttled"):  # text columns absent from benches before them
         table[col] = table[col].fillna("").astype(str) if col in table.columns else ""
     for i, row in enumerate(data["rows"]):  # every number where it is read: a time of -1 ms is no time
         for col in sorted(set(row) & NUMBERS):
@@ -238,7 +240,9 @@ def run_bench(
         "triton": triton.__version__,
         "method": method,
     }
-    times = bench_points(kernels, points, progress=say, method=method)
+    clocks = ClockSampler()
+    times = bench_points(kernels, points, progress=say, method=method, clocks=clocks)
+    meta["clocks"] = "nvml" if clocks.why is None else f"unavailable ({clocks.why})"
     table = bench_table(
         times, gpu, ceil.read_gbps, ceil.matmul_tflops, source=f"measured by roofline bench on this {ceil.device}"
     )

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import shlex
 import tempfile
 import time
 from collections.abc import Callable
@@ -28,7 +27,8 @@ from profiler.ncu_source import read_pc_samples
 from profiler.ncu_tidy import raw_metrics, tidy_launches
 from profiler.nsys import nsys_version, run_nsys
 from profiler.nsys_reader import Timeline, read_nsys_sqlite, timeline_launches
-from profiler.proc import PLAIN_RUN, ToolControl, run_tool
+from profiler.proc import PLAIN_RUN, ToolControl
+from profiler.round_server import run_rounds
 from profiler.run_writer import RunWriter
 from profiler.rundir import HARNESS, RunDirError
 from profiler.timing import TimingSamples, merge_rounds, parse_timing, write_timing
@@ -231,33 +231,37 @@ def round_command(app: list[str], samples: int, out: str | Path) -> list[str]:
     return base + ["--timing-samples", str(samples), "--timing-out", str(out)]
 
 
-def timed_rounds(app: list[str], rounds: int, samples: int, log: Path, control=None, say=print) -> TimingSamples:
+def timed_rounds(
+    app: list[str], rounds: int, samples: int, log: Path, control=None, say=print, start: str = "fork"
+) -> TimingSamples:
     """`rounds` timing passes of the harness command `app` (its `--iters ...` dropped), each its own
     child process of `samples` samples, merged (profiler/timing.py: a round's samples share a process,
-    so the spread of the rounds' medians is what varies between runs). Every round's output goes to `log`."""
+    so the spread of the rounds' medians is what varies between runs). The rounds' processes are forked
+    from one server that imported torch but never started CUDA (`start` "fork", profiler/round_server.py)
+    or each a fresh interpreter ("exec"). Every round's output goes to `log`."""
     got: list[TimingSamples] = []
-    with tempfile.TemporaryDirectory(prefix="roofline-timing-") as tmp, open(log, "w") as whole:
-        for i in range(rounds):
-            out, round_log = Path(tmp) / f"round{i}.json", Path(tmp) / f"round{i}.log"
-            cmd = round_command(app, samples, out)
-            done = run_tool(cmd, round_log, "the timing pass", control or PLAIN_RUN)
-            whole.write(f"# round {i + 1} of {rounds}: {shlex.join(cmd)}\n")
-            whole.write(round_log.read_text(errors="replace") if round_log.is_file() else "")
-            whole.flush()
-            if done.returncode != 0 or not out.is_file():
+    with tempfile.TemporaryDirectory(prefix="roofline-timing-") as tmp:
+        outs = [Path(tmp) / f"round{i}.json" for i in range(rounds)]
+
+        def said(i: int, last: str) -> None:
+            say(f"[timing] round {i}/{rounds}: {last.removeprefix('harness: ')}")
+
+        cmds = [round_command(app, samples, out) for out in outs]
+        ran = run_rounds(cmds, log, Path(tmp), control or PLAIN_RUN, said, start)
+        for i, out in enumerate(outs, 1):
+            if ran.failed == i or (ran.failed is None and not out.is_file()):
                 raise ApplicationFailed(
-                    f"the timing pass failed in round {i + 1} of {rounds} (exit code {done.returncode}); "
+                    f"the timing pass failed in round {i} of {rounds} (exit code {ran.returncode}); "
                     "--timing-samples 0 skips it",
-                    done.lines,
+                    ran.lines,
                     str(log),
                 )
             try:
                 data = json.loads(out.read_text())
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise RunDirError(f"{out} (round {i + 1} of the timing pass): not valid JSON ({exc})") from None
-            got.append(parse_timing(data, f"{out} (round {i + 1} of the timing pass)"))
-            say(f"[timing] round {i + 1}/{rounds}: {(done.lines or [''])[-1].removeprefix('harness: ')}")
-    return merge_rounds(got)
+                raise RunDirError(f"{out} (round {i} of the timing pass): not valid JSON ({exc})") from None
+            got.append(parse_timing(data, f"{out} (round {i} of the timing pass)"))
+    return merge_rounds(got, ran.start)
 
 
 def timing_pass(cap: Capture, samples: int, device: str | None, rounds: int = DEFAULT_TIMING_ROUNDS) -> TimingPass:

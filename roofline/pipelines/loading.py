@@ -19,6 +19,7 @@ from roofline.analysis.removal import apply_removal
 from roofline.analysis.summary import summarize
 from roofline.analysis.useful import UsefulWork
 from roofline.pipelines.capture import IncompleteRun, completeness, timeline_table
+from roofline.pipelines.in_kernel import load_in_kernel
 from roofline.pipelines.loading_folder import folder_timeline
 from roofline.pipelines.run import Run, make_run, passes_note
 
@@ -118,6 +119,7 @@ def load(
     )
     if removal is not None:
         apply_removal(analysis, removal)
+    in_kernel = load_in_kernel(source, analysis) if manifest is not None else None
     passes = passes_note(manifest)
     return make_run(
         source,
@@ -132,4 +134,5 @@ def load(
         pc_samples=pc_samples,
         removal=Path(removal) if removal is not None else None,
         useful=useful,
+        in_kernel=in_kernel,
     )

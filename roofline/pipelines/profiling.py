@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kernels.registry import get_kernel
 from profiler.errors import ProfilerError, ToolNotFound, ToolTimeout
+from profiler.in_kernel import no_scopes_line
 from profiler.launch_table import LaunchTable
 from profiler.metrics import resolve_preset
 from profiler.ncu import find_ncu
@@ -34,6 +35,7 @@ from roofline.pipelines.capture import (
     timeline_table,
     timing_pass,
 )
+from roofline.pipelines.in_kernel import in_kernel_pass, load_in_kernel
 from roofline.pipelines.request import ProfileRequest
 from roofline.pipelines.run import Run, make_run, passes_note
 from roofline.pipelines.why import WhyPass, why_pass
@@ -81,6 +83,7 @@ class _Captured:
     timing: TimingPass | None = None
     why: WhyPass | None = None
     notes: list[str] = field(default_factory=list)  # what the capture says beside the analysis (analysis.json's)
+    stamped: object = None  # the in-kernel timeline, once read back (roofline/pipelines/in_kernel.py)
     running: str = "setup"
 
     @property
@@ -112,6 +115,9 @@ def profile(
     info = get_kernel(request.kernel)
     name = info.name
     info.require(workload)  # before anything runs: an optional kernel not built, an unsupported workload
+    unscoped = no_scopes_line(name) if request.in_kernel else None  # said at once, the capture goes on without it
+    if unscoped:
+        say(unscoped)
     writer = RunWriter(
         out if out is not None else Path("runs") / default_run_name(name, workload), force=force, unique=out is None
     )
@@ -119,6 +125,7 @@ def profile(
         say(f"capture timeout {timeout:g} s (--timeout)")
     started = time.time()
     got = _Captured()
+    got.notes += [unscoped] if unscoped else []
     try:
         spec = RunSpec(
             name, workload.to_dict(), request.iterations, writer.manifest.created, tuple(command or sys.argv)
@@ -159,6 +166,7 @@ def profile(
         manifest=writer.manifest,
         timeline=got.timeline,
         removal=final / got.removal.name if got.removal is not None else None,
+        in_kernel=got.stamped,
     )
 
 
@@ -223,6 +231,9 @@ def _after_capture(cap, request: ProfileRequest, name: str, spec_file: Path, dev
         got.running = "the removal experiment"
         got.why = why_pass(cap, name, spec_file, experiment)
         got.notes += got.why.notes
+    if request.in_kernel and no_scopes_line(name) is None:
+        got.running = "the in-kernel timeline"
+        got.notes += in_kernel_pass(cap, name, spec_file).notes
 
 
 def _analyse(cap: Capture, request: ProfileRequest, launches: LaunchTable, harness: dict, got: _Captured, started):
@@ -241,6 +252,7 @@ def _analyse(cap: Capture, request: ProfileRequest, launches: LaunchTable, harne
     )
     if got.removal is not None:  # the experiment names what sets the pace
         apply_removal(analysis, got.removal, cap.shown(got.removal))
+    got.stamped = load_in_kernel(writer.path, analysis) if request.in_kernel else None  # its line in the evidence
     record = dataclasses.replace(analysis, notes=[*analysis.notes, *pc_notes, *got.notes]).to_dict()
     record["profile"] = _profile_record(list(got.tools), ncu_run, got.nsys, got.timing, started)
     if got.why is not None and got.why.wall_s is not None:

@@ -3,25 +3,27 @@ compiled out (its NO_MMA, NO_SOFTMAX, NO_GATHER switches; the results are wrong 
 stay), each timed as one CUDA-graph replay of the whole step (split + combine). Needs a CUDA GPU (sm_90
 for ring, seesaw and hopper).
 
-    roofline removal [--kernel ring,seesaw,hopper,portable,triton_mla,flashmla,gemm]
+    roofline removal [--kernel ring,seesaw,stagger,hopper,portable,triton_mla,...]
         [--ctx 128k] [--heads 8,64] [--page-size 64,1] [--mask tree|chain] [--method graph|rotated] [--out DIR]
     roofline removal --for triton_mla_fast --spec RUN/spec.json --method rotated --file RUN/removal.json
         # what `roofline profile --why` runs: the workload is the run's, read from its spec.json
 
 `--for KERNEL` (a registered kernel) times the one subject its default plan launches at the run's workload, exactly
-as profiled (subject_for: the ring kernel at 8 heads, page 64; none where the plan's schedule has no switches or the
-batch is ragged, said in one line naming the workload, exit 3) and `--file` writes its document there. `--method rotated` times each variant by the bench's
-method (CUDA-graph replays over rotated input sets, no L2 flush: profiler/bench.py rotated_samples_ms, the
-median of its samples); `graph` (the default, as the committed experiments were timed) one input set.
+as profiled (subject_for: the ring kernel at 8 heads, page 64; the staggered schedule at whole 64-row blocks,
+a ragged batch's too; none where the plan's schedule has no switches, said in one line naming the workload, exit
+3) and `--file` writes its document there. `--method rotated` times each variant by the bench's method (CUDA-graph
+replays over rotated input sets, no L2 flush: profiler/bench.py rotated_samples_ms, the median of its samples);
+`graph` (the default, as the committed experiments were timed) one input set.
 
 or from Python, `run_experiment(kernels, ctx_lens, heads, page_sizes, mask, out)`: the documents, each
 written to OUT/<kernel>.json when `out` is given.
 
 Kernels: ring (`_gluon_ring_kernel`, path gluon, ring=True: where there is a tail warpgroup, 8 heads x 9
 tokens = 64 + 8 rows, and where the rows are whole 64-row blocks, 64 heads), seesaw (`_gluon_seesaw_kernel`,
-path gluon, ring=False), hopper and portable (the Triton split kernels, path="hopper"/"portable"; hopper needs whole
-pages per tile) and triton_mla (`_verify_extend_kernel`). A kernel is timed at each workload whose plan
-launches it; the others are named and skipped. Each is timed with its own tree mask (FlashMLA's chain,
+path gluon, ring=False), stagger (its staggered schedule, the default at whole 64-row blocks, pages of 64+),
+hopper and portable (the Triton split kernels, path="hopper"/"portable"; hopper needs whole pages per tile) and
+triton_mla (`_verify_extend_kernel`). A kernel is timed at each workload whose plan launches it; the others are named
+and skipped. Each is timed with its own tree mask (FlashMLA's chain,
 the others' tree) unless --mask names one for all (to match a capture's workload).
 
 Two kernels have no code to cut, so they get `full` and `read` alone (evidence, see roofline/analysis/removal.py):
@@ -119,9 +121,10 @@ class Subject:
 
 
 SUBJECTS = {
-    # stagger=False: the 64-head default at page 64 (the seesaw kernel's staggered schedule) has no removal switches
+    # stagger=False in ring and seesaw: at whole 64-row blocks, page 64+, the default is the subject `stagger`
     "ring": Subject(RING.kernel, "triton_mla_fast", RING.cuts, dict(path="gluon", ring=True, stagger=False)),
     "seesaw": Subject(SEESAW.kernel, "triton_mla_fast", SEESAW.cuts, dict(path="gluon", ring=False, stagger=False)),
+    "stagger": Subject(SEESAW.kernel, "triton_mla_fast", SEESAW.cuts, dict(path="gluon", stagger=True)),
     "hopper": Subject(HOPPER.kernel, "triton_mla_fast", HOPPER.cuts, dict(path="hopper")),
     "portable": Subject(PORTABLE.kernel, "triton_mla_fast", PORTABLE.cuts, dict(path="portable")),
     "triton_mla": Subject("_verify_extend_kernel", "triton_mla", ("no_mma", "no_softmax")),
@@ -156,10 +159,8 @@ def subject_for(
     registered: str, w: VerifyWorkload, device_name: str, sm_count: int, arch: str
 ) -> tuple[str | None, str]:
     """(the SUBJECTS name that times what `registered`'s default plan launches at `w`, or None; why not).
-    For triton_mla_fast the subject's own launch must give the default plan itself (the ring at 8 heads; at
-    64 heads, page 64, the default is the staggered seesaw, which has no switches)."""
-    if w.ctx_lens:
-        return None, "a ragged batch: the experiment times one context length per row"
+    For triton_mla_fast the subject's own launch must give the default plan itself (the ring at 8 heads; the
+    staggered seesaw at whole 64-row blocks, page 64, a ragged batch's batch schedule too)."""
     if registered not in REGISTERED:
         return None, (
             f"{registered} has no removal switches: the experiment compiles parts of a kernel's source out "
@@ -350,6 +351,8 @@ def removal_doc(
     how = METHODS[method].format(samples=ROTATED_SAMPLES)
     method = how if subject.cuts else f"{how}; nothing of its code can be compiled out: full and read only"
     workload = dict(batch=w.batch, q_len=w.q_len, tree_mask=w.tree_mask)
+    if w.ctx_lens:  # a ragged batch: its rows time this batch alone
+        workload["ctx_lens"] = list(w.ctx_lens)
     return document(subject.kernel, subject.registered, method, workload, rows, device, made_by)
 
 
@@ -416,8 +419,13 @@ def run_for(
 ) -> int:
     """`--for`: the experiment of the subject the registered kernel's plan launches at the workload `w` (a run's,
     from its spec.json), its document written to `file`; NO_SUBJECT with the reason, naming `w`, where there is
-    none (a ragged batch, a kernel or schedule without switches: said before any GPU is needed)."""
-    name, why = subject_for(registered, w, *_facts(registered, w))
+    none (a kernel or schedule without switches, or no GPU to plan on)."""
+    try:
+        facts = _facts(registered, w)
+    except NoGpu as exc:  # the plan, and so the subject, depends on the GPU
+        say(f"no experiment for {registered} at {w.describe()}: {exc}")
+        return NO_SUBJECT
+    name, why = subject_for(registered, w, *facts)
     if name is None:
         say(f"no experiment for {registered} at {w.describe()}: {why}")
         return NO_SUBJECT
@@ -436,7 +444,7 @@ def run_for(
 def _facts(registered: str, w: VerifyWorkload) -> tuple[str, int, str]:
     """The GPU's (name, SMs, arch) where the plan needs them; none where the answer does not depend on the GPU.
     NoGpu without CUDA."""
-    if w.ctx_lens or registered not in REGISTERED:
+    if registered not in REGISTERED:
         return "", 0, ""
     if not torch.cuda.is_available():
         raise NoGpu("roofline removal needs a CUDA GPU (sm_90 for ring, seesaw and hopper); torch sees none")

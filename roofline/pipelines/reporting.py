@@ -133,4 +133,5 @@ def report(run, out_md: str | Path | None = None, force: bool = False, source: s
                 "(choose another -o)"
             )
     meta = build_meta(run, out if out_md is not None else None, source)
-    return write_report(ReportInput(run.analysis, run.timeline), meta, out, force=force)
+    in_kernel = getattr(run, "in_kernel", None)
+    return write_report(ReportInput(run.analysis, run.timeline, in_kernel), meta, out, force=force)

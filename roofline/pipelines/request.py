@@ -36,8 +36,8 @@ class ProfileRequest:
     """One profile: `kernel` on `workload`, captured by `tool` ("ncu", "nsys", "both"; None: both when both are
     found, else the one found) with the ncu metric `preset` resolved for `chip`, `iterations` launches in the
     profiled range, the whole capture bounded by `timeout` seconds; then `timing_samples` timings of the step
-    over `timing_rounds` child processes with no profiler attached (0 samples: none), and with `why` the
-    kernel's removal experiment. `ncu`/`nsys`: the tools' paths (None: found as `roofline doctor` finds them).
+    over `timing_rounds` child processes with no profiler attached (0 samples: none), with `why` the
+    kernel's removal experiment, and with `in_kernel` the step with its in-kernel stamps on. `ncu`/`nsys`: the tools' paths (None: found as `roofline doctor` finds them).
     ValueError for a setting out of range."""
 
     kernel: str = DEFAULT_KERNEL
@@ -51,6 +51,7 @@ class ProfileRequest:
     timing_samples: int = DEFAULT_TIMING_SAMPLES
     timing_rounds: int = DEFAULT_TIMING_ROUNDS
     why: bool = False
+    in_kernel: bool = False
     ncu: str | None = None
     nsys: str | None = None
 

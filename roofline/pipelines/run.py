@@ -13,8 +13,10 @@ from kernels.spec import VerifyWorkload
 from profiler.launch_table import LaunchTable, PcSamples
 from profiler.nsys_reader import Timeline
 from profiler.rundir import Manifest, RunSpec
+from roofline.analysis.clocks import run_clock_note
 from roofline.analysis.floor import Step
 from roofline.analysis.summary import Analysis
+from roofline.analysis.timeline import InKernelTimeline
 from roofline.analysis.useful import UsefulWork
 from roofline.analysis.waits import stalls_by_class, stalls_by_line
 
@@ -59,6 +61,7 @@ class Run:
     pc_samples: pd.DataFrame | None = None  # per-PC stall samples (profiler/ncu_source.py), when read
     removal: Path | None = None  # the removal experiment that named a kernel's cause (load(removal=...))
     useful: UsefulWork | None = None  # the user's useful work of a foreign capture (load(useful=...))
+    in_kernel: InKernelTimeline | None = None  # `profile --in-kernel`'s timeline, when the run has one
 
     @property
     def launches(self) -> pd.DataFrame:
@@ -140,6 +143,8 @@ def make_run(
     the incomplete capture's problems, the counters of a timeline. `evidence`: Run's spec, workload,
     manifest and timeline."""
     notes = list(notes)
+    if clocks := run_clock_note(source, evidence.get("manifest"), launches.frame):
+        notes.append(clocks)
     if problems:
         notes.append("INCOMPLETE: " + "; ".join(problems) + " (no step time)")
     if not launches.counters:

@@ -22,7 +22,7 @@ from roofline.pipelines.capture import Capture
 
 WHY_KERNELS = ("triton_mla_fast", "triton_mla", "flashmla")  # removal_experiment.REGISTERED (a test keeps them equal)
 # the experiment's own names of what it times (removal_experiment.KNOWN), for `roofline removal --kernel`
-EXPERIMENT_KERNELS = ("ring", "seesaw", "hopper", "portable", "triton_mla", "flashmla", "gemm")
+EXPERIMENT_KERNELS = ("ring", "seesaw", "stagger", "hopper", "portable", "triton_mla", "flashmla", "gemm")
 NO_SUBJECT = 3  # the experiment's exit status where the kernel's plan at this workload has nothing to cut
 
 

@@ -73,24 +73,28 @@ def test_the_profiled_harness_reads_the_workload_from_spec_json(tmp_path, monkey
 
 
 def test_the_removal_child_names_the_ragged_workload_it_read(tmp_path):
-    """The real child, on this CPU: a ragged batch has nothing to cut, and it says so naming the run's workload."""
+    """The real child, on this CPU: with no GPU to plan on it says so, naming the run's workload."""
     cmd = why_command("triton_mla_fast", _spec(tmp_path, RAGGED), tmp_path / "removal.json")
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""})
     assert proc.returncode == NO_SUBJECT, proc.stderr
-    assert f"no experiment for triton_mla_fast at {RAGGED.describe()}: a ragged batch" in proc.stdout
+    assert f"no experiment for triton_mla_fast at {RAGGED.describe()}: roofline removal needs a CUDA GPU" in proc.stdout
 
 
-def test_the_removal_child_times_the_workload_it_read(tmp_path, monkeypatch):
-    """The child's `--for` with the GPU stood in: the inputs it times are built for the run's workload."""
+def _stand_in_gpu(monkeypatch, built: list):
     from roofline.pipelines import removal_experiment as cuts
 
-    built = []
     monkeypatch.setattr(cuts.torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(cuts.torch.cuda, "get_device_name", lambda *a: "NVIDIA H200")
     monkeypatch.setattr(cuts.torch.cuda, "empty_cache", lambda: None)
     monkeypatch.setattr(cuts, "device_facts", lambda device: H200)
     monkeypatch.setattr(cuts, "rotated_input_sets", lambda w: built.append(w) or ["set"])
     monkeypatch.setattr(cuts, "_rotated_ms", lambda call, sets: 0.05)
+
+
+def test_the_removal_child_times_the_workload_it_read(tmp_path, monkeypatch):
+    """The child's `--for` with the GPU stood in: the inputs it times are built for the run's workload."""
+    built: list = []
+    _stand_in_gpu(monkeypatch, built)
     w = VerifyWorkload(ctx_len=32768, heads=16, q_len=4, page_size=64, tree_mask="chain", seed=3)
     cmd = why_command("triton_mla", _spec(tmp_path, w), tmp_path / "removal.json")
     r = CliRunner().invoke(main, cmd[3:])
@@ -98,6 +102,21 @@ def test_the_removal_child_times_the_workload_it_read(tmp_path, monkeypatch):
     assert built == [w]
     doc = json.loads((tmp_path / "removal.json").read_text())
     assert doc["workload"] == dict(batch=1, q_len=4, tree_mask="chain")
+
+
+def test_the_removal_child_times_the_ragged_batch_it_read(tmp_path, monkeypatch):
+    """skew16 at q_len 4 with the GPU stood in: the fast kernel's staggered batch schedule is the subject, its inputs
+    are the run's ragged batch exactly, and the document names that batch."""
+    built: list = []
+    _stand_in_gpu(monkeypatch, built)
+    w = roofline.make_workload(lens="mix:1x128k,15x2k", q_len=4, heads=16, page_size=64, tree_mask="chain", seed=3)
+    cmd = why_command("triton_mla_fast", _spec(tmp_path, w), tmp_path / "removal.json")
+    r = CliRunner().invoke(main, cmd[3:])
+    assert r.exit_code == 0, r.output
+    assert built == [w]
+    doc = json.loads((tmp_path / "removal.json").read_text())
+    assert doc["kernel"] == "_gluon_seesaw_kernel"
+    assert doc["workload"] == dict(batch=16, q_len=4, tree_mask="chain", ctx_lens=list(w.ctx_lens))
 
 
 def test_a_sweep_points_command_makes_the_same_request(tmp_path, monkeypatch):
@@ -134,5 +153,8 @@ def test_profile_why_names_the_profiled_workload(tmp_path):
     assert r.exit_code == 0, r.output
     w = roofline.make_workload(lens="mix:1x128k,15x2k", q_len=4, heads=16, page_size=64, tree_mask="chain")
     notes = json.loads((out / "analysis.json").read_text())["notes"]
-    assert f"--why: no experiment for triton_mla_fast at {w.describe()}: a ragged batch" in "\n".join(notes)
+    assert (
+        f"--why: no experiment for triton_mla_fast at {w.describe()}: roofline removal needs a CUDA GPU"
+        in "\n".join(notes)
+    )
     assert "q_len=4" in w.describe()

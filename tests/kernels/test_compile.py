@@ -129,9 +129,10 @@ def test_sm90_resources_match_ncu_on_the_h200():
     assert decode["shared_bytes"] == 56320 and decode["programs"] == 72
     assert abs(decode["registers"] - 153) <= 8  # 153 with triton 3.6, 150 with 3.9: the compiler's choice
     assert fast["blocks_per_sm"] == 1 and fast["limited_by"] == "registers"
-    combine = kernel_resources("triton_mla_fast", W, "sm_90")["launches"][1]  # 129 splits: 72 rows x 16 programs
-    assert combine["name"] == "_combine_kernel" and combine["programs"] == 1152 == ncu.iloc[1].grid_size
-    assert combine["threads"] == ncu.iloc[1].block_size == 128  # registers: 114 with triton 3.6, 96 with 3.9
+    combine = kernel_resources("triton_mla_fast", W, "sm_90")["launches"][1]  # 129 splits: 72 rows x 4 programs
+    # (the capture's combine launched 72 x 16 programs: the merge's shape before it read a row at a time)
+    assert combine["name"] == "_combine_kernel" and combine["programs"] == 288 and ncu.iloc[1].grid_size == 1152
+    assert combine["threads"] == ncu.iloc[1].block_size == 128
 
 
 def test_ring_cuts_compile_out_what_they_name():
@@ -332,3 +333,34 @@ def test_compile_takes_a_ragged_batch_and_launches_its_batch_schedule():
     assert r.exit_code == 0, r.output
     split = json.loads(r.output)["launches"][0]
     assert split["grid"] == [1, 128, 1] and split["fits"]
+
+
+_STAMPED = """
+import dataclasses, json, sys
+from kernels.launch import fast_specs
+from kernels.spec import VerifyWorkload
+from tests.ptx_check import compile_ptx
+spec = fast_specs(VerifyWorkload(ctx_len=131072, heads=int(sys.argv[1]), page_size=64), arch="sm_90")[0]
+on = dataclasses.replace(
+    spec, signature={**spec.signature, "Stamps": "*i64"}, constexprs={**spec.constexprs, "STAMP_TILES": 16}
+)
+off_ptx, on_ptx = compile_ptx(spec), compile_ptx(on)
+print(json.dumps([spec.name, off_ptx.count("%clock64"), on_ptx.count("%clock64"), on_ptx.count("%globaltimer"),
+                  on_ptx.count("%smid")]))
+"""
+
+
+@pytest.mark.parametrize(
+    "heads, kernel", [(8, "_gluon_ring_kernel"), (64, "_gluon_seesaw_kernel")], ids=["ring", "stagger"]
+)
+def test_in_kernel_stamps_compile_only_when_asked(heads, kernel):
+    """The in-kernel timeline's stamps (kernels/fast/timeline.py): none in the code a launch compiles by
+    default (the stored digests above check that code is unchanged), %clock64 reads with STAMP_TILES (compiled
+    in a child without the interpreter)."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run(
+        [sys.executable, "-c", _STAMPED, str(heads)], capture_output=True, text=True, env=env, cwd=ROOT
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    name, off, on, timer, smid = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert name == kernel and off == 0 and on > 20 and timer >= 4 and smid >= 2

@@ -217,3 +217,65 @@ def test_fast_graph_replays_on_new_values():
     ref = torch_ref(inp).float()
     assert not torch.equal(first, second)
     assert float((second.float() - ref).norm() / ref.norm()) < 1e-2
+
+
+CUT_WORKLOADS = {  # the staggered schedule under the batch schedule (skew16) and at batch 1 (16 heads x 4 tokens)
+    "skew16": dict(ctx_len=131072, batch=16, ctx_lens=(131072,) + (2048,) * 15, heads=16, q_len=4),
+    "b1-32k-h16q4": dict(ctx_len=32768, heads=16, q_len=4),
+}
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [
+        dict(no_mma=True),
+        dict(no_softmax=True),
+        dict(no_gather=True),
+        dict(no_mma=True, no_softmax=True),
+        dict(no_combine=True),
+    ],
+    ids=str,
+)
+@pytest.mark.parametrize("name", CUT_WORKLOADS)
+def test_fast_kernel_removal_switches_run_where_stagger_is_the_default(name, cut):
+    """Each removal switch of the default plan at these shapes launches the staggered schedule and completes (the
+    results are wrong on purpose: only that the step runs and ends, its barriers intact, is checked)."""
+    import torch
+
+    from kernels.fast.paths import plan_fast
+    from kernels.fast.run import triton_mla_fast
+    from kernels.inputs import build_inputs
+
+    w = VerifyWorkload(page_size=64, tree_mask="chain", **CUT_WORKLOADS[name])
+    assert plan_fast(w, "sm_90", torch.cuda.get_device_properties(0).multi_processor_count, **cut).split.constexprs[
+        "STAGGER"
+    ]
+    out = triton_mla_fast(build_inputs(w, device="cuda"), **cut)
+    torch.cuda.synchronize()
+    assert out.shape == (w.batch * w.q_len, w.heads, w.v_dim)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        dict(ctx_len=131072, heads=8, q_len=9, page_size=64),  # the ring with its tail warpgroup
+        dict(ctx_len=4096, batch=3, ctx_lens=(4096, 20000, 32768), heads=16, q_len=4, page_size=64),  # stagger, items
+    ],
+    ids=["ring", "stagger-batch"],
+)
+def test_in_kernel_stamps_leave_the_output_as_it_was(fields):
+    """With the in-kernel timeline's stamps on (kernels/fast/timeline.py) the step writes the same bytes, and
+    every program's roles stamp their start and end."""
+    import torch
+
+    from kernels.fast.run import triton_mla_fast
+    from kernels.inputs import build_inputs
+
+    inp = build_inputs(VerifyWorkload(tree_mask="chain", **fields), device="cuda")
+    stamps: dict = {}
+    plain, stamped = triton_mla_fast(inp), triton_mla_fast(inp, stamps=stamps)
+    torch.cuda.synchronize()
+    assert torch.equal(plain, stamped)
+    split = stamps["split"].cpu()
+    assert (split[:, 0, 2] != 0).all() and (split[:, 0, 5] != 0).all()
+    assert (stamps["combine"].cpu()[:, 7] == 1).any()

@@ -133,21 +133,49 @@ def test_fast_kernel_batch_schedule(name):
     assert result.unwritten == 0 and result.ok, result
 
 
+def test_fast_kernel_no_combine_leaves_only_the_merged_rows_out():
+    """no_combine (a removal experiment of the step): no merge launch; under the batch schedule the requests with
+    one item are still written (as the reference), those that were cut are not; the uniform schedule writes none."""
+    from kernels.fast.paths import plan_fast
+    from kernels.fast.run import triton_mla_fast
+    from kernels.inputs import build_inputs
+    from kernels.reference import torch_ref
+
+    case, kw = SCHEDULE_CASES["p64-tree"]
+    w = VerifyWorkload(ctx_len=case["ctx_lens"][0], batch=len(case["ctx_lens"]), heads=2, seed=9, **case)
+    kw = {"path": "portable", **kw}
+    plan = plan_fast(w, "sm_90", 132, no_combine=True, **kw)
+    assert plan.combine is None and plan_fast(w, "sm_90", 132, **kw).combine is not None
+    inp = build_inputs(w, device="cpu", dtype="fp16")
+    out = triton_mla_fast(inp, no_combine=True, **kw).float().view(w.batch, -1)
+    ref = torch_ref(inp).float().view(w.batch, -1)
+    cut = {b for b, _, _ in plan.schedule.jobs}
+    assert cut and len(cut) < w.batch
+    for b in range(w.batch):
+        if b not in cut:
+            assert torch.allclose(out[b], ref[b], atol=2e-2, rtol=2e-2)
+    assert plan_fast(w, "sm_90", 132, no_combine=True, schedule="uniform", **kw).combine is None
+
+
 def test_combine_merges_the_batch_schedules_jobs():
     """The combine over jobs: request b's rows merged from its own slots only (rows slot x M + r), written to
-    rows b x M + r; the rows of a request with no job (written by its item) left alone."""
+    rows b x M + r; the rows of a request with no job (written by its item) left alone. A request with 40 slots
+    is merged a row a program, one with 3 slots 16 rows a program (merge_table)."""
     from kernels.combine import combine_splits
-    from kernels.launch_spec import combine_jobs_spec
+    from kernels.launch_spec import MERGE_FIELDS, combine_jobs_spec, merge_table
 
     g = torch.Generator().manual_seed(3)
-    m, d, slots = 3, 32, 7
+    m, d, slots = 18, 32, 43
     part_o = torch.randn(slots * m, d, generator=g)
     part_lse = torch.randn(slots * m, generator=g) * 4
     part_lse[4 * m + 1] = float("-inf")  # a slot that saw nothing of row 1
-    jobs = torch.tensor([[2, 0, 4], [0, 4, 3]], dtype=torch.int32)  # request 2: slots 0-3; request 0: slots 4-6
+    jobs = ((2, 0, 40), (0, 40, 3))  # request 2: slots 0-39; request 0: slots 40-42
+    table = merge_table(jobs, m)
+    assert [t[2] for t in table] == [40] * m + [3, 3] and table[-1][3:] == (16, 2)  # longest first
     out = torch.full((3 * m, d), 7.0, dtype=torch.float16)  # request 1 has no job: its rows stay
-    combine_splits(part_o, part_lse, out, spec=combine_jobs_spec(2, m, 4, d, pdl=True), jobs=jobs)
-    for b, first, n in jobs.tolist():
+    merges = torch.tensor(table, dtype=torch.int32).reshape(-1, len(MERGE_FIELDS))
+    combine_splits(part_o, part_lse, out, spec=combine_jobs_spec(jobs, m, d, pdl=True), jobs=merges)
+    for b, first, n in jobs:
         lse = part_lse.view(slots, m)[first : first + n]
         want = torch.einsum("sr,srd->rd", torch.softmax(lse, 0), part_o.view(slots, m, d)[first : first + n])
         assert torch.allclose(out[b * m : (b + 1) * m].float(), want, atol=2e-3, rtol=2e-3)
@@ -257,26 +285,29 @@ def test_relative_error_and_its_finite_form():
     assert finite_rel_err(torch.tensor([float("inf"), 4.0]), ref) == float("inf")
 
 
-@pytest.mark.parametrize("splits,block_s", [(7, None), (129, 32)])  # one step; 5 steps with rescaling
-def test_combine_merges_splits_by_lse(splits, block_s):
-    """The one-pass merge against torch on random partials, with whole splits and whole rows at -inf
-    (a split that saw nothing; a row no split saw), over BLOCK_S-split steps (running max rescaled)."""
+@pytest.mark.parametrize("splits,rows", [(7, 37), (129, 6)])  # rows 16 at a time, 4 splits a step; one row, 32 a step
+def test_combine_merges_splits_by_lse(splits, rows):
+    """The merge against torch on random partials, with whole splits and whole rows at -inf (a split that saw
+    nothing; a row no split saw), over several steps (running max rescaled): rows with fewer than
+    COMBINE_LONG splits COMBINE_ROWS at a time (the last group part full), rows with more one at a time."""
     from kernels.combine import combine_splits
     from kernels.launch import combine_spec
 
     g = torch.Generator().manual_seed(splits)
-    rows, d = 6, 64
+    d = 64
     part_o = torch.randn(splits, rows, d, generator=g)
     part_lse = torch.randn(splits, rows, generator=g) * 8
     part_lse[3] = float("-inf")  # a split with no visible token
     part_lse[:, 5] = float("-inf")  # a row no split saw
     part_lse[splits - 1, 0] = 40.0  # the largest LSE in the last step: the earlier steps are rescaled
     out = torch.empty(rows, d, dtype=torch.float16)
-    spec = combine_spec(splits, rows, d, block_s=block_s, pdl=True)  # the launcher drops PDL off the GPU
+    spec = combine_spec(splits, rows, d, block_d=32, pdl=True)  # the launcher drops PDL off the GPU
+    assert spec.grid == ((rows + 15) // 16 if splits < 32 else rows, 2)
     combine_splits(part_o, part_lse, out, spec=spec)
-    w = torch.softmax(part_lse[:, :5], dim=0)  # rows 0..4
-    want = torch.einsum("sr,srd->rd", w, part_o[:, :5])
-    assert torch.allclose(out[:5].float(), want, atol=2e-3, rtol=2e-3)
+    keep = [r for r in range(rows) if r != 5]
+    w = torch.softmax(part_lse[:, keep], dim=0)
+    want = torch.einsum("sr,srd->rd", w, part_o[:, keep])
+    assert torch.allclose(out[keep].float(), want, atol=2e-3, rtol=2e-3)
     assert torch.all(out[5] == 0)
 
 

@@ -193,19 +193,18 @@ def test_the_ring_runs_tails_and_whole_blocks_the_seesaw_padded_rows():
     assert not plan_fast(VerifyWorkload(ctx_len=131072, heads=64), ring=False).config.ring_whole
     with pytest.raises(ValueError, match="stagger needs whole 64-row blocks"):
         spec(131072, stagger=True)
-    with pytest.raises(ValueError, match="stagger has no removal experiments"):
-        spec(131072, heads=64, stagger=True, no_mma=True)
-    assert kernel(131072, heads=64, no_mma=True) == "_gluon_ring_kernel"  # a removal experiment: the ring's
+    cut = spec(131072, heads=64, no_mma=True)  # a removal experiment of the default: stagger has the switches
+    assert cut.constexprs["STAGGER"] and cut.constexprs["NO_MMA"] and not cut.constexprs["NO_SOFTMAX"]
+    assert kernel(131072, heads=64, no_mma=True) == "_gluon_seesaw_kernel stagger"
 
 
-def test_combine_spec_reads_every_split_in_one_step_up_to_256():
+def test_combine_spec_merges_long_rows_one_a_program_short_ones_sixteen():
     from kernels.launch import combine_spec, pdl_arch
 
-    s = combine_spec(129, 72, 512)  # 128k, 8 heads on the H200: 129 splits
-    assert (s.constexprs["BLOCK_S"], s.constexprs["BLOCK_D"], s.grid) == (256, 32, (72, 16))
-    s = combine_spec(8, 72, 512)
-    assert (s.constexprs["BLOCK_S"], s.constexprs["BLOCK_D"], s.constexprs["PDL"]) == (8, 64, False)
-    assert combine_spec(1000, 4, 512).constexprs["BLOCK_S"] == 256  # more splits: several steps
+    s = combine_spec(129, 72, 512)  # 128k, 8 heads on the H200: 129 splits, a row a program
+    assert (s.constexprs["LONG"], s.constexprs["BLOCK_D"], s.grid) == (32, 128, (72, 4))
+    s = combine_spec(14, 576, 512)  # 128k, 64 heads: 14 splits, 16 rows a program
+    assert (s.constexprs["ROWS"], s.grid, s.constexprs["PDL"]) == (16, (36, 4), False)
     assert [pdl_arch(a) for a in ("sm_90", "sm_120", "sm_80", "interpreter")] == [True, True, False, False]
 
 

@@ -25,6 +25,7 @@ def test_each_kernel_gets_the_variants_it_has_switches_for():
     assert {name: list(cuts.variants(s)) for name, s in cuts.SUBJECTS.items()} == {
         "ring": every,
         "seesaw": every,
+        "stagger": every,
         "hopper": every,
         "portable": ["full", "no-mma", "no-softmax", "loads-only"],  # its every tile load is a gather
         "triton_mla": ["full", "no-mma", "no-softmax", "loads-only"],
@@ -42,6 +43,8 @@ def test_each_kernel_gets_the_variants_it_has_switches_for():
         ("ring", 16, 64, "the plan launches _gluon_seesaw_kernel"),  # 144 rows: padded blocks, no ring
         ("seesaw", 8, 1, None),  # ring=False at 8 heads
         ("seesaw", 64, 64, None),
+        ("stagger", 64, 64, None),
+        ("stagger", 8, 64, "stagger needs whole 64-row blocks"),
         ("hopper", 8, 1, "multiple of block_n"),
         ("portable", 64, 1, None),
         ("triton_mla", 8, 1, None),
@@ -75,7 +78,10 @@ def test_the_file_it_writes_is_a_removal_experiment(tmp_path):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--kernel", "ring,flash"], "'ring,flash': known: ring, seesaw, hopper, portable, triton_mla, flashmla, gemm"),
+        (
+            ["--kernel", "ring,flash"],
+            "'ring,flash': known: ring, seesaw, stagger, hopper, portable, triton_mla, flashmla, gemm",
+        ),
         (["--ctx", "12q"], "'12q': context length '12q' is not a positive token count"),
         (["--heads", "0"], "'0': a comma list of positive integers expected"),
     ],

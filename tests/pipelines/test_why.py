@@ -103,13 +103,17 @@ def test_where_the_plan_has_nothing_to_cut_the_experiment_says_why(tmp_path):
     ]
 
 
-def test_the_plan_chooses_the_subject_and_a_schedule_without_switches_is_named():
+def test_the_plan_chooses_the_subject_and_a_kernel_without_switches_is_named():
     assert set(WHY_KERNELS) == set(REGISTERED)
     eight = VerifyWorkload(ctx_len=131072, heads=8, page_size=64)
     assert subject_for("triton_mla_fast", eight, *H200) == ("ring", "")
     assert subject_for("triton_mla", VerifyWorkload(ctx_len=131072), *H200) == ("triton_mla", "")
-    name, why = subject_for("triton_mla_fast", VerifyWorkload(ctx_len=131072, heads=64, page_size=64), *H200)
-    assert name is None and "_gluon_seesaw_kernel with a schedule that has no removal switches" in why
+    sixty_four = VerifyWorkload(ctx_len=131072, heads=64, page_size=64)
+    assert subject_for("triton_mla_fast", sixty_four, *H200) == ("stagger", "")  # the seesaw kernel, staggered
+    assert subject_for("triton_mla_fast", VerifyWorkload(ctx_len=32768, heads=16, q_len=4, page_size=64), *H200) == (
+        "stagger",
+        "",
+    )
     name, why = subject_for("triton_mla_decode", eight, *H200)
     assert name is None and "has no removal switches" in why
 
@@ -157,4 +161,6 @@ def test_the_experiments_for_pass_times_each_variant_by_the_bench_method(tmp_pat
     assert removal.method.startswith("the bench's method: CUDA-graph replays of the whole step over rotated input sets")
     assert all(sets == ["set 0", "set 1"] for sets in timed) and len(timed) == 6
     w64 = VerifyWorkload(ctx_len=131072, heads=64, page_size=64)
-    assert cuts.run_for("triton_mla_fast", w64, out, "rotated", "test", lambda s: None) == NO_SUBJECT
+    assert cuts.run_for("triton_mla_fast", w64, out, "rotated", "test", lambda s: None) == 0  # stagger, its switches
+    assert read_removal(out)[0].kernel == "_gluon_seesaw_kernel"
+    assert cuts.run_for("triton_mla_decode", w64, out, "rotated", "test", lambda s: None) == NO_SUBJECT

@@ -1,5 +1,5 @@
 """What `roofline bench` records for each point (profiler/bench.py bench_points), with the timing replaced: the
-rows of issue 29's serving rows keep each batch's exact lengths, launch parameters reach the kernel's call, and a
+serving rows keep each batch's exact lengths, launch parameters reach the kernel's call, and a
 kernel that cannot run a point is listed as skipped (the GPU's timings themselves need the H200)."""
 
 import pytest
@@ -12,8 +12,12 @@ from roofline.pipelines.benching import serving_points
 @pytest.fixture
 def timed(monkeypatch):
     calls = []
-    monkeypatch.setattr(bench, "time_read", lambda w, method: calls.append(("read", w, {})) or 0.05)
-    monkeypatch.setattr(bench, "time_kernel", lambda name, w, method, **kw: calls.append((name, w, kw)) or 0.07)
+    monkeypatch.setattr(
+        bench, "time_read", lambda w, method, clocks: calls.append(("read", w, {})) or bench.Timed(0.05)
+    )
+    monkeypatch.setattr(
+        bench, "time_kernel", lambda name, w, method, clocks, **kw: calls.append((name, w, kw)) or bench.Timed(0.07)
+    )
     return calls
 
 
