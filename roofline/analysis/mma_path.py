@@ -47,6 +47,7 @@ PATH_NAMES = {
     "mma_tcgen05": "tcgen05",
     "mma_async": "the asynchronous path (warpgroup MMA on sm_90, tcgen05 on sm_100)",
 }
+BLOCKED_OCC_PCT = 50.0  # the registers allow half the SM's warps or fewer (64+ registers a thread)
 OCCUPANCY_CAUSES = ("low occupancy", "low throughput", "waiting on global memory loads")
 SHARED_ADVICE = "cut the shared-memory traffic left per FLOP (bank conflicts, wider accesses, register reuse)"
 OWN_CAUSES = ("small grid", "short launches", "load imbalance")  # their own advice stands
@@ -126,15 +127,15 @@ def register_blocked(
 def blocked_by_registers(m: Mapping, traits: Mapping | None) -> MmaPath | None:
     """The kernel's mma.sync path when it is register-blocked, else None: its MMAs are mma.sync-class and,
     where the capture holds the SASS, accumulate in registers inside a loop (profiler/sass_mma.py); and its
-    registers set its occupancy (ncu's launch__occupancy_limit_registers is the tightest limit) below the
-    SM's maximum. Whatever the register count: 98 registers at 25% as much as 255 at 12.5%."""
+    registers set its occupancy (ncu's launch__occupancy_limit_registers is the tightest limit) at
+    BLOCKED_OCC_PCT or under. Whatever the register count: 98 registers at 25% as much as 255 at 12.5%."""
     path = mma_path(m, traits)
     if path is None or path.key != "mma_sync":
         return None
     if traits and "mma_register_loop" in traits and not traits["mma_register_loop"]:
         return None
     theo = num(m.get("theoretical_occupancy_pct"))
-    if occupancy_limiter(m) != "registers" or theo is None or theo >= 100:
+    if occupancy_limiter(m) != "registers" or theo is None or theo > BLOCKED_OCC_PCT:
         return None
     return path
 
