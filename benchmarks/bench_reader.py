@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -127,6 +128,8 @@ def main() -> None:
         "RSS ratio",
     )
     print(f"python {sys.version.split()[0]}, median of {args.repeat} fresh processes each")
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):  # analyze then compiles the package's modules every run
+        print("PYTHONDONTWRITEBYTECODE is set: analyze compiles its modules from source each run (unset it)")
     print("  ".join(f"{h:>{max(len(h), 8)}}" for h in head))
     for r in rows:
         cells = [

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import faulthandler
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -34,3 +35,15 @@ def stop_child(child: BaseProcess, receive: Connection) -> None:
     child.kill()
     child.join(5)
     receive.close()
+
+
+def read_parts(most: int) -> int:
+    """How many children (at most `most`) decode a report side by side: one core is left to this process
+    (its imports and the analysis run beside the read), and with one child the PC samples come from the
+    launches it decodes (no child of their own decoding launches again and starting a second disassembler).
+    On a 2-core machine one child costs less CPU than two and a PC child (docs/results/reader-speed.md)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores - 1, most))

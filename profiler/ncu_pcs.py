@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from profiler.child import no_crash_dump
 from profiler.metrics import PCSAMP_COUNT, STALL_REASONS, pcsamp_metric
+from profiler.sass_mma import register_blocked_loop
 
 WAIT_CLASSES = (
     "load barrier",
@@ -205,7 +206,8 @@ class _Function:
     def traits(self) -> dict[str, bool | str]:
         """What the verdicts ask of the SASS (roofline/analysis/pipelined.py, roofline/analysis/mma_path.py):
         warpgroup/tcgen05 MMAs, asynchronous copies, mbarrier waits; each MMA path the kernel issues
-        (MMA_PATH_OPS) and, as `mma_opcode`, its first MMA opcode with modifiers ('HMMA.16816.F32.BF16')."""
+        (MMA_PATH_OPS), as `mma_opcode` its first MMA opcode with modifiers ('HMMA.16816.F32.BF16'), and as
+        `mma_register_loop` whether an mma.sync-class MMA accumulates in registers inside a loop (sass_mma)."""
         full = [opcode(s) for s in self.sass]
         ops = {op.split(".")[0] for op in full}
         out: dict[str, bool | str] = {
@@ -218,6 +220,7 @@ class _Function:
         first = next((op for op in full if op.split(".")[0] in every), None)
         if first:
             out["mma_opcode"] = first
+        out["mma_register_loop"] = bool(out.get("mma_sync")) and register_blocked_loop(self.sass, self.start)
         return out
 
     def at(self, pc: int) -> str:

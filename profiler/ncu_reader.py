@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from profiler.child import no_crash_dump, start_child, stop_child
+from profiler.child import no_crash_dump, read_parts, start_child, stop_child
 from profiler.errors import ReportError, refuse_special
 from profiler.launch_table import LaunchTable, PcSamples
 from profiler.ncu_paths import ncu_python_dirs
@@ -220,7 +220,7 @@ class _PartsRead:
     in launch order. Any error is re-read by one child, so its message is the serial read's."""
 
     def __init__(self, path: Path, install_dir: str | None, metrics: tuple[str, ...] | None, pc: bool = False):
-        n = 1 if install_dir else max(1, min(os.cpu_count() or 1, READ_PARTS))  # spawned interpreters: one
+        n = 1 if install_dir else read_parts(READ_PARTS)  # spawned interpreters: one
         self.path, self.install_dir, self.metrics, self.pc = path, install_dir, metrics, pc
         self.stat = _stat(path)
         # with several parts, the PC samples in a child of their own that decodes only the launches it needs
@@ -282,7 +282,7 @@ _DONE: collections.OrderedDict = collections.OrderedDict()
 DONE_READS = 8  # the most recent reads kept
 # Reads started ahead of need by prefetch(): (resolved path, metrics, with PC samples) -> the read in flight.
 _PREFETCHED: dict[tuple[str, tuple[str, ...] | None, bool], _PartsRead] = {}
-READ_PARTS = 4  # children per report at most (and no more than the cores)
+READ_PARTS = 4  # children per report at most (profiler/child.py read_parts)
 
 
 def prefetch(path: str | Path, metrics: Iterable[str] | None = None, pc_samples: bool = False) -> None:

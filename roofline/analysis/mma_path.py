@@ -15,7 +15,8 @@ peaks at 360,448 bf16 ops per cycle against 540,672 for the warpgroup path (_hgm
 holds both peaks gives its own ratio; on sm_80, sm_89 and sm_120 mma.sync is the only tensor path.
 
 The ground truth a user can check is the same work on the other path, timed without a profiler
-(tests/fixtures/capture/mma_paths.py --time, H200, torch 2.11: tests/fixtures/h200/mma/mma_times.json):
+(tests/fixtures/capture/mma_paths.py --time, H200, torch 2.11: tests/fixtures/h200/mma/mma_times.json and
+mma_times_128.json):
 SAME_WORK_H200 below.
 """
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from roofline.analysis.verdict import LOW_OCC_PCT, num, occupancy_limiter
+from roofline.analysis.verdict import num, occupancy_limiter
 from roofline.analysis.waits import WarpWaits
 
 # bf16 ops per cycle on 132 SMs, ncu's gh100 peaks (module doc): mma.sync over warpgroup MMA
@@ -37,15 +38,19 @@ SAME_WORK_H200 = (
     ("a 4096^3 bf16 GEMM", "cuBLAS", 0.190, "Triton on mma.sync", 0.440),
     ("causal prefill, 4 x 16 heads x 4096 x 128", "cuDNN", 0.539, "FlashAttention-2", 1.026),
     ("one-row decode, 8 x 64 heads x 32k x 128", "cuDNN", 1.994, "FlashAttention-2", 3.477),
+    ("the same causal prefill", "cuDNN", 0.505, "CUTLASS's sm80 attention (SDPA memory-efficient)", 1.736),
 )
-SAME_WORK_SOURCE = "tests/fixtures/h200/mma/mma_times.json"
+SAME_WORK_SOURCE = "tests/fixtures/h200/mma/mma_times.json, mma_times_128.json"
 PATH_NAMES = {
     "mma_sync": "mma.sync",
     "mma_warpgroup": "warpgroup MMA (wgmma)",
     "mma_tcgen05": "tcgen05",
     "mma_async": "the asynchronous path (warpgroup MMA on sm_90, tcgen05 on sm_100)",
 }
+BLOCKED_OCC_PCT = 50.0  # the registers allow half the SM's warps or fewer (64+ registers a thread)
 OCCUPANCY_CAUSES = ("low occupancy", "low throughput", "waiting on global memory loads")
+SHARED_ADVICE = "cut the shared-memory traffic left per FLOP (bank conflicts, wider accesses, register reuse)"
+OWN_CAUSES = ("small grid", "short launches", "load imbalance")  # their own advice stands
 
 
 @dataclass(frozen=True)
@@ -95,23 +100,55 @@ def register_blocked(
     hierarchy: Mapping | None,
     bound: str,
     cause: str | None,
+    unit: str | None = None,
 ) -> BlockedVerdict | None:
-    """The verdict of a kernel on the mma.sync path whose registers cap its occupancy (module doc), else None.
+    """The verdict of a register-blocked kernel (blocked_by_registers), else None.
 
-    Its latency causes that would ask for occupancy become "register-blocked on mma.sync"; a small grid or
-    short launches stand, as do bandwidth verdicts (the path is then evidence). `arch`: the GPU's (sm_90);
-    `hierarchy`: the kernel's roofline (roofline/analysis/hierarchy.py), with the useful work where known."""
+    Its latency causes that would ask for occupancy become "register-blocked on mma.sync"; where its busiest
+    unit is L1/shared, the warpgroup path comes before cutting shared-memory traffic (it removes the operands'
+    register staging); a small grid, short launches and DRAM or L2 bandwidth keep their own advice (the path
+    is then evidence). `arch`: the GPU's (sm_90); `hierarchy`: the kernel's roofline
+    (roofline/analysis/hierarchy.py), with the useful work where known; `unit`: the busiest unit with its %."""
+    path = blocked_by_registers(m, traits)
+    if path is None:
+        return None
+    evidence = _evidence(m, path, waits, arch, hierarchy, bool((traits or {}).get("mma_register_loop")))
+    padded = _padding(hierarchy) is not None
+    advice = _advice(arch, padded)
+    if bound == "latency" and (cause or "").startswith(OCCUPANCY_CAUSES):
+        return BlockedVerdict("register-blocked on mma.sync: low occupancy by design", advice, evidence)
+    if bound == "compute":
+        return BlockedVerdict(None, advice, evidence)
+    if (unit or "").startswith("L1") and not (cause or "").startswith(OWN_CAUSES):
+        return BlockedVerdict(None, f"{advice}; then {SHARED_ADVICE}", evidence)
+    return BlockedVerdict(None, "", evidence)  # a small grid, short launches, DRAM or L2: their own advice stands
+
+
+def blocked_by_registers(m: Mapping, traits: Mapping | None) -> MmaPath | None:
+    """The kernel's mma.sync path when it is register-blocked, else None: its MMAs are mma.sync-class and,
+    where the capture holds the SASS, accumulate in registers inside a loop (profiler/sass_mma.py); and its
+    registers set its occupancy (ncu's launch__occupancy_limit_registers is the tightest limit) at
+    BLOCKED_OCC_PCT or under. Whatever the register count: 98 registers at 25% as much as 255 at 12.5%."""
     path = mma_path(m, traits)
     if path is None or path.key != "mma_sync":
         return None
-    theo = num(m.get("theoretical_occupancy_pct"))
-    if occupancy_limiter(m) != "registers" or theo is None or theo >= LOW_OCC_PCT:
+    if traits and "mma_register_loop" in traits and not traits["mma_register_loop"]:
         return None
-    regs = num(m.get("registers_per_thread"))
+    theo = num(m.get("theoretical_occupancy_pct"))
+    if occupancy_limiter(m) != "registers" or theo is None or theo > BLOCKED_OCC_PCT:
+        return None
+    return path
+
+
+def _evidence(m: Mapping, path: MmaPath, waits, arch, hierarchy, looped: bool) -> list[str]:
+    """The path, the registers and occupancy, what the path reaches, where the warps wait, padding, ground truth."""
+    regs, theo = num(m.get("registers_per_thread")), num(m.get("theoretical_occupancy_pct"))
+    loop = " across the loop (the MMAs accumulate in place)" if looped else ""
     evidence = [
         f"register-blocked on mma.sync: {path.how}; "
         + (f"{regs:.0f} registers per thread hold " if regs else "the registers hold ")
-        + f"the MMA accumulators, so the {theo:.1f}% occupancy they allow is the design (fewer registers would spill them)"
+        + f"the MMA accumulators{loop}, so the {theo:.1f}% occupancy they allow is the design (fewer registers "
+        "would spill them)"
     ]
     reach = _reach(m, arch, hierarchy)
     if reach:
@@ -120,7 +157,7 @@ def register_blocked(
         evidence.append(
             f"of {waits.samples:,.0f} warp samples, {100 * waits.share('math'):.0f}% wait on math (the MMAs and "
             f"the arithmetic between them) and {100 * waits.share('shared memory'):.0f}% on shared memory "
-            "(the operands' loads)"
+            "(the operands' loads, which the warpgroup path does not stage through registers)"
         )
     padded = _padding(hierarchy)
     if padded is not None:
@@ -128,12 +165,7 @@ def register_blocked(
     truth = ground_truth(arch)
     if truth:
         evidence.append(truth)
-    advice = _advice(arch, padded is not None)
-    if bound == "latency" and (cause or "").startswith(OCCUPANCY_CAUSES):
-        return BlockedVerdict("register-blocked on mma.sync: low occupancy by design", advice, evidence)
-    if bound == "compute":
-        return BlockedVerdict(None, advice, evidence)
-    return BlockedVerdict(None, "", evidence)  # a small grid, short launches, bandwidth: their own advice stands
+    return evidence
 
 
 def _reach(m: Mapping, arch: str | None, h: Mapping | None) -> str | None:
@@ -197,8 +229,9 @@ def _advice(arch: str | None, padded: bool) -> str:
     """What fits a register-blocked kernel: a faster path where the GPU has one; never fewer registers."""
     if arch == "sm_90":
         move = (
-            "move the MMAs to the warpgroup path (wgmma: Triton's MMAv3, which DISABLE_MMA_V3=1 turns off; "
-            "FlashAttention-3 or cuDNN for attention), up to 1.5x mma.sync's peak"
+            "move the MMAs to the warpgroup path (wgmma), which reads its operands from shared memory without "
+            "staging them in registers and runs up to 1.5x mma.sync's peak (Triton's MMAv3, which DISABLE_MMA_V3=1 "
+            "turns off; FlashAttention-3 or cuDNN for attention)"
         )
     elif arch == "sm_100":
         move = "move the MMAs to tcgen05 (accumulators in tensor memory, which frees the registers)"

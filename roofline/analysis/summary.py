@@ -259,7 +259,7 @@ def summarize(
         line = bytes_line(k, med, gpu)
         if line:
             k.evidence = [*k.evidence, line]
-        blocked = register_blocked(med, traits, waits, arch, k.hierarchy, k.bound, k.cause)
+        blocked = register_blocked(med, traits, waits, arch, k.hierarchy, k.bound, k.cause, k.unit)
         if blocked is not None:
             k.cause = blocked.cause or k.cause
             k.advice = blocked.advice or k.advice

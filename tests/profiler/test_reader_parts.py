@@ -6,7 +6,8 @@ import ncu_report
 import pandas as pd
 import pytest
 
-from profiler import ncu_reader
+from profiler import child, ncu_reader
+from profiler.files import plain_file
 from profiler.ncu_source import read_pc_samples
 from profiler.ncu_tidy import raw_metrics
 from profiler.readers import read_launches
@@ -28,7 +29,7 @@ def test_parts_merge_to_the_serial_read():
 
 
 @pytest.mark.parametrize("report", [REPORT, TINY10])
-def test_pc_samples_read_with_the_launches_are_the_ones_a_read_of_their_own_gives(report):
+def test_pc_samples_read_with_the_launches_are_the_ones_a_read_of_their_own_gives(report, monkeypatch):
     """Issue 30: the PC samples come from the launch readers' children as they decode each launch (each launch
     decoded once), and are the rows of each kernel's first 4 launches, as the serial read of their own."""
     alone = read_pc_samples(report)
@@ -37,6 +38,14 @@ def test_pc_samples_read_with_the_launches_are_the_ones_a_read_of_their_own_give
     pd.testing.assert_frame_equal(table.pc_samples.frame, alone.frame)
     assert table.pc_samples.functions == alone.functions
     assert table.pc_samples.frame.groupby("kernel")["launch"].nunique().max() <= 4
+    with plain_file(report) as plain:
+        for n in (1, 2):  # one child reading both, or two launch readers and a PC child: as many cores decide
+            monkeypatch.setattr(ncu_reader, "read_parts", lambda most, n=n: n)
+            read = ncu_reader._PartsRead(plain, None, tuple(raw_metrics()), True)
+            assert len(read.parts) == n and (read.pcs is None) == (n == 1)
+            _, _, _, (rows, functions, error) = read.result(60, report)
+            assert error is None and functions == alone.functions
+            pd.testing.assert_frame_equal(pd.DataFrame(rows, columns=alone.frame.columns), alone.frame)
 
 
 def test_a_prefetched_read_is_the_same_table_and_a_changed_file_is_read_again(tmp_path):
@@ -53,3 +62,11 @@ def test_a_prefetched_read_is_the_same_table_and_a_changed_file_is_read_again(tm
     shutil.copy(SAMPLE_V1 / "profile.ncu-rep", rep)  # changed after the prefetch started
     again = read_launches(rep)
     assert set(again.frame["kernel"]) == {"_verify_extend_kernel"} and not ncu_reader._PREFETCHED
+
+
+@pytest.mark.parametrize("cores, parts", [(1, 1), (2, 1), (3, 2), (16, 4)])
+def test_one_core_is_left_to_the_analysis(cores, parts, monkeypatch):
+    """On 2 cores one child reads the launches and their PC samples: two readers and a PC child beside the
+    analysis's own imports cost more CPU there and finish no sooner (docs/results/reader-speed.md)."""
+    monkeypatch.setattr(child.os, "sched_getaffinity", lambda pid: set(range(cores)))
+    assert child.read_parts(ncu_reader.READ_PARTS) == parts
