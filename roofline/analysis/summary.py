@@ -20,7 +20,8 @@ from roofline.analysis.labels import distinct_labels
 from roofline.analysis.mma_path import register_blocked
 from roofline.analysis.pipelined import memory_facts
 from roofline.analysis.useful import UsefulWork, padding_clause, useful_line
-from roofline.analysis.verdict import agrees_with_ncu, classify, num, top_stalls
+from roofline.analysis.values import num
+from roofline.analysis.verdict import agrees_with_ncu, classify, top_stalls
 from roofline.analysis.waits import WarpWaits, warp_waits
 from roofline.catalogue.gpus import GpuSpec, match_gpu
 

@@ -37,7 +37,6 @@ are each the largest of them; profiler/ncu_tidy.py SM_UNITS and MEMORY_UNITS):
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -45,6 +44,7 @@ from profiler.ncu_tidy import MEMORY_UNITS, SM_UNITS
 from roofline.analysis.imbalance import load_imbalance, small_grid_note
 from roofline.analysis.pipelined import ADVICE as PIPELINE_ADVICE
 from roofline.analysis.pipelined import MemoryFacts, memory_facts, pipeline_cause, pipelined
+from roofline.analysis.values import num
 from roofline.analysis.waits import WarpWaits
 
 LATENCY_PCT = 60.0
@@ -122,17 +122,6 @@ class Verdict:
     evidence: list[str] = field(default_factory=list)
     advice: str | None = None
     unit: str | None = None  # the busiest unit with its %, e.g. "ALU pipe 36%" or "issue-bound: ..."
-
-
-def num(x) -> float | None:
-    """A finite-or-inf float, or None for None, NaN and non-numbers (metrics a report lacks)."""
-    if x is None:
-        return None
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(x) else x
 
 
 def _pct(part, peak) -> float | None:
