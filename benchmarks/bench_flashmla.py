@@ -1,4 +1,4 @@
-"""FlashMLA beside the fast kernel and a bare read of the same KV bytes (issue 20), on the GPU machine.
+"""FlashMLA beside the fast kernel and a bare read of the same KV bytes, on the GPU machine.
 
     python benchmarks/bench_flashmla.py --out docs/results/h200-flashmla-bench     # writes .txt and .json
 

@@ -1,5 +1,5 @@
 """How long `roofline analyze` of an ncu report takes next to a bare ncu_report load-and-walk of the
-same file, and how much memory each needs (issue 10, item 6). Not a test: run it and quote it.
+same file, and how much memory each needs. Not a test: run it and quote it.
 
     python benchmarks/bench_reader.py [REPORT ...]     # default: the --set full fixtures
 

@@ -1,4 +1,4 @@
-"""The fast kernel on serving batches (issue 29, item 3): the batch schedule against the uniform one, FlashMLA and
+"""The fast kernel on serving batches: the batch schedule against the uniform one, FlashMLA and
 a bare read of the batch's bytes, on the GPU machine, in one call.
 
     python benchmarks/serving_bench.py --out DIR [--search] [--budget-s 400] [--only ROW,...]
@@ -77,7 +77,7 @@ ROWS = {
 # the ring for padded rows (ring_padded: the default for batches of 2 or more), bf16 partials, the other schedules
 # of whole 64-row blocks.
 VARIANTS = {
-    "b32-h16-q2-1k-32k": {  # (call 2 timed ring_padded=True here, off by default then: the default for batches since)
+    "b32-h16-q2-1k-32k": {  # the seesaw: ring_padded off, against the default ring
         "seesaw": dict(ring_padded=False),
         "bf16 partials": dict(partials="input"),
         "seesaw bf16": dict(ring_padded=False, partials="input"),

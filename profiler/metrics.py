@@ -1,36 +1,30 @@
 """Named ncu metric presets (`verdict`, `roofline`, `full`), resolved per chip.
 
-Replay passes per launch, measured on the H200 (gh100) with Nsight Compute 2025.3.1, one launch of
-triton_mla at 8k (tests/fixtures/h200/passes/nosol_*.log, tests/fixtures/capture/pass_search.sh):
-
     verdict    5 passes   launch attributes (no pass), 4 SM + 4 memory breakdown units, achieved
                           occupancy, PC-sampled stall reasons (the sampling itself takes 2 passes), the
                           SMs' busy cycles (avg, max, min: load imbalance), the L2 hit rate, DRAM bytes, the
                           tensor pipe's instructions by MMA path
     roofline   6 passes   verdict + tensor/FP32 FLOPs and bytes at L1, L2, DRAM with their peaks
-    full      38 passes   ncu's `--set full` (issue 8)
+    full      38 passes   ncu's `--set full`
 
-The fourth search (2026-12-02, issues 29 and 30; tests/fixtures/h200/passes/nosol4_*.log): the busy cycles cost
-no pass, the L2 hit rate one in verdict (4 -> 5) and none in roofline (it shares the L2 byte counts' pass); with
-the source counters verdict takes 6 and roofline 7.
+Replay passes per launch on the H200 (gh100, Nsight Compute 2025.3.1); `profile --source` adds one. How
+they were measured, and what each metric group costs: docs/results/h200-preset-passes.md.
 
-Why not ncu's own SM% and Memory%: `sm__throughput` alone costs 9 passes and
-`gpu__compute_memory_throughput` 6 (both together 10, the SpeedOfLight section 10), because each is
-the largest of 25 / 26 breakdown units. The `verdict` preset collects the 4 + 4 units that led SM%
-and Memory% in every `--set full` capture of tests/fixtures/h200/{full,corpus} (issue slots, ALU,
-tensor and LSU pipes; L1 LSU wavefronts, L2 tag sectors, L2-to-crossbar, DRAM cycles), and the
-analysis takes SM% and Memory% as their largest (profiler/ncu_tidy.py), saying so. The 19
-`smsp__average_warps_issue_stalled_*` ratios cost 5 passes; the sampled stall reasons
-(`smsp__pcsamp_warps_issue_stalled_*`) give the same ranking and nearly the same per-issue numbers.
+ncu's own SM% and Memory% (`sm__throughput`, `gpu__compute_memory_throughput`) are each the largest of
+25 / 26 breakdown units and cost 9 and 6 passes. The `verdict` preset collects the 4 + 4 units that
+led SM% and Memory% in every `--set full` capture of tests/fixtures/h200/{full,corpus} (issue slots,
+ALU, tensor and LSU pipes; L1 LSU wavefronts, L2 tag sectors, L2-to-crossbar, DRAM cycles), and the
+analysis takes SM% and Memory% as their largest (profiler/ncu_tidy.py), saying so. Stall reasons are
+the sampled ones (`smsp__pcsamp_warps_issue_stalled_*`): the same ranking and nearly the same
+per-issue numbers as the 19 `smsp__average_warps_issue_stalled_*` ratios, for fewer passes.
 Theoretical occupancy (`sm__maximum_warps_per_active_cycle_pct`, which no chip lists: ncu derives
 it) is derived from `launch__occupancy_limit_*` and the warps per SM.
 
 Where the warps wait, per instruction (profiler/ncu_source.py): the PC-sampled stall reasons above are
-instanced per PC in every preset (the `verdict` captures of the ring kernel hold ~1,150 PCs a launch),
-within its passes. `profile --source` (with_source) adds what ncu's SourceCounters section adds for
-reading them: executed instructions per PC (`inst_executed`, instanced, SASS-patched) and the kernel's
-source files embedded in the report (`--import-source yes`: each line's text; no replay pass): one more
-pass, measured (verdict + source 6, roofline + source 7).
+instanced per PC in every preset, within its passes. `profile --source` (with_source) adds what ncu's
+SourceCounters section adds for reading them: executed instructions per PC (`inst_executed`, instanced,
+SASS-patched) and the kernel's source files embedded in the report (`--import-source yes`: each line's
+text; no replay pass).
 
 Chips rename metrics: a preset names Hopper (gh100) metrics and `resolve` maps them to the chip's
 own names (CHIP_NAMES) or drops what the chip lacks (CHIP_LACKS); the analysis reads either name
@@ -158,7 +152,7 @@ class Preset:
         return args
 
 
-# Load imbalance (issue 29): the busiest, average and idlest SM's cycles with a warp in flight.
+# Load imbalance: the busiest, average and idlest SM's cycles with a warp in flight.
 SM_BUSY = ("sm__cycles_active.avg", "sm__cycles_active.max", "sm__cycles_active.min")
 L2_HIT = ("lts__t_sector_hit_rate.pct",)
 # The tensor pipe's instructions by MMA path: mma.sync (HMMA) against warpgroup MMA (HGMMA) on Hopper.

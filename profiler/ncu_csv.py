@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -110,6 +111,19 @@ def nvtx_text(cell: str) -> str:
     return "/".join(names)
 
 
+@dataclass(frozen=True)
+class _Columns:
+    """The CSV's header and units rows, read: each column's index, the NVTX column, the metric columns and
+    the (base unit, factor) that scales each metric's values."""
+
+    header: list[str]
+    units: list[str]
+    col: dict[str, int]
+    nvtx_col: int | None
+    metrics: list[tuple[int, str]]
+    scales: dict[int, tuple[str, float]]
+
+
 def read_ncu_csv(path: str | Path, name: str | Path | None = None) -> LaunchTable:
     """One row per launch from an ncu raw-page CSV; metric columns by ncu name, in base units
     (`.units`), `.rules` empty. `name`: the file messages and `.source` name."""
@@ -117,6 +131,32 @@ def read_ncu_csv(path: str | Path, name: str | Path | None = None) -> LaunchTabl
     where = Path(name) if name is not None else path
     with open(path, encoding="utf-8", errors="replace", newline="") as f:
         lines = f.read().splitlines()
+    start, columns = _columns(lines, where)
+    rows, unit_of, ids = [], {}, set()
+    for n in range(start + 2, len(lines)):
+        line = lines[n]
+        if not line.startswith('"'):
+            continue  # blank, ==PROF==/==WARNING== lines, the program's own prints
+        row = _launch_row(_row(line, where, n), columns, where, n, ids, unit_of)
+        ids.add(row["launch"])
+        rows.append(row)
+    if not rows:
+        raise ReportError(
+            f"{where}: the ncu CSV has a header but no launch rows (no kernel was profiled, "
+            "or the output was cut short)"
+        )
+    if sorted(ids) != list(range(len(ids))):
+        missing = sorted(set(range(max(ids) + 1)) - ids)
+        raise ReportError(
+            f"{where}: launch IDs are not 0..{len(ids) - 1}: missing {missing[:5]} (rows were lost or mangled)"
+        )
+    frame = pd.DataFrame(rows).sort_values("launch", ignore_index=True)
+    return LaunchTable(frame, source=str(where), units=unit_of, notes=[RULES_NOTE])
+
+
+def _columns(lines: list[str], where: Path) -> tuple[int, _Columns]:
+    """The header's line number and the columns it and the units row below it name; one-line errors for a
+    missing or doubled header, a missing units row, a missing ID or kernel name column."""
     start = next((i for i, line in enumerate(lines) if line.lstrip("\ufeff").startswith(HEADER_START)), None)
     if start is None:
         raise ReportError(
@@ -150,55 +190,41 @@ def read_ncu_csv(path: str | Path, name: str | Path | None = None) -> LaunchTabl
             scales[i] = base_unit(units[i]) if units[i] else ("", 1.0)
         except UnitError:
             scales[i] = (units[i], 1.0)  # kept as printed: ncu_tidy refuses it only if the metric is used
+    return start, _Columns(header, units, col, nvtx_col, metrics, scales)
 
-    rows, unit_of, ids = [], {}, set()
-    for n in range(start + 2, len(lines)):
-        line = lines[n]
-        if not line.startswith('"'):
-            continue  # blank, ==PROF==/==WARNING== lines, the program's own prints
-        cells = _row(line, where, n)
-        if len(cells) != len(header):
-            raise ReportError(
-                f"{where}: line {n + 1} has {len(cells)} fields, the header has {len(header)} "
-                "(the CSV is cut short or mangled)"
-            )
-        launch = parse_number(cells[col["ID"]])
-        if not isinstance(launch, int) or launch < 0:
-            raise ReportError(f"{where}: line {n + 1}: ID {cells[col['ID']]!r} is not a launch number")
-        if launch in ids:
-            raise ReportError(f"{where}: line {n + 1}: launch ID {launch} appears twice")
-        ids.add(launch)
-        kernel = cells[col["Kernel Name"]]
-        row = {
-            "launch": launch,
-            "range": 0,
-            "kernel": short_kernel_name(kernel),  # as an .ncu-rep names it: the function's name
-            "mangled_name": kernel,
-            "nvtx": nvtx_text(cells[nvtx_col]) if nvtx_col is not None else "",
-        }
-        for i, h in metrics:
-            value = parse_number(cells[i])
-            unit, factor = scales[i]
-            if units[i] and isinstance(value, str):
-                raise ReportError(f"{where}: line {n + 1}: {h} = {value!r} is not a number (unit {units[i]!r})")
-            if isinstance(value, (int, float)):
-                if factor != 1.0:
-                    value = value * factor
-                unit_of.setdefault(h, unit)
-            row[h] = value
-        rows.append(row)
-    if not rows:
+
+def _launch_row(cells: list[str], c: _Columns, where: Path, n: int, ids: set, unit_of: dict) -> dict:
+    """One launch's row from its CSV cells, each metric in its base unit (recorded in `unit_of`); one-line
+    errors for a short row, a bad or repeated launch ID, text where a number with a unit belongs."""
+    if len(cells) != len(c.header):
         raise ReportError(
-            f"{where}: the ncu CSV has a header but no launch rows (no kernel was profiled, "
-            "or the output was cut short)"
+            f"{where}: line {n + 1} has {len(cells)} fields, the header has {len(c.header)} "
+            "(the CSV is cut short or mangled)"
         )
-    if sorted(ids) != list(range(len(ids))):
-        missing = sorted(set(range(max(ids) + 1)) - ids)
-        raise ReportError(
-            f"{where}: launch IDs are not 0..{len(ids) - 1}: missing {missing[:5]} (rows were lost or mangled)"
-        )
-    frame = pd.DataFrame(rows).sort_values("launch", ignore_index=True)
-    return LaunchTable(frame, source=str(where), units=unit_of, notes=[RULES_NOTE])
+    launch = parse_number(cells[c.col["ID"]])
+    if not isinstance(launch, int) or launch < 0:
+        raise ReportError(f"{where}: line {n + 1}: ID {cells[c.col['ID']]!r} is not a launch number")
+    if launch in ids:
+        raise ReportError(f"{where}: line {n + 1}: launch ID {launch} appears twice")
+    kernel = cells[c.col["Kernel Name"]]
+    row = {
+        "launch": launch,
+        "range": 0,
+        "kernel": short_kernel_name(kernel),  # as an .ncu-rep names it: the function's name
+        "mangled_name": kernel,
+        "nvtx": nvtx_text(cells[c.nvtx_col]) if c.nvtx_col is not None else "",
+    }
+    for i, h in c.metrics:
+        value = parse_number(cells[i])
+        unit, factor = c.scales[i]
+        if c.units[i] and isinstance(value, str):
+            raise ReportError(f"{where}: line {n + 1}: {h} = {value!r} is not a number (unit {c.units[i]!r})")
+        if isinstance(value, (int, float)):
+            if factor != 1.0:
+                value = value * factor
+            unit_of.setdefault(h, unit)
+        row[h] = value
+    return row
 
 
 def _row(line: str, where: Path, n: int) -> list[str]:

@@ -9,7 +9,8 @@
 Tables used (schema 3.20.3, nsys 2025.3): CUPTI_ACTIVITY_KIND_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME
 (the launch calls, joined on correlationId within a process), NVTX_EVENTS (range types looked up
 by name in ENUM_NSYS_EVENT_TYPE), StringIds, TARGET_INFO_GPU. The export's META_DATA_EXPORT is
-read first; a schema of another major version, or a missing table or column, is a clear error.
+read first; a schema of another major version, or a missing table or column, is a clear error
+(profiler/nsys_schema.py).
 """
 
 from __future__ import annotations
@@ -30,43 +31,15 @@ from profiler.files import describe, plain_file
 from profiler.launch_table import LaunchTable
 from profiler.ncu_tidy import tidy_launches
 from profiler.nsys import export_command, find_nsys
+from profiler.nsys_schema import KERNEL_INTS, check_schema, column_names, export_meta, range_event_types
 from profiler.nsys_summary import summarize_kernels, summarize_steps, timeline_summary
 from profiler.nvtx import RANGE, STEP
 from profiler.proc import ToolControl, run_tool
 
-SCHEMA_MAJOR = "3"  # read and tested: 3.20.3 (nsys 2025.3.2 export)
 NSYS_REP_MAGIC = b"NVIDIA Tegra Profiler Report"  # first bytes of every .nsys-rep seen (nsys 2025.3.1)
 SQLITE_MAGIC = b"SQLite format 3\x00"
 READ_BUDGET_S = 120.0  # a damaged file must not hang the reader
 _PID_BITS = 24  # nsys globalTid = globalPid | tid (low 24 bits)
-
-# the kernel table's integer columns (checked as such when read)
-KERNEL_INTS = (
-    *("start", "end", "deviceId", "streamId", "correlationId", "globalPid"),
-    *("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "registersPerThread"),
-)
-REQUIRED = {
-    "StringIds": ("id", "value"),
-    "CUPTI_ACTIVITY_KIND_KERNEL": (
-        *KERNEL_INTS[:6],
-        "shortName",
-        "demangledName",
-        *KERNEL_INTS[6:],
-        "staticSharedMemory",
-        "dynamicSharedMemory",
-    ),
-    "CUPTI_ACTIVITY_KIND_RUNTIME": ("start", "end", "correlationId", "globalTid", "nameId"),
-}
-OPTIONAL = {
-    "NVTX_EVENTS": ("start", "end", "eventType", "text", "textId", "globalTid"),
-    "TARGET_INFO_GPU": ("id", "name", "smCount"),
-}
-_WHY_MISSING = {
-    "CUPTI_ACTIVITY_KIND_KERNEL": "nsys recorded no CUDA kernel (the program launched none, or it was not "
-    "traced with -t cuda)",
-    "CUPTI_ACTIVITY_KIND_RUNTIME": "nsys recorded no CUDA API calls (not traced with -t cuda?)",
-    "StringIds": "every name in an export is an id into it",
-}
 
 
 @dataclass
@@ -214,84 +187,6 @@ def _short(exc: BaseException, limit: int = 160) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# schema
-
-
-def _tables(conn: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
-
-
-def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
-    return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
-
-
-def export_meta(conn: sqlite3.Connection, name: Path) -> dict[str, str]:
-    """META_DATA_EXPORT as a dict; a clear error when it is absent or of an unknown schema."""
-    if "META_DATA_EXPORT" not in _tables(conn):
-        raise ReportError(
-            f"{name}: an SQLite database without META_DATA_EXPORT: not an Nsight Systems "
-            "export (roofline reads `nsys export --type sqlite` output)"
-        )
-    meta = {str(k): str(v) for k, v in conn.execute("SELECT name, value FROM META_DATA_EXPORT")}
-    version = meta.get("EXPORT_SCHEMA_VERSION", "?")
-    major = meta.get("EXPORT_SCHEMA_VERSION_MAJOR", version.split(".")[0])
-    if major != SCHEMA_MAJOR:
-        raise ReportError(
-            f"{name}: nsys export schema {version} (from {meta.get('EXPORT_PRODUCT_NAME', '?')} "
-            f"{meta.get('EXPORT_PRODUCT_VERSION', '?')}) is not one roofline reads: it reads schema "
-            f"{SCHEMA_MAJOR}.x (checked on 3.20.3, nsys 2025.3)"
-        )
-    return meta
-
-
-def check_schema(conn: sqlite3.Connection, name: Path, meta: dict[str, str]) -> set[str]:
-    """The optional tables present; a clear error naming what a required table or column lacks."""
-    tables = _tables(conn)
-    schema = meta.get("EXPORT_SCHEMA_VERSION", "?")
-    for table, columns in REQUIRED.items():
-        if table not in tables:
-            why = _WHY_MISSING.get(table, "")
-            raise ReportError(
-                f"{name}: this nsys export (schema {schema}) has no {table} table" + (f": {why}" if why else "")
-            )
-        missing = [c for c in columns if c not in _columns(conn, table)]
-        if missing:
-            raise ReportError(
-                f"{name}: {table} lacks column(s) {', '.join(missing)} (schema {schema}; "
-                "roofline reads schema 3.20.3's layout)"
-            )
-    present = set()
-    for table, columns in OPTIONAL.items():
-        if table in tables:
-            missing = [c for c in columns if c not in _columns(conn, table)]
-            if missing:
-                raise ReportError(f"{name}: {table} lacks column(s) {', '.join(missing)} (schema {schema})")
-            present.add(table)
-    if "NVTX_EVENTS" in present and "ENUM_NSYS_EVENT_TYPE" not in tables:
-        raise ReportError(
-            f"{name}: has NVTX_EVENTS but no ENUM_NSYS_EVENT_TYPE to tell its ranges apart (schema {schema})"
-        )
-    return present
-
-
-def range_event_types(conn: sqlite3.Connection, name: Path) -> list[int]:
-    """Ids of the NVTX range event types (push/pop and start/end), by name from ENUM_NSYS_EVENT_TYPE."""
-    if not {"id", "name"} <= _columns(conn, "ENUM_NSYS_EVENT_TYPE"):
-        raise ReportError(f"{name}: ENUM_NSYS_EVENT_TYPE lacks its id and name columns")
-    ids = [
-        int(i)
-        for i, n in conn.execute("SELECT id, name FROM ENUM_NSYS_EVENT_TYPE")
-        if isinstance(n, str) and n.startswith(("Nvtx", "Nvtxt")) and n.endswith(("PushPopRange", "StartEndRange"))
-    ]
-    if not ids:
-        raise ReportError(
-            f"{name}: ENUM_NSYS_EVENT_TYPE names no NVTX range type (NvtxPushPopRange, "
-            "NvtxStartEndRange): a schema roofline does not understand"
-        )
-    return ids
-
-
-# ---------------------------------------------------------------------------------------------
 # tables
 
 
@@ -323,7 +218,7 @@ def _launches(conn: sqlite3.Connection, name: Path, gpus: pd.DataFrame) -> pd.Da
         LEFT JOIN StringIds AS d ON d.id = k.demangledName
         LEFT JOIN StringIds AS m ON m.id = {mangled}
         ORDER BY k.start""".format(
-            mangled="k.mangledName" if "mangledName" in _columns(conn, "CUPTI_ACTIVITY_KIND_KERNEL") else "NULL"
+            mangled="k.mangledName" if "mangledName" in column_names(conn, "CUPTI_ACTIVITY_KIND_KERNEL") else "NULL"
         ),
     )
     if k.empty:

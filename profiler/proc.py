@@ -130,85 +130,107 @@ def run_tool(
 def _run_tool(
     cmd: list[str], log: Path, tool: str, control: ToolControl, on_line: Callable[[str], None] | None
 ) -> ToolResult:
-    env, timeout = control.env, control.timeout
+    timeout = control.timeout
     limit_name = control.limit_name or (f"{timeout:g} s" if timeout is not None else "no")
-    lines: list[str] = []
     with open(log, "w") as logf:
         logf.write("$ " + shlex.join(cmd) + "\n")
         logf.flush()
+        proc = _start(cmd, log, tool, control.env)
+        reader = _Reader(proc, logf, on_line)
         try:
-            proc = subprocess.Popen(
-                cmd,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                errors="replace",
-                env={**os.environ, **(env or {})},
-                bufsize=1,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise ProfilerError(f"cannot start {tool} ({cmd[0]}): {exc.strerror}", log_path=str(log)) from None
-        assert proc.stdout is not None
-        callback_error: list[BaseException] = []
-
-        def pump() -> None:
-            for line in proc.stdout:
-                line = line.rstrip("\n")
-                lines.append(line)
-                logf.write(line + "\n")
-                logf.flush()
-                if on_line and not callback_error:
-                    try:
-                        on_line(line)
-                    except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-                        callback_error.append(exc)
-
-        reader = threading.Thread(target=pump, daemon=True)
-        reader.start()
-        started = time.monotonic()
-        timed_out = False
-        try:
-            while True:
-                try:
-                    returncode = proc.wait(timeout=0.2)
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
-                if callback_error:
-                    raise callback_error[0]
-                if timeout is not None and time.monotonic() - started > timeout:
-                    timed_out = True
-                    break
+            returncode = _wait(proc, reader, timeout)
         except KeyboardInterrupt as exc:
             kill_group(proc)
-            reader.join(timeout=GRACE_S)
+            reader.join(GRACE_S)
             logf.write(f"[roofline] interrupted ({getattr(exc, 'how', 'Ctrl-C')}): ended {tool}'s process group\n")
             raise
         except BaseException:
             kill_group(proc)
-            reader.join(timeout=GRACE_S)
+            reader.join(GRACE_S)
             raise
-        if timed_out:
+        if returncode is None:
             kill_group(proc)
-            reader.join(timeout=GRACE_S)
+            reader.join(GRACE_S)
             logf.write(f"[roofline] ended {tool}'s process group after {timeout:g} s (limit: {limit_name})\n")
             raise ToolTimeout(
                 f"timed out: {tool} was still running at the {limit_name} limit; its process "
                 "group was ended (give a long capture more time with --timeout SECONDS)",
-                lines,
+                reader.lines,
                 str(log),
             )
-        reader.join(timeout=1.0)
+        reader.join(1.0)
         if reader.is_alive():  # something the tool started still holds its output: end it too
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-            reader.join(timeout=GRACE_S)
-    if callback_error:
-        raise callback_error[0]
-    return ToolResult(returncode=returncode, lines=lines)
+            reader.join(GRACE_S)
+    if reader.errors:
+        raise reader.errors[0]
+    return ToolResult(returncode=returncode, lines=reader.lines)
+
+
+def _start(cmd: list[str], log: Path, tool: str, env: dict[str, str] | None) -> subprocess.Popen:
+    """`cmd` in a new session (its own process group), stdout and stderr merged, line-buffered text."""
+    try:
+        return subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            env={**os.environ, **(env or {})},
+            bufsize=1,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise ProfilerError(f"cannot start {tool} ({cmd[0]}): {exc.strerror}", log_path=str(log)) from None
+
+
+class _Reader:
+    """The tool's output, read on a thread as it comes: each line into `lines`, the log and `on_line`; the
+    callback's first error is kept in `errors` (re-raised in the caller's thread) and stops further calls."""
+
+    def __init__(self, proc: subprocess.Popen, logf, on_line: Callable[[str], None] | None) -> None:
+        assert proc.stdout is not None
+        self.lines: list[str] = []
+        self.errors: list[BaseException] = []
+        self._proc, self._logf, self._on_line = proc, logf, on_line
+        self._thread = threading.Thread(target=self._pump, daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        for line in self._proc.stdout:
+            line = line.rstrip("\n")
+            self.lines.append(line)
+            self._logf.write(line + "\n")
+            self._logf.flush()
+            if self._on_line and not self.errors:
+                try:
+                    self._on_line(line)
+                except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                    self.errors.append(exc)
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout=timeout)
+
+    def is_alive(self) -> bool:
+        return self._thread.is_alive()
+
+
+def _wait(proc: subprocess.Popen, reader: _Reader, timeout: float | None) -> int | None:
+    """The tool's exit status, polled every 0.2 s; None once it has run `timeout` seconds. A callback's error
+    is raised here, as soon as the poll sees it."""
+    started = time.monotonic()
+    while True:
+        try:
+            return proc.wait(timeout=0.2)
+        except subprocess.TimeoutExpired:
+            pass
+        if reader.errors:
+            raise reader.errors[0]
+        if timeout is not None and time.monotonic() - started > timeout:
+            return None
 
 
 def find_tool(name: str, explicit: str | None, env_var: str, install_globs: tuple[str, ...], title: str) -> str:

@@ -1,5 +1,7 @@
-"""One rounding rule for every number a user compares across outputs (analyze, report, compare):
-the same time or gap prints the same in the terminal, the markdown and a PR comment."""
+"""The one home of number formatting in reports: one rounding rule for every number a user compares across
+outputs (analyze, report, compare), so the same time or gap prints the same in the terminal, the markdown and
+a PR comment; and the cells with a dash for a missing value. A missing value is "-" in text tables and "–"
+in the markdown report; each function's default says which it is written for."""
 
 from __future__ import annotations
 
@@ -36,9 +38,19 @@ def ratio(value: float | None, missing: str = "–") -> str:
     return missing if value is None else significant(value, GAP_DIGITS) + "x"
 
 
-def fmt(value, spec: str, missing: str = "-") -> str:
-    """`value` formatted by `spec`, or `missing` for None."""
-    return missing if value is None else format(value, spec)
+def fmt(value, spec: str, missing: str = "-", suffix: str = "") -> str:
+    """`value` formatted by `spec` and followed by `suffix`, or `missing` for None."""
+    return missing if value is None else format(value, spec) + suffix
+
+
+def pct(value: float | None, missing: str = "–") -> str:
+    """A percentage, one decimal: 42.5%."""
+    return fmt(value, ".1f", missing, "%")
+
+
+def signed_pct(value: float | None, missing: str = "-") -> str:
+    """A change in percent, signed, one decimal: +3.2%, -0.4%."""
+    return fmt(value, "+.1f", missing, "%")
 
 
 def known(value):

@@ -1,5 +1,6 @@
-"""A bench's serving rows (issue 29, `roofline bench --serving`): one line per row, each kernel's time beside a
-bare read of the batch's bytes and FlashMLA in the same run, as text and as the README's markdown table."""
+"""A bench's serving rows (`roofline bench --serving`, kernels/batches.py SERVING): one line per row, each
+kernel's time beside a bare read of the batch's bytes and FlashMLA in the same run, as text and as the README's
+markdown table."""
 
 from __future__ import annotations
 

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pandas as pd
 
 from kernels.spec import ctx_text
+from reports.numbers import fmt, known
 from reports.text import align
 
 
-def _num(v, spec: str) -> str:
-    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
-
-
 def _ctx(v) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
+    if known(v) is None:
         return "-"
     return ctx_text(int(v))
 
@@ -26,7 +22,9 @@ def _point(r, batched: bool) -> list[str]:
     point has several requests."""
     lens = getattr(r, "lens", "") if batched else ""
     ctx = lens if isinstance(lens, str) and lens else _ctx(r.ctx_len)
-    return [str(r.kernel), ctx[:40] + ("..." if len(ctx) > 40 else "")] + ([_num(r.batch, ".0f")] if batched else [])
+    return [str(r.kernel), ctx[:40] + ("..." if len(ctx) > 40 else "")] + (
+        [fmt(known(r.batch), ".0f")] if batched else []
+    )
 
 
 def summary_rows(table: pd.DataFrame) -> list[list[str]]:
@@ -34,15 +32,15 @@ def summary_rows(table: pd.DataFrame) -> list[list[str]]:
     head = ["page", "heads", "q_len", "step ms", "floor ms", "gap", "bound"]
     rows = [["kernel", "ctx"] + (["batch"] if batched else []) + head]
     for r in table.itertuples():
-        ints = [_num(x, ".0f") for x in (r.page_size, r.heads, r.q_len)]
+        ints = [fmt(known(x), ".0f") for x in (r.page_size, r.heads, r.q_len)]
         if r.status == "done":
             rows.append(
                 [
                     *_point(r, batched),
                     *ints,
-                    _num(r.step_ms, ".4f"),
-                    _num(r.floor_ms, ".4f"),
-                    _num(r.gap, ".1f") + ("x" if r.gap == r.gap and r.gap is not None else ""),
+                    fmt(known(r.step_ms), ".4f"),
+                    fmt(known(r.floor_ms), ".4f"),
+                    fmt(known(r.gap), ".1f") + ("x" if r.gap == r.gap and r.gap is not None else ""),
                     str(r.bound or "-"),
                 ]
             )

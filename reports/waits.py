@@ -7,6 +7,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from reports.numbers import pct
 from reports.table import align
 from roofline.analysis.summary import Analysis
 from roofline.analysis.waits import WarpWaits
@@ -48,7 +49,7 @@ def waits_text(analysis: Analysis) -> list[str]:
         out += textwrap.wrap(f"{name} ({w.samples:.0f} samples): {_classes(w)}", 100, subsequent_indent="    ")
         rows = [["share", "where", "class", "line text" if w.source_text else "busiest instruction"]]
         for ln in w.lines:
-            rows.append([f"{100 * ln.share:.1f}%", ln.where, ln.wait_class, ln.text[:70]])
+            rows.append([pct(100 * ln.share), ln.where, ln.wait_class, ln.text[:70]])
         out += ["  " + r for r in align(rows).splitlines()]
     if note := no_text_note([w for _, w in kernels]):
         out.append(f"  ({note})")

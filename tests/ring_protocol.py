@@ -7,7 +7,7 @@ announces a gathered tile one tile after issuing it.
 
     python -m tests.ring_protocol            # the shipped order: expect "no deadlock"
     python -m tests.ring_protocol announce   # the same with gathers announced by the tail
-    python -m tests.ring_protocol v4         # the order that hung on the H200 (issue 9, call ring-4)
+    python -m tests.ring_protocol v4         # the order that hung on the H200
     python -m tests.ring_protocol whole      # ring_whole: whole M blocks, the tail only loads
     python -m tests.ring_protocol stagger    # the seesaw kernel's staggered schedule (kernels/fast/stagger.py)
 

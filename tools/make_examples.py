@@ -121,7 +121,7 @@ def bench_block(root: Path = ROOT) -> str:
 
 
 def serving_block(root: Path = ROOT) -> str:
-    """The README's serving table: issue 29's rows from the committed `roofline bench --serving` run, each kernel
+    """The README's serving table: the serving rows (kernels/batches.py SERVING) from the committed `roofline bench --serving` run, each kernel
     beside a bare read of the batch's bytes and FlashMLA in the same run; until that run is committed, where it
     will come from."""
     path = root / SERVING_BENCH

@@ -5,6 +5,7 @@ and axis it is drawn from (the markdown report names what falls off it)."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 
@@ -155,6 +156,215 @@ def _place_labels(ax, fig, xy: list[tuple[float, float]], texts: list[str]) -> N
         )
 
 
+@dataclass(frozen=True)
+class _Axes:
+    """The chart's x range and its highest roof, where the memory diagonals stop."""
+
+    x_lo: float
+    x_hi: float
+    top: float
+
+    def clamp(self, x: float) -> float:
+        """An off-axis intensity, drawn at the edge."""
+        return min(max(x, self.x_lo * 1.15), self.x_hi / 1.15)
+
+
+def _draw_roofs(ax, mem: list[Roof], comp: list[Roof], axes: _Axes) -> list:
+    """Memory roofs as diagonals up to the highest compute roof, compute roofs as horizontals."""
+    handles = []
+    for r in sorted(mem, key=lambda r: (-r.value, r.kind)) + sorted(comp, key=lambda r: (-r.value, r.kind)):
+        if r.is_memory:
+            x_end = axes.top * 1e3 / r.value  # where this diagonal meets the highest compute roof
+            (line,) = ax.plot(
+                [axes.x_lo, x_end],
+                [axes.x_lo * r.value / 1e3, axes.top],
+                color=LEVEL_COLOR[r.level],
+                ls=KIND_STYLE.get(r.kind, "-."),
+                lw=1.5,
+            )
+            label = f"{r.level} {r.value:,.0f} GB/s ({KINDS.get(r.kind, r.kind)})"
+        else:
+            (line,) = ax.plot(
+                [axes.x_lo, axes.x_hi],
+                [r.value, r.value],
+                color=LEVEL_COLOR[r.level],
+                ls=KIND_STYLE.get(r.kind, "-."),
+                lw=1.5,
+            )
+            label = f"{r.level} {r.value:,.0f} TFLOP/s ({KINDS.get(r.kind, r.kind)})"
+        line.set_label(label)
+        handles.append(line)
+    return handles
+
+
+def _draw_kernel(ax, p: dict, color, axes: _Axes):
+    """One kernel: its filled point, hollow markers at its other levels' intensity, an x for the work ncu
+    counted; returns the filled point's handle."""
+    others = [(lv, axes.clamp(ai)) for lv, ai in p["levels"].items() if lv != p["level"]]
+    if others:
+        ax.plot(
+            [ai for _, ai in others] + [p["ai"]],
+            [p["tflops"]] * (len(others) + 1),
+            color=color,
+            lw=0.6,
+            alpha=0.6,
+            zorder=3,
+        )
+    for lv, ai in others:
+        ax.scatter(
+            [ai],
+            [p["tflops"]],
+            s=36,
+            marker="s" if lv == "L2" else "^",
+            facecolors="white",
+            edgecolors=color,
+            linewidths=1.2,
+            zorder=4,
+        )
+    if p["executed"]:
+        ex = p["executed"]
+        ax.plot([p["ai"], axes.clamp(ex["ai"])], [p["tflops"], ex["tflops"]], color=color, lw=0.8, ls=":", zorder=3)
+        ax.scatter([axes.clamp(ex["ai"])], [ex["tflops"]], s=44, marker="x", color=color, linewidths=1.4, zorder=5)
+    return ax.scatter(
+        [axes.clamp(p["ai"])],
+        [p["tflops"]],
+        s=70,
+        color=color,
+        edgecolors="white",
+        linewidths=0.8,
+        zorder=5,
+        label=kernel_label(p["index"], p["kernel"]) + (f" ({p['level']} intensity)" if p["level"] != "DRAM" else ""),
+    )
+
+
+def _draw_bandwidth_lines(ax, lines: list[dict], first_color: int, axes: _Axes) -> list:
+    """The kernels without FLOP counts: their achieved DRAM bandwidth, a dashed line beside the memory roofs."""
+    handles = []
+    for n, b in enumerate(lines, first_color):
+        x_end = min(axes.x_hi, axes.top * 1e3 / b["gbps"])  # up to the highest compute roof, as the memory roofs
+        (line,) = ax.plot(
+            [axes.x_lo, x_end],
+            [axes.x_lo * b["gbps"] / 1e3, x_end * b["gbps"] / 1e3],
+            color=KERNEL_COLORS[n % len(KERNEL_COLORS)],
+            lw=2.2,
+            ls=(0, (5, 2)),
+            zorder=4,
+        )
+        line.set_label(f"{kernel_label(b['index'], b['kernel'])}: {b['gbps']:,.0f} GB/s DRAM, no FLOPs counted")
+        handles.append(line)
+    return handles
+
+
+def _marker_keys(ax, points: list[dict]) -> list:
+    """Legend keys for the hollow markers and the executed x actually drawn."""
+    handles = []
+    for level, marker in (("L2", "s"), ("L1", "^")):
+        if any(level in p["levels"] and level != p["level"] for p in points):
+            handles.append(
+                ax.scatter(
+                    [],
+                    [],
+                    s=36,
+                    marker=marker,
+                    facecolors="white",
+                    edgecolors="0.3",
+                    label=f"same kernel, {level} intensity",
+                )
+            )
+    if any(p["executed"] for p in points):
+        handles.append(
+            ax.scatter(
+                [],
+                [],
+                s=44,
+                marker="x",
+                color="0.3",
+                linewidths=1.4,
+                label="same kernel, FLOPs ncu counted (executed, padding included)",
+            )
+        )
+    return handles
+
+
+def _draw_floor(ax, fl: dict | None, points: list[dict], axes: _Axes) -> list:
+    """The workload's floor as a star, and from each kernel a dashed line up to it with its gap, labelled
+    log-midway (the chart's headline); returns the star's legend handle, if drawn."""
+    if not fl:
+        return []
+    star = ax.scatter(
+        [fl["ai"]],
+        [fl["tflops"]],
+        s=150,
+        marker="*",
+        color="gold",
+        edgecolors="black",
+        linewidths=0.8,
+        zorder=6,
+        label=f"the workload's floor ({us(fl['floor_ms'])} µs)",
+    )
+    for p in points:
+        if p["gap"]:
+            x = axes.clamp(p["ai"])
+            ax.plot([x, fl["ai"]], [p["tflops"], fl["tflops"]], color="goldenrod", lw=1, ls="--", zorder=2)
+            ax.text(
+                math.sqrt(x * fl["ai"]) * 1.12,
+                math.sqrt(p["tflops"] * fl["tflops"]),
+                f"{ratio(p['gap'])} from the floor",
+                fontsize=8,
+                color="darkgoldenrod",
+                va="center",
+            )
+    return [star]
+
+
+def _label_axes(ax, points: list[dict], off: list[tuple], title: str) -> None:
+    """Axis labels, title, grid, and the line naming what sits at the edge, off the axis."""
+    ax.set_xlabel(
+        "arithmetic intensity (FLOP / byte"
+        + ("; the workload's FLOPs where a kernel does them)" if any(p["executed"] for p in points) else ")")
+    )
+    ax.set_ylabel("performance (TFLOP/s)")
+    ax.set_title(title or "Roofline")
+    ax.grid(True, which="major", color="0.88", lw=0.6)
+    ax.grid(True, which="minor", color="0.95", lw=0.4, ls="-")
+    ax.set_axisbelow(True)
+    if off:
+        ax.text(
+            0.99,
+            0.01,
+            "at the edge, off the axis: " + ", ".join(f"{label} {lv} {ai:.2g} FLOP/B" for label, lv, ai in off),
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
+            fontsize=7,
+            color="0.35",
+        )
+
+
+def _legends(fig, ax, roof_handles: list, kernel_handles: list, shown: str, lines: list[dict]) -> None:
+    """The roofs' legend right of the axes, the kernels' below them."""
+    # fig.legend, not ax.add_artist(ax.legend(...)): with two axes legends, bbox_inches="tight"
+    # drops the first one at some dpi values (seen with matplotlib 3.11 at 110 and 120 dpi)
+    fig.legend(
+        handles=roof_handles,
+        title="roofs (solid: report's own, dashed: datasheet, dotted: measured)",
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        bbox_transform=ax.transAxes,
+        **LEGEND,
+    )
+    ax.legend(
+        handles=kernel_handles,
+        title=f"kernels (filled: DRAM intensity{shown}; dashed: bandwidth alone)"
+        if lines
+        else f"kernels (filled: DRAM intensity{shown})",
+        loc="upper left",
+        bbox_to_anchor=(0.0, -0.11),
+        ncol=2 if len(kernel_handles) > 4 else 1,
+        **LEGEND,
+    )
+
+
 def roofline_chart(analysis: Analysis, roofs: list[Roof], stem: Path, title: str = "") -> list[Path]:
     """Log-log roofline: each kernel a filled point at its DRAM intensity (hollow: L2 and L1; an x:
     the work ncu counted, where it differs from the workload's), the workload's floor as a star,
@@ -177,187 +387,26 @@ def roofline_chart(analysis: Analysis, roofs: list[Roof], stem: Path, title: str
     ys += [x_lo * b["gbps"] / 1e3 for b in lines]
     top = max([r.value for r in comp] + ys + ([fl["tflops"]] if fl else []))
     y_lo = min(ys + [x_lo * m.value / 1e3 for m in mem if m.level == "DRAM"]) / 3
-    y_hi = top * 2.5
-
-    def clamp(x: float) -> float:  # an off-axis point, drawn at the edge
-        return min(max(x, x_lo * 1.15), x_hi / 1.15)
-
+    axes = _Axes(x_lo, x_hi, top)
     with matplotlib.rc_context(RC):
         fig, ax = plt.subplots(figsize=(9.5, 5.6))
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlim(x_lo, x_hi)
-        ax.set_ylim(y_lo, y_hi)
-        roof_handles = []
-        for r in sorted(mem, key=lambda r: (-r.value, r.kind)) + sorted(comp, key=lambda r: (-r.value, r.kind)):
-            if r.is_memory:
-                x_end = top * 1e3 / r.value  # where this diagonal meets the highest compute roof
-                (line,) = ax.plot(
-                    [x_lo, x_end],
-                    [x_lo * r.value / 1e3, top],
-                    color=LEVEL_COLOR[r.level],
-                    ls=KIND_STYLE.get(r.kind, "-."),
-                    lw=1.5,
-                )
-                label = f"{r.level} {r.value:,.0f} GB/s ({KINDS.get(r.kind, r.kind)})"
-            else:
-                (line,) = ax.plot(
-                    [x_lo, x_hi],
-                    [r.value, r.value],
-                    color=LEVEL_COLOR[r.level],
-                    ls=KIND_STYLE.get(r.kind, "-."),
-                    lw=1.5,
-                )
-                label = f"{r.level} {r.value:,.0f} TFLOP/s ({KINDS.get(r.kind, r.kind)})"
-            line.set_label(label)
-            roof_handles.append(line)
-        kernel_handles = []
-        for n, p in enumerate(points):
-            color = KERNEL_COLORS[n % len(KERNEL_COLORS)]
-            others = [(lv, clamp(ai)) for lv, ai in p["levels"].items() if lv != p["level"]]
-            if others:
-                ax.plot(
-                    [ai for _, ai in others] + [p["ai"]],
-                    [p["tflops"]] * (len(others) + 1),
-                    color=color,
-                    lw=0.6,
-                    alpha=0.6,
-                    zorder=3,
-                )
-            for lv, ai in others:
-                ax.scatter(
-                    [ai],
-                    [p["tflops"]],
-                    s=36,
-                    marker="s" if lv == "L2" else "^",
-                    facecolors="white",
-                    edgecolors=color,
-                    linewidths=1.2,
-                    zorder=4,
-                )
-            if p["executed"]:
-                ex = p["executed"]
-                ax.plot([p["ai"], clamp(ex["ai"])], [p["tflops"], ex["tflops"]], color=color, lw=0.8, ls=":", zorder=3)
-                ax.scatter([clamp(ex["ai"])], [ex["tflops"]], s=44, marker="x", color=color, linewidths=1.4, zorder=5)
-            h = ax.scatter(
-                [clamp(p["ai"])],
-                [p["tflops"]],
-                s=70,
-                color=color,
-                edgecolors="white",
-                linewidths=0.8,
-                zorder=5,
-                label=kernel_label(p["index"], p["kernel"])
-                + (f" ({p['level']} intensity)" if p["level"] != "DRAM" else ""),
-            )
-            kernel_handles.append(h)
-        for n, b in enumerate(lines, len(points)):
-            x_end = min(x_hi, top * 1e3 / b["gbps"])  # up to the highest compute roof, as the memory roofs
-            (line,) = ax.plot(
-                [x_lo, x_end],
-                [x_lo * b["gbps"] / 1e3, x_end * b["gbps"] / 1e3],
-                color=KERNEL_COLORS[n % len(KERNEL_COLORS)],
-                lw=2.2,
-                ls=(0, (5, 2)),
-                zorder=4,
-            )
-            line.set_label(f"{kernel_label(b['index'], b['kernel'])}: {b['gbps']:,.0f} GB/s DRAM, no FLOPs counted")
-            kernel_handles.append(line)
-        for level, marker in (("L2", "s"), ("L1", "^")):  # key for the hollow markers actually drawn
-            if any(level in p["levels"] and level != p["level"] for p in points):
-                kernel_handles.append(
-                    ax.scatter(
-                        [],
-                        [],
-                        s=36,
-                        marker=marker,
-                        facecolors="white",
-                        edgecolors="0.3",
-                        label=f"same kernel, {level} intensity",
-                    )
-                )
-        if any(p["executed"] for p in points):
-            kernel_handles.append(
-                ax.scatter(
-                    [],
-                    [],
-                    s=44,
-                    marker="x",
-                    color="0.3",
-                    linewidths=1.4,
-                    label="same kernel, FLOPs ncu counted (executed, padding included)",
-                )
-            )
-        if fl:
-            kernel_handles.append(
-                ax.scatter(
-                    [fl["ai"]],
-                    [fl["tflops"]],
-                    s=150,
-                    marker="*",
-                    color="gold",
-                    edgecolors="black",
-                    linewidths=0.8,
-                    zorder=6,
-                    label=f"the workload's floor ({us(fl['floor_ms'])} µs)",
-                )
-            )
-        for p in points if fl else []:
-            if p["gap"]:  # the headline: from the kernel up to the floor, log-midway label
-                ax.plot(
-                    [clamp(p["ai"]), fl["ai"]], [p["tflops"], fl["tflops"]], color="goldenrod", lw=1, ls="--", zorder=2
-                )
-                ax.text(
-                    math.sqrt(clamp(p["ai"]) * fl["ai"]) * 1.12,
-                    math.sqrt(p["tflops"] * fl["tflops"]),
-                    f"{ratio(p['gap'])} from the floor",
-                    fontsize=8,
-                    color="darkgoldenrod",
-                    va="center",
-                )
-        _place_labels(ax, fig, [(clamp(p["ai"]), p["tflops"]) for p in points], [f"K{p['index'] + 1}" for p in points])
-        ax.set_xlabel(
-            "arithmetic intensity (FLOP / byte"
-            + ("; the workload's FLOPs where a kernel does them)" if any(p["executed"] for p in points) else ")")
+        ax.set_ylim(y_lo, top * 2.5)
+        roof_handles = _draw_roofs(ax, mem, comp, axes)
+        kernel_handles = [
+            _draw_kernel(ax, p, KERNEL_COLORS[n % len(KERNEL_COLORS)], axes) for n, p in enumerate(points)
+        ]
+        kernel_handles += _draw_bandwidth_lines(ax, lines, len(points), axes)
+        kernel_handles += _marker_keys(ax, points)
+        kernel_handles += _draw_floor(ax, fl, points, axes)
+        _place_labels(
+            ax, fig, [(axes.clamp(p["ai"]), p["tflops"]) for p in points], [f"K{p['index'] + 1}" for p in points]
         )
-        ax.set_ylabel("performance (TFLOP/s)")
-        ax.set_title(title or "Roofline")
-        ax.grid(True, which="major", color="0.88", lw=0.6)
-        ax.grid(True, which="minor", color="0.95", lw=0.4, ls="-")
-        ax.set_axisbelow(True)
-        if layout["off"]:
-            ax.text(
-                0.99,
-                0.01,
-                "at the edge, off the axis: "
-                + ", ".join(f"{label} {lv} {ai:.2g} FLOP/B" for label, lv, ai in layout["off"]),
-                transform=ax.transAxes,
-                ha="right",
-                va="bottom",
-                fontsize=7,
-                color="0.35",
-            )
-        # fig.legend, not ax.add_artist(ax.legend(...)): with two axes legends, bbox_inches="tight"
-        # drops the first one at some dpi values (seen with matplotlib 3.11 at 110 and 120 dpi)
-        fig.legend(
-            handles=roof_handles,
-            title="roofs (solid: report's own, dashed: datasheet, dotted: measured)",
-            loc="upper left",
-            bbox_to_anchor=(1.02, 1.0),
-            bbox_transform=ax.transAxes,
-            **LEGEND,
-        )
+        _label_axes(ax, points, layout["off"], title)
         shown = "" if len(points) == len(every) else f"; the {len(points)} of {len(every)} with the most time"
-        ax.legend(
-            handles=kernel_handles,
-            title=f"kernels (filled: DRAM intensity{shown}; dashed: bandwidth alone)"
-            if lines
-            else f"kernels (filled: DRAM intensity{shown})",
-            loc="upper left",
-            bbox_to_anchor=(0.0, -0.11),
-            ncol=2 if len(kernel_handles) > 4 else 1,
-            **LEGEND,
-        )
+        _legends(fig, ax, roof_handles, kernel_handles, shown, lines)
         out = save(fig, stem)
         plt.close(fig)
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from roofline.analysis.verdict import num
+from roofline.analysis.values import num
 
 LEVELS = (
     ("L1", "l1_bytes", "l1_peak_gbps"),

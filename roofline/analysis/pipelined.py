@@ -15,10 +15,10 @@ one of three things, decided from evidence:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from roofline.analysis.values import num
 from roofline.analysis.waits import WarpWaits
 from roofline.catalogue.gpus import GpuSpec
 
@@ -67,14 +67,6 @@ def memory_facts(gpu: GpuSpec | None) -> MemoryFacts:
     return MemoryFacts(c.value, c.kind, lat, src, ok, gpu.dram_gbps)
 
 
-def _num(x) -> float | None:
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(x) else x
-
-
 def pipelined(m: Mapping, traits: Mapping[str, bool] | None) -> str | None:
     """Why this kernel runs one block per SM by design (an evidence line), or None when it does not.
 
@@ -82,19 +74,17 @@ def pipelined(m: Mapping, traits: Mapping[str, bool] | None) -> str | None:
     design: its SASS issues asynchronous copies and warpgroup/tcgen05 MMAs, or, without SASS, the
     tensor pipe is busy (MIN_TENSOR_PCT)."""
     limits = [
-        v
-        for v in (_num(m.get("occupancy_limit_registers")), _num(m.get("occupancy_limit_shared_mem")))
-        if v is not None
+        v for v in (num(m.get("occupancy_limit_registers")), num(m.get("occupancy_limit_shared_mem"))) if v is not None
     ]
     if not limits or min(limits) > 1:
         return None
     holds = [
         n
         for n, k in (("registers", "occupancy_limit_registers"), ("shared memory", "occupancy_limit_shared_mem"))
-        if _num(m.get(k)) == 1
+        if num(m.get(k)) == 1
     ]
-    smem = _num(m.get("shared_mem_per_block"))
-    regs = _num(m.get("registers_per_thread"))
+    smem = num(m.get("shared_mem_per_block"))
+    regs = num(m.get("registers_per_thread"))
     what = (
         f"one block per SM by design: the block holds the SM's {' and '.join(holds)}"
         + (f" ({regs:.0f} registers per thread" if regs else "")
@@ -105,7 +95,7 @@ def pipelined(m: Mapping, traits: Mapping[str, bool] | None) -> str | None:
         if traits.get("mma") and traits.get("async_copies"):
             return what + "; its SASS issues asynchronous copies (TMA / cp.async) and warpgroup MMAs"
         return None
-    tensor = _num(m.get("tensor_pipe_pct"))
+    tensor = num(m.get("tensor_pipe_pct"))
     if tensor is not None and tensor >= MIN_TENSOR_PCT:
         return what + f"; tensor pipe {tensor:.0f}% (no SASS in this capture: taken as a pipelined MMA kernel)"
     return None
@@ -142,15 +132,15 @@ ADVICE = {
 def pipeline_cause(m: Mapping, waits: WarpWaits | None, facts: MemoryFacts, sm_count: float | None) -> PipelineCause:
     """Which side limits a pipelined kernel (module doc), with the numbers that decide it."""
     ev: list[str] = []
-    sms = sm_count or _num(m.get("sm_count"))
-    grid = _num(m.get("grid_size"))
+    sms = sm_count or num(m.get("sm_count"))
+    grid = num(m.get("grid_size"))
     active = min(sms, grid) if sms and grid else sms
-    achieved = _num(m.get("dram_gbps"))
+    achieved = num(m.get("dram_gbps"))
     how = "measured bytes"
-    if achieved is None and _num(m.get("dram_throughput_pct")) is not None and facts.dram_peak_gbps:
+    if achieved is None and num(m.get("dram_throughput_pct")) is not None and facts.dram_peak_gbps:
         achieved, how = (
-            _num(m["dram_throughput_pct"]) / 100 * facts.dram_peak_gbps,
-            (f"DRAM {_num(m['dram_throughput_pct']):.1f}% of the datasheet's {facts.dram_peak_gbps:.0f} GB/s"),
+            num(m["dram_throughput_pct"]) / 100 * facts.dram_peak_gbps,
+            (f"DRAM {num(m['dram_throughput_pct']):.1f}% of the datasheet's {facts.dram_peak_gbps:.0f} GB/s"),
         )
     lat = facts.latency_ns
     lat_note = (
@@ -171,7 +161,7 @@ def pipeline_cause(m: Mapping, waits: WarpWaits | None, facts: MemoryFacts, sm_c
                 f"on {active:.0f} SMs: {how})"
             )
         ev.append(line + f" ({lat_note})")
-    tensor = _num(m.get("tensor_pipe_pct"))
+    tensor = num(m.get("tensor_pipe_pct"))
     if tensor is not None:
         ev.append(
             f"math side: tensor pipe {tensor:.1f}% of peak"
@@ -189,7 +179,7 @@ def pipeline_cause(m: Mapping, waits: WarpWaits | None, facts: MemoryFacts, sm_c
             f"barriers, {100 * shares['math']:.1f}% at MMA waits, {100 * shares['handoff']:.1f}% at {where}"
         )
     else:
-        b, g, ls = (_num(m.get(f"stall_{r}")) or 0.0 for r in ("barrier", "gmma", "long_scoreboard"))
+        b, g, ls = (num(m.get(f"stall_{r}")) or 0.0 for r in ("barrier", "gmma", "long_scoreboard"))
         shares = {"handoff": b, "math": g, "loads": ls}
         ev.append(
             f"the chain (stall reasons only, no per-PC samples: long_scoreboard also counts mbarrier "

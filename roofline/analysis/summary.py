@@ -16,10 +16,12 @@ from profiler.ncu_tidy import DRAM_BYTES_FROM
 from roofline.analysis.floor import Floor, Step, workload_floor
 from roofline.analysis.hierarchy import hierarchical_roofline, useful_flops_per_launch, with_useful_work
 from roofline.analysis.imbalance import FAST_ADVICE, measure, plan_tail
+from roofline.analysis.labels import distinct_labels
 from roofline.analysis.mma_path import register_blocked
 from roofline.analysis.pipelined import memory_facts
 from roofline.analysis.useful import UsefulWork, padding_clause, useful_line
-from roofline.analysis.verdict import agrees_with_ncu, classify, num, top_stalls
+from roofline.analysis.values import num
+from roofline.analysis.verdict import agrees_with_ncu, classify, top_stalls
 from roofline.analysis.waits import WarpWaits, warp_waits
 from roofline.catalogue.gpus import GpuSpec, match_gpu
 
@@ -143,6 +145,34 @@ def rule_absent(preset: str | None) -> str:
     )
 
 
+@dataclass(frozen=True)
+class _Inputs:
+    """What every kernel's summary reads besides its own launches: the capture and the workload around it."""
+
+    table: LaunchTable
+    workload: VerifyWorkload | None
+    gpu: GpuSpec | None
+    device: str | None
+    floor: Floor | None
+    preset: str | None
+    pc_samples: PcSamples | None
+    plan: dict | None = None  # the launch plan the run recorded (roofline/analysis/imbalance.py plan_tail)
+
+
+@dataclass(frozen=True)
+class _Grouping:
+    """The launches grouped by kernel and launch configuration (and by file, for a folder of reports)."""
+
+    groups: list
+    by_source: bool  # a folder of reports: the same kernel from two files stays two rows, each naming its file
+    per_source: dict  # each file's kernel time: files of a folder are separate programs, each its own step
+    total_ms: float  # NaN durations (a kernel with no values) count as none
+
+    @property
+    def whole_step(self) -> bool:
+        return len(self.groups) == 1
+
+
 def summarize(
     table: LaunchTable,
     workload: VerifyWorkload | None = None,
@@ -167,93 +197,126 @@ def summarize(
     launches = table.frame
     device = next((d for d in launches.get("device", pd.Series(dtype=object)).dropna()), None)
     gpu = gpu or match_gpu(device)
-    rules = table.rules
     floor: Floor | None = workload_floor(workload, gpu) if (workload and gpu) else None
-    memory = memory_facts(gpu)
+    inputs = _Inputs(table, workload, gpu, device, floor, preset, pc_samples, plan)
     if "mangled_name" not in launches:
         launches = launches.assign(mangled_name=launches["kernel"])
-
-    kernels = []
-    facts = []  # (median metrics, SASS traits, waits) per kernel, for the verdicts that need the useful work
-    keyed = launches.assign(**{k: launches[k].fillna(-1) for k in GROUP_KEYS if k != "kernel"})
-    total_ms = float(launches["duration_ms"].sum())  # NaN durations (a kernel with no values) count as none
-    # a folder of reports: the same kernel from two files stays two rows, each naming its file
-    by_source = "source" in launches and launches["source"].nunique() > 1
-    groups = list(keyed.groupby(GROUP_KEYS + (["source"] if by_source else []), sort=False, dropna=False))
-    # files of a folder are separate programs as far as anyone knows: each file is its own step
-    per_source = launches.groupby("source")["duration_ms"].sum().to_dict() if by_source else {}
-    whole_step = len(groups) == 1
-    for key, group in groups:
-        med = group.median(numeric_only=True).to_dict()
-        stalls = [{"reason": r, "cycles_per_issue": v} for r, v in top_stalls(med)]
-        project = project_kernel_of(key[0])
-        waits = traits = None
-        if pc_samples is not None and not pc_samples.frame.empty:
-            samples = pc_samples.frame
-            waits = warp_waits(samples[samples["launch"].isin(group["launch"])])
-            traits = pc_samples.functions.get(key[0])
-        verdict = classify(
-            med, attention=project is not None or workload is not None, waits=waits, traits=traits, memory=memory
-        )
-        verdict, imbalance = _with_tail(verdict, key[0], project, workload, med, gpu, device, plan)
-        if not table.counters:  # an nsys timeline: said in its own words, not as metrics ncu failed to give
-            verdict = dataclasses.replace(verdict, evidence=[TIMELINE_ONLY])
-        first = int(group["launch"].iloc[0])
-        rule = ncu_rule_text(rules.get(first, []))
-        values = {f: num(med.get(f)) for f in FIELDS}
-        duration = values["duration_ms"]
-        timed = group["duration_ms"].notna().any()  # a kernel with no time has no share of the step, not 0
-        whole = per_source.get(key[4], total_ms) if by_source else total_ms
-        share = float(group["duration_ms"].sum()) / whole if (whole > 0 and timed) else None
-        hierarchy = hierarchical_roofline(med)
-        facts.append((med, traits, waits))
-        kernels.append(
-            KernelSummary(
-                kernel=key[0],
-                launches=len(group),
-                grid_size=num(group["grid_size"].iloc[0]) if key[2] != -1 else None,
-                block_size=num(group["block_size"].iloc[0]) if key[3] != -1 else None,
-                **{f: values[f] for f in FIELDS if f != "sm_count"},
-                top_stalls=stalls,
-                **dataclasses.asdict(verdict),  # bound, cause, evidence, roof, unit, advice
-                ncu_rule=rule,
-                agrees_with_ncu=agrees_with_ncu(verdict.bound, rule),
-                ncu_rule_note=None if rule or not table.counters else rule_absent(preset),
-                gap_to_floor=(duration / floor.floor_ms) if (floor and duration and whole_step) else None,
-                share_of_step=share if (share is not None and not math.isnan(share)) else None,
-                hierarchy=hierarchy,
-                mangled_name=key[1],
-                project_kernel=project,
-                source=key[4] if by_source else (group["source"].iloc[0] if "source" in group else None),
-                waits=waits,
-                imbalance=imbalance,
-                dram_from=dram_from(med),
-            )
-        )
+    grouping = _group(launches)
+    memory = memory_facts(gpu)
+    kernels, facts = [], []  # facts: (median metrics, SASS traits, waits) per kernel, for the verdicts below
+    for key, group in grouping.groups:
+        kernel, fact = _kernel_summary(key, group, grouping, inputs, memory)
+        kernels.append(kernel)
+        facts.append(fact)
     for k, label in zip(kernels, distinct_labels(kernels)):
         k.label = label
-    if floor is not None and (iterations or whole_step):  # the workload's FLOPs beside ncu's (padded MMA rows and all)
-        useful = useful_flops_per_launch(
-            [(k.hierarchy or {}).get("tensor_flops") for k in kernels],
-            [k.launches for k in kernels],
-            floor.flops,
-            iterations or kernels[0].launches,
-        )
-        for k, flops in zip(kernels, useful):
-            k.hierarchy = with_useful_work(k.hierarchy, flops, k.duration_ms)
-    elif useful is not None:  # a foreign capture's useful work, given by the user
-        steps = iterations or kernels[0].launches
-        flops = useful_flops_per_launch(
-            [(k.hierarchy or {}).get("tensor_flops") for k in kernels],
-            [k.launches for k in kernels],
-            useful.flops or 0,
-            steps,
-        )
-        for k, f in zip(kernels, flops):
-            k.hierarchy = with_useful_work(k.hierarchy, f, k.duration_ms)
-            line = useful_line(k, useful, len(kernels))
-            if line:
-                k.evidence = [*k.evidence, line]
+    _add_useful_work(kernels, floor, iterations, grouping.whole_step, useful)
+    _finish_verdicts(kernels, facts, gpu, workload)
+    step = Step.of(grouping.total_ms / iterations, floor) if floor is not None and iterations else None
+    return Analysis(
+        gpu=DeviceInfo(
+            name=device,
+            catalogue=gpu.short_name if gpu else None,
+            sm_count=num(launches["sm_count"].dropna().iloc[0]) if launches["sm_count"].notna().any() else None,
+        ),
+        kernels=kernels,
+        workload=workload,
+        floor=floor,
+        step=step,
+        notes=_notes(inputs),
+        missing_metrics=list(table.missing_metrics),
+    )
+
+
+def _group(launches: pd.DataFrame) -> _Grouping:
+    keyed = launches.assign(**{k: launches[k].fillna(-1) for k in GROUP_KEYS if k != "kernel"})
+    by_source = "source" in launches and launches["source"].nunique() > 1
+    return _Grouping(
+        groups=list(keyed.groupby(GROUP_KEYS + (["source"] if by_source else []), sort=False, dropna=False)),
+        by_source=by_source,
+        per_source=launches.groupby("source")["duration_ms"].sum().to_dict() if by_source else {},
+        total_ms=float(launches["duration_ms"].sum()),
+    )
+
+
+def _kernel_summary(key: tuple, group: pd.DataFrame, grouping: _Grouping, inputs: _Inputs, memory) -> tuple:
+    """One group's row: the median of each metric, its waits, its verdict (with a load imbalance's tail), ncu's
+    rule beside it, its gap and share of the step; and the facts the later verdict steps read."""
+    table, workload = inputs.table, inputs.workload
+    med = group.median(numeric_only=True).to_dict()
+    project = project_kernel_of(key[0])
+    waits = traits = None
+    if inputs.pc_samples is not None and not inputs.pc_samples.frame.empty:
+        samples = inputs.pc_samples.frame
+        waits = warp_waits(samples[samples["launch"].isin(group["launch"])])
+        traits = inputs.pc_samples.functions.get(key[0])
+    verdict = classify(
+        med, attention=project is not None or workload is not None, waits=waits, traits=traits, memory=memory
+    )
+    verdict, imbalance = _with_tail(verdict, key[0], project, workload, med, inputs.gpu, inputs.device, inputs.plan)
+    if not table.counters:  # an nsys timeline: said in its own words, not as metrics ncu failed to give
+        verdict = dataclasses.replace(verdict, evidence=[TIMELINE_ONLY])
+    rule = ncu_rule_text(table.rules.get(int(group["launch"].iloc[0]), []))
+    values = {f: num(med.get(f)) for f in FIELDS}
+    duration, floor = values["duration_ms"], inputs.floor
+    timed = group["duration_ms"].notna().any()  # a kernel with no time has no share of the step, not 0
+    whole = grouping.per_source.get(key[4], grouping.total_ms) if grouping.by_source else grouping.total_ms
+    share = float(group["duration_ms"].sum()) / whole if (whole > 0 and timed) else None
+    summary = KernelSummary(
+        kernel=key[0],
+        launches=len(group),
+        grid_size=num(group["grid_size"].iloc[0]) if key[2] != -1 else None,
+        block_size=num(group["block_size"].iloc[0]) if key[3] != -1 else None,
+        **{f: values[f] for f in FIELDS if f != "sm_count"},
+        top_stalls=[{"reason": r, "cycles_per_issue": v} for r, v in top_stalls(med)],
+        **dataclasses.asdict(verdict),  # bound, cause, evidence, roof, unit, advice
+        ncu_rule=rule,
+        agrees_with_ncu=agrees_with_ncu(verdict.bound, rule),
+        ncu_rule_note=None if rule or not table.counters else rule_absent(inputs.preset),
+        gap_to_floor=(duration / floor.floor_ms) if (floor and duration and grouping.whole_step) else None,
+        share_of_step=share if (share is not None and not math.isnan(share)) else None,
+        hierarchy=hierarchical_roofline(med),
+        mangled_name=key[1],
+        project_kernel=project,
+        source=key[4] if grouping.by_source else (group["source"].iloc[0] if "source" in group else None),
+        waits=waits,
+        imbalance=imbalance,
+        dram_from=dram_from(med),
+    )
+    return summary, (med, traits, waits)
+
+
+def _add_useful_work(
+    kernels: list[KernelSummary],
+    floor: Floor | None,
+    iterations: int | None,
+    whole_step: bool,
+    useful: UsefulWork | None,
+) -> None:
+    """The useful FLOPs beside ncu's executed ones (padded MMA rows and all): the workload's, from its floor,
+    when the launches make up known steps; else a foreign capture's, given by the user, with a line saying so."""
+    if floor is not None and (iterations or whole_step):
+        total, given = floor.flops, None
+    elif useful is not None:
+        total, given = useful.flops or 0, useful
+    else:
+        return
+    flops = useful_flops_per_launch(
+        [(k.hierarchy or {}).get("tensor_flops") for k in kernels],
+        [k.launches for k in kernels],
+        total,
+        iterations or kernels[0].launches,
+    )
+    for k, f in zip(kernels, flops):
+        k.hierarchy = with_useful_work(k.hierarchy, f, k.duration_ms)
+        line = useful_line(k, given, len(kernels)) if given is not None else None
+        if line:
+            k.evidence = [*k.evidence, line]
+
+
+def _finish_verdicts(kernels: list[KernelSummary], facts: list[tuple], gpu: GpuSpec | None, workload) -> None:
+    """What needs the useful work: the DRAM bytes line of a capture without ncu's throughput %, the
+    register-blocked MMA path (mma_path.py), else the padding clause of the advice."""
     arch = gpu.arch if gpu else None
     for k, (med, traits, waits) in zip(kernels, facts):
         line = bytes_line(k, med, gpu)
@@ -267,17 +330,19 @@ def summarize(
         elif k.advice:
             k.advice += padding_clause(k, workload.q_len if workload else None)
 
-    step = None
-    notes = list(table.notes)  # what the source could not hold (e.g. ncu CSV: no rules)
-    if floor is not None and iterations:
-        step = Step.of(total_ms / iterations, floor)
-    if pc_samples is not None and pc_samples.frame.empty:
+
+def _notes(inputs: _Inputs) -> list[str]:
+    """What the analysis could not do and why: what the source could not hold (e.g. ncu CSV: no rules), no PC
+    samples, a GPU outside the catalogue, metrics the preset did not ask for or the report lacks."""
+    preset = inputs.preset
+    notes = list(inputs.table.notes)
+    if inputs.pc_samples is not None and inputs.pc_samples.frame.empty:
         notes.append(
             "no PC samples in this capture (smsp__pcsamp_*): no per-instruction breakdown of where the warps wait"
         )
-    if workload is not None and gpu is None:
-        notes.append(f"device {device!r} is not in the GPU catalogue: no floor")
-    missing = table.missing_metrics
+    if inputs.workload is not None and inputs.gpu is None:
+        notes.append(f"device {inputs.device!r} is not in the GPU catalogue: no floor")
+    missing = inputs.table.missing_metrics
     shown = _unexpectedly_missing(missing, preset)
     if len(shown) < len(missing):
         skipped = [m for m in missing if m not in shown]
@@ -297,20 +362,7 @@ def summarize(
                 else ""
             )
         )
-    gpu_info = DeviceInfo(
-        name=device,
-        catalogue=gpu.short_name if gpu else None,
-        sm_count=num(launches["sm_count"].dropna().iloc[0]) if launches["sm_count"].notna().any() else None,
-    )
-    return Analysis(
-        gpu=gpu_info,
-        kernels=kernels,
-        workload=workload,
-        floor=floor,
-        step=step,
-        notes=notes,
-        missing_metrics=list(missing),
-    )
+    return notes
 
 
 def _with_tail(verdict, kernel, project, workload, med, gpu, device, plan: dict | None = None) -> tuple:
@@ -365,42 +417,3 @@ def _unexpectedly_missing(missing: list[str], preset: str | None) -> list[str]:
         return list(missing)
     asked = set(p.metrics) | {alt for names in CHIP_NAMES.values() for base, alt in names.items() if base in p.metrics}
     return [m for m in missing if m in asked]
-
-
-def distinct_labels(kernels: list[KernelSummary]) -> list[str]:
-    """Each row's kernel name, plus what tells it apart from rows of the same name (its file, grid, block,
-    each added only where it differs within the clash; then a number for different instantiations, e.g.
-    templates, with the same launch shape)."""
-    labels = [k.kernel for k in kernels]
-    for describe in (
-        lambda k: k.source or "",
-        lambda k: f"grid {_int(k.grid_size)}",
-        lambda k: f"block {_int(k.block_size)}",
-    ):
-        clash = _clashing(labels)
-        for label in {labels[i] for i in clash}:
-            group = [i for i in clash if labels[i] == label]
-            said = [describe(kernels[i]) for i in group]
-            if len(set(said)) > 1:  # this describes the difference: every row of the clash says it
-                for i, text in zip(group, said):
-                    labels[i] = f"{labels[i]} [{text}]"
-    clash = _clashing(labels)
-    seen: dict[str, int] = {}
-    out = []
-    for i, lab in enumerate(labels):
-        if i in clash:
-            seen[lab] = seen.get(lab, 0) + 1
-            lab = f"{lab} #{seen[lab]}"
-        out.append(lab)
-    return out
-
-
-def _int(x) -> str:
-    return "?" if x is None else f"{x:.0f}"
-
-
-def _clashing(labels: list[str]) -> set[int]:
-    counts: dict[str, int] = {}
-    for lab in labels:
-        counts[lab] = counts.get(lab, 0) + 1
-    return {i for i, lab in enumerate(labels) if counts[lab] > 1}

@@ -37,7 +37,6 @@ are each the largest of them; profiler/ncu_tidy.py SM_UNITS and MEMORY_UNITS):
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -45,6 +44,7 @@ from profiler.ncu_tidy import MEMORY_UNITS, SM_UNITS
 from roofline.analysis.imbalance import load_imbalance, small_grid_note
 from roofline.analysis.pipelined import ADVICE as PIPELINE_ADVICE
 from roofline.analysis.pipelined import MemoryFacts, memory_facts, pipeline_cause, pipelined
+from roofline.analysis.values import num
 from roofline.analysis.waits import WarpWaits
 
 LATENCY_PCT = 60.0
@@ -122,17 +122,6 @@ class Verdict:
     evidence: list[str] = field(default_factory=list)
     advice: str | None = None
     unit: str | None = None  # the busiest unit with its %, e.g. "ALU pipe 36%" or "issue-bound: ..."
-
-
-def num(x) -> float | None:
-    """A finite-or-inf float, or None for None, NaN and non-numbers (metrics a report lacks)."""
-    if x is None:
-        return None
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(x) else x
 
 
 def _pct(part, peak) -> float | None:
@@ -242,8 +231,34 @@ def classify(
     if sm is None or mem is None:
         missing = [n for n, v in (("SM throughput", sm), ("memory throughput", mem)) if v is None]
         return Verdict("unknown", None, None, [f"missing metric: {', '.join(missing)}"])
-    dram, waves = num(m.get("dram_throughput_pct")), num(m.get("waves_per_sm"))
-    duration = num(m.get("duration_ms"))
+    dram = num(m.get("dram_throughput_pct"))
+    evidence = _throughput_lines(m, sm, mem, dram)
+    stalls = top_stalls(m)
+    stall_line = _stall_line(m, stalls)
+    unit = busiest_unit(m)
+    if sm < LATENCY_PCT and mem < LATENCY_PCT:
+        evidence.append(f"both under {LATENCY_PCT:.0f}%: neither compute nor memory is the limit")
+        cause, advice = _latency_cause_and_advice(m, attention, waits, traits, memory, stalls, evidence)
+        evidence += [line for line in (f"busiest unit: {unit}" if unit else None, stall_line) if line]
+        return Verdict("latency", cause, None, evidence, advice, unit)
+
+    bound, cause = _bound(sm, mem, dram)
+    if max(sm, mem) >= HIGH_PCT:
+        evidence.append(f"at {max(sm, mem):.1f}% of peak: near the roof")
+    roof, unit = _roof(m, bound, unit, evidence)
+    evidence += [line for line in (f"busiest unit: {unit}" if unit else None, stall_line) if line]
+    key = "issue" if (unit or "").startswith("issue-bound") else roof
+    advice = advice_for(key, attention)
+    why = pipelined(m, traits) if roof == "tensor pipe" else None
+    if why is not None:  # already on warpgroup (or tcgen05) MMAs: "a faster MMA path" would be wrong
+        evidence.append(why)
+        advice = PIPELINE_ADVICE["tensor"]
+    return Verdict(bound, cause, roof, evidence, advice, unit)
+
+
+def _throughput_lines(m: Mapping, sm: float, mem: float, dram: float | None) -> list[str]:
+    """The verdict's first evidence: SM and memory throughput, and where those two numbers came from when
+    the capture lacks ncu's own."""
     evidence = [
         f"SM throughput {sm:.1f}% and memory throughput {mem:.1f}% of peak"
         + (f" (DRAM {dram:.1f}%)" if dram is not None else "")
@@ -259,79 +274,69 @@ def classify(
             f"SM% and memory% here are the largest of the {units_used:.0f} throughput breakdown units "
             "the report holds (ncu's own take the largest of 25 and 26 on the H200)"
         )
-    stalls = top_stalls(m)
+    return evidence
+
+
+def _stall_line(m: Mapping, stalls: list[tuple[str, float]]) -> str | None:
+    """The top warp stall, its count per issued instruction and what it means."""
+    if not stalls:
+        return None
     per = (
         "warps stalled per issued instruction, PC-sampled"
         if num(m.get("stalls_sampled"))
         else "warps stalled per issued instruction, from the stall counters"
     )
-    stall_line = (
-        (
-            f"top warp stall: {stalls[0][0]} ({stalls[0][1]:.1f} {per}: "
-            f"{STALL_MEANING.get(stalls[0][0], 'see ncu docs')})"
-        )
-        if stalls
-        else None
+    return (
+        f"top warp stall: {stalls[0][0]} ({stalls[0][1]:.1f} {per}: {STALL_MEANING.get(stalls[0][0], 'see ncu docs')})"
     )
 
-    unit = busiest_unit(m)
-    if sm < LATENCY_PCT and mem < LATENCY_PCT:
-        evidence.append(f"both under {LATENCY_PCT:.0f}%: neither compute nor memory is the limit")
-        uneven = None if _grid_or_launch_first(m, waves, duration) else load_imbalance(m, attention)
-        pipe = None if uneven else _pipelined_cause(m, waves, duration, traits, waits, memory)
-        if uneven is not None:  # before any pipeline or occupancy cause (roofline/analysis/imbalance.py)
-            cause, advice = uneven.cause, uneven.advice
-            evidence += uneven.evidence
-        elif pipe is not None:
-            cause, advice = pipe.cause, pipe.advice
-            evidence += pipe.evidence
-        else:
-            cause, key = _latency_cause(m, waves, duration, stalls, evidence)
-            advice = advice_for(key, attention)
-            if cause == "small grid" and (note := small_grid_note(m)):
-                evidence.append(note)
-        if unit:
-            evidence.append(f"busiest unit: {unit}")
-        if stall_line:
-            evidence.append(stall_line)
-        return Verdict("latency", cause, None, evidence, advice, unit)
 
+def _latency_cause_and_advice(m, attention, waits, traits, memory, stalls, evidence: list[str]) -> tuple:
+    """(cause, advice) of a latency-bound kernel, in order: a small grid or short launches, a load imbalance
+    (roofline/analysis/imbalance.py), a pipelined kernel's handoffs (pipelined.py), then the stalls and
+    occupancy; the lines that show it are added to `evidence`."""
+    waves, duration = num(m.get("waves_per_sm")), num(m.get("duration_ms"))
+    uneven = None if _grid_or_launch_first(m, waves, duration) else load_imbalance(m, attention)
+    pipe = None if uneven else _pipelined_cause(m, waves, duration, traits, waits, memory)
+    if uneven is not None:  # before any pipeline or occupancy cause
+        evidence += uneven.evidence
+        return uneven.cause, uneven.advice
+    if pipe is not None:
+        evidence += pipe.evidence
+        return pipe.cause, pipe.advice
+    cause, key = _latency_cause(m, waves, duration, stalls, evidence)
+    if cause == "small grid" and (note := small_grid_note(m)):
+        evidence.append(note)
+    return cause, advice_for(key, attention)
+
+
+def _bound(sm: float, mem: float, dram: float | None) -> tuple[str, str]:
+    """(bound, cause) of a kernel busy enough to have one: the side that leads by LEAD_PCT, else the balance."""
     if sm - mem >= LEAD_PCT:
-        bound, cause = "compute", "compute pipes lead memory by 10+ points"
-    elif mem - sm >= LEAD_PCT:
-        bound, cause = "bandwidth", "memory leads compute by 10+ points"
-    elif sm >= HIGH_PCT and dram is not None and dram < mem / 2:
-        bound, cause = "compute", "balanced, with memory traffic on-chip: SM pipes near the roof, DRAM lightly used"
-    else:
-        bound = "compute" if sm >= mem else "bandwidth"
-        cause = "balanced: compute and memory within 10 points"
-    if max(sm, mem) >= HIGH_PCT:
-        evidence.append(f"at {max(sm, mem):.1f}% of peak: near the roof")
+        return "compute", "compute pipes lead memory by 10+ points"
+    if mem - sm >= LEAD_PCT:
+        return "bandwidth", "memory leads compute by 10+ points"
+    if sm >= HIGH_PCT and dram is not None and dram < mem / 2:
+        return "compute", "balanced, with memory traffic on-chip: SM pipes near the roof, DRAM lightly used"
+    return ("compute" if sm >= mem else "bandwidth"), "balanced: compute and memory within 10 points"
 
-    roof = None
+
+def _roof(m: Mapping, bound: str, unit: str | None, evidence: list[str]) -> tuple[str | None, str | None]:
+    """(roof, busiest unit): the busiest memory level of a bandwidth-bound kernel, the leading SM unit of a
+    compute-bound one, each with the breakdown added to `evidence`; `unit` stays where there is none."""
     if bound == "bandwidth":
-        levels = memory_levels(m, duration)
-        if levels:
-            roof = max(levels, key=levels.get)
-            unit = f"{roof} {levels[roof]:.0f}%"
-            evidence.append("memory levels, % of peak: " + ", ".join(f"{k} {v:.1f}%" for k, v in levels.items()))
-    else:
-        found = compute_unit(m)
-        if found:
-            roof, unit = found
-            units = sorted(sm_units(m).items(), key=lambda kv: -kv[1])[:5]
-            evidence.append("busiest SM units, % of peak: " + ", ".join(f"{k} {v:.1f}%" for k, v in units))
-    if unit:
-        evidence.append(f"busiest unit: {unit}")
-    if stall_line:
-        evidence.append(stall_line)
-    key = "issue" if (unit or "").startswith("issue-bound") else roof
-    advice = advice_for(key, attention)
-    why = pipelined(m, traits) if roof == "tensor pipe" else None
-    if why is not None:  # already on warpgroup (or tcgen05) MMAs: "a faster MMA path" would be wrong
-        evidence.append(why)
-        advice = PIPELINE_ADVICE["tensor"]
-    return Verdict(bound, cause, roof, evidence, advice, unit)
+        levels = memory_levels(m, num(m.get("duration_ms")))
+        if not levels:
+            return None, unit
+        roof = max(levels, key=levels.get)
+        evidence.append("memory levels, % of peak: " + ", ".join(f"{k} {v:.1f}%" for k, v in levels.items()))
+        return roof, f"{roof} {levels[roof]:.0f}%"
+    found = compute_unit(m)
+    if not found:
+        return None, unit
+    units = sorted(sm_units(m).items(), key=lambda kv: -kv[1])[:5]
+    evidence.append("busiest SM units, % of peak: " + ", ".join(f"{k} {v:.1f}%" for k, v in units))
+    return found
 
 
 def _grid_or_launch_first(m, waves, duration) -> bool:

@@ -5,6 +5,7 @@ folder of reports; the bundled sample when given no path."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -12,9 +13,10 @@ import pandas as pd
 
 from kernels.spec import VerifyWorkload, WorkloadError
 from profiler.errors import ReportError, refuse_special
-from profiler.nsys_reader import read_nsys_sqlite
+from profiler.launch_table import LaunchTable, PcSamples
+from profiler.nsys_reader import Timeline, read_nsys_sqlite
 from profiler.readers import NSYS_REP, NSYS_SQLITE, read_folder, read_launches, sniff
-from profiler.rundir import RunDir, RunDirError, RunSpec
+from profiler.rundir import Manifest, RunDir, RunDirError, RunSpec
 from roofline.analysis.removal import apply_removal
 from roofline.analysis.summary import summarize
 from roofline.analysis.useful import UsefulWork
@@ -41,6 +43,70 @@ def _workload(spec: RunSpec | None, where: Path) -> VerifyWorkload | None:
         raise RunDirError(f"{where}: workload: {exc}") from None
 
 
+@dataclass
+class _Evidence:
+    """What one path holds: its launch table and, where it has them, the run's spec and manifest, its nsys
+    timeline, the launches its manifest expects, the PC samples, the run's own removal experiment."""
+
+    launches: LaunchTable
+    spec: RunSpec | None = None
+    manifest: Manifest | None = None
+    timeline: Timeline | None = None
+    expected: int | None = None
+    warnings: list[str] = field(default_factory=list)
+    pc_samples: PcSamples | None = None  # the PC samples of one Nsight Compute report, read with its launches
+    pc_note: str | None = None
+    removal: str | Path | None = None
+    plan: dict | None = None  # the launch plan the harness recorded, if any
+
+
+def _read_run_dir(source: Path) -> _Evidence:
+    """A run directory: the reports its manifest names (several ncu reports: one table, no rule results), else
+    its nsys timeline's launches."""
+    run_dir = RunDir(source)
+    manifest = run_dir.manifest()
+    reports = run_dir.reports(tool="ncu")
+    sqlite = run_dir.reports(tool="nsys-sqlite")
+    if not reports and not sqlite:
+        raise RunDirError(f"{source}: the manifest names no Nsight Compute report and no nsys sqlite export")
+    spec = run_dir.spec()
+    warnings = run_dir.warnings()
+    own = run_dir.reports(tool="removal")  # `profile --why`'s experiment: the run's own evidence
+    timeline = read_nsys_sqlite(sqlite[0]) if sqlite else None
+    found = _Evidence(
+        None, spec, manifest, timeline, warnings=warnings, removal=own[0] if own else None, plan=run_dir.plan()
+    )
+    if not reports:  # an nsys-only run: the timeline's launches, no counters
+        found.launches = timeline_table(timeline, sqlite[0])
+        return found
+    tables = [read_launches(p) for p in reports]
+    found.launches = tables[0]
+    if len(tables) == 1:
+        found.pc_samples, found.pc_note = found.launches.pc_samples, found.launches.pc_note
+    if len(tables) > 1:  # launch numbers repeat across the reports: no rule results
+        found.launches = dataclasses.replace(
+            tables[0], frame=pd.concat([t.frame for t in tables], ignore_index=True), rules={}
+        )
+    counts = [e.launches for e in manifest.reports if e.tool == "ncu"]
+    found.expected = sum(counts) if all(c is not None for c in counts) else None
+    return found
+
+
+def _read(source: Path) -> _Evidence:
+    """The evidence at `source`: a run directory, a folder of reports, an nsys report or export, or one report."""
+    if source.is_dir() and RunDir.is_run(source):
+        return _read_run_dir(source)
+    if source.is_dir():
+        launches = read_folder(source)
+        timeline, said = folder_timeline(source, launches)  # nsys beside ncu: the same program's, or none
+        return _Evidence(launches, timeline=timeline, warnings=said, pc_samples=launches.pc_samples)
+    if sniff(source) in (NSYS_REP, NSYS_SQLITE):  # by content: a foreign SQLite file gets its own message
+        timeline = read_nsys_sqlite(source)
+        return _Evidence(timeline_table(timeline, source), timeline=timeline)
+    launches = read_launches(source)
+    return _Evidence(launches, pc_samples=launches.pc_samples, pc_note=launches.pc_note)
+
+
 def load(
     path: str | Path | None = None,
     allow_incomplete: bool = False,
@@ -53,46 +119,9 @@ def load(
     if not source.exists():
         raise ReportError(f"{source}: no such run directory or report")
     refuse_special(source)
-    spec = manifest = timeline = plan = None
-    expected = None
-    warnings: list[str] = []
-    pc_samples = pc_note = None  # the PC samples of one Nsight Compute report, read with its launches
-    if source.is_dir() and RunDir.is_run(source):
-        run_dir = RunDir(source)
-        manifest = run_dir.manifest()
-        reports = run_dir.reports(tool="ncu")
-        sqlite = run_dir.reports(tool="nsys-sqlite")
-        if not reports and not sqlite:
-            raise RunDirError(f"{source}: the manifest names no Nsight Compute report and no nsys sqlite export")
-        spec, plan = run_dir.spec(), run_dir.plan()  # plan: the launch plan the harness recorded, if any
-        warnings = run_dir.warnings()
-        own = run_dir.reports(tool="removal")  # `profile --why`'s experiment: the run's own evidence
-        removal = removal if removal is not None else (own[0] if own else None)
-        timeline = read_nsys_sqlite(sqlite[0]) if sqlite else None
-        if reports:
-            tables = [read_launches(p) for p in reports]
-            launches = tables[0]
-            if len(tables) == 1:
-                pc_samples, pc_note = launches.pc_samples, launches.pc_note
-            if len(tables) > 1:  # launch numbers repeat across the reports: no rule results
-                launches = dataclasses.replace(
-                    tables[0], frame=pd.concat([t.frame for t in tables], ignore_index=True), rules={}
-                )
-            counts = [e.launches for e in manifest.reports if e.tool == "ncu"]
-            expected = sum(counts) if all(c is not None for c in counts) else None
-        else:  # an nsys-only run: the timeline's launches, no counters
-            launches = timeline_table(timeline, sqlite[0])
-    elif source.is_dir():
-        launches = read_folder(source)
-        pc_samples = launches.pc_samples
-        timeline, said = folder_timeline(source, launches)  # nsys beside ncu: the same program's, or none
-        warnings += said
-    elif sniff(source) in (NSYS_REP, NSYS_SQLITE):  # by content: a foreign SQLite file gets its own message
-        timeline = read_nsys_sqlite(source)
-        launches = timeline_table(timeline, source)
-    else:
-        launches = read_launches(source)
-        pc_samples, pc_note = launches.pc_samples, launches.pc_note
+    found = _read(source)
+    spec, manifest, launches = found.spec, found.manifest, found.launches
+    removal = removal if removal is not None else found.removal
     workload = _workload(spec, source)
     if useful is not None and workload is not None:
         raise WorkloadError(
@@ -100,7 +129,7 @@ def load(
             "--useful-flops and --useful-bytes are for captures without one"
         )
     iterations = spec.iterations if spec else None
-    problems = completeness(launches, iterations, expected)
+    problems = completeness(launches, iterations, found.expected)
     if problems and not allow_incomplete:
         raise IncompleteRun(
             f"{source}: incomplete capture: {'; '.join(problems)} "
@@ -113,9 +142,9 @@ def load(
         None if problems else iterations,
         gpu=gpu,
         preset=next(iter(presets)) if len(presets) == 1 else None,
-        pc_samples=pc_samples,
+        pc_samples=found.pc_samples,
         useful=useful,
-        plan=plan,
+        plan=found.plan,
     )
     if removal is not None:
         apply_removal(analysis, removal)
@@ -125,13 +154,13 @@ def load(
         source,
         launches,
         analysis,
-        warnings + ([pc_note] if pc_note else []) + ([passes] if passes else []),
+        found.warnings + ([found.pc_note] if found.pc_note else []) + ([passes] if passes else []),
         problems,
         spec=spec,
         workload=workload,
         manifest=manifest,
-        timeline=timeline,
-        pc_samples=pc_samples,
+        timeline=found.timeline,
+        pc_samples=found.pc_samples,
         removal=Path(removal) if removal is not None else None,
         useful=useful,
         in_kernel=in_kernel,

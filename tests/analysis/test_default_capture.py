@@ -1,4 +1,4 @@
-"""Issue 30 item 1: what the default capture promises. The G1 serving runs (H200, `roofline profile` with the
+"""What the default capture promises. The serving runs of docs/results/h200-serving-g1 (H200, `roofline profile` with the
 `roofline` preset, 6 replay passes) hold the L2 hit rate for every kernel, the analysis asks for nothing the
 preset lacks (DRAM bytes come whole as dram__bytes.sum; the L1 hit rate decides no verdict), and the note
 says what the capture cost."""

@@ -74,7 +74,7 @@ def test_warpgroup_kernels_are_not_register_blocked():
         k = _only(run)
         assert k.bound == "compute" and k.roof == "tensor pipe"
         assert not any("register-blocked" in e for e in k.evidence)
-        assert "padded" not in k.advice  # no workload: nothing shows padding (issue 30's false phrase)
+        assert "padded" not in k.advice  # no workload: nothing shows padding
         med = run.launches.median(numeric_only=True).to_dict()
         path = mma_path(med, read_pc_samples(FIXTURES / "corpus" / f"{name}.ncu-rep.gz").functions[k.kernel])
         assert path.key == "mma_warpgroup" and "HGMMA" in path.how

@@ -1,4 +1,4 @@
-"""Issue 19's ground truth: every kernel's capture judged beside what removing each part of its work saved on
+"""The removal experiment as ground truth: every kernel's capture judged beside what removing each part of its work saved on
 the same H200 (docs/results/h200-removal/, `roofline/pipelines/removal_experiment.py`; its README holds the table and the
 commands). A pipelined kernel's cause is the experiment's, with its numbers and never occupancy advice; a
 classic kernel (triton_mla: a small grid) and the cuBLAS GEMM (tensor-bound) keep theirs; a kernel with nothing

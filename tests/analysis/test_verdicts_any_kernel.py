@@ -1,4 +1,4 @@
-"""Issue 10, items 1-5: verdicts that hold on kernels the project never saw, on real H200 captures."""
+"""Verdicts that hold on kernels the project never saw, on real H200 captures."""
 
 import dataclasses
 import json

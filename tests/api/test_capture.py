@@ -1,4 +1,4 @@
-"""`roofline.profile` parses once (issue 22, part 5): each report of a capture is read once, and the
+"""`roofline.profile` parses once: each report of a capture is read once, and the
 run it returns, analysed from those reads, is the run `load` reads back from the folder.
 
 ncu and nsys are the stand-ins of tests/api/test_failures.py: they print the real H200 logs and write the
@@ -45,7 +45,7 @@ def test_profile_returns_the_run_load_reads_back(tmp_path, tool, ctx, iterations
 def test_each_report_is_read_once(tmp_path, monkeypatch):
     """The launches' read (ncu_report in child processes, the PC samples read as each launch is decoded) and
     the sqlite's read: once each per report, where the capture read the .ncu-rep three times and load() read
-    all again (and, until issue 30, a child of its own decoded every launch again for the PC samples)."""
+    all again (nor a child of its own for the PC samples)."""
     reads: Counter = Counter()
 
     def counted(what, real):

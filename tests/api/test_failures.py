@@ -1,4 +1,4 @@
-"""The failure catalogue (issue 8 item 7): each failure gives a one-line error, a non-zero exit and
+"""The failure catalogue: each failure gives a one-line error, a non-zero exit and
 keeps what was captured (the run under <out>.failed-<time>, its manifest saying why). Two writers at
 once and a signal to a sweep: tests/api/test_races.py.
 

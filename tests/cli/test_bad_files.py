@@ -1,4 +1,4 @@
-"""Issue 31, item 2: every number read from a file is checked where it is read, with one line naming the
+"""Every number read from a file is checked where it is read, with one line naming the
 file and the field (exit 2): the measured read fit, removal rows, bench rows, manifests, sweep records;
 duplicate and unknown rows, unchecked workload fields named; a run's file linked out of it, a folder in
 a report's place, a deleted spec.json, a FIFO anywhere. Each test fails without its fix (the old
@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -79,12 +80,17 @@ def test_a_misspelt_ceiling_is_named_and_an_unmeasured_one_may_be_null(tmp_path,
 # -- removal experiments ---------------------------------------------------------------------------------
 
 
-def removal(tmp_path, edit) -> str:
-    data = json.loads(RING_REMOVAL.read_text())
+def edited(source: Path, tmp_path, name: str, edit) -> Path:
+    """A copy of the JSON file `source`, named `name` in tmp_path, changed by `edit`."""
+    data = json.loads(source.read_text())
     edit(data)
-    f = tmp_path / "_gluon_ring_kernel.json"
+    f = tmp_path / name
     f.write_text(json.dumps(data))
     return f
+
+
+def removal(tmp_path, edit) -> Path:
+    return edited(RING_REMOVAL, tmp_path, "_gluon_ring_kernel.json", edit)
 
 
 def test_two_full_rows_for_one_point_are_refused(tmp_path):
@@ -126,12 +132,8 @@ def test_a_ragged_capture_never_matches_uniform_rows():
 # -- bench rows ------------------------------------------------------------------------------------------
 
 
-def bench(tmp_path, edit) -> str:
-    data = json.loads(BENCH.read_text())
-    edit(data)
-    f = tmp_path / "bench.json"
-    f.write_text(json.dumps(data))
-    return f
+def bench(tmp_path, edit) -> Path:
+    return edited(BENCH, tmp_path, "bench.json", edit)
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,6 @@
-"""Issue 21, part 5: every traceback, hang and silent acceptance a user met becomes a one-line error
-or a warning, with nothing lost. Each test fails without its fix. Cut and edited files are made
-from the real committed H200 captures, copied into tmp_path. Issue 31's cases continue beside this file
-(it is near the 500-line limit): tests/cli/test_bad_files.py (every number read from a file),
+"""Bad input gives a one-line error or a warning, never a traceback, a hang or a silent acceptance, and
+nothing is lost. Cut and edited files are made from the real committed H200 captures, copied into tmp_path.
+More cases beside this file: tests/cli/test_bad_files.py (every number read from a file),
 tests/cli/test_dialect.py (options, exit codes, compare, doctor) and tests/api/test_races.py (two
 commands at once, a signal)."""
 

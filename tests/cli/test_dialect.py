@@ -1,4 +1,4 @@
-"""Issue 31, item 5: one dialect across commands. One option name a concept (--gpu, --devices, -o/--out,
+"""One dialect across commands. One option name a concept (--gpu, --devices, -o/--out,
 --format, --force; the old names still work, hidden), one exit-code table in every --help and applied,
 compare's verdict last with a one-line mode and kernels paired by role, doctor's words for a CPU analysis
 environment, roofline.__version__ and the error types. Each test fails without its change."""

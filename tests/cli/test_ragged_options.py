@@ -81,7 +81,7 @@ def captured_bench(monkeypatch):
     return seen
 
 
-def test_bench_serving_times_issue_29s_rows_beside_a_read_and_flashmla(captured_bench):
+def test_bench_serving_times_the_serving_rows_beside_a_read_and_flashmla(captured_bench):
     r = run("bench", "--serving")
     assert r.exit_code == 2 and "stopped before the GPU" in r.output
     assert captured_bench["kernels"] == ["read", "flashmla", "triton_mla_fast_graph"]

@@ -1,5 +1,5 @@
 """Serving batches as text (kernels/batches.py): every form parses to its lengths, a batch's lengths are written
-back as a text that gives exactly them, and issue 29's serving rows are the batches H200 call G1 measured."""
+back as a text that gives exactly them, and the serving rows are the batches the H200 serving run timed."""
 
 import json
 
@@ -17,7 +17,9 @@ from kernels.batches import (
 from kernels.spec import WorkloadError
 from tests.paths import ROOT
 
-G1 = ROOT / "docs" / "results" / "h200-serving-g1" / "serving.jsonl"  # the rows as the H200 call drew and timed them
+G1 = (
+    ROOT / "docs" / "results" / "h200-serving-g1" / "serving.jsonl"
+)  # the rows as the H200 serving run drew and timed them
 
 
 def test_each_form_gives_its_lengths():
@@ -104,7 +106,7 @@ def test_workload_args_reproduce_the_workload_exactly():
 
 
 def test_the_serving_rows_are_the_batches_the_h200_measured():
-    """kernels.batches.SERVING draws exactly the prefixes and bytes H200 call G1 timed (serving.jsonl)."""
+    """kernels.batches.SERVING draws exactly the prefixes and bytes the H200 serving run timed (serving.jsonl)."""
     measured = {r["row"]: r for r in map(json.loads, G1.read_text().splitlines())}
     assert [r.name for r in SERVING] == list(measured)
     for row in SERVING:

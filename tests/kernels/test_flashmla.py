@@ -138,7 +138,7 @@ def test_the_flashmla_capture_analyzes_on_cpu():
     assert list(k.index) == ["flash_fwd_splitkv_mla_kernel", "flash_fwd_mla_combine_kernel"]  # schedule: before
     split, combine = k.loc["flash_fwd_splitkv_mla_kernel"], k.loc["flash_fwd_mla_combine_kernel"]
     assert (split.launches, split.grid_size, split.block_size, split.registers_per_thread) == (3, 132, 256, 240)
-    # one block per SM by design (TMA + wgmma): a pipeline cause, never occupancy advice (issue 19)
+    # one block per SM by design (TMA + wgmma): a pipeline cause, never occupancy advice
     assert (split.bound, split.cause, split.unit) == ("latency", "pipelined: the loads are late", "tensor pipe 56%")
     assert "occupancy" not in split.advice
     assert (combine.grid_size, combine.bound, combine.cause) == (9, "latency", "small grid")  # 9 rows x 8 heads / 8

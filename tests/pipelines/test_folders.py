@@ -1,4 +1,4 @@
-"""Issue 30 item 4: folders and pairs that belong together. A folder never merges GPUs (a public A100 report
+"""Folders and pairs that belong together. A folder never merges GPUs (a public A100 report
 beside an H200 one is refused, naming each GPU's files); an nsys export is adopted as the timeline only when
 it is the ncu reports' program, saying what it matched on; each file of a folder is its own step; kernel
 names are short and readable, the full name kept once; the headline ranks only kernels with data."""

@@ -105,7 +105,7 @@ def test_presets_are_the_measured_lists_and_verdict_fits_five_passes():
         assert set(PRESETS[preset].metrics) <= captured, preset
     assert passes(PASSES / "nosol4_v4.log") == PRESETS["verdict"].passes_h200 <= 5
     assert passes(PASSES / "nosol4_r4.log") == PRESETS["roofline"].passes_h200 <= 6
-    # with the source counters (`profile --source`): one pass more, within issue 30's 6 / 7
+    # with the source counters (`profile --source`): one pass more: 6 / 7 (docs/results/h200-preset-passes.md)
     assert passes(PASSES / "nosol4_v4_src.log") == 6 and passes(PASSES / "nosol4_r4_src.log") == 7
     # what each addition costs: the SMs' busy cycles nothing, the L2 hit rate one pass in verdict, none in roofline
     assert passes(PASSES / "nosol4_v4_imb.log") == passes(PASSES / "nosol_k_small_pc.log") == 4

@@ -235,7 +235,7 @@ def test_folder_with_a_csv_and_a_report_reads_both(tmp_path):
     ids=lambda p: p.name,
 )
 def test_reading_only_the_metrics_the_analysis_uses_changes_nothing(report):
-    """read_launches reads ncu_tidy.raw_metrics() only (issue 10 item 6): same table as reading all."""
+    """read_launches reads ncu_tidy.raw_metrics() only: same table as reading all."""
     import pandas as pd
 
     from profiler.readers import plain_file

@@ -1,4 +1,4 @@
-"""Issue 30 item 3: foreign captures keep their numbers. The gather (`torch.index_select`, H200, ncu asked only
+"""Foreign captures keep their numbers. The gather (`torch.index_select`, H200, ncu asked only
 for dram__bytes_read.sum and dram__bytes_write.sum: 1.078 GB read a launch) as a report and as its raw CSV, and
 the SGLang-shaped verify kernel captured by plain ncu: DRAM GB/s from their bytes, the metrics named, and a
 roofline chart (a bytes-only kernel is its bandwidth line)."""

@@ -191,7 +191,7 @@ def test_api_report(tmp_path):
         roofline.report(RUNS / "h200-triton_mla_fast-128k-p64", tmp_path / "r.md")
 
 
-# --- issue 21, part 2: the report tells the whole story -------------------------------------------
+# --- the report tells the whole story -------------------------------------------
 
 NSYS_FAST_128K = RUNS.parent / "nsys" / "triton_mla_fast_128k.sqlite"
 SAMPLE = ROOT / "roofline" / "data" / "samples" / "h200-triton_mla-128k"  # both tools
@@ -292,7 +292,7 @@ def test_reproduce_notes_and_nsys_version(sample_report):
     md = sample_report.read_text()
     assert "```console\nroofline profile --kernel triton_mla --ctx 128k --tool both" in md and "__main__.py" not in md
     assert "\\`" not in md  # code spans, not literal backticks
-    assert "does not ask for" not in md  # issue 30: the default preset holds all the analysis reads
+    assert "does not ask for" not in md  # the default preset holds all the analysis reads
     assert "| nsys | `2025.3.1.0` |" in md and "2025.3.2.0" not in md
     text = CliRunner().invoke(main, ["analyze", str(SAMPLE)]).output
     assert "timeline (nsys 2025.3.1.0," in text and "2025.3.2.0" not in text

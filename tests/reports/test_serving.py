@@ -19,7 +19,7 @@ from roofline.pipelines.benching import BenchRun, read_bench
 from tests.paths import ROOT
 
 META = {"device": "NVIDIA H200", "read_gbps": 4489.0, "copy_gbps": 4282.0, "matmul_tflops": 686.0, "method": "rotated"}
-# H200 call G1's times of three serving rows, ms (docs/results/h200-serving-g1/serving.jsonl)
+# three serving rows' times on the H200, ms (docs/results/h200-serving-g1/serving.jsonl)
 G1 = {
     r["row"]: r for r in map(json.loads, (ROOT / "docs/results/h200-serving-g1/serving.jsonl").read_text().splitlines())
 }
