@@ -16,8 +16,9 @@ DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 TREE_MASKS = ("tree", "chain")
 
 _CTX_RE = re.compile(r"^\s*(\d+)\s*([kKmM]?)\s*$")
-# The longest prefix roofline models: 16m tokens are already 19.3 GB of bf16 MLA KV cache per layer
-# and request, past any one GPU's memory; a larger number is a typo (100000m for 100000), not a workload.
+# The longest prefix roofline models: 16m tokens are already 19.3 GB of bf16 MLA KV cache per layer and
+# request, 1.18 TB over a 61-layer model (DeepSeek-V3), past any one GPU's memory (the H200's 141 GB); a
+# larger number is a typo (100000m for 100000), not a workload.
 MAX_CTX_LEN = 16 * 1024**2
 
 
@@ -49,7 +50,7 @@ def parse_ctx_len(text: str | int) -> int:
         raise WorkloadError(
             f"context length {text!r} ({value:,} tokens) is above the 16m ({MAX_CTX_LEN:,}) "
             f"tokens roofline models: 16m tokens already hold 19.3 GB of bf16 MLA KV cache "
-            "per layer, more than one GPU's memory"
+            "per layer and request, 1.18 TB over a 61-layer model (DeepSeek-V3): more than any one GPU holds"
         )
     return value
 

@@ -1,5 +1,5 @@
 """`roofline bench`: every kernel timed on this GPU against the floor, and each one's fixed + bytes / rate fit;
-with `--serving`, issue 29's serving rows (ragged and skewed batches beside a bare read of their bytes)."""
+with `--serving`, the serving rows (ragged and skewed batches beside a bare read of their bytes)."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ def _mask(name: str) -> str:
 @click.option(
     "--serving",
     is_flag=True,
-    help="issue 29's serving rows instead of a grid: "
+    help="the serving rows instead of a grid: "
     + "; ".join(
         f"{r.name} ({r.lens}{f' x {r.batch}' if r.batch else ''}, {r.heads} heads, q_len {r.q_len})" for r in SERVING
     )
@@ -152,7 +152,7 @@ def bench_cmd(
 ) -> None:
     """Time every kernel x ctx x page size x heads on this GPU against the floor (needs a GPU), and fit
     each kernel's time to fixed + KV bytes / rate over the context lengths. --lens and --batch time ragged or
-    batched steps; --serving issue 29's serving rows. An earlier bench.json in --out is refused before
+    batched steps; --serving the serving rows. An earlier bench.json in --out is refused before
     anything is timed, unless --force."""
 
     staged = None
@@ -160,10 +160,10 @@ def bench_cmd(
         if from_json:
             bench = read_bench(Path(from_json))
         else:
+            need_kernels("bench")  # the kernel names resolve through profiler.bench, which imports torch
             points, names = _points(
                 kernel_list, ctx_list, page_sizes, heads_list, mask_list, q_len, batch, lens_list, seed, serving
             )
-            need_kernels("bench")
             staged = bench_outputs(Path(out_dir), force)  # claimed now, not after minutes on the GPU
             with stop_signals_interrupt():  # SIGTERM / SIGHUP as Ctrl-C: nothing half-written is left
                 bench = run_bench(names, points=points, method=method, progress=progress)

@@ -218,7 +218,11 @@ def useful_work(flops: float | None, bytes_: float | None):
 
 
 def make_workload(lens: str | None = None, **kw) -> VerifyWorkload:
-    """The workload the options describe; `lens` (--lens) makes it a ragged batch (kernels/batches.py)."""
+    """The workload the options describe; `lens` (--lens) makes it a ragged batch (kernels/batches.py), which
+    replaces --ctx: both given is a usage error, not one of them dropped without a word."""
+    ctx = click.get_current_context(silent=True)
+    if lens is not None and ctx is not None and ctx.get_parameter_source("ctx_len") == ParameterSource.COMMANDLINE:
+        raise click.UsageError("--ctx and --lens both given: --lens lists every request's prefix; give one")
     try:
         return batch_workload(lens=lens, **kw)
     except WorkloadError as exc:
@@ -243,10 +247,11 @@ def kernel_workload(name: str, workload: VerifyWorkload) -> VerifyWorkload:
 
 
 def need_kernels(command: str) -> None:
-    """A clear error when torch/triton are missing (the reading commands never need them)."""
+    """A clear error when torch/triton are missing (the reading commands never need them): one line, exit 2,
+    a command this environment cannot run as it stands."""
     missing = [m for m in ("torch", "triton") if importlib.util.find_spec(m) is None]
     if missing:
-        raise click.ClickException(
+        raise BadInputExit(
             f"roofline {command} needs {' and '.join(missing)}: "
             "pip install 'roofline[kernels]' (on a CPU machine: pip install torch==2.13.0 first)"
         )
@@ -262,23 +267,24 @@ def gpu_by_name(name: str) -> GpuSpec:
 
 
 def gpu_option(ctx, param, value):
-    """Check a GPU-name option before any work; an empty name is an error naming the option."""
+    """The callback of every --gpu that names a catalogue GPU (model, compile, analyze): checked before any
+    work; an unknown or empty name is click's one usage error naming the option, as for every bad value."""
     if value is None:
         return None
     try:
         get_gpu(value)
     except UnknownGpu as exc:
-        raise click.BadParameter(
-            str(exc) if value.strip() else f"needs a GPU name; {str(exc).split('; ')[-1]}", ctx, param
-        ) from None
+        known = str(exc).split("; ")[-1]
+        raise click.BadParameter(str(exc) if value.strip() else f"needs a GPU name; {known}", ctx, param) from None
     except MeasuredFileError as exc:
         raise BadInputExit(str(exc)) from None
     return value
 
 
 def chip_option(ctx, param, value):
-    """--gpu on the commands that resolve ncu metric names (profile, metrics): an ncu chip (gh100, gb100,
-    gb202) or a catalogue GPU (h200 -> gh100); returns the chip. A name of neither is one line, exit 2."""
+    """The callback of --gpu on the commands that resolve ncu metric names (profile, metrics): an ncu chip
+    (gh100, gb100, gb202) or a catalogue GPU (h200 -> gh100); returns the chip. A name of neither is the
+    same usage error as gpu_option's."""
     if value is None:
         return None
     if value.lower() in CHIPS:
@@ -286,13 +292,13 @@ def chip_option(ctx, param, value):
     try:
         gpu = get_gpu(value)
     except UnknownGpu as exc:
-        raise BadInputExit(
-            f"--gpu {value!r}: neither an ncu chip ({', '.join(CHIPS)}) nor a GPU of the catalogue ({exc})"
+        raise click.BadParameter(
+            f"{value!r} is neither an ncu chip ({', '.join(CHIPS)}) nor a GPU of the catalogue ({exc})", ctx, param
         ) from None
     except MeasuredFileError as exc:
         raise BadInputExit(str(exc)) from None
     if not gpu.chip:
-        raise BadInputExit(
-            f"--gpu {value!r}: {gpu.short_name} has no ncu chip in the hardware table; name one: {', '.join(CHIPS)}"
+        raise click.BadParameter(
+            f"{gpu.short_name} has no ncu chip in the hardware table; name one: {', '.join(CHIPS)}", ctx, param
         )
     return gpu.chip

@@ -7,6 +7,7 @@ import sys
 import click
 
 from kernels.errors import RooflineError
+from profiler.checks import strict_json
 from profiler.ncu_reader import discard_prefetched, prefetch_capture
 from profiler.proc import stop_signals_interrupt
 from roofline.cli.common import (
@@ -14,7 +15,6 @@ from roofline.cli.common import (
     allow_incomplete_option,
     api,
     chip_option,
-    echo_json,
     force_option,
     format_option,
     gpu_by_name,
@@ -31,10 +31,11 @@ from roofline.cli.common import (
     workload_options,
 )
 from roofline.cli.common import fail as _fail
+from roofline.cli.output import claim, printed_output_options, write
 
 
-def print_run(run, fmt: str, project_to: str | None = None) -> dict:
-    """Print a run's analysis (text or JSON), with a projection onto another GPU when asked."""
+def run_output(run, fmt: str, project_to: str | None = None) -> str:
+    """A run's analysis as printed (text or JSON), with a projection onto another GPU when asked."""
     # lazy: pandas comes with these; `analyze` starts reading its report (prefetch) before they load
     from reports.text import render_projection, render_text, render_timeline
     from roofline.analysis.projection import project
@@ -50,22 +51,22 @@ def print_run(run, fmt: str, project_to: str | None = None) -> dict:
         projection = project(run.analysis.kernels, source, target, run.workload)
         result["projection"] = run.analysis.clean(projection)
     if fmt == "json":
-        echo_json(result)
-    else:
-        click.echo(render_text(run.analysis))
-        if run.timeline is not None:
-            counters = run.launch_table.counters  # False: the table is the timeline's own
-            click.echo(
-                "\n"
-                + render_timeline(
-                    run.timeline,
-                    run.analysis if counters else None,
-                    run.manifest.tools if run.manifest is not None else None,
-                )
-            )
-        if projection:
-            click.echo("\n" + render_projection(projection))
-    return result
+        return strict_json(result) + "\n"
+    parts = [render_text(run.analysis)]
+    if run.timeline is not None:
+        counters = run.launch_table.counters  # False: the table is the timeline's own
+        tools = run.manifest.tools if run.manifest is not None else None
+        parts.append(render_timeline(run.timeline, run.analysis if counters else None, tools))
+    if projection:
+        parts.append(render_projection(projection))
+    return "\n\n".join(parts) + "\n"
+
+
+def print_run(run, fmt: str, project_to: str | None = None) -> str:
+    """Print a run's analysis (run_output) and return what was printed."""
+    text = run_output(run, fmt, project_to)
+    click.echo(text, nl=False)
+    return text
 
 
 @click.command("profile")
@@ -198,8 +199,10 @@ def profile_cmd(
 @removal_option
 @useful_options
 @format_option()
-def analyze_cmd(path, project_to, allow_incomplete, removal, useful_flops, useful_bytes, fmt) -> None:
+@printed_output_options
+def analyze_cmd(path, project_to, allow_incomplete, removal, useful_flops, useful_bytes, fmt, out, force) -> None:
     """Re-read a run directory, a report or a folder of reports (no GPU needed). Default: the bundled H200 sample."""
+    staged = claim(out, force)
     if path:  # start reading the report in a child now, while pandas and the analysis load here
         prefetch_capture(path)
 
@@ -208,8 +211,11 @@ def analyze_cmd(path, project_to, allow_incomplete, removal, useful_flops, usefu
     try:
         useful = useful_work(useful_flops, useful_bytes)
         run = api().load(path, allow_incomplete=allow_incomplete, removal=removal, useful=useful)
-    except (RooflineError, ValueError) as exc:  # a bad report, workload or experiment file
+        text = print_run(run, fmt, project_to)
+    except (RooflineError, ValueError, click.ClickException) as exc:  # a bad report, workload or experiment file
         if path:
             discard_prefetched()  # refused before its report was read: end that read
-        raise _fail(exc) from None
-    print_run(run, fmt, project_to)
+        if staged is not None:
+            staged.discard()
+        raise exc if isinstance(exc, click.ClickException) else _fail(exc) from None
+    write(staged, out, text)

@@ -1,0 +1,157 @@
+"""Every command as the README and the guide promise it: no traceback, one-line errors naming only options
+that exist, the exit codes of the table, -o/--out where the dialect table says, one format for a bad --gpu."""
+
+import importlib.util
+import json
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from roofline.cli import main
+from tests.paths import FIXTURES
+
+
+def cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture
+def no_torch(monkeypatch):
+    """A machine without torch and triton: neither imports, nor is found."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n in ("torch", "triton") else real(n, *a))
+    for name in ("torch", "triton", "profiler.bench"):
+        monkeypatch.setitem(sys.modules, name, None)  # `import torch` raises ImportError
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("bench",), ("bench", "--serving"), ("bench", "--kernel", "triton_mla_fast", "--ctx", "8k"), ("check",)],
+)
+def test_kernel_commands_without_torch_are_one_line_exit_2(no_torch, argv):
+    r = cli(*argv)
+    assert r.exit_code == 2, r.output
+    assert r.output.startswith(f"Error: roofline {argv[0]} needs torch and triton") and len(r.output.splitlines()) == 1
+
+
+def test_bench_from_a_saved_json_needs_no_torch(no_torch):
+    r = cli("bench", "--from", "docs/results/h200-peers/bench.json")
+    assert r.exit_code == 0 and "triton_mla_fast_graph" in r.output
+
+
+# -- model ---------------------------------------------------------------------------------------------------
+
+
+def test_model_of_a_kernel_without_a_model_gives_the_floor_and_says_why():
+    r = cli("model", "--kernel", "flashmla", "--ctx", "128k", "--format", "json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    floor = json.loads(cli("model", "--ctx", "128k", "--format", "json").stdout)
+    assert out["floor_ms"] == floor["floor_ms"] and "kernel_model" not in out
+    assert any(n.startswith("flashmla has no kernel model") for n in out["notes"])
+    r = cli("model", "--kernel", "flashmla", "--ctx", "128k")
+    assert r.exit_code == 0 and "note: flashmla has no kernel model" in r.output
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (("--ctx", "128k", "--lens", "4k,2k"), "--ctx and --lens both given"),
+        (("--compile",), "--compile compiles the kernel --kernel names: give --kernel too"),
+    ],
+)
+def test_model_refuses_options_it_would_drop(argv, message):
+    r = cli("model", *argv)
+    assert r.exit_code == 2 and message in r.output
+
+
+def test_model_lens_alone_still_works():
+    assert cli("model", "--lens", "4k,2k").exit_code == 0
+
+
+def test_a_context_too_long_says_per_layer_and_whole_model():
+    r = cli("model", "--ctx", "32m")
+    assert r.exit_code == 2
+    assert "19.3 GB of bf16 MLA KV cache per layer and request, 1.18 TB over a 61-layer model" in r.output
+    assert "more than one GPU's memory" not in r.output
+
+
+# -- -o/--out on the commands that print ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["analyze", "model"])
+def test_out_writes_what_was_printed_and_refuses_an_existing_file(command, tmp_path):
+    out = tmp_path / "out.json"
+    r = cli(command, "--format", "json", "-o", out)
+    assert r.exit_code == 0, r.output
+    assert json.loads(out.read_text()) == json.loads(r.stdout)
+    r = cli(command, "--format", "json", "-o", out)
+    assert r.exit_code == 2 and "out.json: already exists; pass --force" in r.output
+    assert cli(command, "--format", "json", "-o", out, "--force").exit_code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]  # no staging folder left
+
+
+def test_analyze_out_of_a_bad_input_leaves_nothing(tmp_path):
+    r = cli("analyze", tmp_path / "missing", "-o", tmp_path / "a.txt")
+    assert r.exit_code == 2 and list(tmp_path.iterdir()) == []
+
+
+# -- one format for a bad --gpu --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("model",),
+        ("analyze",),
+        ("metrics",),
+        ("profile",),
+        ("compile", "--kernel", "triton_mla", "--arch", "sm_90"),
+    ],
+)
+def test_an_unknown_gpu_is_one_usage_error_everywhere(argv):
+    r = cli(*argv, "--gpu", "h100x")
+    assert r.exit_code == 2
+    assert "Error: Invalid value for '--gpu': " in r.output and "'h100x'" in r.output and "known: " in r.output
+
+
+# -- advice names options that exist -------------------------------------------------------------------------
+
+
+def test_an_nsys_report_without_nsys_names_no_option_analyze_lacks(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("NSYS", raising=False)
+    monkeypatch.setattr("profiler.nsys.INSTALL_GLOBS", ())
+    r = cli("analyze", FIXTURES / "nsys" / "triton_mla_8k.nsys-rep")
+    assert r.exit_code == 2 and "put it on PATH or set $NSYS" in r.output and "--nsys" not in r.output
+
+
+def test_doctor_advice_names_no_option_doctor_lacks(monkeypatch, tmp_path):
+    from roofline.pipelines.doctor import check_tools
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("NCU", raising=False)
+    monkeypatch.setattr("profiler.ncu._INSTALL_GLOBS", ())
+    monkeypatch.setattr("profiler.nsys.INSTALL_GLOBS", ())
+    checks, _ = check_tools(True)
+    fix = next(c.fix for c in checks if c.name == "ncu")
+    assert "NCU=/path/to/ncu" in fix and "or --ncu at it" not in fix and "profile also takes --ncu" in fix
+    assert "--ncu" not in cli("doctor", "--help").output
+
+
+def test_doctor_in_a_cpu_analysis_environment_exits_0(monkeypatch, tmp_path):
+    import roofline.pipelines.doctor as doctor
+
+    no_torch = json.dumps({"torch": None, "triton": None, "error": "ModuleNotFoundError: No module named 'torch'"})
+    real_run = doctor._run
+    monkeypatch.setattr(
+        doctor, "_run", lambda cmd, timeout=60: (0, no_torch) if "-c" in cmd else real_run(cmd, timeout)
+    )
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    monkeypatch.setattr("profiler.ncu._INSTALL_GLOBS", ())
+    monkeypatch.setattr("profiler.nsys.INSTALL_GLOBS", ())
+    r = cli("doctor")
+    assert r.exit_code == 0 and r.output.splitlines()[-1].startswith("a CPU analysis environment")
+    out = json.loads(cli("doctor", "--format", "json").stdout)
+    assert out["ok"] is False and out["analysis_environment"] is True
