@@ -32,6 +32,7 @@ from roofline.cli.common import (
 )
 from roofline.cli.common import fail as _fail
 from roofline.cli.output import claim, printed_output_options, write
+from roofline.pipelines.run_folder import run_folders, summarize_runs
 
 
 def run_output(run, fmt: str, project_to: str | None = None) -> str:
@@ -185,6 +186,20 @@ def profile_cmd(
     print_run(run, fmt)
 
 
+def _runs_output(path: str, folders, fmt: str) -> str:
+    """A folder of run directories: one row per run (its step, floor, gap and bound)."""
+    from reports.sweep import render_runs_text  # lazy: pandas, as in run_output
+
+    table = summarize_runs(folders)
+    if fmt == "json":
+        return strict_json({"runs": table.astype(object).where(table.notna(), None).to_dict("records")}) + "\n"
+    return (
+        f"{path}: {len(folders)} run directories (`roofline analyze RUN` for one run's verdicts)\n"
+        + render_runs_text(table)
+        + "\n"
+    )
+
+
 @click.command("analyze")
 @click.argument("path", type=click.Path(), required=False)
 @click.option(
@@ -203,6 +218,10 @@ def profile_cmd(
 def analyze_cmd(path, project_to, allow_incomplete, removal, useful_flops, useful_bytes, fmt, out, force) -> None:
     """Re-read a run directory, a report or a folder of reports (no GPU needed). Default: the bundled H200 sample."""
     staged = claim(out, force)
+    if folders := run_folders(path):
+        text = _runs_output(path, folders, fmt)
+        click.echo(text, nl=False)
+        return write(staged, out, text)
     if path:  # start reading the report in a child now, while pandas and the analysis load here
         prefetch_capture(path)
 

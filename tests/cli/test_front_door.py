@@ -155,3 +155,29 @@ def test_doctor_in_a_cpu_analysis_environment_exits_0(monkeypatch, tmp_path):
     assert r.exit_code == 0 and r.output.splitlines()[-1].startswith("a CPU analysis environment")
     out = json.loads(cli("doctor", "--format", "json").stdout)
     assert out["ok"] is False and out["analysis_environment"] is True
+
+
+# -- a folder of run directories -----------------------------------------------------------------------------
+
+
+def test_analyze_reads_a_folder_of_run_directories(tmp_path):
+    import shutil
+
+    from tests.paths import RUNS
+
+    for name in ("h200-triton_mla-128k", "h200-triton_mla_decode-128k-p64"):
+        shutil.copytree(RUNS / name, tmp_path / name)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "manifest.json").write_text("{not json")
+    r = cli("analyze", tmp_path)
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0] == f"{tmp_path}: 3 run directories (`roofline analyze RUN` for one run's verdicts)"
+    rows = {line.split()[0]: line.split() for line in lines[3:]}
+    assert rows["h200-triton_mla-128k"][1:3] == ["triton_mla", "128k"] and "latency" in rows["h200-triton_mla-128k"]
+    assert rows["h200-triton_mla_decode-128k-p64"][1] == "triton_mla_decode"
+    assert "UNREADABLE" in rows["broken"]
+    out = json.loads(cli("analyze", tmp_path, "--format", "json").stdout)
+    by_run = {r["run"]: r for r in out["runs"]}
+    assert by_run["h200-triton_mla-128k"]["ctx_len"] == 131072 and by_run["h200-triton_mla-128k"]["gap"] > 100
+    assert by_run["broken"]["status"] == "unreadable" and by_run["broken"]["error"]
