@@ -181,3 +181,10 @@ def test_analyze_reads_a_folder_of_run_directories(tmp_path):
     by_run = {r["run"]: r for r in out["runs"]}
     assert by_run["h200-triton_mla-128k"]["ctx_len"] == 131072 and by_run["h200-triton_mla-128k"]["gap"] > 100
     assert by_run["broken"]["status"] == "unreadable" and by_run["broken"]["error"]
+
+
+def test_report_out_without_an_extension_is_a_folder(tmp_path):
+    r = cli("report", "-o", tmp_path / "some" / "name", "--format", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["report"] == str(tmp_path / "some" / "name" / "report.md")
+    assert (tmp_path / "some" / "name" / "report.md").read_text().startswith("#")
