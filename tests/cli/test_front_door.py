@@ -188,3 +188,12 @@ def test_report_out_without_an_extension_is_a_folder(tmp_path):
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["report"] == str(tmp_path / "some" / "name" / "report.md")
     assert (tmp_path / "some" / "name" / "report.md").read_text().startswith("#")
+
+
+def test_validate_without_ncu_leaves_no_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.delenv("NCU", raising=False)
+    monkeypatch.setattr("profiler.ncu._INSTALL_GLOBS", ())
+    r = cli("validate", "-o", tmp_path / "v")
+    assert r.exit_code == 1 and "ncu (Nsight Compute) not found" in r.output
+    assert "kept at" not in r.output and not (tmp_path / "v").exists()
