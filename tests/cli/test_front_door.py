@@ -208,3 +208,17 @@ def test_profile_without_a_profiler_says_so_before_anything_else(monkeypatch, tm
     r = cli("profile", "--ctx", "1k", "-o", tmp_path / "run")
     assert r.exit_code == 1 and r.output.startswith("Error: no profiler found")
     assert "capture timeout" not in r.output
+
+
+def test_a_run_without_its_spec_says_why_it_has_no_workload(tmp_path):
+    import shutil
+
+    from tests.paths import RUNS
+
+    run = shutil.copytree(RUNS / "h200-triton_mla-128k", tmp_path / "run")  # format 1: spec.json not checksummed
+    (run / "spec.json").unlink()
+    r = cli("analyze", run)
+    assert r.exit_code == 0 and "workload:" not in r.output and "step:" not in r.output
+    text = " ".join(r.output.split())
+    assert "note: spec.json is missing from this run: no workload, so no step, floor or gap" in text
+    assert "spec.json is not checksummed" not in text
