@@ -222,3 +222,24 @@ def test_a_run_without_its_spec_says_why_it_has_no_workload(tmp_path):
     text = " ".join(r.output.split())
     assert "note: spec.json is missing from this run: no workload, so no step, floor or gap" in text
     assert "spec.json is not checksummed" not in text
+
+
+def test_a_removal_folder_whose_experiment_is_cut_short_names_it(tmp_path):
+    from tests.paths import ROOT, RUNS
+
+    ring_run = RUNS / "h200-triton_mla_fast-ring-128k-p64"
+    whole = (ROOT / "docs" / "results" / "h200-removal" / "_gluon_ring_kernel.json").read_text()
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    (cut / "_gluon_ring_kernel.json").write_text(whole[: len(whole) // 2])
+    r = cli("analyze", ring_run, "--removal", cut)
+    assert r.exit_code == 2 and len(r.output.splitlines()) == 1, r.output
+    assert r.output.startswith(f"Error: {cut / '_gluon_ring_kernel.json'}: cannot read a removal experiment")
+    beside = tmp_path / "beside"
+    beside.mkdir()
+    (beside / "_gluon_ring_kernel.json").write_text(whole)
+    (beside / "other.json").write_text(whole[:100])
+    r = cli("analyze", ring_run, "--removal", beside, "--format", "json")
+    assert r.exit_code == 0, r.output
+    notes = json.loads(r.stdout)["notes"]
+    assert any(n.startswith(f"{beside / 'other.json'}: cannot read") and "not read as a removal" in n for n in notes)
