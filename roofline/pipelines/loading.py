@@ -21,6 +21,7 @@ from roofline.analysis.useful import UsefulWork
 from roofline.pipelines.capture import IncompleteRun, completeness, timeline_table
 from roofline.pipelines.loading_folder import folder_timeline
 from roofline.pipelines.run import Run, make_run, passes_note
+from roofline.pipelines.source_lines import source_lines_note
 
 SAMPLE_RUN = "data/samples/h200-triton_mla-128k"
 
@@ -117,6 +118,8 @@ def load(
     )
     if removal is not None:
         apply_removal(analysis, removal)
+    if lines_note := source_lines_note(analysis, manifest):
+        warnings.append(lines_note)
     passes = passes_note(manifest)
     return make_run(
         source,

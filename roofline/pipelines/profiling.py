@@ -19,6 +19,7 @@ from profiler.ncu import find_ncu
 from profiler.nsys import find_nsys, importer_missing
 from profiler.run_writer import RunWriter
 from profiler.rundir import RunDir, RunSpec, default_run_name
+from profiler.source_tree import tree_commit
 from roofline.analysis.removal import apply_removal
 from roofline.analysis.summary import summarize
 from roofline.catalogue.chips import local_device_name
@@ -212,6 +213,7 @@ def profile(
             "triton": harness.get("triton"),
             "cuda": harness.get("cuda"),
             "python": sys.version.split()[0],
+            "commit": tree_commit(),  # the source the samples' file:line cite (pipelines/source_lines.py)
         }
         launches.frame.to_csv(writer.file("launches"), index=False)
         pc_samples = ncu_run.pc_samples if ncu_run is not None else None
