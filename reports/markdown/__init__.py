@@ -24,6 +24,7 @@ from reports.markdown.context import Context, ReportInput
 from reports.markdown.kernel_sections import kernel_sections
 from reports.markdown.kernel_table import kernel_table
 from reports.markdown.overview import floor, gpu, title, workload
+from reports.markdown.step_times import times_of_a_step
 from reports.markdown.timeline import timeline
 from reports.meta import ReportMeta
 from reports.waits import waits_markdown
@@ -44,6 +45,7 @@ SECTIONS = (
     kernel_table,
     kernel_sections,
     timeline,
+    times_of_a_step,
     waits,
     charts,
     reproduce,

@@ -38,6 +38,7 @@ from roofline.pipelines.run_folder import run_folders, summarize_runs
 def run_output(run, fmt: str, project_to: str | None = None) -> str:
     """A run's analysis as printed (text or JSON), with a projection onto another GPU when asked."""
     # lazy: pandas comes with these; `analyze` starts reading its report (prefetch) before they load
+    from reports.step_times import step_times, step_times_text
     from reports.text import render_projection, render_text, render_timeline
     from roofline.analysis.projection import project
     from roofline.catalogue.gpus import match_gpu
@@ -58,6 +59,8 @@ def run_output(run, fmt: str, project_to: str | None = None) -> str:
         counters = run.launch_table.counters  # False: the table is the timeline's own
         tools = run.manifest.tools if run.manifest is not None else None
         parts.append(render_timeline(run.timeline, run.analysis if counters else None, tools))
+    if times := step_times_text(step_times(run.analysis, run.timeline, run.timing)):
+        parts.append("\n".join(times))
     if projection:
         parts.append(render_projection(projection))
     return "\n\n".join(parts) + "\n"

@@ -133,4 +133,4 @@ def report(run, out_md: str | Path | None = None, force: bool = False, source: s
                 "(choose another -o)"
             )
     meta = build_meta(run, out if out_md is not None else None, source)
-    return write_report(ReportInput(run.analysis, run.timeline), meta, out, force=force)
+    return write_report(ReportInput(run.analysis, run.timeline, run.timing), meta, out, force=force)
