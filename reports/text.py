@@ -130,7 +130,7 @@ def render_text(analysis: Analysis) -> str:
     if analysis.floor:
         f = analysis.floor
         out.append(
-            f"floor: {us(f.floor_ms)} us per layer ({f.bound}-bound: "
+            f"floor: {us(f.floor_ms)} µs per layer ({f.bound}-bound: "
             f"{f.kv_bytes / 1e6:.1f} MB of KV at {f.bandwidth_gbps:.0f} GB/s {f.bandwidth_kind}, "
             f"{f.flops / 1e9:.2f} GFLOP at {f.peak_tflops:.0f} TFLOP/s {f.peak_kind})"
         )
@@ -179,7 +179,7 @@ def render_scaling(fits) -> str:
             "page",
             "heads",
             "ctx fitted",
-            "fixed us",
+            "fixed µs",
             "rate GB/s",
             "% read BW",
             "rate TFLOP/s",
@@ -319,7 +319,7 @@ def render_projection(p: dict) -> str:
     if p.get("floor"):
         f = Floor.from_dict(p["floor"])
         out.append(
-            f"  floor on target: {us(f.floor_ms)} us per layer, {f.bound}-bound "
+            f"  floor on target: {us(f.floor_ms)} µs per layer, {f.bound}-bound "
             f"({f.bandwidth_gbps:.0f} GB/s {f.bandwidth_kind}, {f.peak_tflops:.0f} TFLOP/s {f.peak_kind})"
         )
     for r in p["kernels"]:
