@@ -27,7 +27,10 @@ class WorkloadError(BadInput):
 
 
 def ctx_text(ctx_len: int) -> str:
-    """A context length as parse_ctx_len reads it back: `128k` for a multiple of 1024, else the count."""
+    """A context length as parse_ctx_len reads it back: `1m` for a multiple of 1024**2, `128k` for one of
+    1024, else the count."""
+    if ctx_len and ctx_len % 1024**2 == 0:
+        return f"{ctx_len // 1024**2}m"
     return f"{ctx_len // 1024}k" if ctx_len % 1024 == 0 else str(ctx_len)
 
 

@@ -196,13 +196,13 @@ def render_scaling(fits) -> str:
                 f.kernel,
                 str(f.page_size),
                 str(f.heads),
-                f"{f.min_ctx_len // 1024}k-{f.max_ctx_len // 1024}k ({f.points})",
+                f"{ctx_text(int(f.min_ctx_len))}-{ctx_text(int(f.max_ctx_len))} ({f.points})",
                 f"{f.fixed_us:.1f}",
                 f"{f.rate_gbps:.0f}" if shown else "-",
                 f"{f.pct_of_read_bw:.1f}" if shown else "-",
                 f"{f.rate_tflops:.0f}" if shown else "-",
                 f"{f.pct_of_matmul:.1f}" if shown else "-",
-                f"{100 * f.fixed_share:.0f}% at {f.max_ctx_len // 1024}k",
+                f"{100 * f.fixed_share:.0f}% at {ctx_text(int(f.max_ctx_len))}",
                 f"{f.max_residual_pct:.1f}%",
             ]
         )
@@ -258,7 +258,7 @@ def render_bench(table, meta: dict, fits=None) -> str:
     skipped = []
     for _, r in table.iterrows():
         lens = ragged_lens(r)
-        ctx = f"{ctx_text(min(lens))}-{ctx_text(max(lens))}" if lens else f"{r.ctx_len // 1024}k"
+        ctx = f"{ctx_text(min(lens))}-{ctx_text(max(lens))}" if lens else ctx_text(int(r.ctx_len))
         if batched and not lens and r.ctx_len % 1024:
             ctx = str(int(r.ctx_len))
         point = (

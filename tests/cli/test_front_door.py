@@ -243,3 +243,29 @@ def test_a_removal_folder_whose_experiment_is_cut_short_names_it(tmp_path):
     assert r.exit_code == 0, r.output
     notes = json.loads(r.stdout)["notes"]
     assert any(n.startswith(f"{beside / 'other.json'}: cannot read") and "not read as a removal" in n for n in notes)
+
+
+# -- the README's promises -------------------------------------------------------------------------------------
+
+
+def test_a_million_tokens_print_as_1m_the_way_they_are_typed():
+    from kernels.spec import ctx_text, parse_ctx_len
+
+    assert [ctx_text(n) for n in (1 << 20, 2 << 20, 128 << 10, 300)] == ["1m", "2m", "128k", "300"]
+    assert all(parse_ctx_len(ctx_text(n)) == n for n in (1 << 20, 3 << 20, 128 << 10, 1000))
+    r = cli("bench", "--from", "docs/results/h200-peers/bench.json")
+    assert r.exit_code == 0 and "1024k" not in r.output and " 1m " in r.output
+
+
+def test_the_readme_marks_where_its_analyze_excerpt_is_cut():
+    from pathlib import Path
+
+    readme = Path("README.md").read_text()
+    excerpt = readme.split("$ roofline analyze ")[1].split("```")[0]
+    whole = Path("docs/examples/analyze.txt").read_text()
+    assert "  [...]" in excerpt and "cuts marked `[...]`" in readme
+    kept = [line for line in excerpt.splitlines()[1:] if line != "  [...]"]
+    assert all(line in whole.splitlines() for line in kept) and len(kept) < len(whole.splitlines())
+    flat = " ".join(readme.split())
+    assert "The seed's 139x (714 ms per verify step against 5.146 ms to read its 61 layers' KV cache" in flat
+    assert "is this 461x (the same kernel, one layer, against the H200's floor)" in flat
