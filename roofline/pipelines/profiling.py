@@ -130,13 +130,9 @@ def profile(
         raise ValueError("timing_rounds must be at least 1")
     if tool is not None and tool not in TOOLS:
         raise ValueError(f"tool must be one of {', '.join(TOOLS)}, got {tool!r}")
-    left_out: list[str] = []
-    tools = choose_tools(tool, ncu, nsys, notes=left_out)  # no profiler: one error before anything is said or made
     writer = RunWriter(
         out if out is not None else Path("runs") / default_run_name(name, workload), force=force, unique=out is None
     )
-    if timeout is not None:
-        say(f"capture timeout {timeout:g} s (--timeout)")
     started = time.time()
     running = "setup"
     try:
@@ -161,6 +157,10 @@ def profile(
             "--info",
             str(writer.file("harness")),
         ]
+        left_out: list[str] = []
+        tools = choose_tools(tool, ncu, nsys, notes=left_out)  # no profiler: the error is the first line
+        if timeout is not None:
+            say(f"capture timeout {timeout:g} s (--timeout)")
         for note in left_out:
             say(note)
         if tool is None and len(tools) == 1 and not left_out:
