@@ -234,7 +234,7 @@ def _batch_cells(r) -> list[str]:
 
 def render_bench(table, meta: dict, fits=None) -> str:
     """The benchmark table, one line per kernel x ctx_len x page_size x heads; then the scaling fits. A table
-    with batches (issue 29's serving rows, --batch, --lens) adds the row's name, the batch and its KV MB."""
+    with batches (the serving rows, --batch, --lens) adds the row's name, the batch and its KV MB."""
     head = (
         f"GPU: {meta['device']} (driver {meta.get('driver', '?')}), torch {meta.get('torch')}, "
         f"triton {meta.get('triton')}\nmeasured here: read {meta['read_gbps']:.0f} GB/s, copy "

@@ -39,7 +39,7 @@ END = "<!-- end of tools/make_examples.py's block -->"
 BENCH_BEGIN = "<!-- made by tools/make_examples.py: the bench table -->"
 BENCH_END = "<!-- end of tools/make_examples.py's bench table -->"
 BENCH_ROWS = ("read", "flashmla", "triton_mla_fast_graph", "triton_mla")
-# issue 29's serving rows: `roofline bench --serving` on the H200 (tests/fixtures/capture/serving_bench_h200.sh)
+# the serving rows: `roofline bench --serving` on the H200 (tests/fixtures/capture/serving_bench_h200.sh)
 SERVING_BENCH = Path("docs/results/h200-serving/bench.json")
 SERVING_BEGIN = "<!-- made by tools/make_examples.py: the serving table -->"
 SERVING_END = "<!-- end of tools/make_examples.py's serving table -->"
@@ -123,7 +123,7 @@ def bench_block(root: Path = ROOT) -> str:
 
 
 def serving_block(root: Path = ROOT) -> str:
-    """The README's serving table: issue 29's rows from the committed `roofline bench --serving` run, each kernel
+    """The README's serving table: the serving rows from the committed `roofline bench --serving` run, each kernel
     beside a bare read of the batch's bytes and FlashMLA in the same run; until that run is committed, where it
     will come from."""
     path = root / SERVING_BENCH
@@ -137,7 +137,7 @@ def serving_block(root: Path = ROOT) -> str:
     bench = read_bench(path)
     meta = bench.meta
     return (
-        f"Issue 29's serving rows, one `roofline bench --serving` run on the {meta['device']} (`roofline bench --from\n"
+        f"The serving rows, one `roofline bench --serving` run on the {meta['device']} (`roofline bench --from\n"
         f"{SERVING_BENCH.as_posix()}` prints it all; page 64, chain mask, the drawn batches seeded as in\n"
         "`kernels/batches.py` SERVING; CUDA-graph replays over rotated inputs, each kernel and the bare read of the\n"
         f"batch's KV bytes in the same run; torch {meta.get('torch')}, triton {meta.get('triton')}):\n\n"

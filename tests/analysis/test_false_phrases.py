@@ -1,4 +1,4 @@
-"""Issue 30 item 6: phrases that were false where they appeared, each checked on the capture that showed it.
+"""Phrases that were false where they appeared, each checked on the capture that showed it.
 
 - "fewer padded rows" at 64 heads (576 rows are nine whole 64-row blocks) and on cuDNN's prefill: said only
   where the tensor cores ran more FLOPs than the workload needs;

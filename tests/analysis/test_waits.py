@@ -1,4 +1,4 @@
-"""Issue 19 on real H200 captures: where the warps wait (PC samples by instruction class and source
+"""On real H200 captures: where the warps wait (PC samples by instruction class and source
 line), causes that fit pipelined kernels (never occupancy advice for them), and the at-size floor."""
 
 import pytest

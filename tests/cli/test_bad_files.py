@@ -1,4 +1,4 @@
-"""Issue 31, item 2: every number read from a file is checked where it is read, with one line naming the
+"""Every number read from a file is checked where it is read, with one line naming the
 file and the field (exit 2): the measured read fit, removal rows, bench rows, manifests, sweep records;
 duplicate and unknown rows, unchecked workload fields named; a run's file linked out of it, a folder in
 a report's place, a deleted spec.json, a FIFO anywhere. Each test fails without its fix (the old

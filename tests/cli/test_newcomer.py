@@ -1,4 +1,4 @@
-"""A newcomer's first hour (issue 10 item 7): device choice in `check`, closed-form models at any
+"""A newcomer's first hour: device choice in `check`, closed-form models at any
 batch, option errors, per-user calibration, light start-up of the reading commands."""
 
 import json
