@@ -219,9 +219,15 @@ def _runs_output(path: str, folders, fmt: str) -> str:
 @format_option()
 @printed_output_options
 def analyze_cmd(path, project_to, allow_incomplete, removal, useful_flops, useful_bytes, fmt, out, force) -> None:
-    """Re-read a run directory, a report or a folder of reports (no GPU needed). Default: the bundled H200 sample."""
+    """Re-read a run directory, a report or a folder of reports (no GPU needed); a folder of run directories
+    gives a row per run. Default: the bundled H200 sample."""
+    folders = run_folders(path)
+    per_run = {"--gpu": project_to, "--removal": removal, "--allow-incomplete": allow_incomplete or None}
+    per_run.update({"--useful-flops": useful_flops, "--useful-bytes": useful_bytes})
+    if folders and (given := [o for o, v in per_run.items() if v is not None]):
+        raise BadInputExit(f"{path}: a folder of run directories takes no {', '.join(given)}: name one run")
     staged = claim(out, force)
-    if folders := run_folders(path):
+    if folders:
         text = _runs_output(path, folders, fmt)
         click.echo(text, nl=False)
         return write(staged, out, text)

@@ -269,3 +269,20 @@ def test_the_readme_marks_where_its_analyze_excerpt_is_cut():
     flat = " ".join(readme.split())
     assert "The seed's 139x (714 ms per verify step against 5.146 ms to read its 61 layers' KV cache" in flat
     assert "is this 461x (the same kernel, one layer, against the H200's floor)" in flat
+
+
+def test_a_folder_of_runs_refuses_per_run_options_and_report_names_one_run(tmp_path):
+    import shutil
+
+    from tests.paths import RUNS
+
+    shutil.copytree(RUNS / "h200-triton_mla-128k", tmp_path / "runs" / "a")
+    r = cli("analyze", tmp_path / "runs", "--gpu", "h100", "-o", tmp_path / "out.txt")
+    assert r.exit_code == 2 and "a folder of run directories takes no --gpu: name one run" in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
+    r = cli("report", tmp_path / "runs", "-o", tmp_path / "rep")
+    assert r.exit_code == 2 and len(r.output.splitlines()) == 1
+    assert (
+        "a folder of 1 run directories and no report of its own" in r.output
+        and str(tmp_path / "runs" / "a") in r.output
+    )
