@@ -283,6 +283,5 @@ def test_a_folder_of_runs_refuses_per_run_options_and_report_names_one_run(tmp_p
     r = cli("report", tmp_path / "runs", "-o", tmp_path / "rep")
     assert r.exit_code == 2 and len(r.output.splitlines()) == 1
     assert (
-        "a folder of 1 run directories and no report of its own" in r.output
-        and str(tmp_path / "runs" / "a") in r.output
+        "a folder of 1 run directory and no report of its own" in r.output and str(tmp_path / "runs" / "a") in r.output
     )
