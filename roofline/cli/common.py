@@ -266,16 +266,23 @@ def gpu_by_name(name: str) -> GpuSpec:
         raise BadInputExit(str(exc)) from None
 
 
+def _bad_gpu(param, value: str, why: str) -> BadInputExit:
+    """The one error of a bad GPU name, whichever command: one line naming the option as typed, exit 2."""
+    return BadInputExit(f"{param.opts[0] if param is not None else '--gpu'} {value!r}: {why}")
+
+
 def gpu_option(ctx, param, value):
     """The callback of every --gpu that names a catalogue GPU (model, compile, analyze): checked before any
-    work; an unknown or empty name is click's one usage error naming the option, as for every bad value."""
+    work; an unknown or empty name is one line naming the option (_bad_gpu), as on profile and metrics."""
     if value is None:
         return None
     try:
         get_gpu(value)
     except UnknownGpu as exc:
         known = str(exc).split("; ")[-1]
-        raise click.BadParameter(str(exc) if value.strip() else f"needs a GPU name; {known}", ctx, param) from None
+        raise _bad_gpu(
+            param, value, f"unknown GPU; {known}" if value.strip() else f"needs a GPU name; {known}"
+        ) from None
     except MeasuredFileError as exc:
         raise BadInputExit(str(exc)) from None
     return value
@@ -284,7 +291,7 @@ def gpu_option(ctx, param, value):
 def chip_option(ctx, param, value):
     """The callback of --gpu on the commands that resolve ncu metric names (profile, metrics): an ncu chip
     (gh100, gb100, gb202) or a catalogue GPU (h200 -> gh100); returns the chip. A name of neither is the
-    same usage error as gpu_option's."""
+    same one-line error as gpu_option's."""
     if value is None:
         return None
     if value.lower() in CHIPS:
@@ -292,13 +299,14 @@ def chip_option(ctx, param, value):
     try:
         gpu = get_gpu(value)
     except UnknownGpu as exc:
-        raise click.BadParameter(
-            f"{value!r} is neither an ncu chip ({', '.join(CHIPS)}) nor a GPU of the catalogue ({exc})", ctx, param
+        known = str(exc).split("; ")[-1]
+        raise _bad_gpu(
+            param, value, f"neither an ncu chip ({', '.join(CHIPS)}) nor a GPU of the catalogue; {known}"
         ) from None
     except MeasuredFileError as exc:
         raise BadInputExit(str(exc)) from None
     if not gpu.chip:
-        raise click.BadParameter(
-            f"{gpu.short_name} has no ncu chip in the hardware table; name one: {', '.join(CHIPS)}", ctx, param
+        raise _bad_gpu(
+            param, value, f"{gpu.short_name} has no ncu chip in the hardware table; name one: {', '.join(CHIPS)}"
         )
     return gpu.chip
