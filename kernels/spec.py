@@ -16,8 +16,9 @@ DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 TREE_MASKS = ("tree", "chain")
 
 _CTX_RE = re.compile(r"^\s*(\d+)\s*([kKmM]?)\s*$")
-# The longest prefix roofline models: 16m tokens are already 19.3 GB of bf16 MLA KV cache per layer
-# and request, past any one GPU's memory; a larger number is a typo (100000m for 100000), not a workload.
+# The longest prefix roofline models: 16m tokens are already 19.3 GB of bf16 MLA KV cache per layer and
+# request, 1.18 TB over a 61-layer model (DeepSeek-V3), past any one GPU's memory (the H200's 141 GB); a
+# larger number is a typo (100000m for 100000), not a workload.
 MAX_CTX_LEN = 16 * 1024**2
 
 
@@ -26,7 +27,10 @@ class WorkloadError(BadInput):
 
 
 def ctx_text(ctx_len: int) -> str:
-    """A context length as parse_ctx_len reads it back: `128k` for a multiple of 1024, else the count."""
+    """A context length as parse_ctx_len reads it back: `1m` for a multiple of 1024**2, `128k` for one of
+    1024, else the count."""
+    if ctx_len and ctx_len % 1024**2 == 0:
+        return f"{ctx_len // 1024**2}m"
     return f"{ctx_len // 1024}k" if ctx_len % 1024 == 0 else str(ctx_len)
 
 
@@ -49,7 +53,7 @@ def parse_ctx_len(text: str | int) -> int:
         raise WorkloadError(
             f"context length {text!r} ({value:,} tokens) is above the 16m ({MAX_CTX_LEN:,}) "
             f"tokens roofline models: 16m tokens already hold 19.3 GB of bf16 MLA KV cache "
-            "per layer, more than one GPU's memory"
+            "per layer and request, 1.18 TB over a 61-layer model (DeepSeek-V3): more than any one GPU holds"
         )
     return value
 

@@ -19,7 +19,8 @@ that dominates its samples:
   instruction after one where a warp waits at it (a barrier stall) included
 - MMA wait: `WARPGROUP.DEPBAR` / `WARPGROUP.ARRIVE` / `HGMMA` / tcgen05 (`UTC*`), or the gmma stall
 - shared memory: LDS/STS/LDSM/STSM/ATOMS, or a short_scoreboard / mio_throttle stall
-- global memory: LDG/STG/LDGSTS/ATOMG/RED, or a long_scoreboard stall (waiting on loaded data)
+- global memory: LDG/STG/LDGSTS/ATOMG/RED, or a long_scoreboard stall (waiting on loaded data): an SHF or
+  CS2R stalled there needs a register a global load has not filled yet (`by_stall`; reports say so)
 - math: arithmetic instructions; other: the rest
 Barriers are told apart by their shared-memory address (the immediate offset of `[URx+0x...]`).
 """
@@ -52,6 +53,18 @@ WAIT_MEANING = {
     "global memory": "global loads and stores (or waiting on their data)",
     "math": "math issue (arithmetic instructions)",
     "other": "everything else (branches, address setup, ...)",
+}
+# The memory classes by opcode; an instruction of another opcode joins one by its stall reason (module doc),
+# and STALLED_ON says what that stall means.
+MEMORY_OPS = {
+    "shared memory": ("LDS", "STS", "LDSM", "STSM", "ATOMS"),
+    "global memory": ("LDG", "STG", "ATOMG", "RED", "LD.", "ST.", "LDGSTS", "UTMALDG", "UTMASTG", "UBLKCP"),
+}
+STALLED_ON = {
+    "global memory": "long_scoreboard: it reads or overwrites a register that a global or local load has not "
+    "filled yet, so the wait is the load's",
+    "shared memory": "short_scoreboard or mio_throttle: it needs a shared-memory access's result, or waits for "
+    "room in the memory pipe's queue",
 }
 COLUMNS = ["launch", "kernel", "pc", "samples", "reason", "wait_class", "sass", "file", "line", "line_text"]
 MAX_LAUNCHES_PER_KERNEL = 4  # launches of one kernel read per PC (their samples add up)
@@ -149,6 +162,12 @@ def has_roles(sass: list[str]) -> bool:
     return any(_PHASECHK.search(s) or _NAMED_BARRIER.match(_unpredicated(s)) for s in sass)
 
 
+def by_stall(sass: str, wait_class: str) -> bool:
+    """Whether `sass` is in a memory class only by the stall its samples show (an SHF or CS2R that waits
+    on a load's register: long_scoreboard), not by its opcode."""
+    return wait_class in MEMORY_OPS and not opcode(sass).startswith(MEMORY_OPS[wait_class])
+
+
 def _unpredicated(sass: str) -> str:
     """The instruction without its predicate ('@!P0 BAR.SYNC 0x1, 0x80' -> 'BAR.SYNC 0x1, 0x80')."""
     parts = sass.split()
@@ -177,10 +196,9 @@ def instruction_class(sass: str, previous: list[str], loads: set[str], reason: s
         return "load barrier"
     if op.startswith(("BAR.", "BAR", "WARPSYNC")) and not op.startswith("BRA"):
         return barrier
-    if op.startswith(("LDS", "STS", "LDSM", "STSM", "ATOMS")):
-        return "shared memory"
-    if op.startswith(("LDG", "STG", "ATOMG", "RED", "LD.", "ST.", "LDGSTS", "UTMALDG", "UTMASTG", "UBLKCP")):
-        return "global memory"
+    for cls, ops in MEMORY_OPS.items():
+        if op.startswith(ops):
+            return cls
     if reason == "gmma":
         return "MMA wait"
     if reason == "barrier":

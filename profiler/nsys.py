@@ -36,9 +36,10 @@ IMPORTER_FIX = (
 )
 
 
-def find_nsys(explicit: str | None = None) -> str:
-    """`explicit` (--nsys), then $NSYS, then PATH, then the usual install folders."""
-    return find_tool("nsys", explicit, "NSYS", INSTALL_GLOBS, "Nsight Systems")
+def find_nsys(explicit: str | None = None, option: bool = True) -> str:
+    """`explicit` (--nsys), then $NSYS, then PATH, then the usual install folders; `option`: the command
+    asking takes --nsys (its error names it only then)."""
+    return find_tool("nsys", explicit, "NSYS", INSTALL_GLOBS, "Nsight Systems", option)
 
 
 def _loadable(lib: str) -> bool:

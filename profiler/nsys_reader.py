@@ -115,7 +115,7 @@ def export_report(
 
     name = Path(name) if name is not None else Path(report)
     try:
-        exe = find_nsys(nsys)
+        exe = find_nsys(nsys, option=nsys is not None)  # analyze and report take no --nsys
     except ToolNotFound as exc:
         raise ReportError(
             f"{name}: an Nsight Systems report (.nsys-rep); roofline reads its sqlite export, and "

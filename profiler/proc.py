@@ -233,8 +233,11 @@ def _wait(proc: subprocess.Popen, reader: _Reader, timeout: float | None) -> int
             return None
 
 
-def find_tool(name: str, explicit: str | None, env_var: str, install_globs: tuple[str, ...], title: str) -> str:
-    """`explicit` (--NAME), then $ENV_VAR, then PATH, then the usual install folders (newest last)."""
+def find_tool(
+    name: str, explicit: str | None, env_var: str, install_globs: tuple[str, ...], title: str, option: bool = True
+) -> str:
+    """`explicit` (--NAME), then $ENV_VAR, then PATH, then the usual install folders (newest last).
+    `option`: whether the command asking takes --NAME, so that the error names it only then."""
     for candidate in (explicit, os.environ.get(env_var)):
         if candidate:
             path = shutil.which(candidate)
@@ -248,10 +251,8 @@ def find_tool(name: str, explicit: str | None, env_var: str, install_globs: tupl
         hits = sorted(glob.glob(pattern))
         if hits:
             return hits[-1]
-    raise ToolNotFound(
-        f"{name} ({title}) not found: put it on PATH, set ${env_var}, or pass --{name} PATH; "
-        f"looked in {', '.join(install_globs)}"
-    )
+    where = f"put it on PATH, set ${env_var}, or pass --{name} PATH" if option else f"put it on PATH or set ${env_var}"
+    raise ToolNotFound(f"{name} ({title}) not found: {where}; looked in {', '.join(install_globs)}")
 
 
 def tool_version(exe: str, is_version_line: Callable[[str], bool]) -> str | None:

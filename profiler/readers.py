@@ -98,6 +98,12 @@ def read_folder(folder: Path) -> LaunchTable:
                 continue
     files = list(kinds)
     if not files:
+        runs = [p.name for p in sorted(folder.iterdir()) if (p / "manifest.json").is_file()]
+        if runs:  # a folder of run directories: each one is read on its own
+            raise ReportError(
+                f"{folder}: a folder of {len(runs)} run director{'y' if len(runs) == 1 else 'ies'} and no report of its own: `roofline analyze "
+                f"{folder}` gives a row per run; name one run ({folder / runs[0]}) for its report or comparison"
+            )
         raise ReportError(f"{folder}: no report in this folder (roofline reads {READS})")
     timelines = [p for p in files if kinds[p] in (NSYS_REP, NSYS_SQLITE)]
     exported = {p.name.split(".")[0] for p in timelines if kinds[p] == NSYS_SQLITE}

@@ -372,7 +372,12 @@ class RunDir:
         return p
 
     def warnings(self) -> list[str]:
-        """What reading this run cannot check (an older format), in one line each."""
+        """What reading this run cannot check (an older format) or lacks (its spec.json), in one line each."""
+        if not os.path.lexists(self.path / SPEC):
+            return [
+                f"{SPEC} is missing from this run: no workload, so no step, floor or gap, and the launches "
+                "are not checked against the iterations it asked for"
+            ]
         if self.manifest().format == OLD_FORMAT:
             return [
                 f"{SPEC} is not checksummed in this older run (manifest format {OLD_FORMAT}): "

@@ -63,12 +63,14 @@ def step_sentence(cmp: Comparison) -> str | None:
         if speed and speed < 1
         else "the same"
     )
-    noise = (
-        f"within noise (spread {s.noise_pct:.2f}%)"
+    tested = cmp.timing is not None and cmp.timing.enough
+    untested = "no test on these times" + ("; the timing line below tests the step" if tested else "")
+    noise = (  # the spread is the range of the runs' per-step times: a yardstick, not a test
+        f"within the steps' spread of {s.noise_pct:.2f}%"
         if s.verdict == "within noise"
-        else f"beyond noise (spread {s.noise_pct:.2f}%)"
+        else f"more than the steps' spread of {s.noise_pct:.2f}%; {untested}"
         if s.noise_pct is not None
-        else "noise unknown"
+        else f"spread unknown; {untested}"
     )
     return (
         f"{number(s.base, 'ms')} -> {number(s.head, 'ms')} of kernels per iteration: "

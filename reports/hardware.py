@@ -63,6 +63,6 @@ def render_calibration(c: Calibration) -> str:
     return (
         f"{c.device}: read {c.read_gbps:.0f} GB/s, copy {c.copy_gbps:.0f} GB/s (read+write), "
         f"{l2}bf16 matmul {c.matmul_tflops:.0f} TFLOP/s\n"
-        f"read at size: {fit.fixed_us:.1f} us fixed + bytes at {fit.gbps:.0f} GB/s "
+        f"read at size: {fit.fixed_us:.1f} µs fixed + bytes at {fit.gbps:.0f} GB/s "
         f"({fit.min_bytes / 1e6:.0f} MB to {fit.max_bytes / 1e9:.1f} GB)"
     )

@@ -63,6 +63,12 @@ def render_summary_text(table: pd.DataFrame) -> str:
     return align(summary_rows(table))
 
 
+def render_runs_text(table: pd.DataFrame) -> str:
+    """A folder of run directories: the summary table with each row's run directory first."""
+    rows = summary_rows(table)
+    return align([["run", *rows[0]]] + [[str(run), *row] for run, row in zip(table["run"], rows[1:])])
+
+
 def render_summary_markdown(table: pd.DataFrame) -> str:
     rows = [[c.replace("|", "\\|") for c in r] for r in summary_rows(table)]
     out = ["| " + " | ".join(rows[0]) + " |", "|" + "|".join(" --- " for _ in rows[0]) + "|"]

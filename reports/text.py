@@ -131,7 +131,7 @@ def render_text(analysis: Analysis) -> str:
     if analysis.floor:
         f = analysis.floor
         out.append(
-            f"floor: {us(f.floor_ms)} us per layer ({f.bound}-bound: "
+            f"floor: {us(f.floor_ms)} µs per layer ({f.bound}-bound: "
             f"{f.kv_bytes / 1e6:.1f} MB of KV at {f.bandwidth_gbps:.0f} GB/s {f.bandwidth_kind}, "
             f"{f.flops / 1e9:.2f} GFLOP at {f.peak_tflops:.0f} TFLOP/s {f.peak_kind})"
         )
@@ -180,7 +180,7 @@ def render_scaling(fits) -> str:
             "page",
             "heads",
             "ctx fitted",
-            "fixed us",
+            "fixed µs",
             "rate GB/s",
             "% read BW",
             "rate TFLOP/s",
@@ -197,13 +197,13 @@ def render_scaling(fits) -> str:
                 f.kernel,
                 str(f.page_size),
                 str(f.heads),
-                f"{f.min_ctx_len // 1024}k-{f.max_ctx_len // 1024}k ({f.points})",
+                f"{ctx_text(int(f.min_ctx_len))}-{ctx_text(int(f.max_ctx_len))} ({f.points})",
                 f"{f.fixed_us:.1f}",
                 f"{f.rate_gbps:.0f}" if shown else "-",
                 f"{f.pct_of_read_bw:.1f}" if shown else "-",
                 f"{f.rate_tflops:.0f}" if shown else "-",
                 f"{f.pct_of_matmul:.1f}" if shown else "-",
-                f"{100 * f.fixed_share:.0f}% at {f.max_ctx_len // 1024}k",
+                f"{100 * f.fixed_share:.0f}% at {ctx_text(int(f.max_ctx_len))}",
                 f"{f.max_residual_pct:.1f}%",
             ]
         )
@@ -261,7 +261,7 @@ def render_bench(table, meta: dict, fits=None) -> str:
     skipped = []
     for i, r in table.iterrows():
         lens = ragged_lens(r)
-        ctx = f"{ctx_text(min(lens))}-{ctx_text(max(lens))}" if lens else f"{r.ctx_len // 1024}k"
+        ctx = f"{ctx_text(min(lens))}-{ctx_text(max(lens))}" if lens else ctx_text(int(r.ctx_len))
         if batched and not lens and r.ctx_len % 1024:
             ctx = str(int(r.ctx_len))
         point = (
@@ -326,7 +326,7 @@ def render_projection(p: dict) -> str:
     if p.get("floor"):
         f = Floor.from_dict(p["floor"])
         out.append(
-            f"  floor on target: {us(f.floor_ms)} us per layer, {f.bound}-bound "
+            f"  floor on target: {us(f.floor_ms)} µs per layer, {f.bound}-bound "
             f"({f.bandwidth_gbps:.0f} GB/s {f.bandwidth_kind}, {f.peak_tflops:.0f} TFLOP/s {f.peak_kind})"
         )
     for r in p["kernels"]:

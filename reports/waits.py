@@ -7,6 +7,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from profiler.ncu_pcs import STALLED_ON, opcode
 from reports.numbers import pct
 from reports.table import align
 from roofline.analysis.summary import Analysis
@@ -30,6 +31,16 @@ def no_text_note(waits: list[WarpWaits]) -> str | None:
     return NO_SOURCE if any(w.line_info for w in waits) else NO_LINE_INFO
 
 
+def stall_notes(w: WarpWaits) -> list[str]:
+    """Why a line's instruction that is no memory access (SHF, CS2R) is in a memory class: its stall."""
+    out = []
+    for cls, said in STALLED_ON.items():
+        ops = sorted({opcode(ln.sass).split(".")[0] for ln in w.lines if ln.by_stall and ln.wait_class == cls})
+        if ops:
+            out.append(f"{', '.join(ops)}: no memory access; classed {cls} by the stall its samples show ({said})")
+    return out
+
+
 def kernels_with_waits(analysis: Analysis) -> list[tuple[str, WarpWaits]]:
     """(name, waits) for each kernel with PC samples."""
     return [(k.label or k.kernel, k.waits) for k in analysis.kernels if k.waits is not None]
@@ -51,6 +62,8 @@ def waits_text(analysis: Analysis) -> list[str]:
         for ln in w.lines:
             rows.append([pct(100 * ln.share), ln.where, ln.wait_class, ln.text[:70]])
         out += ["  " + r for r in align(rows).splitlines()]
+        for note in stall_notes(w):
+            out += textwrap.wrap(f"({note})", 100, initial_indent="  ", subsequent_indent="    ")
     if note := no_text_note([w for _, w in kernels]):
         out.append(f"  ({note})")
     return out
@@ -87,7 +100,7 @@ def waits_markdown(analysis: Analysis, chart: Path | None = None) -> list[str]:
             f"| {100 * ln.share:.1f}% | `{ln.where}` | {ln.wait_class} | `{ln.text.replace('|', '/')}` |"
             for ln in w.lines
         ]
-        out.append("")
+        out += [""] + [f"*{note}.*" for note in stall_notes(w)] + ([""] if stall_notes(w) else [])
     if note := no_text_note([w for _, w in kernels]):
         out += [f"*{note}.*", ""]
     return out

@@ -12,13 +12,15 @@ tests/reports/test_report.py builds both into a temporary folder and fails when 
 from __future__ import annotations
 
 import argparse
+import textwrap
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from reports.markdown import ReportInput, write_report
-from reports.numbers import ms
+from reports.numbers import ms, ratio
 from reports.serving import render_serving_markdown
+from roofline.analysis.floor import workload_floor
 from roofline.analysis.projection import project
 from roofline.api import load
 from roofline.catalogue.gpus import get_gpu, match_gpu
@@ -37,28 +39,25 @@ END = "<!-- end of tools/make_examples.py's block -->"
 BENCH_BEGIN = "<!-- made by tools/make_examples.py: the bench table -->"
 BENCH_END = "<!-- end of tools/make_examples.py's bench table -->"
 BENCH_ROWS = ("read", "flashmla", "triton_mla_fast_graph", "triton_mla")
-# issue 29's serving rows: `roofline bench --serving` on the H200 (tests/fixtures/capture/serving_bench_h200.sh)
+# the serving rows: `roofline bench --serving` on the H200 (tests/fixtures/capture/serving_bench_h200.sh)
 SERVING_BENCH = Path("docs/results/h200-serving/bench.json")
 SERVING_BEGIN = "<!-- made by tools/make_examples.py: the serving table -->"
 SERVING_END = "<!-- end of tools/make_examples.py's serving table -->"
 LAYERS = 61  # the seed model's layers
+SEED_STEP_MS = 714.0  # the verify step the seed's team measured at 128k on the RTX PRO 6000
+CUT = "  [...]"  # where the README's excerpt of `roofline analyze` leaves lines out
 TARGET = "rtx-pro-6000"  # the GPU the seed's team ran on
+TARGET_NAME = "RTX PRO 6000"
 
-README_BLOCK = """`tools/quickstart.sh` on the H200 made the bundled sample (both tools, {passes} replay passes per
-launch, {wall_s} s). `roofline analyze` reads it anywhere (the whole output: [{analyze_file}]({analyze_file})):
+README_BLOCK = """`tools/quickstart.sh` on the H200 made the bundled sample (both tools, {passes} passes per launch, {wall_s} s); `roofline analyze` reads it anywhere (to its step line, cuts marked `[...]`: [all of it]({analyze_file})):
 
 ```
 $ roofline analyze            # {sample}
 {analyze}```
 
-So the seed's 140x gap is not page_size=1 gathers and not bandwidth: {grid} programs (one per head) on
-{sms} SMs, each walking the whole 128k prefix serially at ~{per_program:.1f} GB/s. Projected onto the GPU the seed
-ran on (`roofline analyze --gpu {target}`, modelled: latency-bound, so only the SM clock
-helps): {projected} ms per layer, x {layers} layers = {per_step} ms per verify step, against the 714 ms the
-seed's team saw at 128k. `--gpu` also prints the kernel model beside the projection and says why
-the two differ (the model assumes each program streams at one SM's share of DRAM bandwidth; this one
-drew less). The report of the same capture: [docs/examples/report/report.md]({example}).
-"""
+The seed's {seed_gap} (714 ms per verify step against {seed_floor} ms to read its {layers} layers' KV cache once on the {target_name}) is this {gap} (the same kernel, one layer, against the H200's floor), and neither is page_size=1 gathers nor bandwidth: {grid} programs (one per head) on {sms} SMs, each walking the whole 128k prefix serially at ~{per_program:.1f} GB/s. Projected onto the GPU the seed ran on (`roofline analyze --gpu {target}`, modelled: latency-bound, so only the SM clock helps): {projected} ms per layer, x {layers} layers = {per_step} ms per verify step, against the 714 ms the seed's team saw at 128k. `--gpu` also prints the kernel model and why it differs (it streams each program at one SM's share of DRAM bandwidth; this one drew less).
+"""  # noqa: E501 - each paragraph one line here, wrapped at README_WIDTH by readme_block
+README_WIDTH = 118
 
 
 def analyze_text(root: Path = ROOT) -> str:
@@ -73,9 +72,10 @@ def analyze_excerpt(text: str) -> str:
     """The README's part of `roofline analyze`: the floors, the kernel table, the verdict's lines that
     decide it, and the step (the rest is in ANALYZE)."""
     lines, out, keep_bullet = text.splitlines(), [], False
-    verdict_bullets = ("small grid", "top warp stall", "try:")
+    verdict_bullets = ("small grid", "busiest unit", "top warp stall", "try:")
     section = "head"
     for line in lines:
+        cut_before = len(out)
         if section == "head":
             out.append(line)
             if line.startswith("---"):
@@ -96,8 +96,10 @@ def analyze_excerpt(text: str) -> str:
             elif line.startswith("    ") and keep_bullet:
                 out.append(line)
         elif line.startswith("step:"):
-            out += ["", line]
+            out += [line]
             break
+        if len(out) == cut_before and line.strip() and (not out or out[-1] != CUT):
+            out.append(CUT)  # a line left out: said where, once for each run of them
     return "\n".join(out) + "\n"
 
 
@@ -121,7 +123,7 @@ def bench_block(root: Path = ROOT) -> str:
 
 
 def serving_block(root: Path = ROOT) -> str:
-    """The README's serving table: the serving rows (kernels/batches.py SERVING) from the committed `roofline bench --serving` run, each kernel
+    """The README's serving table: the serving rows from the committed `roofline bench --serving` run, each kernel
     beside a bare read of the batch's bytes and FlashMLA in the same run; until that run is committed, where it
     will come from."""
     path = root / SERVING_BENCH
@@ -135,7 +137,7 @@ def serving_block(root: Path = ROOT) -> str:
     bench = read_bench(path)
     meta = bench.meta
     return (
-        f"Issue 29's serving rows, one `roofline bench --serving` run on the {meta['device']} (`roofline bench --from\n"
+        f"The serving rows, one `roofline bench --serving` run on the {meta['device']} (`roofline bench --from\n"
         f"{SERVING_BENCH.as_posix()}` prints it all; page 64, chain mask, the drawn batches seeded as in\n"
         "`kernels/batches.py` SERVING; CUDA-graph replays over rotated inputs, each kernel and the bare read of the\n"
         f"batch's KV bytes in the same run; torch {meta.get('torch')}, triton {meta.get('triton')}):\n\n"
@@ -150,7 +152,12 @@ def readme_block(root: Path = ROOT) -> str:
     projected = project(run.analysis.kernels, match_gpu(run.analysis.gpu.name), get_gpu(TARGET), run.workload)[
         "projected_step_ms"
     ]
-    return README_BLOCK.format(
+    seed_floor = workload_floor(run.workload, get_gpu(TARGET), LAYERS).floor_ms
+    text = README_BLOCK.format(
+        seed_gap=ratio(SEED_STEP_MS / seed_floor),
+        seed_floor=ms(seed_floor),
+        target_name=TARGET_NAME,
+        gap=ratio(run.step.gap),
         passes=ncu.passes,
         wall_s=run.manifest.wall_s,
         sample=SAMPLE.as_posix(),
@@ -163,8 +170,18 @@ def readme_block(root: Path = ROOT) -> str:
         projected=ms(projected),
         layers=LAYERS,
         per_step=ms(projected * LAYERS),
-        example=EXAMPLE.as_posix(),
     )
+    prose, code = text.split("```\n", 1)[0], text.split("```\n", 1)[1]
+    code, after = code.rsplit("```\n", 1)
+    return wrap(prose) + "```\n" + code + "```\n" + wrap(after)
+
+
+def wrap(prose: str) -> str:
+    """Each paragraph of `prose` wrapped at README_WIDTH; the blank lines around and between them kept."""
+    body = prose.strip("\n")
+    lead, trail = prose[: len(prose) - len(prose.lstrip("\n"))], prose[len(prose.rstrip("\n")) :]
+    fill = [textwrap.fill(p, README_WIDTH, break_on_hyphens=False, break_long_words=False) for p in body.split("\n\n")]
+    return lead + "\n\n".join(fill) + trail
 
 
 def readme_text(root: Path = ROOT) -> str:

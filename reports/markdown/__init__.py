@@ -26,6 +26,7 @@ from reports.markdown.in_kernel import in_kernel
 from reports.markdown.kernel_sections import kernel_sections
 from reports.markdown.kernel_table import kernel_table
 from reports.markdown.overview import floor, gpu, title, workload
+from reports.markdown.step_times import times_of_a_step
 from reports.markdown.timeline import timeline
 from reports.meta import ReportMeta
 from reports.waits import waits_markdown
@@ -47,6 +48,7 @@ SECTIONS = (
     kernel_sections,
     timeline,
     in_kernel,
+    times_of_a_step,
     waits,
     charts,
     reproduce,

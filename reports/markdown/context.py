@@ -1,4 +1,4 @@
-"""What a report renders (`ReportInput`: the analysis and its nsys timeline) and what every section takes
+"""What a report renders (`ReportInput`: the analysis, its nsys timeline and timing pass) and what every section takes
 (`Context`: that input, the `ReportMeta` and the chart links)."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from profiler.nsys_reader import Timeline
+from profiler.timing import TimingSamples
 from reports.meta import ReportMeta
 from roofline.analysis.summary import Analysis
 from roofline.analysis.timeline import InKernelTimeline
@@ -14,12 +15,13 @@ from roofline.analysis.timeline import InKernelTimeline
 
 @dataclass(frozen=True)
 class ReportInput:
-    """What a report renders: the analysis and, when the run has one, its nsys timeline (the rest
-    of what it shows, commands, versions and roofs, is the `ReportMeta`)."""
+    """What a report renders: the analysis and, when the run has them, its nsys timeline and its timing
+    pass (the rest of what it shows, commands, versions and roofs, is the `ReportMeta`)."""
 
     analysis: Analysis
     timeline: Timeline | None = None
     in_kernel: InKernelTimeline | None = None  # the in-kernel timeline, where the run has one
+    timing: TimingSamples | None = None
 
 
 @dataclass(frozen=True)

@@ -51,11 +51,24 @@ def verdict(checks: list[Check], analysis_environment: bool = False) -> tuple[bo
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """Every check, and whether profiling can work here (the verdict line says with which tool)."""
+    """Every check, and whether profiling can work here (the verdict line says with which tool).
+    `analysis_environment`: a CPU machine meant for reading captures, where what it is for works."""
 
     checks: tuple[Check, ...]
     ok: bool
     verdict: str
+    analysis_environment: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        """0 when profiling works here, or in a CPU analysis environment (analysis works there, as the
+        verdict says); 1 when profiling cannot work on a machine meant for it."""
+        return 0 if self.ok or self.analysis_environment else 1
 
     def to_dict(self) -> dict:
-        return {"ok": self.ok, "verdict": self.verdict, "checks": [asdict(c) for c in self.checks]}
+        return {
+            "ok": self.ok,
+            "analysis_environment": self.analysis_environment,
+            "verdict": self.verdict,
+            "checks": [asdict(c) for c in self.checks],
+        }

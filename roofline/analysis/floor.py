@@ -159,14 +159,14 @@ def at_size_line(f: Floor) -> str | None:
     read_ms = f.layers * f.fixed_us * 1e-3 / f.fixed_share if f.fixed_share else None
     if read_ms is not None and f.at_size_ms > read_ms * (1 + 1e-9):  # the compute floor outlasts the read
         return (
-            f"at-size floor: {f.at_size_ms * 1e3:.4g} us per layer, the compute floor: a read of these bytes "
-            f"takes less, {read_ms * 1e3:.4g} us at this size ({f.fixed_us:.1f} us fixed, "
+            f"at-size floor: {f.at_size_ms * 1e3:.4g} µs per layer, the compute floor: a read of these bytes "
+            f"takes less, {read_ms * 1e3:.4g} µs at this size ({f.fixed_us:.1f} µs fixed, "
             f"{100 * f.fixed_share:.0f}% of the read{most.replace('the time', 'the read')}, + the bytes at "
             f"{f.fit_gbps:.0f} GB/s) ({f.at_size_note})"
         )
     return (
-        f"at-size floor: {f.at_size_ms * 1e3:.4g} us per layer: a read of these bytes takes "
-        f"{f.fixed_us:.1f} us fixed ({100 * f.fixed_share:.0f}% of it{most}) + the bytes at "
+        f"at-size floor: {f.at_size_ms * 1e3:.4g} µs per layer: a read of these bytes takes "
+        f"{f.fixed_us:.1f} µs fixed ({100 * f.fixed_share:.0f}% of it{most}) + the bytes at "
         f"{f.fit_gbps:.0f} GB/s ({f.at_size_note})"
     )
 

@@ -304,15 +304,28 @@ def apply_removal(analysis, path: str | Path, name: str | Path | None = None) ->
     if not path.is_dir():
         return [_apply_file(analysis, path, name)]
     held = {k.kernel for k in analysis.kernels}
-    kernel_of = {f: _kernel_of(f) for f in sorted(path.glob("*.json"))}
+    kernel_of, unreadable = {}, {}
+    for f in sorted(path.glob("*.json")):
+        try:
+            kernel_of[f] = _kernel_of(f)
+        except RemovalError as exc:  # cut short, not JSON: named, never skipped without a word
+            unreadable[f] = str(exc)
     by_kernel: dict[str, list[Path]] = {}
     for f, kernel in kernel_of.items():
         if kernel in held:
             by_kernel.setdefault(kernel, []).append(f)
+    lost = [f for f in unreadable if f.name.split(".")[0] in held - set(by_kernel)] or (
+        [] if by_kernel else list(unreadable)
+    )
+    if lost:  # the experiment of a kernel the capture holds may be the file that cannot be read
+        raise RemovalError(
+            unreadable[lost[0]] + ": the folder holds no other experiment of a kernel this capture holds"
+        )
     if not by_kernel:
         timed = ", ".join(sorted({k for k in kernel_of.values() if k})) or "no removal experiment"
         raise RemovalError(f"{path}: no experiment of a kernel this capture holds (the folder times {timed})")
-    notes = []
+    notes = [f"{why}: not read as a removal experiment" for why in unreadable.values()]
+    analysis.notes.extend(notes)
     for kernel, mine in by_kernel.items():
         matched, misses = [], []
         for f in mine:
@@ -330,13 +343,9 @@ def apply_removal(analysis, path: str | Path, name: str | Path | None = None) ->
 
 
 def _kernel_of(path: Path) -> str | None:
-    """The kernel a removal-experiment file times, or None for a file that is none (a FIFO is refused)."""
-    try:
-        data = _load(path)
-    except RemovalError:
-        if special_file(path) is not None:
-            raise
-        return None
+    """The kernel a removal-experiment file times, or None for JSON that is no experiment; RemovalError for
+    a file that is not JSON (cut short) or a FIFO."""
+    data = _load(path)
     return data.get("kernel") if isinstance(data, dict) and data.get("format") == FORMAT else None
 
 

@@ -109,7 +109,7 @@ def read_fit(points: list[tuple[int, float]], source: str) -> ReadFit:
         raise ValueError("the read time does not grow with the bytes: no rate to fit")
     if intercept <= 0:  # the measured file refuses it too (roofline/catalogue/gpus.py): no fixed cost to add
         raise ValueError(
-            f"the read fit's fixed part is {intercept * 1e6:.2f} us, not positive: the time grows faster than the "
+            f"the read fit's fixed part is {intercept * 1e6:.2f} µs, not positive: the time grows faster than the "
             "bytes over these sizes (measure again on an idle GPU)"
         )
     return ReadFit(

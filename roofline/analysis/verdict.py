@@ -388,7 +388,7 @@ def _latency_cause(m, waves, duration, stalls, evidence) -> tuple[str, str]:
         evidence.append(grid_line())
         return "small grid", "small grid"
     if duration is not None and duration * 1e3 < SHORT_LAUNCH_US:
-        evidence.append(f"each launch runs {duration * 1e3:.1f} us: launch overhead is comparable")
+        evidence.append(f"each launch runs {duration * 1e3:.1f} µs: launch overhead is comparable")
         return "short launches", "short launches"
     if theo is not None and theo < LOW_OCC_PCT:
         occupancy_lines()

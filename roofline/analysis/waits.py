@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from profiler.ncu_pcs import by_stall
+
 TOP_LINES = 5
 
 
@@ -18,6 +20,8 @@ class WaitLine:
     samples: float
     share: float  # of the kernel's samples
     wait_class: str  # the class with most samples on this line
+    sass: str = ""  # the line's instruction with most samples
+    by_stall: bool = False  # that instruction is in its memory class by its stall, not its opcode (ncu_pcs)
 
 
 @dataclass(frozen=True)
@@ -93,9 +97,14 @@ def warp_waits(pc: pd.DataFrame, top: int = TOP_LINES) -> WarpWaits | None:
     lines = []
     for _, r in stalls_by_line(pc, top).iterrows():
         where = f"{_short(r['file'])}:{r['line']}" if r["file"] else f"pc {r['pc']:#x}"
-        lines.append(
-            WaitLine(where, r["line_text"] or r["sass"], float(r["samples"]), float(r["share"]), r["wait_class"])
+        text, samples, share, cls, sass = (
+            r["line_text"] or r["sass"],
+            r["samples"],
+            r["share"],
+            r["wait_class"],
+            r["sass"],
         )
+        lines.append(WaitLine(where, text, float(samples), float(share), cls, sass, by_stall(sass, cls)))
     return WarpWaits(
         float(pc["samples"].sum()), by_class, lines, bool((pc["file"] != "").any()), bool((pc["line_text"] != "").any())
     )

@@ -102,8 +102,8 @@ def bench_cmd(kernel_list, serving, out_dir, force, from_json, method, fmt, **gr
         if from_json:
             bench = read_bench(Path(from_json))
         else:
+            need_kernels("bench")  # the kernel names resolve through profiler.bench, which imports torch
             points, names = _points(kernel_list, serving, **grid)
-            need_kernels("bench")
             staged = bench_outputs(Path(out_dir), force)  # claimed now, not after minutes on the GPU
             with stop_signals_interrupt():  # SIGTERM / SIGHUP as Ctrl-C: nothing half-written is left
                 bench = run_bench(names, points=points, method=method, progress=progress)

@@ -221,7 +221,11 @@ def useful_work(flops: float | None, bytes_: float | None):
 
 
 def make_workload(lens: str | None = None, **kw) -> VerifyWorkload:
-    """The workload the options describe; `lens` (--lens) makes it a ragged batch (kernels/batches.py)."""
+    """The workload the options describe; `lens` (--lens) makes it a ragged batch (kernels/batches.py), which
+    replaces --ctx: both given is a usage error, not one of them dropped without a word."""
+    ctx = click.get_current_context(silent=True)
+    if lens is not None and ctx is not None and ctx.get_parameter_source("ctx_len") == ParameterSource.COMMANDLINE:
+        raise click.UsageError("--ctx and --lens both given: --lens lists every request's prefix; give one")
     try:
         return batch_workload(lens=lens, **kw)
     except WorkloadError as exc:
@@ -246,10 +250,11 @@ def kernel_workload(name: str, workload: VerifyWorkload) -> VerifyWorkload:
 
 
 def need_kernels(command: str) -> None:
-    """A clear error when torch/triton are missing (the reading commands never need them)."""
+    """A clear error when torch/triton are missing (the reading commands never need them): one line, exit 2,
+    a command this environment cannot run as it stands."""
     missing = [m for m in ("torch", "triton") if importlib.util.find_spec(m) is None]
     if missing:
-        raise click.ClickException(
+        raise BadInputExit(
             f"roofline {command} needs {' and '.join(missing)}: "
             "pip install 'roofline[kernels]' (on a CPU machine: pip install torch==2.13.0 first)"
         )
@@ -264,15 +269,22 @@ def gpu_by_name(name: str) -> GpuSpec:
         raise BadInputExit(str(exc)) from None
 
 
+def _bad_gpu(param, value: str, why: str) -> BadInputExit:
+    """The one error of a bad GPU name, whichever command: one line naming the option as typed, exit 2."""
+    return BadInputExit(f"{param.opts[0] if param is not None else '--gpu'} {value!r}: {why}")
+
+
 def gpu_option(ctx, param, value):
-    """Check a GPU-name option before any work; an empty name is an error naming the option."""
+    """The callback of every --gpu that names a catalogue GPU (model, compile, analyze): checked before any
+    work; an unknown or empty name is one line naming the option (_bad_gpu), as on profile and metrics."""
     if value is None:
         return None
     try:
         get_gpu(value)
     except UnknownGpu as exc:
-        raise click.BadParameter(
-            str(exc) if value.strip() else f"needs a GPU name; {str(exc).split('; ')[-1]}", ctx, param
+        known = str(exc).split("; ")[-1]
+        raise _bad_gpu(
+            param, value, f"unknown GPU; {known}" if value.strip() else f"needs a GPU name; {known}"
         ) from None
     except MeasuredFileError as exc:
         raise BadInputExit(str(exc)) from None
@@ -280,8 +292,9 @@ def gpu_option(ctx, param, value):
 
 
 def chip_option(ctx, param, value):
-    """--gpu on the commands that resolve ncu metric names (profile, metrics): an ncu chip (gh100, gb100,
-    gb202) or a catalogue GPU (h200 -> gh100); returns the chip. A name of neither is one line, exit 2."""
+    """The callback of --gpu on the commands that resolve ncu metric names (profile, metrics): an ncu chip
+    (gh100, gb100, gb202) or a catalogue GPU (h200 -> gh100); returns the chip. A name of neither is the
+    same one-line error as gpu_option's."""
     if value is None:
         return None
     if value.lower() in CHIPS:
@@ -289,13 +302,14 @@ def chip_option(ctx, param, value):
     try:
         gpu = get_gpu(value)
     except UnknownGpu as exc:
-        raise BadInputExit(
-            f"--gpu {value!r}: neither an ncu chip ({', '.join(CHIPS)}) nor a GPU of the catalogue ({exc})"
+        known = str(exc).split("; ")[-1]
+        raise _bad_gpu(
+            param, value, f"neither an ncu chip ({', '.join(CHIPS)}) nor a GPU of the catalogue; {known}"
         ) from None
     except MeasuredFileError as exc:
         raise BadInputExit(str(exc)) from None
     if not gpu.chip:
-        raise BadInputExit(
-            f"--gpu {value!r}: {gpu.short_name} has no ncu chip in the hardware table; name one: {', '.join(CHIPS)}"
+        raise _bad_gpu(
+            param, value, f"{gpu.short_name} has no ncu chip in the hardware table; name one: {', '.join(CHIPS)}"
         )
     return gpu.chip

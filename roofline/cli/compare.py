@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import math
 import sys
-from pathlib import Path
 
 import click
 
 from kernels.errors import RooflineError
 from profiler.checks import strict_json
-from profiler.staging import OutputExists, Staged
 from reports.compare import render_compare_line, render_compare_markdown, render_compare_text
 from roofline.analysis.pairing import parse_pairs
 from roofline.api import compare
-from roofline.cli.common import BadInputExit, allow_incomplete_option, force_option, format_option, out_option
+from roofline.cli.common import BadInputExit, allow_incomplete_option, format_option
+from roofline.cli.output import claim, printed_output_options, write
 
 
 @click.command("compare")
@@ -53,8 +52,7 @@ from roofline.cli.common import BadInputExit, allow_incomplete_option, force_opt
 )
 @allow_incomplete_option("compare runs whose reports hold fewer launches than asked")
 @format_option("text", "markdown", "json", "line")
-@out_option("out", "also write the output (in --format) to this file; refused if it exists unless --force")
-@force_option
+@printed_output_options
 def compare_cmd(
     base, head, fail_if_slower, p_value, allow_different_workload, pairs, allow_incomplete, fmt, out, force
 ) -> None:
@@ -62,10 +60,7 @@ def compare_cmd(
     The gate's verdict is the last line (`--format line`: that line alone)."""
     if fail_if_slower is not None and not (math.isfinite(fail_if_slower) and fail_if_slower >= 0):
         raise BadInputExit(f"--fail-if-slower must be a finite percentage >= 0, got {fail_if_slower:g}")
-    try:
-        staged = Staged([Path(out)], force=force) if out else None  # refused before any work
-    except OutputExists as exc:
-        raise BadInputExit(str(exc)) from None
+    staged = claim(out, force)  # refused before any work
     try:
         cmp = compare(
             base,
@@ -89,11 +84,5 @@ def compare_cmd(
     else:
         text = render_compare_text(cmp) + "\n"
     click.echo(text, nl=False)
-    if staged is not None:
-        with staged:
-            staged.path(Path(out)).write_text(text)
-            try:
-                staged.commit()
-            except OutputExists as exc:
-                raise BadInputExit(str(exc)) from None
+    write(staged, out, text)
     sys.exit(0 if cmp.passed else 1)

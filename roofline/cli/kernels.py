@@ -15,9 +15,11 @@ from kernels.xcompile import CompileError
 from reports.resources import render_resources
 from roofline.analysis.resources import kernel_resources
 from roofline.cli.common import (
+    BadInputExit,
     echo_json,
     format_option,
     gpu_by_name,
+    gpu_option,
     kernel_name,
     kernel_workload,
     make_workload,
@@ -124,13 +126,17 @@ def check_cmd(kernel, device, dtype, allow_slow, fmt, **wkw) -> None:
 @click.option("--arch", required=True, type=click.Choice(["sm_90", "sm_100", "sm_120"]))
 @workload_options
 @click.option(
-    "--gpu", "gpu_name", default=None, help="size the grid for this GPU model (default: the arch's reference GPU)"
+    "--gpu",
+    "gpu_name",
+    default=None,
+    callback=gpu_option,
+    help="size the grid for this GPU model (default: the arch's reference GPU)",
 )
 @format_option()
 def compile_cmd(kernel, arch, gpu_name, fmt, **wkw) -> None:
     """Compile a kernel's launches for an architecture without a GPU: registers, spills, shared memory, MMA, fit."""
     if importlib.util.find_spec("triton") is None:
-        raise click.ClickException("roofline compile needs triton: pip install 'roofline[kernels]'")
+        raise BadInputExit("roofline compile needs triton (no GPU): pip install 'roofline[kernels]'")
 
     name = kernel_name(kernel)
     try:

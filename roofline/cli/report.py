@@ -27,7 +27,9 @@ from roofline.pipelines.reporting import REPORT_NAME
 @click.command("report")
 @click.argument("path", type=click.Path(), required=False)
 @out_option(
-    "out", "report file (DIR/report.md; a folder gets report.md inside). Default: ./<run name>-report/report.md"
+    "out",
+    "report file (DIR/report.md; a folder, or a name without an extension, gets report.md inside). "
+    "Default: ./<run name>-report/report.md",
 )
 @force_option
 @allow_incomplete_option("report on a capture holding fewer launches than its run asked for (said in the report)")
@@ -41,7 +43,7 @@ def report_cmd(path, out, force, allow_incomplete, removal, useful_flops, useful
     if not path:
         progress(f"no path given: reporting on the bundled H200 capture {api().sample_run()}")
     out_md = Path(out) if out else None
-    if out and (Path(out).is_dir() or out.endswith(("/", "\\"))):
+    if out and (Path(out).is_dir() or out.endswith(("/", "\\")) or not Path(out).suffix):  # `-o evidence`: a folder
         out_md = Path(out) / REPORT_NAME
     try:
         useful = useful_work(useful_flops, useful_bytes)

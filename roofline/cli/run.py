@@ -7,6 +7,7 @@ import sys
 import click
 
 from kernels.errors import RooflineError
+from profiler.checks import strict_json
 from profiler.ncu_reader import discard_prefetched, prefetch_capture
 from profiler.proc import stop_signals_interrupt
 from roofline.cli.common import (
@@ -15,7 +16,6 @@ from roofline.cli.common import (
     allow_incomplete_option,
     api,
     chip_option,
-    echo_json,
     force_option,
     format_option,
     gpu_by_name,
@@ -32,12 +32,15 @@ from roofline.cli.common import (
 )
 from roofline.cli.common import fail as _fail
 from roofline.cli.options import capture_options, profile_request
+from roofline.cli.output import claim, printed_output_options, write
 from roofline.pipelines.request import DEFAULT_KERNEL
+from roofline.pipelines.run_folder import run_folders, summarize_runs
 
 
-def print_run(run, fmt: str, project_to: str | None = None) -> dict:
-    """Print a run's analysis (text or JSON), with a projection onto another GPU when asked."""
+def run_output(run, fmt: str, project_to: str | None = None) -> str:
+    """A run's analysis as printed (text or JSON), with a projection onto another GPU when asked."""
     # lazy: pandas comes with these; `analyze` starts reading its report (prefetch) before they load
+    from reports.step_times import step_times, step_times_text
     from reports.text import render_projection, render_text, render_timeline
     from roofline.analysis.projection import project
     from roofline.catalogue.gpus import match_gpu
@@ -52,22 +55,24 @@ def print_run(run, fmt: str, project_to: str | None = None) -> dict:
         projection = project(run.analysis.kernels, source, target, run.workload)
         result["projection"] = run.analysis.clean(projection)
     if fmt == "json":
-        echo_json(result)
-    else:
-        click.echo(render_text(run.analysis))
-        if run.timeline is not None:
-            counters = run.launch_table.counters  # False: the table is the timeline's own
-            click.echo(
-                "\n"
-                + render_timeline(
-                    run.timeline,
-                    run.analysis if counters else None,
-                    run.manifest.tools if run.manifest is not None else None,
-                )
-            )
-        if projection:
-            click.echo("\n" + render_projection(projection))
-    return result
+        return strict_json(result) + "\n"
+    parts = [render_text(run.analysis)]
+    if run.timeline is not None:
+        counters = run.launch_table.counters  # False: the table is the timeline's own
+        tools = run.manifest.tools if run.manifest is not None else None
+        parts.append(render_timeline(run.timeline, run.analysis if counters else None, tools))
+    if times := step_times_text(step_times(run.analysis, run.timeline, run.timing)):
+        parts.append("\n".join(times))
+    if projection:
+        parts.append(render_projection(projection))
+    return "\n\n".join(parts) + "\n"
+
+
+def print_run(run, fmt: str, project_to: str | None = None) -> str:
+    """Print a run's analysis (run_output) and return what was printed."""
+    text = run_output(run, fmt, project_to)
+    click.echo(text, nl=False)
+    return text
 
 
 @click.command("profile")
@@ -112,6 +117,20 @@ def profile_cmd(kernel, out_dir, force, fmt, **options) -> None:
     print_run(run, fmt)
 
 
+def _runs_output(path: str, folders, fmt: str) -> str:
+    """A folder of run directories: one row per run (its step, floor, gap and bound)."""
+    from reports.sweep import render_runs_text  # lazy: pandas, as in run_output
+
+    table = summarize_runs(folders)
+    if fmt == "json":
+        return strict_json({"runs": table.astype(object).where(table.notna(), None).to_dict("records")}) + "\n"
+    return (
+        f"{path}: {len(folders)} run directories (`roofline analyze RUN` for one run's verdicts)\n"
+        + render_runs_text(table)
+        + "\n"
+    )
+
+
 @click.command("analyze")
 @click.argument("path", type=click.Path(), required=False)
 @click.option(
@@ -126,8 +145,20 @@ def profile_cmd(kernel, out_dir, force, fmt, **options) -> None:
 @removal_option
 @useful_options
 @format_option()
-def analyze_cmd(path, project_to, allow_incomplete, removal, useful_flops, useful_bytes, fmt) -> None:
-    """Re-read a run directory, a report or a folder of reports (no GPU needed). Default: the bundled H200 sample."""
+@printed_output_options
+def analyze_cmd(path, project_to, allow_incomplete, removal, useful_flops, useful_bytes, fmt, out, force) -> None:
+    """Re-read a run directory, a report or a folder of reports (no GPU needed); a folder of run directories
+    gives a row per run. Default: the bundled H200 sample."""
+    folders = run_folders(path)
+    per_run = {"--gpu": project_to, "--removal": removal, "--allow-incomplete": allow_incomplete or None}
+    per_run.update({"--useful-flops": useful_flops, "--useful-bytes": useful_bytes})
+    if folders and (given := [o for o, v in per_run.items() if v is not None]):
+        raise BadInputExit(f"{path}: a folder of run directories takes no {', '.join(given)}: name one run")
+    staged = claim(out, force)
+    if folders:
+        text = _runs_output(path, folders, fmt)
+        click.echo(text, nl=False)
+        return write(staged, out, text)
     if path:  # start reading the report in a child now, while pandas and the analysis load here
         prefetch_capture(path)
 
@@ -136,8 +167,11 @@ def analyze_cmd(path, project_to, allow_incomplete, removal, useful_flops, usefu
     try:
         useful = useful_work(useful_flops, useful_bytes)
         run = api().load(path, allow_incomplete=allow_incomplete, removal=removal, useful=useful)
-    except (RooflineError, ValueError) as exc:  # a bad report, workload or experiment file
+        text = print_run(run, fmt, project_to)
+    except (RooflineError, ValueError, click.ClickException) as exc:  # a bad report, workload or experiment file
         if path:
             discard_prefetched()  # refused before its report was read: end that read
-        raise _fail(exc) from None
-    print_run(run, fmt, project_to)
+        if staged is not None:
+            staged.discard()
+        raise exc if isinstance(exc, click.ClickException) else _fail(exc) from None
+    write(staged, out, text)

@@ -5,7 +5,7 @@ importer libraries; GPU and driver (nvidia-smi, kernels.hardware.local_gpu); whe
 (RmProfilingAdminOnly, ERR_NVGPUCTRPERM); ncu_report (the PyPI wheel); torch, triton and CUDA as
 the profiled child process sees them. Every problem comes with a fix. Exit 1 when profiling
 cannot work (the verdict over the checks: roofline/analysis/diagnosis.py); a CPU analysis environment (no
-driver, no CUDA torch) is said to be one, its profiling checks shown as information. Imports nothing from kernels/
+driver, no CUDA torch) is said to be one, its profiling checks shown as information, and exits 0. Imports nothing from kernels/
 or profiler/ before it knows they are this project's.
 """
 
@@ -71,8 +71,8 @@ def check_tools(own_profiler: bool) -> tuple[list[Check], dict]:
                     name,
                     "warn",
                     str(exc).split(":")[0] + f" (no {what})",
-                    fix=f"install Nsight {'Compute' if name == 'ncu' else 'Systems'}, or point "
-                    f"{name.upper()}=/path/to/{name} or --{name} at it",
+                    fix=f"install Nsight {'Compute' if name == 'ncu' else 'Systems'}, or put it on PATH, or set "
+                    f"{name.upper()}=/path/to/{name} (profile also takes --{name} PATH)",
                 )
             )
             continue
@@ -317,4 +317,6 @@ def doctor() -> Diagnosis:
             for c in checks
         ]
     ok, line = verdict(checks, analysis_environment=analysis)
-    return Diagnosis(tuple(checks), ok, line)
+    return Diagnosis(
+        tuple(checks), ok, line, analysis_environment=analysis and not any(c.status == "FAIL" for c in checks)
+    )

@@ -24,6 +24,7 @@ from roofline.pipelines.capture import IncompleteRun, completeness, timeline_tab
 from roofline.pipelines.in_kernel import load_in_kernel
 from roofline.pipelines.loading_folder import folder_timeline
 from roofline.pipelines.run import Run, make_run, passes_note
+from roofline.pipelines.source_lines import source_lines_note
 
 SAMPLE_RUN = "data/samples/h200-triton_mla-128k"
 
@@ -149,6 +150,8 @@ def load(
     if removal is not None:
         apply_removal(analysis, removal)
     in_kernel = load_in_kernel(source, analysis) if manifest is not None else None
+    if lines_note := source_lines_note(analysis, manifest):
+        found.warnings.append(lines_note)
     passes = passes_note(manifest)
     return make_run(
         source,

@@ -64,6 +64,12 @@ def model(
         if kernel not in SPECS and base in SPECS:
             notes.append(f"{kernel} replays {base}'s launches as one CUDA graph: modelled as {base}")
             kernel = base
+        elif kernel not in SPECS:
+            notes.append(
+                f"{kernel} has no kernel model (roofline models the Triton kernels it launches itself: "
+                f"{', '.join(SPECS)}): the floor alone, which no kernel can beat"
+            )
+            kernel, compile_ = None, False
     if compile_ and kernel is not None and gpu.arch not in ARCHS:
         notes.append(
             f"no launch configuration for {gpu.arch} ({gpu.name}; roofline compiles for "

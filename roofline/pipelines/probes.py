@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kernels.errors import BadInput
 from profiler.metrics import ResolvedPreset, resolve_preset
-from profiler.ncu import record_in_run, run_ncu
+from profiler.ncu import find_ncu, record_in_run, run_ncu
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_tidy import tidy_launches
 from profiler.proc import ToolControl
@@ -30,7 +30,7 @@ def validate(
     progress: Callable[[str], None] | None = None,
 ) -> Validation:
     """Profile each probe into `out/<probe>` (a run directory, kept marked failed when its capture
-    fails) and check its verdict."""
+    fails) and check its verdict. Without ncu, ToolNotFound before any folder is made."""
     say = progress or (lambda msg: None)
     names = list(probes or EXPECTED)
     unknown = sorted(set(names) - set(EXPECTED))
@@ -40,6 +40,7 @@ def validate(
         resolved = resolve_preset(preset, device_name=local_device_name())
     except ValueError as exc:
         raise BadInput(str(exc)) from exc
+    find_ncu(ncu)  # every probe runs ncu: without it one error, and no folder claims that anything was kept
     checks = []
     for name in names:
         say(

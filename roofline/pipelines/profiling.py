@@ -20,6 +20,7 @@ from profiler.ncu import find_ncu
 from profiler.nsys import find_nsys, importer_missing
 from profiler.run_writer import RunWriter
 from profiler.rundir import RunDir, RunSpec, default_run_name
+from profiler.source_tree import tree_commit
 from roofline.analysis.removal import apply_removal
 from roofline.analysis.summary import summarize
 from roofline.catalogue.chips import local_device_name
@@ -121,8 +122,6 @@ def profile(
     writer = RunWriter(
         out if out is not None else Path("runs") / default_run_name(name, workload), force=force, unique=out is None
     )
-    if timeout is not None:
-        say(f"capture timeout {timeout:g} s (--timeout)")
     started = time.time()
     got = _Captured()
     got.notes += [unscoped] if unscoped else []
@@ -131,7 +130,9 @@ def profile(
             name, workload.to_dict(), request.iterations, writer.manifest.created, tuple(command or sys.argv)
         )
         spec_file = writer.write_spec(spec)
-        got.tools = _tools(request, say)
+        got.tools = _tools(request, say)  # no profiler: the error is the first line
+        if timeout is not None:
+            say(f"capture timeout {timeout:g} s (--timeout)")
         deadline = None if timeout is None else started + timeout
         limit = f"--timeout {timeout:g} s (the whole capture)" if timeout is not None else None
         cap = Capture(writer, _harness_app(name, request.iterations, spec_file, writer), say, env, deadline, limit)
@@ -242,6 +243,7 @@ def _analyse(cap: Capture, request: ProfileRequest, launches: LaunchTable, harne
     writer, ncu_run = cap.writer, got.ncu
     host = {k: harness.get(k) for k in ("torch", "triton", "cuda")}
     writer.manifest.host = {"gpu": harness.get("device"), **host, "python": sys.version.split()[0]}
+    writer.manifest.host["commit"] = tree_commit()  # the source the samples' file:line cite (pipelines/source_lines.py)
     launches.frame.to_csv(writer.file("launches"), index=False)
     pc_samples = ncu_run.pc_samples if ncu_run is not None else None
     pc_notes = [ncu_run.pc_note] if ncu_run is not None and ncu_run.pc_note else []

@@ -134,4 +134,4 @@ def report(run, out_md: str | Path | None = None, force: bool = False, source: s
             )
     meta = build_meta(run, out if out_md is not None else None, source)
     in_kernel = getattr(run, "in_kernel", None)
-    return write_report(ReportInput(run.analysis, run.timeline, in_kernel), meta, out, force=force)
+    return write_report(ReportInput(run.analysis, run.timeline, in_kernel, run.timing), meta, out, force=force)

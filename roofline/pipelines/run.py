@@ -4,6 +4,7 @@ reports (`load`) or from a capture just made (`profile`); its tables are the use
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,7 +14,9 @@ from kernels.spec import VerifyWorkload
 from profiler.launch_table import LaunchTable, PcSamples
 from profiler.nsys_reader import Timeline
 from profiler.rundir import Manifest, RunSpec
+from profiler.timing import TimingSamples
 from roofline.analysis.clocks import run_clock_note
+from roofline.analysis.comparison import run_timing
 from roofline.analysis.floor import Step
 from roofline.analysis.summary import Analysis
 from roofline.analysis.timeline import InKernelTimeline
@@ -94,6 +97,11 @@ class Run:
     def step(self) -> Step | None:
         return self.analysis.step
 
+    @property
+    def timing(self) -> TimingSamples | None:
+        """The run's timing pass (timing.json, checked against its manifest): what `compare` tests."""
+        return run_timing(self)
+
     def to_dict(self) -> dict:
         out = self.analysis.to_dict()
         out["source"] = str(self.source)
@@ -104,6 +112,8 @@ class Run:
             out["timeline"] = self.timeline.to_dict()
         if self.spec is not None:
             out["spec"] = self.spec.to_dict()
+        if (timing := self.timing) is not None:
+            out["timing"] = {"median_ms": statistics.median(timing.samples_ms), **timing.to_dict()}
         if self.manifest is not None:
             m = self.manifest
             out["manifest"] = {

@@ -37,10 +37,10 @@ def test_the_at_size_line_under_a_compute_bound_floor_says_the_read_is_shorter()
     h200 = get_gpu("h200")
     line = at_size_line(workload_floor(VerifyWorkload(ctx_len=131072, heads=64), h200))
     assert "(27% of it)" not in line
-    assert line.startswith("at-size floor: 239.3 us per layer, the compute floor: a read of these bytes takes less")
-    assert "12.0 us fixed, 27% of the read" in line
+    assert line.startswith("at-size floor: 239.3 µs per layer, the compute floor: a read of these bytes takes less")
+    assert "12.0 µs fixed, 27% of the read" in line
     bandwidth = at_size_line(workload_floor(VerifyWorkload(ctx_len=131072, heads=8), h200))
-    assert "12.0 us fixed (27% of it)" in bandwidth  # there the read is the floor: 27% of it is right
+    assert "12.0 µs fixed (27% of it)" in bandwidth  # there the read is the floor: 27% of it is right
 
 
 @pytest.mark.parametrize("op", ["softmax", "rowsum"])

@@ -129,9 +129,9 @@ def test_at_size_floor_at_128k_and_8k():
 
 def test_at_size_floor_in_analyze_model_and_bench():
     out = CliRunner().invoke(main, ["analyze", str(RING[64])]).output
-    assert "at-size floor: 44.44 us per layer" in out and "1.59x from the at-size floor 0.04444 ms" in out
+    assert "at-size floor: 44.44 µs per layer" in out and "1.59x from the at-size floor 0.04444 ms" in out
     model = CliRunner().invoke(main, ["model", "--ctx", "8k"]).output
-    assert "at size      14.06 us per layer" in model and "the fixed part is most of the time" in model
+    assert "at size      14.06 µs per layer" in model and "the fixed part is most of the time" in model
     saved = ROOT / "docs" / "results" / "h200-bench-scaling.json"
     bench = CliRunner().invoke(main, ["bench", "--from", str(saved)]).output
     assert "at-size ms  gap at size" in bench and "0.0444      1.66x" in bench
@@ -152,7 +152,7 @@ def test_report_has_the_at_size_floor_and_the_waits_section(tmp_path):
     out = tmp_path / "report.md"
     assert CliRunner().invoke(main, ["report", str(RING[64]), "-o", str(out)]).exit_code == 0
     md = out.read_text()
-    assert "at-size floor: 44.44 us per layer" in md and "2.10x the floor, 1.59x the at-size floor." in md
+    assert "at-size floor: 44.44 µs per layer" in md and "2.10x the floor, 1.59x the at-size floor." in md
     assert "## Where the warps wait" in md and "| role barrier | 33.9% |" in md
     assert (tmp_path / "report_waits.png").is_file() and (tmp_path / "report_waits.svg").is_file()
 

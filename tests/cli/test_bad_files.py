@@ -74,7 +74,7 @@ def test_a_misspelt_ceiling_is_named_and_an_unmeasured_one_may_be_null(tmp_path,
     refused(cli("model"), f"{f}: unknown field 'read_gpbs'")
     f.write_text(json.dumps({**H200, "l2_read_gbps": None, "read_fit": FIT}))  # calibrate writes null for it
     r = cli("model", "--ctx", "128k")
-    assert r.exit_code == 0 and "at size      44.45 us" in r.output, r.output  # was: l2_read_gbps must be positive
+    assert r.exit_code == 0 and "at size      44.45 µs" in r.output, r.output  # was: l2_read_gbps must be positive
 
 
 # -- removal experiments ---------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """`roofline doctor` and the foreign-package guard. On this CPU machine doctor must run, say why
-profiling cannot work (no GPU), and exit non-zero; each check is also tested on its own inputs."""
+profiling cannot work (no GPU), and exit non-zero (0 where it is a CPU analysis environment, which it says); each check is also tested on its own inputs."""
 
 import json
 import os
@@ -26,10 +26,12 @@ def test_doctor_on_a_machine_without_gpu(monkeypatch, tmp_path):
     monkeypatch.setattr("profiler.ncu._INSTALL_GLOBS", ())
     monkeypatch.setattr("profiler.nsys.INSTALL_GLOBS", ())
     r = CliRunner().invoke(main, ["doctor"])
-    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert "Traceback" not in r.output
     assert "GPU         no NVIDIA driver here: nvidia-smi not found" in r.output
-    last = r.output.splitlines()[-1]  # a CPU torch here (tests/pipelines: the CI's): an analysis environment
-    assert "profiling cannot work here" in last or last.startswith("a CPU analysis environment")
+    last = r.output.splitlines()[-1]  # a CPU torch here (tests/pipelines: the CI's): an analysis environment, exit 0
+    assert (r.exit_code, "profiling cannot work here" in last) == (1, True) or (
+        r.exit_code == 0 and last.startswith("a CPU analysis environment")
+    )
     for line in r.output.splitlines():  # every FAIL/warn line is followed by its fix
         if line.startswith(("FAIL", "warn")):
             following = r.output.splitlines()[r.output.splitlines().index(line) + 1]
