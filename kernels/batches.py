@@ -9,8 +9,8 @@ Lengths take the same forms as `--ctx` (`131072`, `128k`, `1m`). Drawn batches d
 the batch and the seed (Python's `random.Random(seed).random()`, stable across versions), so a run's
 spec.json, which records the lengths themselves, and the command that drew them agree. `lens_text` writes
 a batch's lengths back as a text that gives exactly them, in order (what a report's Reproduce section shows),
-`make_workload` builds the workload every command and the API take, and `SERVING` names issue 29's serving
-rows (`roofline bench --serving`).
+`make_workload` builds the workload every command and the API take, and `SERVING` names the serving rows
+(`roofline bench --serving`).
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ def workload_args(w: VerifyWorkload) -> list[str]:
 
 @dataclass(frozen=True)
 class ServingRow:
-    """One of issue 29's serving rows: a batch (parse_lens' text, drawn with `seed`; one length: batch 1), its
+    """One of the serving rows: a batch (parse_lens' text, drawn with `seed`; one length: batch 1), its
     heads and draft rows."""
 
     name: str
@@ -234,10 +234,10 @@ class BenchPoint:
     lens: str = ""  # the batch as given (parse_lens' text), "" for equal requests
 
 
-# Issue 29's serving rows, in its order (page 64, chain mask: the shape FlashMLA runs). even16 is skew16's bytes in a
+# The serving rows (page 64, chain mask: the shape FlashMLA runs). even16 is skew16's bytes in a
 # batch of equal requests ((131072 + 15 x 2048) / 16 = 10112 tokens each): the ground truth that the skewed batch's
-# loss is its schedule, not its bytes. The drawn rows take seed 0, as H200 call G1 drew them
-# (docs/results/h200-serving-g1/).
+# loss is its schedule, not its bytes. The drawn rows take seed 0, the draw
+# docs/results/h200-serving-g1/ timed.
 SERVING = (
     ServingRow("ragged32", "uniform:1k-32k", 32, 16, 2),
     ServingRow("ragged8", "uniform:4k-128k", 8, 8, 9),

@@ -1,5 +1,5 @@
 """Launch parameters found by a sweep on a GPU, kept in kernels/data/tuned.json (the sweep, tune_fast.py, a
-finished search removed in issue 32: `git show 5669a6f:benchmarks/tune_fast.py`; its CSVs in tests/fixtures/h200/tune/).
+finished search kept in git history: `git show 5669a6f:benchmarks/tune_fast.py`; its CSVs in tests/fixtures/h200/tune/).
 
 An entry applies to one kernel on one device name; among a device's entries the one with the
 nearest heads count, then the same page-size class (1 vs paged), wins. No entry: defaults.

@@ -233,9 +233,8 @@ def _batch_cells(r) -> list[str]:
     return [str(r.get("row") or "-"), size, "-" if kv is None or kv != kv else f"{kv / 1e6:.1f}"]
 
 
-def render_bench(table, meta: dict, fits=None) -> str:
-    """The benchmark table, one line per kernel x ctx_len x page_size x heads; then the scaling fits. A table
-    with batches (the serving rows, --batch, --lens) adds the row's name, the batch and its KV MB."""
+def _bench_head(table, meta: dict) -> str:
+    """The bench's first lines: the GPU and versions, the ceilings measured here, the method, the clocks."""
     head = (
         f"GPU: {meta['device']} (driver {meta.get('driver', '?')}), torch {meta.get('torch')}, "
         f"triton {meta.get('triton')}\nmeasured here: read {meta['read_gbps']:.0f} GB/s, copy "
@@ -243,7 +242,13 @@ def render_bench(table, meta: dict, fits=None) -> str:
     )
     method = meta.get("method", "flush")  # bench.json files from before the option were all do_bench's
     head += f"\ntimed by: {method} ({TIMING_METHODS.get(method, 'unknown method')}), median per step"
-    head += "\n" + bench_clock_line(table, meta)
+    return head + "\n" + bench_clock_line(table, meta)
+
+
+def render_bench(table, meta: dict, fits=None) -> str:
+    """The benchmark table, one line per kernel x ctx_len x page_size x heads; then the scaling fits. A table
+    with batches (the serving rows, --batch, --lens) adds the row's name, the batch and its KV MB."""
+    head = _bench_head(table, meta)
     throttled = throttled_rows(table)
     masks = "mask" in table and table["mask"].nunique() > 1
     x_read = "x_read" in table and table["x_read"].notna().any()

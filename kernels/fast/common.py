@@ -130,41 +130,21 @@ ARCH_FAST_CONFIGS: dict[str, dict] = {
         ],
     ),
 }
-# The Gluon kernel's launch parameters: 64-row M blocks, two warpgroups, 64-token tiles, one
-# program per SM (222 KB of shared memory; 227 KB with the tail). seesaw=True: the warp-specialised
-# schedule (each warpgroup scores its own tiles); False: the single-schedule kernel with a 2-stage
-# ring. Measured on the H200 against each other and against 32-token tiles (docs/results/fast-kernel.md).
-# tail_m=8 (seesaw only): up to 8 rows past the last whole block (72 = 64 + 8) go to a third,
-# transposed warpgroup instead of a padded 64-row block (gluon_tail_rows; 227 KB of shared memory).
-# By default only where its plan (half the M blocks, so twice the splits) still gives every split
-# GLUON_TAIL_MIN_SPLIT_LEN tokens: H200, 8 heads, graph replay, tail vs padded block: 128k (1024
-# per split) 0.081 vs 0.094 ms at page 64, 0.085 vs 0.104 at page 1; 64k (512) 0.057 vs 0.060,
-# 0.059 vs 0.065; 32k (256) 0.043 vs 0.041; 8k 0.032 vs 0.027. An explicit tail_m=8 forces it.
+# The Gluon kernel's launch parameters: 64-row M blocks, two warpgroups, 64-token tiles, one program per SM
+# (222 KB of shared memory; 227 KB with the tail). seesaw=True: the warp-specialised schedule (each warpgroup
+# scores its own tiles); False: the single-schedule kernel with a 2-stage ring. tail_m=8 (seesaw only): up to 8
+# rows past the last whole block (72 = 64 + 8) go to a third, transposed warpgroup instead of a padded 64-row
+# block (gluon_tail_rows), by default only where its plan (half the M blocks, so twice the splits) still gives
+# every split GLUON_TAIL_MIN_SPLIT_LEN tokens; an explicit tail_m=8 forces it.
 GLUON_TAIL_MIN_SPLIT_LEN = 512
-# ring=True: where the tail is used, the per-tile ring schedule (kernels/fast/ring.py) instead
-# of pairs of tiles, at every page size. H200, 8 heads, graph replay, ring vs seesaw with the tail: 128k
-# 0.071 vs 0.081 ms at page 64; 64k page 64 0.051 vs 0.057. async_gather=True: pages smaller than a
-# tile (every token gathered by cp.async) complete their barriers as the copies land, the tail loads a
-# tile's page-table entries two tiles ahead; before it the ring lost at page 1 (0.095 vs the seesaw's
-# 0.085 ms). With it, 128k page 1 0.0737 vs the seesaw's 0.0853, page 16 0.0743 vs 0.0825, page 64
-# 0.0708 vs 0.0717; 64k page 1 0.0521 vs 0.0593 (docs/results/fast-kernel.md, step 12).
-# ring_whole=True: where the rows are whole 64-row blocks (64 heads), the ring too, its third warpgroup only
-# loading, instead of the seesaw's pairs of tiles. H200, 64 heads, graph replay, ring_whole vs seesaw: 128k
-# page 64 0.3194 vs 0.3301 ms, page 1 0.3357 vs 0.3828; 32k page 64 0.1008 vs 0.1075; 8k 0.0459 vs 0.0474
-# (docs/results/fast-kernel.md, step 13).
-# stagger=True: where the rows are whole 64-row blocks and pages hold whole tiles (64 heads, page >= 64), the
-# seesaw kernel in FlashMLA's order of work (kernels/fast/stagger.py) instead of the ring. H200, 64 heads, page
-# 64, chain mask, stagger vs ring_whole: 128k 0.3029 vs 0.3198 ms (graph replay), 0.3010 vs 0.3278 (rotated
-# inputs; FlashMLA 0.2676 in the same run); 32k 0.0990 vs 0.1011, 8k 0.0451 vs 0.0460. At page 1 it lost (0.500
-# vs 0.338: its warpgroups wait for their own gathers), so it stays off there (docs/results/fast-kernel.md,
-# step 15).
-# ring_padded: where the rows end in a padded 64-row block and there is no tail (16 heads x 2 tokens: one block of
-# 32 rows; 8 heads in splits too short for the tail), the ring too, its third warpgroup only loading, instead of
-# the seesaw's pairs of tiles. The default for batches of several requests under the batch schedule
-# (kernels.fast.paths.plan_fast; RING_PADDED_MIN_BATCH), off at batch 1, where it was level: H200, rotated inputs,
-# chain mask, page 64, 32 requests of 1k-32k at 16 heads, q_len 2: 189.2 vs 206.4 us (FlashMLA 165.3, a bare read
-# 146.8 in the same call); batch 1, 8k, 8 heads: 21.6 vs 21.5 us (docs/results/h200-serving, call 2;
-# docs/results/fast-kernel.md, step 17).
+# ring=True: where the tail is used, the per-tile ring schedule (kernels/fast/ring.py) instead of pairs of tiles,
+# at every page size; async_gather=True: pages smaller than a tile complete their barriers as the copies land.
+# ring_whole=True: where the rows are whole 64-row blocks, the ring too, its third warpgroup only loading.
+# stagger=True: where the rows are whole 64-row blocks and pages hold whole tiles (page >= 64), the seesaw kernel
+# in FlashMLA's order of work (kernels/fast/stagger.py); off at page 1, where its warpgroups wait for their own
+# gathers. ring_padded: where the rows end in a padded 64-row block and there is no tail, the ring too; the
+# default for batches of several requests under the batch schedule (RING_PADDED_MIN_BATCH), off at batch 1.
+# Each choice beat the alternative on the H200: docs/results/fast-kernel-defaults.md has the timings.
 RING_PADDED_MIN_BATCH = 2
 GLUON_CONFIG = dict(
     FAST_DEFAULTS,

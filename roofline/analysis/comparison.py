@@ -338,22 +338,9 @@ def workload_differences(base: dict | None, head: dict | None) -> dict[str, tupl
     return {k: (base.get(k), head.get(k)) for k in keys if base.get(k) != head.get(k)}
 
 
-def compare(
-    base_run,
-    head_run,
-    fail_if_slower_pct: float | None = None,
-    allow_different_workload: bool = False,
-    p_value: float = DEFAULT_P_VALUE,
-    pairs: dict[str, str] | None = None,
-) -> Comparison:
-    """Compare two loaded runs (roofline.api.Run; `roofline.compare` also takes paths). Kernels pair by
-    name, else as `pairs` ({base kernel: head kernel}) says, else by role (roofline/analysis/pairing.py).
-    Raises CompareError when the workloads differ (unless allowed) or when a gate is asked for and there
-    is no step time."""
-    if not 0 < p_value <= 1:
-        raise CompareError(f"p_value must be in (0, 1], got {p_value}")
-    if fail_if_slower_pct is not None and not (math.isfinite(fail_if_slower_pct) and fail_if_slower_pct >= 0):
-        raise CompareError(f"fail_if_slower_pct must be a finite number >= 0, got {fail_if_slower_pct}")
+def _runs_notes(base_run, head_run, allow_different_workload: bool) -> tuple:
+    """(base workload, head workload, their differences, same or not (None: unknown), the notes on the two runs);
+    CompareError where the workloads differ and that is not allowed."""
     bw = base_run.spec.workload if base_run.spec else None
     hw = head_run.spec.workload if head_run.spec else None
     diffs = workload_differences(bw, hw)
@@ -376,6 +363,26 @@ def compare(
     for run in (base_run, head_run):
         if not run.complete:
             notes.append(f"{run.source} is INCOMPLETE: {'; '.join(run.problems)}")
+    return bw, hw, diffs, same, notes
+
+
+def compare(
+    base_run,
+    head_run,
+    fail_if_slower_pct: float | None = None,
+    allow_different_workload: bool = False,
+    p_value: float = DEFAULT_P_VALUE,
+    pairs: dict[str, str] | None = None,
+) -> Comparison:
+    """Compare two loaded runs (roofline.api.Run; `roofline.compare` also takes paths). Kernels pair by
+    name, else as `pairs` ({base kernel: head kernel}) says, else by role (roofline/analysis/pairing.py).
+    Raises CompareError when the workloads differ (unless allowed) or when a gate is asked for and there
+    is no step time."""
+    if not 0 < p_value <= 1:
+        raise CompareError(f"p_value must be in (0, 1], got {p_value}")
+    if fail_if_slower_pct is not None and not (math.isfinite(fail_if_slower_pct) and fail_if_slower_pct >= 0):
+        raise CompareError(f"fail_if_slower_pct must be a finite number >= 0, got {fail_if_slower_pct}")
+    bw, hw, diffs, same, notes = _runs_notes(base_run, head_run, allow_different_workload)
 
     step = None
     if base_run.step and head_run.step:

@@ -23,8 +23,7 @@ tokens = 64 + 8 rows, and where the rows are whole 64-row blocks, 64 heads), see
 path gluon, ring=False), stagger (its staggered schedule, the default at whole 64-row blocks, pages of 64+),
 hopper and portable (the Triton split kernels, path="hopper"/"portable"; hopper needs whole pages per tile) and
 triton_mla (`_verify_extend_kernel`). A kernel is timed at each workload whose plan launches it; the others are named
-and skipped. Each is timed with its own tree mask (FlashMLA's chain,
-the others' tree) unless --mask names one for all (to match a capture's workload).
+and skipped. Each is timed with its own tree mask (FlashMLA's chain, the others' tree) unless --mask names one.
 
 Two kernels have no code to cut, so they get `full` and `read` alone (evidence, see roofline/analysis/removal.py):
 flashmla (FlashMLA's split kernel `flash_fwd_splitkv_mla_kernel`, where its extension is built: page 64,
