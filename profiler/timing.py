@@ -22,6 +22,7 @@ named and checksummed by the run writer (tool "timing"), read back here. No torc
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import statistics
@@ -93,14 +94,9 @@ def merge_rounds(rounds: list[TimingSamples], start: str = "exec") -> TimingSamp
     for r in rounds[1:]:
         if (r.kernel, r.workload, r.method) != (first.kernel, first.workload, first.method):
             raise ValueError("merge_rounds: rounds of different kernels, workloads or methods")
-    return TimingSamples(
+    return dataclasses.replace(  # the first round's method, inputs, kernel, workload and host; every round's samples
+        first,
         samples_ms=tuple(v for r in rounds for v in r.samples_ms),
-        method=first.method,
-        input_sets=first.input_sets,
-        replays_per_sample=first.replays_per_sample,
-        kernel=first.kernel,
-        workload=first.workload,
-        host=first.host,
         kernels_ms=None,
         rounds_ms=tuple(tuple(r.samples_ms) for r in rounds),
         round_kind="process" if len(rounds) > 1 else "one",
