@@ -298,9 +298,8 @@ def test_compile_cli_json_and_errors(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "triton" else real(name, *a))
     r = run("compile", "--kernel", "triton_mla", "--arch", "sm_90")
-    assert r.exit_code == 1 and r.output.strip().splitlines() == [
-        "Error: roofline compile needs triton: pip install 'roofline[kernels]'"
-    ]
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output  # one line, a usage-class error
+    assert "needs" in r.output and "triton" in r.output.lower()
 
 
 def test_model_on_blackwell_uses_that_architecture():
