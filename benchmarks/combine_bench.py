@@ -33,7 +33,7 @@ from kernels.fast.common import FAST_MIN_SPLIT_LEN
 from kernels.fast.run import _plan, partials, schedule_tables, triton_mla_fast
 from kernels.launch_spec import device_facts, next_power_of_2
 from kernels.plan import cdiv
-from profiler.bench import read_kv, rotated_input_sets, rotated_samples_ms
+from profiler.bench import graph_replay_ms, read_kv, rotated_input_sets, rotated_samples_ms
 
 ROWS = {r.name: r.workload(SERVING_PAGE_SIZE, SERVING_MASK) for r in SERVING}
 CUTS = {
@@ -128,25 +128,9 @@ def new_merge(plan, part_o, part_lse, out, inp):
     return combine_splits(part_o, part_lse, out, spec=plan.combine, jobs=merges)
 
 
-def merge_alone_us(merge, replays: int = 200) -> float:
+def merge_alone_us(merge) -> float:
     """µs per CUDA-graph replay of the one merge launch `merge()` (its partials already written)."""
-    merge()
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        merge()
-    for _ in range(20):
-        g.replay()
-    times = []
-    for _ in range(5):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(replays):
-            g.replay()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1000 / replays)
-    return statistics.median(times)
+    return graph_replay_ms(merge) * 1000
 
 
 def time_row(name: str, old: OldCombine | None, cuts: bool, log) -> tuple[dict, dict | None]:
