@@ -44,7 +44,5 @@ def batch_chart(workload: VerifyWorkload | None, stem: Path, title: str = "") ->
         ax.set_ylim(0, max(n for _, _, n, _ in rows) * 1.35)
         ax.set_title(f"the batch: {len(workload.ctx_lens)} requests" + (f"; {title}" if title else ""), fontsize=9)
         fig.tight_layout()
-        stem.parent.mkdir(parents=True, exist_ok=True)
         files = save(fig, stem)
-        plt.close(fig)
     return files

@@ -66,10 +66,14 @@ LEGEND = dict(fontsize=8, title_fontsize=8, frameon=False, alignment="left")
 
 
 def save(fig, stem: Path) -> list[Path]:
-    """The figure as STEM.png and STEM.svg, without the dates and versions that would make each save differ."""
+    """The figure as STEM.png and STEM.svg (the folder made where missing), without the dates and versions that
+    would make each save differ; the figure is closed after."""
+    stem.parent.mkdir(parents=True, exist_ok=True)
     png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
     fig.savefig(png, bbox_inches="tight", metadata={"Software": None})
     matplotlib, _ = pyplot()
     with matplotlib.rc_context({"svg.hashsalt": RC["svg.hashsalt"]}):  # the SVG's ids, random without it
         fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    _, plt = pyplot()
+    plt.close(fig)
     return [png, svg]

@@ -52,7 +52,5 @@ def in_kernel_chart(tl: InKernelTimeline | None, stem: Path, title: str = "") ->
     )
     ax.set_title(f"inside {tl.kernel}, per SM{': ' + title if title else ''}", fontsize=9)
     fig.tight_layout()
-    stem.parent.mkdir(parents=True, exist_ok=True)
     files = save(fig, stem)
-    plt.close(fig)
     return files

@@ -408,5 +408,4 @@ def roofline_chart(analysis: Analysis, roofs: list[Roof], stem: Path, title: str
         shown = "" if len(points) == len(every) else f"; the {len(points)} of {len(every)} with the most time"
         _legends(fig, ax, roof_handles, kernel_handles, shown, lines)
         out = save(fig, stem)
-        plt.close(fig)
     return out

@@ -102,5 +102,4 @@ def stall_chart(analysis: Analysis, stem: Path, title: str = "") -> list[Path]:
             **LEGEND,
         )
         out = save(fig, stem)
-        plt.close(fig)
     return out

@@ -51,5 +51,4 @@ def timeline_chart(timeline: Timeline | None, stem: Path, title: str = "") -> li
         ax.grid(True, axis="x", color="0.9", lw=0.6)
         ax.set_axisbelow(True)
         out = save(fig, stem)
-        plt.close(fig)
     return out

@@ -43,7 +43,5 @@ def waits_chart(analysis: Analysis, stem: Path, title: str = "") -> list[Path]:
     ax.legend(handles, list(CLASS_COLOURS), fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.set_title(f"where the warps wait{': ' + title if title else ''}", fontsize=9)
     fig.tight_layout()
-    stem.parent.mkdir(parents=True, exist_ok=True)
     files = save(fig, stem)
-    plt.close(fig)
     return files
