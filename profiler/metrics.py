@@ -174,6 +174,12 @@ PRESETS = {
     "full": Preset(
         "full", "ncu's --set full (every section, SOLBottleneck rule text included)", sets=("full",), passes_h200=38
     ),
+    "pm-sampling": Preset(
+        "pm-sampling",
+        "verdict + ncu's PM sampling: throughput and warp states over each launch's lifetime (any kernel, no source)",
+        metrics=_VERDICT + ("dram__bytes.sum",) + MMA_PATHS,
+        sections=("PmSampling", "PmSampling_WarpStates"),
+    ),
 }
 # `profile` default: 6 passes keep DRAM GB/s, the hierarchical roofline and the report charts;
 # `--preset verdict` (4 passes) decides bound and cause alone.

@@ -123,20 +123,47 @@ def run_tool(
     ToolTimeout names the limit. On KeyboardInterrupt (Ctrl-C, or SIGTERM / SIGHUP: Interrupted) the
     group is ended and the interrupt re-raised.
     """
-    with stop_signals_interrupt():
-        return _run_tool(cmd, log, tool, control, on_line)
+    return Started(cmd, log, tool, control.env, on_line).result(control)
 
 
-def _run_tool(
-    cmd: list[str], log: Path, tool: str, control: ToolControl, on_line: Callable[[str], None] | None
-) -> ToolResult:
-    timeout = control.timeout
-    limit_name = control.limit_name or (f"{timeout:g} s" if timeout is not None else "no")
-    with open(log, "w") as logf:
-        logf.write("$ " + shlex.join(cmd) + "\n")
-        logf.flush()
-        proc = _start(cmd, log, tool, control.env)
-        reader = _Reader(proc, logf, on_line)
+class Started:
+    """A tool started now whose result is taken later (`result`): its output goes to `log` and `on_line`
+    meanwhile, read on a thread. `end` stops it unasked (its process group), where the caller no longer
+    needs it."""
+
+    def __init__(
+        self,
+        cmd: list[str],
+        log: Path,
+        tool: str,
+        env: dict[str, str] | None = None,
+        on_line: Callable[[str], None] | None = None,
+    ) -> None:
+        self.tool, self.log = tool, log
+        self._logf = open(log, "w")  # noqa: SIM115 - closed by result() or end()
+        self._logf.write("$ " + shlex.join(cmd) + "\n")
+        self._logf.flush()
+        try:
+            self.proc = _start(cmd, log, tool, env)
+        except BaseException:
+            self._logf.close()
+            raise
+        self.reader = _Reader(self.proc, self._logf, on_line)
+
+    def result(self, control: ToolControl = PLAIN_RUN) -> ToolResult:
+        """Wait for the tool to end (control.timeout seconds from now at most); as run_tool."""
+        with stop_signals_interrupt(), self._logf:
+            return self._finish(control)
+
+    def end(self) -> None:
+        """End the tool's process group and close its log."""
+        with self._logf:
+            kill_group(self.proc)
+            self.reader.join(GRACE_S)
+
+    def _finish(self, control: ToolControl) -> ToolResult:
+        proc, reader, logf, tool, timeout = self.proc, self.reader, self._logf, self.tool, control.timeout
+        limit_name = control.limit_name or (f"{timeout:g} s" if timeout is not None else "no")
         try:
             returncode = _wait(proc, reader, timeout)
         except KeyboardInterrupt as exc:
@@ -156,7 +183,7 @@ def _run_tool(
                 f"timed out: {tool} was still running at the {limit_name} limit; its process "
                 "group was ended (give a long capture more time with --timeout SECONDS)",
                 reader.lines,
-                str(log),
+                str(self.log),
             )
         reader.join(1.0)
         if reader.is_alive():  # something the tool started still holds its output: end it too
@@ -165,9 +192,9 @@ def _run_tool(
             except (ProcessLookupError, PermissionError):
                 pass
             reader.join(GRACE_S)
-    if reader.errors:
-        raise reader.errors[0]
-    return ToolResult(returncode=returncode, lines=reader.lines)
+        if reader.errors:
+            raise reader.errors[0]
+        return ToolResult(returncode=returncode, lines=reader.lines)
 
 
 def _start(cmd: list[str], log: Path, tool: str, env: dict[str, str] | None) -> subprocess.Popen:

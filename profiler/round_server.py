@@ -16,8 +16,11 @@ Each round's output is framed in the server's log:
     ...the round's own output...
     [round-server] round 2 of 4: exit 0 after 1.9 s (fork)
 
-run_rounds starts the server (profiler/proc.py run_tool: one process group, the time limit, Ctrl-C) or, where
-the rounds cannot be forked, one interpreter per round, and says which round failed.
+A plan with `wait_for` (a path) instead of `rounds` imports first and then waits for the rounds to be
+written there: `roofline profile` starts its server that way before ncu and nsys run (AheadServer), so the
+imports, seconds of them, overlap the captures. run_rounds starts a server (profiler/proc.py Started: one
+process group, the time limit, Ctrl-C) and hands it the rounds at once or, where they cannot be forked,
+runs one interpreter per round, and says which round failed.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from profiler.proc import PLAIN_RUN, ToolControl, run_tool
+from profiler.proc import PLAIN_RUN, Started, ToolControl, run_tool
 
 MARK = "[round-server]"
 END = re.compile(r"^\[round-server\] round (\d+) of (\d+): exit (-?\d+) after")
@@ -120,11 +123,25 @@ def fork_round(cmd: list[str]) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
+def await_rounds(path: Path, poll_s: float = 0.02) -> list[list[str]]:
+    """The rounds written to `path` once it appears (`{"rounds": [...]}`; none: end unused). Also ends,
+    with none, when the process that started this server has gone."""
+    parent = os.getppid()
+    while not path.is_file():
+        if os.getppid() != parent:
+            return []
+        time.sleep(poll_s)
+    return json.loads(path.read_text())["rounds"]
+
+
 def serve(plan: dict) -> int:
-    """Every round of `plan` in turn, each framed in the output; stops at the first that fails."""
-    rounds: list[list[str]] = plan["rounds"]
+    """Every round of `plan` in turn, each framed in the output; stops at the first that fails. A plan
+    with `wait_for` (a path) and no rounds imports first, then waits for its rounds there (await_rounds)."""
     for line in preload(plan.get("preload", [])):
         print(f"{MARK} not preloaded: {line}", flush=True)
+    if plan.get("wait_for"):
+        print(f"{MARK} imported; waiting for the rounds", flush=True)
+    rounds: list[list[str]] = plan["rounds"] if "rounds" in plan else await_rounds(Path(plan["wait_for"]))
     n = len(rounds)
     for i, cmd in enumerate(rounds, 1):
         print(f"# round {i} of {n}: {shlex.join(cmd)}", flush=True)
@@ -186,6 +203,62 @@ def preloads(cmd: list[str]) -> list[str]:
     return names
 
 
+class AheadServer:
+    """A round server started before its rounds are known: it imports what `preload` names (the rounds'
+    modules, torch, triton, the kernel's module) while the caller does other work, then `run` hands it
+    the rounds. `end` stops it unused. Every line it prints goes to `log`."""
+
+    def __init__(self, python: str, preload: list[str], log: Path, scratch: Path, env: dict[str, str] | None = None):
+        self.scratch = Path(scratch)
+        self.rounds_file = self.scratch / "rounds-go.json"
+        plan = self.scratch / "rounds-plan.json"
+        plan.write_text(json.dumps({"preload": preload, "wait_for": str(self.rounds_file)}))
+        self._on_round: Callable[[int, str], None] | None = None
+        self._last = ""
+        self.log, self.ran, self.ended = Path(log), False, False
+        self.started = Started(
+            [python, "-m", "profiler.round_server", str(plan)], log, "the timing pass", env, self._seen
+        )
+
+    def _seen(self, line: str) -> None:
+        end = END.match(line)
+        if end is None:
+            self._last = line if not (START.match(line) or line.startswith(MARK)) else self._last
+        elif int(end[3]) == 0 and self._on_round:
+            self._on_round(int(end[1]), self._last)
+
+    def run(
+        self,
+        cmds: list[list[str]],
+        control: ToolControl = PLAIN_RUN,
+        on_round: Callable[[int, str], None] | None = None,
+    ) -> Rounds:
+        """Run `cmds` (each forked from the server, in turn) until one fails; `on_round(i, last line)` after
+        each round that succeeds."""
+        self._on_round, self.ran = on_round, True
+        staged = self.rounds_file.with_suffix(".tmp")
+        staged.write_text(json.dumps({"rounds": cmds}))
+        staged.rename(self.rounds_file)  # whole, at once: the server reads it as soon as it is there
+        try:
+            done = self.started.result(control)
+        finally:
+            self.ended = True
+        if done.returncode == 0:
+            return Rounds(None, 0, done.lines, "fork")
+        ends = [m for m in map(END.match, done.lines) if m]
+        bad = next((m for m in ends if int(m[3]) != 0), None)
+        if bad is not None:
+            return Rounds(int(bad[1]), int(bad[3]), done.lines, "fork")
+        begun = [int(m[1]) for m in map(START.match, done.lines) if m]
+        return Rounds(max(begun, default=1), done.returncode, done.lines, "fork")
+
+    def end(self) -> None:
+        """Stop the server (no round runs that has not begun); nothing where it has ended."""
+        if not self.ended:
+            self.ended = True
+            self.started.end()
+
+
 def run_rounds(
     cmds: list[list[str]],
     log: Path,
@@ -201,26 +274,8 @@ def run_rounds(
         raise ValueError(f"start must be one of {', '.join(STARTS)}, got {start!r}")
     if start == "exec" or not forkable(cmds):
         return _exec_rounds(cmds, log, Path(scratch), control, on_round)
-    plan = Path(scratch) / "rounds.json"
-    plan.write_text(json.dumps({"rounds": cmds, "preload": preloads(cmds[0])}))
-    last = [""]
-
-    def seen(line: str) -> None:
-        end = END.match(line)
-        if end is None:
-            last[0] = line if not (START.match(line) or line.startswith(MARK)) else last[0]
-        elif int(end[3]) == 0 and on_round:
-            on_round(int(end[1]), last[0])
-
-    done = run_tool([cmds[0][0], "-m", "profiler.round_server", str(plan)], log, "the timing pass", control, seen)
-    if done.returncode == 0:
-        return Rounds(None, 0, done.lines, "fork")
-    ends = [m for m in map(END.match, done.lines) if m]
-    bad = next((m for m in ends if int(m[3]) != 0), None)
-    if bad is not None:
-        return Rounds(int(bad[1]), int(bad[3]), done.lines, "fork")
-    begun = [int(m[1]) for m in map(START.match, done.lines) if m]
-    return Rounds(max(begun, default=1), done.returncode, done.lines, "fork")
+    server = AheadServer(cmds[0][0], preloads(cmds[0]), log, scratch, control.env)
+    return server.run(cmds, control, on_round)
 
 
 def _exec_rounds(

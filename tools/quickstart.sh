@@ -28,30 +28,52 @@ where=${decision%% *} why=${decision#* }
 say "$why"
 if [ "$where" = active ]; then
   PY=$(python3 -c 'import sys; print(sys.executable)')
-  "$PY" -m pip --version >/dev/null 2>&1 || "$PY" -m ensurepip -q >/dev/null 2>&1 \
-    || { say "$PY has no pip and ensurepip failed: install pip into that environment first"; exit 1; }
+  need_pip() {
+    "$PY" -m pip --version >/dev/null 2>&1 || "$PY" -m ensurepip -q >/dev/null 2>&1 \
+      || { say "$PY has no pip and ensurepip failed: install pip into that environment first"; exit 1; }
+  }
   lacking=()
   while IFS= read -r req; do [ -n "$req" ] && lacking+=("$req"); done < <("$PY" tools/quickstart_env.py missing)
   if [ "${#lacking[@]}" -gt 0 ]; then
+    need_pip
     say "adding what this environment lacks: ${lacking[*]}"
     "$PY" -m pip install -q "${pip_from[@]}" "${lacking[@]}" \
       || { say "could not install ${lacking[*]}${wheels:+ from $wheels}: put their wheels there (or go online) and rerun"; exit 1; }
   fi
-  "$PY" -m pip install -q --no-deps --no-build-isolation -e .
+  gpu_ok=0; blocker=$("$PY" tools/quickstart_env.py gpu) || gpu_ok=$?
+  # roofline itself is installed (editable) while the main job runs from this checkout; waited for below
+  installing=
+  if "$PY" tools/quickstart_env.py current >/dev/null; then
+    say "roofline from this checkout is installed here already"
+  else
+    need_pip
+    install_log=$(mktemp)
+    "$PY" -m pip install -q --no-deps --no-build-isolation -e . > "$install_log" 2>&1 &
+    installing=$!
+  fi
 else
   venv=${ROOFLINE_VENV:-.venv}
   python3 -m venv --system-site-packages "$venv"
   PY=$venv/bin/python
   "$PY" -m pip install -q "${pip_from[@]}" -e .
+  gpu_ok=0; blocker=$("$PY" tools/quickstart_env.py gpu) || gpu_ok=$?
 fi
 
 status=0
-if blocker=$("$PY" tools/quickstart_env.py gpu); then
+if [ "$gpu_ok" = 0 ]; then
   "$PY" -m roofline profile --kernel triton_mla --ctx 128k "$@" || status=$?
 else
   say "not profiling: $blocker"
   say "analyzing the bundled H200 capture instead (roofline/data/samples/h200-triton_mla-128k)"
   "$PY" -m roofline analyze || status=$?
+fi
+if [ -n "${installing:-}" ]; then
+  if ! wait "$installing"; then
+    cat "$install_log" >&2
+    say "could not install roofline into $("$PY" -c 'import sys; print(sys.prefix)') (pip's output above)"
+    status=1
+  fi
+  rm -f "$install_log"
 fi
 # How to reach `roofline` from here on (it lives in the environment chosen above).
 bin=$(dirname "$PY")

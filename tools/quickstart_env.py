@@ -3,6 +3,7 @@
     python3 tools/quickstart_env.py where     # "active <why>" or "venv <why>": install here or build a venv
     python3 tools/quickstart_env.py missing   # the project's requirements this interpreter lacks, one per line
     python3 tools/quickstart_env.py gpu       # nothing when `roofline profile` can run here, else why not (exit 1)
+    python3 tools/quickstart_env.py current   # exit 0 when this checkout is installed here, editable, up to date
 
 An environment that already holds torch (a venv, or a conda env) is used as it is: a GPU box's
 python3 is often such a venv (the H200 machine's is /opt/torch/.venv), and a venv nested in it
@@ -12,6 +13,8 @@ with --system-site-packages would see the base interpreter's packages, not that 
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
+import json
 import os
 import re
 import shutil
@@ -47,11 +50,43 @@ def choose_env(
 
 
 def torch_version() -> str | None:
+    """torch's version from its installed metadata (importing torch takes seconds; a torch that is
+    installed but broken is found by `gpu`, which imports it), else from an import where there is none."""
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        pass
     try:
         import torch
     except Exception:  # a broken torch is no torch here; `gpu` says why
         return None
-    return str(torch.__version__)
+    return str(getattr(torch, "__version__", "unknown"))
+
+
+def installed_here(root: Path = ROOT, bin_dir: Path | None = None) -> str | None:
+    """None when this interpreter's environment holds `root` installed editable, with its `roofline` command
+    and metadata no older than pyproject.toml (nothing to install again); else what is not so. Every
+    `roofline` distribution on the path is looked at: the build leaves roofline.egg-info in the checkout,
+    which a PYTHONPATH naming the checkout puts first."""
+    dists = list(importlib.metadata.distributions(name="roofline"))
+    if not dists:
+        return "roofline is not installed here"
+    for dist in dists:
+        try:
+            url = json.loads(dist.read_text("direct_url.json") or "{}")
+        except ValueError:
+            continue
+        if url.get("dir_info", {}).get("editable") and url.get("url") == root.resolve().as_uri():
+            break
+    else:
+        return "roofline here is not this checkout installed editable"
+    command = (bin_dir or Path(sys.executable).parent) / "roofline"
+    if not command.is_file():
+        return f"no {command}"
+    metadata = getattr(dist, "_path", None)  # the dist-info folder (importlib.metadata.PathDistribution)
+    if metadata is None or Path(metadata).stat().st_mtime < (root / "pyproject.toml").stat().st_mtime:
+        return "pyproject.toml changed since roofline was installed"
+    return None
 
 
 def requirements(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
@@ -120,26 +155,36 @@ def missing() -> list[str]:
     return out
 
 
+def torch_cuda(version_file: Path) -> str | None:
+    """The CUDA version a torch build was made for, read from its torch/version.py (`cuda = '13.0'`;
+    None for a CPU-only build), without importing torch."""
+    try:
+        text = version_file.read_text()
+    except OSError:
+        return None
+    match = re.search(r"^cuda\s*(?::[^=]*)?=\s*['\"]([^'\"]+)['\"]", text, re.M)
+    return match.group(1) if match else None
+
+
 def gpu_blocker() -> str | None:
-    """Why `roofline profile` cannot run here, or None when it can (driver, torch+CUDA, triton, ncu)."""
+    """Why `roofline profile` cannot run here, or None when it can: a driver that lists a GPU, torch built
+    for CUDA, triton, ncu. Nothing is imported (torch alone takes seconds to import); a torch that is
+    installed but broken fails the profile itself, which says why."""
     if shutil.which("nvidia-smi") is None:
         return "no nvidia-smi on PATH (no NVIDIA driver on this machine)"
     try:
         smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"nvidia-smi -L failed: {exc}"
-    if smi.returncode != 0:
+    if smi.returncode != 0 or "GPU" not in smi.stdout:
         first = (smi.stdout + smi.stderr).strip().splitlines()
-        return f"nvidia-smi -L failed (exit {smi.returncode}): {first[0] if first else 'no output'}"
+        return f"nvidia-smi -L lists no GPU (exit {smi.returncode}): {first[0] if first else 'no output'}"
     for module in ("torch", "triton"):
-        try:
-            __import__(module)
-        except Exception as exc:
-            return f"{module} is not importable by {sys.executable}: {exc}"
-    import torch
-
-    if not torch.cuda.is_available():
-        return f"torch {torch.__version__} sees no CUDA device (torch.version.cuda = {torch.version.cuda})"
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed for {sys.executable}"
+    torch_dirs = importlib.util.find_spec("torch").submodule_search_locations or []
+    if not any(torch_cuda(Path(d) / "version.py") for d in torch_dirs):
+        return f"torch {torch_version()} is a build without CUDA (torch/version.py names no CUDA version)"
     try:
         from profiler.ncu import find_ncu
 
@@ -160,13 +205,18 @@ def main(argv: list[str]) -> int:
         for requirement in missing():  # nothing at all when nothing is missing (not an empty line)
             print(requirement)
         return 0
+    if what == "current":
+        reason = installed_here()
+        if reason:
+            print(reason)
+        return 1 if reason else 0
     if what == "gpu":
         sys.path.insert(0, str(ROOT))
         reason = gpu_blocker()
         if reason:
             print(reason)
         return 1 if reason else 0
-    print("usage: python3 tools/quickstart_env.py where|missing|gpu", file=sys.stderr)
+    print("usage: python3 tools/quickstart_env.py where|missing|gpu|current", file=sys.stderr)
     return 2
 
 

@@ -28,7 +28,7 @@ from profiler.ncu_tidy import raw_metrics, tidy_launches
 from profiler.nsys import nsys_version, run_nsys
 from profiler.nsys_reader import Timeline, read_nsys_sqlite, timeline_launches
 from profiler.proc import PLAIN_RUN, ToolControl
-from profiler.round_server import run_rounds
+from profiler.round_server import AheadServer, forkable, preloads, run_rounds
 from profiler.run_writer import RunWriter
 from profiler.rundir import HARNESS, RunDirError
 from profiler.timing import TimingSamples, merge_rounds, parse_timing, write_timing
@@ -147,11 +147,37 @@ class TimingPass:
     notes: list[str] = field(default_factory=list)
 
 
-def capture_ncu(
-    cap: Capture, exe: str, iterations: int, workload: VerifyWorkload, *, preset: ResolvedPreset
-) -> NcuCapture:
-    """ncu into the run: report, log, version; the report read once for the launch table (checked for
-    missing metrics and launches) and, in a child beside it, the PC samples."""
+@dataclass(frozen=True)
+class NcuCaptured:
+    """An ncu capture written into the run and not yet read, so that reading it can run beside the next
+    capture: `read` reads the report once for the launch table (checked for missing metrics and launches)
+    and, in a child beside it, the PC samples."""
+
+    cap: Capture
+    run: object  # profiler.ncu.NcuRun
+    preset: ResolvedPreset
+    started: float  # time.time() when ncu started
+
+    def read(self, iterations: int) -> NcuCapture:
+        ncu_run, preset = self.run, self.preset
+        shown = self.cap.shown(ncu_run.report)
+        launches, absent = _read_ncu(ncu_run.report, shown, requested_metrics(ncu_run.command))
+        require_complete(launches, iterations, len(ncu_run.passes), shown)
+        return NcuCapture(
+            report=ncu_run.report,
+            launches=launches,
+            pc_samples=launches.pc_samples,
+            pc_note=launches.pc_note,
+            passes=ncu_run.passes,
+            preset=preset.name,
+            chip=preset.chip,
+            wall_s=round(time.time() - self.started, 1),
+            notes=[f"this GPU has no value for {', '.join(absent)} (chip-specific)"] if absent else [],
+        )
+
+
+def run_ncu_capture(cap: Capture, exe: str, workload: VerifyWorkload, *, preset: ResolvedPreset) -> NcuCaptured:
+    """ncu into the run (report, log, version recorded), its report not read yet."""
     writer, say = cap.writer, cap.say
     say(f"[ncu] profiling {cap.kernel} ({workload.describe()}), preset {preset.name} ({preset.chip}) -> {writer.final}")
     t0 = time.time()
@@ -161,21 +187,7 @@ def capture_ncu(
         f"[ncu] done in {time.time() - t0:.1f} s: {len(ncu_run.passes)} launches profiled, "
         f"{max(ncu_run.passes, default=0)} replay passes each"
     )
-    shown = cap.shown(ncu_run.report)
-    launches, absent = _read_ncu(ncu_run.report, shown, requested_metrics(ncu_run.command))
-    require_complete(launches, iterations, len(ncu_run.passes), shown)
-    pc_samples, pc_note = launches.pc_samples, launches.pc_note
-    return NcuCapture(
-        report=ncu_run.report,
-        launches=launches,
-        pc_samples=pc_samples,
-        pc_note=pc_note,
-        passes=ncu_run.passes,
-        preset=preset.name,
-        chip=preset.chip,
-        wall_s=round(time.time() - t0, 1),
-        notes=[f"this GPU has no value for {', '.join(absent)} (chip-specific)"] if absent else [],
-    )
+    return NcuCaptured(cap, ncu_run, preset, t0)
 
 
 def _read_ncu(report: Path, shown: Path, requested: list[str]) -> tuple[LaunchTable, list[str]]:
@@ -232,13 +244,21 @@ def round_command(app: list[str], samples: int, out: str | Path) -> list[str]:
 
 
 def timed_rounds(
-    app: list[str], rounds: int, samples: int, log: Path, control=None, say=print, start: str = "fork"
+    app: list[str],
+    rounds: int,
+    samples: int,
+    log: Path,
+    control=None,
+    say=print,
+    start: str = "fork",
+    server: AheadServer | None = None,
 ) -> TimingSamples:
     """`rounds` timing passes of the harness command `app` (its `--iters ...` dropped), each its own
     child process of `samples` samples, merged (profiler/timing.py: a round's samples share a process,
     so the spread of the rounds' medians is what varies between runs). The rounds' processes are forked
     from one server that imported torch but never started CUDA (`start` "fork", profiler/round_server.py)
-    or each a fresh interpreter ("exec"). Every round's output goes to `log`."""
+    or each a fresh interpreter ("exec"); `server`: such a server started ahead (timing_server), whose
+    output already goes to `log`. Every round's output goes to `log`."""
     got: list[TimingSamples] = []
     with tempfile.TemporaryDirectory(prefix="roofline-timing-") as tmp:
         outs = [Path(tmp) / f"round{i}.json" for i in range(rounds)]
@@ -247,7 +267,10 @@ def timed_rounds(
             say(f"[timing] round {i}/{rounds}: {last.removeprefix('harness: ')}")
 
         cmds = [round_command(app, samples, out) for out in outs]
-        ran = run_rounds(cmds, log, Path(tmp), control or PLAIN_RUN, said, start)
+        if server is not None:
+            ran = server.run(cmds, control or PLAIN_RUN, said)
+        else:
+            ran = run_rounds(cmds, log, Path(tmp), control or PLAIN_RUN, said, start)
         for i, out in enumerate(outs, 1):
             if ran.failed == i or (ran.failed is None and not out.is_file()):
                 raise ApplicationFailed(
@@ -264,12 +287,30 @@ def timed_rounds(
     return merge_rounds(got, ran.start)
 
 
-def timing_pass(cap: Capture, samples: int, device: str | None, rounds: int = DEFAULT_TIMING_ROUNDS) -> TimingPass:
+def timing_server(cap: Capture, samples: int, scratch: Path) -> AheadServer | None:
+    """The timing pass's round server, started now so that its imports (seconds: torch, triton, the kernel)
+    run while the profilers capture; None where the rounds cannot be forked (profiler/round_server.py)."""
+    cmd = round_command(cap.app, max(1, samples), "timing-round.json")
+    if not samples or not forkable([cmd]):
+        return None
+    return AheadServer(cmd[0], preloads(cmd), cap.writer.file("timing-log"), scratch, cap.env)
+
+
+def timing_pass(
+    cap: Capture,
+    samples: int,
+    device: str | None,
+    rounds: int = DEFAULT_TIMING_ROUNDS,
+    server: AheadServer | None = None,
+) -> TimingPass:
     """The harness again, with no profiler attached: `rounds` child processes, `samples` timings of the
     step in all (split evenly over the rounds), into timing.json (a report of tool "timing" in the
     manifest). Skipped, with a note, when the captured child recorded no `device` in harness.json (a
-    stand-in tool that never ran it)."""
+    stand-in tool that never ran it). `server`: the round server timing_server started (its rounds run
+    there), else one is started now."""
     if not device:
+        if server is not None:
+            server.end()
         note = f"no timing pass: the profiled child recorded no device in {HARNESS}; "
         note += "compare will gate on the profiler's times"
         return TimingPass(None, None, [note])
@@ -283,7 +324,7 @@ def timing_pass(cap: Capture, samples: int, device: str | None, rounds: int = DE
     t0 = time.time()
     writer.log_command(round_command(app, per_round, "timing-round.json"))
     try:
-        timing = timed_rounds(app, rounds, per_round, log, cap.control(), say)
+        timing = timed_rounds(app, rounds, per_round, log, cap.control(), say, server=server)
     finally:
         if log.is_file():
             writer.add_log(log)

@@ -4,8 +4,11 @@ keeps the run under `<out>.failed-<time>`."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +21,7 @@ from profiler.launch_table import LaunchTable
 from profiler.metrics import resolve_preset
 from profiler.ncu import find_ncu
 from profiler.nsys import find_nsys, importer_missing
+from profiler.round_server import AheadServer
 from profiler.run_writer import RunWriter
 from profiler.rundir import RunDir, RunSpec, default_run_name
 from profiler.source_tree import tree_commit
@@ -29,12 +33,13 @@ from roofline.pipelines.capture import (
     NcuCapture,
     NsysCapture,
     TimingPass,
-    capture_ncu,
     capture_nsys,
     nsys_left_out,
     require_complete,
+    run_ncu_capture,
     timeline_table,
     timing_pass,
+    timing_server,
 )
 from roofline.pipelines.in_kernel import in_kernel_pass, load_in_kernel
 from roofline.pipelines.request import ProfileRequest
@@ -85,6 +90,7 @@ class _Captured:
     why: WhyPass | None = None
     notes: list[str] = field(default_factory=list)  # what the capture says beside the analysis (analysis.json's)
     stamped: object = None  # the in-kernel timeline, once read back (roofline/pipelines/in_kernel.py)
+    server: AheadServer | None = None  # the timing pass's round server, importing while the profilers run
     running: str = "setup"
 
     @property
@@ -136,10 +142,11 @@ def profile(
         deadline = None if timeout is None else started + timeout
         limit = f"--timeout {timeout:g} s (the whole capture)" if timeout is not None else None
         cap = Capture(writer, _harness_app(name, request.iterations, spec_file, writer), say, env, deadline, limit)
-        _capture(cap, request, resolved, got)
-        launches = _launches(got, request.iterations)
-        harness = RunDir(writer.path).harness()
-        _after_capture(cap, request, name, spec_file, harness.get("device"), experiment, got)
+        with _timing_server(cap, request, got):
+            _capture(cap, request, resolved, got)
+            launches = _launches(got, request.iterations)
+            harness = RunDir(writer.path).harness()
+            _after_capture(cap, request, name, spec_file, harness.get("device"), experiment, got)
         got.running = "analysis"
         analysis, pc_notes = _analyse(cap, request, launches, harness, got, started)
         final = writer.commit()
@@ -192,24 +199,74 @@ def _tools(request: ProfileRequest, say: Callable[[str], None]) -> dict[str, str
 
 
 def _capture(cap: Capture, request: ProfileRequest, resolved, got: _Captured) -> None:
-    """ncu, then nsys, into the run; a failed nsys beside a complete ncu capture is a note unless it was asked
-    for by name (or the capture ran out of time)."""
+    """ncu, then nsys, into the run; ncu's report is read beside nsys's capture. A failed nsys beside a
+    complete ncu capture is a note unless it was asked for by name (or the capture ran out of time)."""
+    reading = None
     if "ncu" in got.tools:
         got.running = "ncu"
         if resolved.note:
             cap.say(resolved.note)
-        got.ncu = capture_ncu(cap, got.tools["ncu"], request.iterations, request.workload, preset=resolved)
-        got.notes += got.ncu.notes
+        captured = run_ncu_capture(cap, got.tools["ncu"], request.workload, preset=resolved)
+        reading = _Beside(lambda: captured.read(request.iterations))
+    at = len(got.notes)  # ncu's notes go before nsys's
     if "nsys" in got.tools:
         got.running = "nsys"
         try:
             got.nsys = capture_nsys(cap, got.tools["nsys"])
         except ProfilerError as exc:
+            _ncu_read(got, reading, at)
             if request.tool is not None or got.ncu is None or isinstance(exc, ToolTimeout):
                 raise  # asked for by name, nothing else captured, or out of time: the run failed
             no_timeline = nsys_left_out(cap.writer, exc)
             cap.say(no_timeline)
             got.notes.append(no_timeline)
+    _ncu_read(got, reading, at)
+
+
+class _Beside:
+    """`read` run on a thread from now on (beside the next capture); `result` waits and returns it or raises
+    its error."""
+
+    def __init__(self, read: Callable[[], object]) -> None:
+        self._out: list = []
+        self._thread = threading.Thread(target=self._run, args=(read,), daemon=True)
+        self._thread.start()
+
+    def _run(self, read) -> None:
+        try:
+            self._out.append((read(), None))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            self._out.append((None, exc))
+
+    def result(self):
+        self._thread.join()
+        value, error = self._out[0]
+        if error is not None:
+            raise error
+        return value
+
+
+def _ncu_read(got: _Captured, reading: _Beside | None, at: int) -> None:
+    """ncu's capture, read (once), its notes at `at` of the run's notes."""
+    if reading is not None and got.ncu is None:
+        got.running = "ncu"
+        got.ncu = reading.result()
+        got.notes[at:at] = got.ncu.notes
+
+
+@contextlib.contextmanager
+def _timing_server(cap: Capture, request: ProfileRequest, got: _Captured):
+    """The timing pass's round server, started before the captures (capture.timing_server) and ended
+    whatever happens; its log is dropped where it ran no round, its scratch folder removed."""
+    with tempfile.TemporaryDirectory(prefix="roofline-rounds-") as scratch:
+        got.server = timing_server(cap, request.timing_samples, Path(scratch))
+        try:
+            yield
+        finally:
+            server, got.server = got.server, None
+            if server is not None and not server.ran:
+                server.end()
+                server.log.unlink(missing_ok=True)
 
 
 def _launches(got: _Captured, iterations: int) -> LaunchTable:
@@ -226,7 +283,7 @@ def _after_capture(cap, request: ProfileRequest, name: str, spec_file: Path, dev
     """The timing pass and, with `why`, the removal experiment: children that read the workload from spec.json."""
     if request.timing_samples:
         got.running = "timing"
-        got.timing = timing_pass(cap, request.timing_samples, device, request.timing_rounds)
+        got.timing = timing_pass(cap, request.timing_samples, device, request.timing_rounds, got.server)
         got.notes += got.timing.notes
     if request.why:
         got.running = "the removal experiment"

@@ -154,6 +154,7 @@ def test_quickstart_installs_into_a_gpu_box_venv_and_says_why_it_analyzes_the_sa
     )
     assert again.returncode == 0, again.stderr[-3000:]
     assert "adding what this environment lacks" not in again.stderr and "Invalid requirement" not in again.stderr
+    assert "roofline from this checkout is installed here already" in again.stderr  # no second install
     assert "_verify_extend_kernel" in again.stdout
 
 
@@ -190,3 +191,22 @@ def test_quickstart_without_torch_builds_its_own_venv_with_system_site_packages(
     r = subprocess.run(["bash", str(QUICKSTART)], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 7 and "without torch: building" in r.stderr
     assert calls.read_text().split() == ["-m", "venv", "--system-site-packages", str(tmp_path / "own")]
+
+
+def test_torch_built_for_cuda_is_read_from_its_version_file_without_importing_it(tmp_path):
+    version = tmp_path / "version.py"
+    version.write_text("__version__ = '2.11.0+cu130'\ncuda: Optional[str] = '13.0'\nhip = None\n")
+    assert qs.torch_cuda(version) == "13.0"
+    version.write_text("__version__ = '2.13.0+cpu'\ncuda: Optional[str] = None\n")
+    assert qs.torch_cuda(version) is None
+    assert qs.torch_cuda(tmp_path / "absent.py") is None
+
+
+def test_a_gpu_box_whose_torch_has_no_cuda_is_not_profiled(monkeypatch, tmp_path):
+    """nvidia-smi lists a GPU, but this machine's torch is a CPU build: the quickstart analyses the sample."""
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text("#!/bin/sh\necho 'GPU 0: NVIDIA H200 (UUID: GPU-0)'\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.setattr(qs, "torch_cuda", lambda path: None)
+    assert "a build without CUDA" in qs.gpu_blocker()

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -109,3 +110,43 @@ def test_what_can_be_forked(monkeypatch):
     assert run_rounds.__defaults__[-1] == "fork"
     monkeypatch.setattr(sys, "platform", "darwin")
     assert not forkable([[py, "x.py"]])  # a fresh interpreter each off Linux
+
+
+def _ahead(tmp_path, marker):
+    """A server started ahead whose preload (a module of tmp_path) records when it was imported."""
+    (tmp_path / "preloaded_mod.py").write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('imported')\n")
+    env = {"PYTHONPATH": os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p)}
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    return round_server.AheadServer(sys.executable, ["preloaded_mod"], tmp_path / "t.log", scratch, env)
+
+
+def _wait_for(path, seconds=60.0):
+    deadline = time.monotonic() + seconds
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return path.exists()
+
+
+def test_a_server_started_ahead_imports_before_its_rounds_are_given(tmp_path):
+    marker = tmp_path / "imported"
+    server = _ahead(tmp_path, marker)
+    assert _wait_for(marker)  # imported while no round is known
+    assert server.started.proc.poll() is None  # and waiting for them
+    seen = []
+    ran = server.run(rounds(tmp_path), on_round=lambda i, last: seen.append(i))
+    assert ran.failed is None and ran.start == "fork" and seen == [1, 2, 3]
+    parents = {int((tmp_path / f"r{i}").read_text().split()[1]) for i in range(3)}
+    assert parents == {server.started.proc.pid}  # every round forked from the server started ahead
+    log = (tmp_path / "t.log").read_text()
+    assert log.index("imported; waiting for the rounds") < log.index("# round 1 of 3")
+
+
+def test_a_server_ended_unused_runs_no_round(tmp_path):
+    server = _ahead(tmp_path, tmp_path / "imported")
+    assert _wait_for(tmp_path / "imported")
+    server.end()
+    server.end()  # twice: nothing more
+    assert server.started.proc.poll() is not None
+    assert not any((tmp_path / f"r{i}").exists() for i in range(3))
+    assert "# round" not in (tmp_path / "t.log").read_text()

@@ -48,6 +48,7 @@ def test_no_device_recorded_means_no_timing_pass_and_a_note(tmp_path):
     notes = json.loads((out / "analysis.json").read_text())["notes"]
     assert any(n.startswith("no timing pass: the profiled child recorded no device") for n in notes)
     assert not (out / "timing.json").exists()
+    assert not (out / "timing.log").exists()  # the round server started ahead, ended unused, leaves nothing
 
 
 def test_the_timing_pass_runs_the_harness_without_a_profiler_and_its_failure_is_kept(tmp_path):
@@ -59,7 +60,10 @@ def test_the_timing_pass_runs_the_harness_without_a_profiler_and_its_failure_is_
     assert r.exit_code == 1
     assert "the timing pass failed in round 1 of 4 (exit code 3); --timing-samples 0 skips it" in r.output
     (failed,) = tmp_path.glob("run.failed-*")
-    assert "harness: no CUDA device visible to torch" in (failed / "timing.log").read_text()
+    log = (failed / "timing.log").read_text()
+    assert "harness: no CUDA device visible to torch" in log
+    # the round server was started before the capture and waited, imported, for its rounds
+    assert log.index("imported; waiting for the rounds") < log.index("# round 1 of 4")
     m = json.loads((failed / MANIFEST).read_text())
     timing_cmd = m["commands"][-1]
     assert "-m profiler.harness" in timing_cmd and "--kernel triton_mla" in timing_cmd
