@@ -39,9 +39,10 @@ from kernels.fast.gluon import (
     _lse_out,
     _main_start,
     _max_shift,
+    _softmax_step,
     _tile_pages,
+    _tile_scores,
     _tma_load,
-    _visible,
 )
 from kernels.fast.timeline import stamp, stamp_end, stamp_head, stamp_start
 
@@ -142,17 +143,13 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
         z = j >> 30  # an opaque zero: MMA descriptors rebuilt per pair, not hoisted (they spill)
         k0, k1, pe0, pe1 = klat_s.index(z), klat_s.index(1 + z), kpe_s.index(z), kpe_s.index(1 + z)
         p1_s = q_pe_s.index(z)
-        qk = s * qk_scale
-        if t >= n_full:
-            qk = gl.where(_visible(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
+        qk = _tile_scores(s, qk_scale, t, n_full, bits, lo, hi, ctx_len, BLOCK_N)
         if W == 0:
             if NO_SOFTMAX:
                 p = qk
             else:
                 m0 = gl.maximum(m_i, gl.max(qk, 1))
-                m0_safe, sc0 = _max_shift(m_i, m0)
-                p = gl.exp2(qk - m0_safe[:, None])
-                l_i = l_i * sc0 + gl.sum(p, 1)
+                p, sc0, l_i = _softmax_step(qk, m_i, m0, l_i)
                 max0.store(m0)
             _barrier()
             hp.mbarrier.arrive(max_bars.index(0), count=1)
