@@ -15,6 +15,7 @@ a batch's lengths back as a text that gives exactly them, in order (what a repor
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 import statistics
@@ -213,15 +214,9 @@ class ServingRow:
     seed: int = 0
 
     def workload(self, page_size: int = 64, tree_mask: str = "chain") -> VerifyWorkload:
-        return make_workload(
-            lens=self.lens,
-            batch=self.batch,
-            seed=self.seed,
-            heads=self.heads,
-            q_len=self.q_len,
-            page_size=page_size,
-            tree_mask=tree_mask,
-        )
+        """The row's workload: its fields but its name are make_workload's keywords."""
+        row = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "name"}
+        return make_workload(**row, page_size=page_size, tree_mask=tree_mask)
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ run = roofline.profile(kernel="triton_mla", ctx="128k")   # on a GPU box with nc
 cmp = roofline.compare(base_run_or_path, head_run_or_path, fail_if_slower_pct=5)
 cmp.speedup, cmp.passed, cmp.to_dict()               # step, kernels (value, delta %, noise), gate
 
-A facade: each function is its signature, its docstring and one call into roofline/pipelines/ (load.py,
-profiling.py, reporting.py) or roofline/analysis/comparison.py, where the work is.
+A facade: `load` is roofline/pipelines/loading.py's own; each other function is its signature, its docstring
+and one call into roofline/pipelines/ (profiling.py, reporting.py) or roofline/analysis/comparison.py, where
+the work is.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from kernels.spec import VerifyWorkload
 from roofline.analysis.comparison import DEFAULT_P_VALUE, CompareError, Comparison  # noqa: F401 (public API)
 from roofline.analysis.comparison import compare as compare_runs
 from roofline.analysis.useful import UsefulWork  # noqa: F401 (public API)
-from roofline.pipelines import loading, profiling
+from roofline.pipelines import profiling
 from roofline.pipelines.capture import IncompleteRun, completeness, pc_samples_of  # noqa: F401 (public API)
-from roofline.pipelines.loading import sample_run  # noqa: F401 (public API)
+from roofline.pipelines.loading import load, sample_run  # noqa: F401 (public API)
 from roofline.pipelines.request import (  # noqa: F401 (public API)
     DEFAULT_TIMEOUT_S,
     DEFAULT_TIMING_ROUNDS,
@@ -34,22 +35,6 @@ from roofline.pipelines.request import (  # noqa: F401 (public API)
     make_workload,
 )
 from roofline.pipelines.run import Run
-
-
-def load(
-    path: str | Path | None = None,
-    allow_incomplete: bool = False,
-    gpu=None,
-    removal: str | Path | None = None,
-    useful: UsefulWork | None = None,
-) -> Run:
-    """Read captured evidence without a GPU: a run directory (only the reports its manifest names,
-    checked against their checksums), a report file, or a folder of reports. None: the bundled sample.
-    `removal`: a removal experiment of the same GPU and workload, or a folder of them (roofline/analysis/removal.py),
-    whose result names the timed kernel's cause (a run profiled with `why` carries its own).
-    `useful`: the useful work of one step of a capture without a workload (UsefulWork(flops, bytes)):
-    executed against useful, and the padding it shows, for a foreign kernel too."""
-    return loading.load(path, allow_incomplete=allow_incomplete, gpu=gpu, removal=removal, useful=useful)
 
 
 def profile(

@@ -53,3 +53,13 @@ def pytest_collection_modifyitems(config, items):
 def _own_config_home(tmp_path_factory, monkeypatch):
     """Ceilings a user saved with `roofline calibrate --save` must not change what the tests see."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+
+
+@pytest.fixture
+def no_tools(tmp_path, monkeypatch):
+    """Neither ncu nor nsys to be found: not on PATH, not named by $NCU or $NSYS, not in the usual folders."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    for var in ("NCU", "NSYS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr("profiler.ncu._INSTALL_GLOBS", ())
+    monkeypatch.setattr("profiler.nsys.INSTALL_GLOBS", ())

@@ -339,20 +339,20 @@ def plan_batch(
     q_len: int,
     m_blocks: int,
     sm_count: int,
-    block_n: int,
-    programs_per_sm: float,
     min_split_len: int,
-    item_cost: float = 2.0,
-    max_waves: float = 4.0,
+    cfg: FastConfig | None = None,
     split_len: int | None = None,
 ) -> BatchSchedule:
-    """The batch schedule: every request's tokens (prefix + draft) cut into near-equal pieces of at most P
-    tiles (at least min_split_len tokens each), P chosen so that a longest-first list schedule of all the
-    pieces over the programs that run at once (programs_per_sm x SMs / m_blocks), each piece costing
-    `item_cost` tiles more (a program's start, its partial, its share of the combine), finishes first;
-    pieces from cdiv(tokens, max_waves x slots) to one per request are tried. At batch 1 the prefix is cut as
-    plan_splits cuts it (the same split length, the same programs). `split_len` given: every request cut
-    into pieces of that many tokens (whole tiles), the last shorter."""
+    """The batch schedule of `cfg`'s tiles (block_n tokens), programs per SM and knobs (item_cost,
+    max_waves; None: FastConfig's defaults): every request's tokens (prefix + draft) cut into near-equal
+    pieces of at most P tiles (at least min_split_len tokens each), P chosen so that a longest-first list
+    schedule of all the pieces over the programs that run at once (programs_per_sm x SMs / m_blocks), each
+    piece costing `item_cost` tiles more (a program's start, its partial, its share of the combine), finishes
+    first; pieces from cdiv(tokens, max_waves x slots) to one per request are tried. At batch 1 the prefix is
+    cut as plan_splits cuts it (the same split length, the same programs). `split_len` given: every request
+    cut into pieces of that many tokens (whole tiles), the last shorter."""
+    cfg = cfg or FastConfig()
+    block_n, programs_per_sm, item_cost = cfg.block_n, cfg.programs_per_sm, cfg.item_cost
     batch = len(kv_lens)
     min_tiles = cdiv(max(min_split_len, block_n), block_n)
     if split_len is not None or batch == 1:
@@ -365,7 +365,7 @@ def plan_batch(
         return _finish(kv_lens, q_len, pieces, tiled, block_n, m_blocks, sm_count, programs_per_sm, item_cost)
     slots = max(1, int(programs_per_sm * sm_count) // m_blocks)
     tiles = [cdiv(n, block_n) for n in kv_lens]
-    lo_p = max(min_tiles, cdiv(sum(tiles), int(max_waves * slots)))
+    lo_p = max(min_tiles, cdiv(sum(tiles), int(cfg.max_waves * slots)))
     hi_p = max(lo_p, max(tiles))
     cands, p = [], lo_p
     while p < hi_p:  # every piece length up to 64 tiles, then steps of about 2%

@@ -157,6 +157,25 @@ def _max_shift(m_i, m_new):
 
 
 @gluon.jit
+def _tile_scores(s, qk_scale, t, n_full, bits, lo, hi, ctx_len, BLOCK_N: gl.constexpr):
+    """Tile t's scores (the split's tiles from token `lo`) in log2 units, S x qk_scale; from tile n_full on (the
+    last prefix tile, the draft tokens) -inf where _visible masks them."""
+    qk = s * qk_scale
+    if t >= n_full:
+        qk = gl.where(_visible(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
+    return qk
+
+
+@gluon.jit
+def _softmax_step(qk, m_i, m_new, l_i):
+    """One tile of the online softmax, rows at the new maxima m_new: (P, alpha: the factor that rescales the
+    old sums and O, the row sums with this tile's)."""
+    m_safe, alpha = _max_shift(m_i, m_new)
+    p = gl.exp2(qk - m_safe[:, None])
+    return p, alpha, l_i * alpha + gl.sum(p, 1)
+
+
+@gluon.jit
 def _q_rows(Q, b, row0, ROWS: gl.constexpr, M: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
             blk: gl.constexpr):
     """Query rows row0..row0+ROWS-1 (latent part, rope part) in layout `blk`, zeros past row M."""

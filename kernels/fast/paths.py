@@ -354,16 +354,7 @@ def plan_fast(
         if items:
             if m_blocks not in batches:
                 batches[m_blocks] = plan_batch(
-                    w.kv_lens,
-                    w.q_len,
-                    m_blocks,
-                    sm_count,
-                    block_n,
-                    cfg.programs_per_sm,
-                    max(min_split_len, block_n),
-                    cfg.item_cost,
-                    cfg.max_waves,
-                    split_len,
+                    w.kv_lens, w.q_len, m_blocks, sm_count, max(min_split_len, block_n), cfg, split_len
                 )
             s = batches[m_blocks]
             return s.split_len, len(s.items), s

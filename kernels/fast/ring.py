@@ -62,6 +62,7 @@ from kernels.fast.gluon import (
     _mma,
     _post_pt,
     _q_in_smem,
+    _softmax_step,
     _split_bounds,
     _start_program,
     _tail_out,
@@ -69,8 +70,8 @@ from kernels.fast.gluon import (
     _tail_smem,
     _tail_start,
     _tile_pages,
+    _tile_scores,
     _tma_load,
-    _visible,
     _visible_t,
 )
 from kernels.fast.timeline import stamp, stamp_end, stamp_head, stamp_start
@@ -185,17 +186,13 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
             s = _mma(q_pe_s.index(z), pe.permute((1, 0)), s, True, NO_MMA)
             s = warpgroup_mma_wait(0, deps=[s])
             stamp(Stamps, W, t, 1, STAMP_TILES)
-            qk = s * qk_scale
-            if t >= n_full:
-                qk = gl.where(_visible(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
+            qk = _tile_scores(s, qk_scale, t, n_full, bits, lo, hi, ctx_len, BLOCK_N)
             if NO_SOFTMAX:
                 m_new = m_i
                 p = qk
             else:
                 m_new = gl.maximum(m_i, gl.max(qk, 1))
-                m_safe, alpha = _max_shift(m_i, m_new)
-                p = gl.exp2(qk - m_safe[:, None])
-                l_i = l_i * alpha + gl.sum(p, 1)
+                p, alpha, l_i = _softmax_step(qk, m_i, m_new, l_i)
             stamp(Stamps, W, t, 2, STAMP_TILES)
             mbarrier.wait(ts_bars.index(u), (t // 2) & 1)  # the tail has scored the rope rows P goes into
             stamp(Stamps, W, t, 3, STAMP_TILES)

@@ -49,14 +49,15 @@ from kernels.fast.gluon import (
     _mma,
     _post_pt,
     _q_in_smem,
+    _softmax_step,
     _split_bounds,
     _start_program,
     _tail_out,
     _tail_rows_in_smem,
     _tail_smem,
     _tail_start,
+    _tile_scores,
     _tma_load,
-    _visible,
     _visible_t,
 )
 from kernels.fast.stagger import _stagger
@@ -161,9 +162,7 @@ def _seesaw(W: gl.constexpr, io, span, smem, PARTS: gl.constexpr, HEADS: gl.cons
             s = _mma(ql.slice(k * PW, PW, dim=1), my_k.slice(k * PW, PW, dim=1).permute((1, 0)), s, k > 0, NO_MMA)
         s = _mma(qp, my_pe.permute((1, 0)), s, True, NO_MMA)
         s = warpgroup_mma_wait(0, deps=[s])
-        qk = s * qk_scale
-        if t >= n_full:
-            qk = gl.where(_visible(bits, start, hi, ctx_len, BLOCK_N), qk, float("-inf"))
+        qk = _tile_scores(s, qk_scale, t, n_full, bits, lo, hi, ctx_len, BLOCK_N)
         if NO_SOFTMAX:  # no maxima: none to exchange (max_bars are the softmax's own; both skip them)
             p = qk
         else:
@@ -173,9 +172,7 @@ def _seesaw(W: gl.constexpr, io, span, smem, PARTS: gl.constexpr, HEADS: gl.cons
             mbarrier.arrive(max_bars.index(W), count=1)
             mbarrier.wait(max_bars.index(1 - W), j & 1)
             m_new = gl.maximum(m_i, gl.maximum(mx, other_max.load(m_i.type.layout)))
-            m_safe, alpha = _max_shift(m_i, m_new)
-            p = gl.exp2(qk - m_safe[:, None])
-            l_i = l_i * alpha + gl.sum(p, 1)
+            p, alpha, l_i = _softmax_step(qk, m_i, m_new, l_i)
             m_i = m_new
         if TAIL_M > 0:  # the tail warpgroup has scored this tile's rope rows too
             mbarrier.wait(ts_bars.index(W), j & 1)

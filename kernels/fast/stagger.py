@@ -39,20 +39,27 @@ from kernels.fast.gluon import (
     _lse_out,
     _main_start,
     _max_shift,
+    _softmax_step,
     _tile_pages,
+    _tile_scores,
     _tma_load,
-    _visible,
 )
 from kernels.fast.timeline import stamp, stamp_end, stamp_head, stamp_start
 
 
 @gluon.jit
-def _load_half(H: gl.constexpr, t, u: gl.constexpr, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, kb, pe,
-               full_bars, PARTS: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr,
-               D_ROPE: gl.constexpr, BLOCK_N: gl.constexpr, NO_GATHER: gl.constexpr):
-    """Half H of tile t into buffer u (kb, pe): latent slices [H * PARTS/2, (H + 1) * PARTS/2), and with H = 1
-    the rope dims (on the last slice's barrier). By TMA where the tile is a whole page's (t < n_full),
-    else gathered by this warpgroup's cp.async, waited for, made visible, and its barriers arrived on."""
+def _load_half(H: gl.constexpr, t, u: gl.constexpr, kb, pe, io, span, full_bars, PARTS: gl.constexpr,
+               PAGE_SIZE: gl.constexpr, NO_GATHER: gl.constexpr):
+    """Half H of tile t into buffer u (kb: [BLOCK_N, D_LATENT], pe: [BLOCK_N, D_ROPE]): latent slices
+    [H * PARTS/2, (H + 1) * PARTS/2), and with H = 1 the rope dims (on the last slice's barrier). By TMA where
+    the tile is a whole page's (t < n_full), else gathered by this warpgroup's cp.async, waited for, made
+    visible, and its barriers arrived on. io, span: the kernel's tensors and this program's tiles, as _stagger
+    takes them."""
+    KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale = io
+    b, mb, split, total_rows, page_base, lo, hi, ctx_len, n_full, n_tiles = span
+    BLOCK_N: gl.constexpr = kb.shape[0]
+    D_LATENT: gl.constexpr = kb.shape[1]
+    D_ROPE: gl.constexpr = pe.shape[1]
     start = lo + t * BLOCK_N
     HP: gl.constexpr = PARTS // 2
     tma = t < n_full
@@ -127,9 +134,7 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
     s = s_zero
     if n_pairs > 0:  # this warpgroup's first tile, both halves, and its scores
         for h in gl.static_range(2):
-            _load_half(h, W, W, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, klat_s.index(W), kpe_s.index(W),
-                       full_bars, PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N,
-                       NO_GATHER)
+            _load_half(h, W, W, klat_s.index(W), kpe_s.index(W), io, span, full_bars, PARTS, PAGE_SIZE, NO_GATHER)
         s = _scores(klat_s.index(W), kpe_s.index(W), q_lat_s.index(0), qpe, full_bars, W, 0, 0, s_zero, PARTS, NO_MMA,
                     Stamps, W, 0, 0)
     stamp_head(Stamps, W, 3, STAMP_TILES)
@@ -138,17 +143,13 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
         z = j >> 30  # an opaque zero: MMA descriptors rebuilt per pair, not hoisted (they spill)
         k0, k1, pe0, pe1 = klat_s.index(z), klat_s.index(1 + z), kpe_s.index(z), kpe_s.index(1 + z)
         p1_s = q_pe_s.index(z)
-        qk = s * qk_scale
-        if t >= n_full:
-            qk = gl.where(_visible(bits, lo + t * BLOCK_N, hi, ctx_len, BLOCK_N), qk, float("-inf"))
+        qk = _tile_scores(s, qk_scale, t, n_full, bits, lo, hi, ctx_len, BLOCK_N)
         if W == 0:
             if NO_SOFTMAX:
                 p = qk
             else:
                 m0 = gl.maximum(m_i, gl.max(qk, 1))
-                m0_safe, sc0 = _max_shift(m_i, m0)
-                p = gl.exp2(qk - m0_safe[:, None])
-                l_i = l_i * sc0 + gl.sum(p, 1)
+                p, sc0, l_i = _softmax_step(qk, m_i, m0, l_i)
                 max0.store(m0)
             _barrier()
             hp.mbarrier.arrive(max_bars.index(0), count=1)
@@ -176,8 +177,7 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
                 o = hp.warpgroup_mma_wait(0, deps=[acc])
             stamp(Stamps, W, j, 3, STAMP_TILES)
             if t + 2 < last:  # buffer 0's first half is free: the next even tile's
-                _load_half(0, t + 2, 0, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k0, pe0, full_bars,
-                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
+                _load_half(0, t + 2, 0, k0, pe0, io, span, full_bars, PARTS, PAGE_SIZE, NO_GATHER)
             stamp(Stamps, W, j, 4, STAMP_TILES)
             hp.mbarrier.wait(p_bars.index(1), j & 1)
             stamp(Stamps, W, j, 5, STAMP_TILES)
@@ -190,8 +190,7 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
                 o = hp.warpgroup_mma_wait(0, deps=[acc])
             stamp(Stamps, W, j, 6, STAMP_TILES)
             if t + 3 < last:  # buffer 1's first half is free: the next odd tile's
-                _load_half(0, t + 3, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1, full_bars,
-                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
+                _load_half(0, t + 3, 1, k1, pe1, io, span, full_bars, PARTS, PAGE_SIZE, NO_GATHER)
             stamp(Stamps, W, j, 7, STAMP_TILES)
             if j + 1 < n_pairs:
                 s = _scores(k0, pe0, q_lat_s.index(z), qpe, full_bars, 0, j + 1, 0, s_zero, PARTS, NO_MMA,
@@ -229,8 +228,7 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
                 acc = hp.warpgroup_mma_wait(1, deps=[acc])  # the first P V is done: buffer 1's second half is free
             stamp(Stamps, W, j, 4, STAMP_TILES)
             if t + 2 < last:
-                _load_half(1, t + 2, 1, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k1, pe1, full_bars,
-                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
+                _load_half(1, t + 2, 1, k1, pe1, io, span, full_bars, PARTS, PAGE_SIZE, NO_GATHER)
             stamp(Stamps, W, j, 5, STAMP_TILES)
             if not NO_MMA:
                 o = hp.warpgroup_mma_wait(0, deps=[acc])  # and buffer 0's
@@ -238,8 +236,7 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
             if not NO_SOFTMAX:
                 m_i = m1
             if t + 1 < last:
-                _load_half(1, t + 1, 0, KLat, KPe, KV, PageTable, page_base, lo, hi, n_full, k0, pe0, full_bars,
-                           PARTS, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_N, NO_GATHER)
+                _load_half(1, t + 1, 0, k0, pe0, io, span, full_bars, PARTS, PAGE_SIZE, NO_GATHER)
             stamp(Stamps, W, j, 7, STAMP_TILES)
             if j + 1 < n_pairs:
                 s = _scores(k1, pe1, q_lat_s.index(z), qpe, full_bars, 1, j + 1, 1, s_zero, PARTS, NO_MMA,

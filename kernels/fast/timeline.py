@@ -14,7 +14,7 @@ PTX digests of tests/ptx_check.py check it). With STAMP_TILES = n, Stamps is an 
 - then PER_TILE slots per tile (per pair of tiles in the staggered schedule): slot k holds the clock when
   stage STAGES[schedule][role][1][k] of that tile ended; the stage ran since the stamp before it.
 
-The combine's record: kernels/stamps.py.
+The combine's record, and the special registers' reads both use: kernels/stamps.py.
 """
 
 from __future__ import annotations
@@ -23,25 +23,11 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from kernels import timeline_layout
+from kernels.stamps import _clock, _gtimer, stamp_start_at
 
 ROLES = gl.constexpr(timeline_layout.ROLES)
 HEAD = gl.constexpr(timeline_layout.HEAD)
 PER_TILE = gl.constexpr(timeline_layout.PER_TILE)
-
-
-@gluon.jit
-def _clock():
-    return gl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l", [], dtype=gl.int64, is_pure=False, pack=1)
-
-
-@gluon.jit
-def _gtimer():
-    return gl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=gl.int64, is_pure=False, pack=1)
-
-
-@gluon.jit
-def _smid():
-    return gl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r", [], dtype=gl.int32, is_pure=True, pack=1)
 
 
 @gluon.jit
@@ -64,10 +50,7 @@ def stamp(Stamps, ROLE: gl.constexpr, t, K: gl.constexpr, STAMP_TILES: gl.conste
 def stamp_start(Stamps, ROLE: gl.constexpr, STAMP_TILES: gl.constexpr):
     """A role's start: its SM, the global timer and the clock."""
     if STAMP_TILES > 0:
-        p = _role_ptr(Stamps, ROLE, STAMP_TILES)
-        gl.store(p + 1, _gtimer())
-        gl.store(p + 2, _clock())
-        gl.store(p, _smid().to(gl.int64))
+        stamp_start_at(_role_ptr(Stamps, ROLE, STAMP_TILES))
 
 
 @gluon.jit

@@ -22,6 +22,22 @@ from roofline.pipelines.request import (
 _W = VerifyWorkload()  # the workload's defaults, declared in kernels/spec.py
 
 
+def _stacked(opts: list):
+    """One decorator that applies `opts` in order, the first the topmost (as --help lists them)."""
+
+    def decorate(f):
+        for opt in reversed(opts):
+            f = opt(f)
+        return f
+
+    return decorate
+
+
+def _count(*names: str, least: int, default: int, help: str):
+    """An option that counts something, at least `least`, its default shown."""
+    return click.option(*names, type=click.IntRange(min=least), default=default, show_default=True, help=help)
+
+
 # a command that sweeps over workloads: option -> its parameter name (comma lists; --lens repeatable)
 GRID_OPTIONS = {
     "--ctx": "ctx_list",
@@ -70,13 +86,7 @@ def grid_options(ctx: str, heads: str):
             "--seed", type=int, default=_W.seed, show_default=True, help="the draw of a uniform:LOW-HIGH batch"
         ),
     ]
-
-    def decorate(f):
-        for opt in reversed(opts):
-            f = opt(f)
-        return f
-
-    return decorate
+    return _stacked(opts)
 
 
 def _mask(name: str) -> str:
@@ -99,13 +109,8 @@ def capture_options(tool_default: str | None = None, tool_help: str | None = Non
     """The options of how a profile captures (profile and sweep: a ProfileRequest's settings, its defaults)."""
     what = "counters (ncu), timeline (nsys) or both"
     opts = [
-        click.option(
-            "--iters",
-            "iterations",
-            type=click.IntRange(min=1),
-            default=DEFAULT_ITERATIONS,
-            show_default=True,
-            help="launches inside each profiled range",
+        _count(
+            "--iters", "iterations", least=1, default=DEFAULT_ITERATIONS, help="launches inside each profiled range"
         ),
         click.option(
             "--tool",
@@ -137,30 +142,22 @@ def capture_options(tool_default: str | None = None, tool_help: str | None = Non
             show_default=True,
             help="seconds for each whole capture; past it the running tool's process group is ended",
         ),
-        click.option(
+        _count(
             "--timing-samples",
-            type=click.IntRange(min=0),
+            least=0,
             default=DEFAULT_TIMING_SAMPLES,
-            show_default=True,
             help="after the captures, time the step this many times with no profiler attached (timing.json, "
             "what `roofline compare` tests; rounded up to whole rounds); 0 skips it",
         ),
-        click.option(
+        _count(
             "--timing-rounds",
-            type=click.IntRange(min=1),
+            least=1,
             default=DEFAULT_TIMING_ROUNDS,
-            show_default=True,
             help="split the timing samples over this many child processes: compare's interval then holds what "
             "varies between runs (needs 3 a side; 1: within-run only)",
         ),
     ]
-
-    def decorate(f):
-        for opt in reversed(opts):
-            f = opt(f)
-        return f
-
-    return decorate
+    return _stacked(opts)
 
 
 def profile_request(kernel: str, workload: VerifyWorkload, options: dict) -> ProfileRequest:

@@ -115,7 +115,12 @@ def load(
     removal: str | Path | None = None,
     useful: UsefulWork | None = None,
 ) -> Run:
-    """roofline.api.load: the Run of `path` (its docstring says what each argument does)."""
+    """Read captured evidence without a GPU: a run directory (only the reports its manifest names,
+    checked against their checksums), a report file, or a folder of reports. None: the bundled sample.
+    `removal`: a removal experiment of the same GPU and workload, or a folder of them (roofline/analysis/removal.py),
+    whose result names the timed kernel's cause (a run profiled with `why` carries its own).
+    `useful`: the useful work of one step of a capture without a workload (UsefulWork(flops, bytes)):
+    executed against useful, and the padding it shows, for a foreign kernel too. roofline.load is this function."""
     source = Path(path) if path is not None else sample_run()
     if not source.exists():
         raise ReportError(f"{source}: no such run directory or report")

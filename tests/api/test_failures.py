@@ -55,15 +55,6 @@ def first_line(output: str) -> str:
     return next(line for line in output.splitlines() if line.startswith("Error: "))
 
 
-@pytest.fixture
-def no_tools(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    for var in ("NCU", "NSYS"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr("profiler.ncu._INSTALL_GLOBS", ())
-    monkeypatch.setattr("profiler.nsys.INSTALL_GLOBS", ())
-
-
 # -- tools not found --------------------------------------------------------------------------
 
 

@@ -199,12 +199,7 @@ def test_validate_without_ncu_leaves_no_folder(monkeypatch, tmp_path):
     assert "kept at" not in r.output and not (tmp_path / "v").exists()
 
 
-def test_profile_without_a_profiler_says_so_before_anything_else(monkeypatch, tmp_path):
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    for var in ("NCU", "NSYS"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr("profiler.ncu._INSTALL_GLOBS", ())
-    monkeypatch.setattr("profiler.nsys.INSTALL_GLOBS", ())
+def test_profile_without_a_profiler_says_so_before_anything_else(tmp_path, no_tools):
     r = cli("profile", "--ctx", "1k", "-o", tmp_path / "run")
     assert r.exit_code == 1 and r.output.startswith("Error: no profiler found")
     assert "capture timeout" not in r.output

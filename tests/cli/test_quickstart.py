@@ -145,7 +145,7 @@ def test_quickstart_installs_into_a_gpu_box_venv_and_says_why_it_analyzes_the_sa
     )
     assert beside.returncode == 0 and beside.stdout.split() == [
         str(ROOT / "roofline" / "__init__.py"),
-        "roofline.api",
+        "roofline.pipelines.loading",
     ], beside.stdout + beside.stderr
 
     # run again in the same environment: nothing is missing, nothing to add, still exit 0

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from kernels.fast.common import BatchSchedule, plan_batch, plan_splits
+from kernels.fast.common import BatchSchedule, FastConfig, plan_batch, plan_splits
 from kernels.fast.paths import plan_fast
 from kernels.plan import cdiv
 from kernels.spec import VerifyWorkload
@@ -58,7 +58,7 @@ def test_batch_one_is_cut_as_the_uniform_plan(ctx, m_blocks, ppsm):
     """At batch 1 the batch schedule is the uniform one: the same split length and the same splits, in order."""
     kv = ctx + 9
     split_len, splits = plan_splits(kv, 1, m_blocks, 132, 64, ppsm, 256)
-    s = plan_batch((kv,), 9, m_blocks, 132, 64, ppsm, 256)
+    s = plan_batch((kv,), 9, m_blocks, 132, 256, FastConfig(programs_per_sm=ppsm))
     assert s.split_len == split_len and len(s.items) == splits
     assert [(lo, hi) for _, lo, hi, _, _ in s.items] == [
         (i * split_len, min(kv, (i + 1) * split_len)) for i in range(splits)
@@ -88,7 +88,7 @@ def test_serving_batches_are_balanced(name):
     to 11x that."""
     ctx_lens, q_len, heads, m_blocks = SERVING[name]
     kv = tuple(c + q_len for c in ctx_lens)
-    s = plan_batch(kv, q_len, m_blocks, 132, 64, 1.0, 256)
+    s = plan_batch(kv, q_len, m_blocks, 132, 256)
     _check_cover(s, kv, 64)
     ideal = sum(cdiv(n, 64) for n in kv) / (132 // m_blocks) + 2.0
     assert s.makespan <= 1.12 * ideal, (s.makespan, ideal)
@@ -99,7 +99,7 @@ def test_serving_batches_are_balanced(name):
 
 def test_small_requests_write_their_rows_and_long_ones_are_cut():
     kv = (1 + 9, 64 + 9, 70 + 9, 300_000 + 9)
-    s = plan_batch(kv, 9, 1, 132, 64, 1.0, 256)
+    s = plan_batch(kv, 9, 1, 132, 256)
     _check_cover(s, kv, 64)
     assert [b for b, *_ in s.jobs] == [3]  # only the long request is cut and merged
     assert s.max_slots == sum(1 for it in s.items if it[0] == 3) > 100
@@ -107,10 +107,10 @@ def test_small_requests_write_their_rows_and_long_ones_are_cut():
 
 def test_min_split_len_and_explicit_split_len():
     kv = (1000, 5000, 20)
-    s = plan_batch(kv, 4, 1, 132, 16, 1.0, 64)
+    s = plan_batch(kv, 4, 1, 132, 64, FastConfig(block_n=16))
     assert min(hi - lo for b, lo, hi, _, _ in s.items if kv[b] >= 64) >= 64
     _check_cover(s, kv, 16)
-    s = plan_batch(kv, 4, 1, 132, 16, 1.0, 64, split_len=100)  # whole tiles: 112 tokens a piece
+    s = plan_batch(kv, 4, 1, 132, 64, FastConfig(block_n=16), split_len=100)  # whole tiles: 112 tokens a piece
     _check_cover(s, kv, 16)
     assert {hi - lo for b, lo, hi, _, _ in s.items if hi != kv[b]} == {112}
 
