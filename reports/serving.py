@@ -12,8 +12,9 @@ READ, PEER = "read", "flashmla"
 
 
 def serving_rows(table) -> tuple[list[str], list[dict]]:
-    """(the kernels in the order first timed, one dict per named row: row, batch, heads, q_len, kv_mb and
-    `times` {kernel: ms or None}); rows without a name (grid points) are left out."""
+    """(the kernels in the order first timed, one dict per named row: row, batch, heads, q_len, kv_mb,
+    `times` {kernel: ms or None} and `throttled`, the kernels whose timing had a throttle reason on record);
+    rows without a name (grid points) are left out."""
     named = table[table["row"].fillna("").astype(str) != ""] if "row" in table else table.iloc[0:0]
     kernels = list(dict.fromkeys(named["kernel"]))
     rows: dict[str, dict] = {}
@@ -28,8 +29,11 @@ def serving_rows(table) -> tuple[list[str], list[dict]]:
                 "q_len": int(r.q_len),
                 "kv_mb": r.kv_bytes / 1e6,
                 "times": {},
+                "throttled": set(),
             },
         )
+        if isinstance(r.get("throttled"), str) and r.get("throttled"):
+            entry["throttled"].add(r.kernel)
         ok = not r.get("error") and r.median_ms == r.median_ms
         entry["times"][r.kernel] = float(r.median_ms) if ok else None
     return kernels, list(rows.values())
@@ -47,7 +51,7 @@ def _ours(kernels: list[str]) -> str | None:
 
 def _cells(kernels: list[str], row: dict) -> list[str]:
     times = row["times"]
-    out = [_us(times.get(k)) for k in kernels]
+    out = [_us(times.get(k)) + ("!" if k in row["throttled"] else "") for k in kernels]
     ours = _ours(kernels)
     if ours is not None:
         out += [_ratio(times.get(ours), times.get(PEER)), _ratio(times.get(ours), times.get(READ))]
@@ -81,6 +85,7 @@ def render_serving_text(table) -> str:
     return (
         "serving rows (µs per step; the ratios are the first kernel other than read and flashmla over each):\n"
         + align(lines)
+        + _throttle_note(rows)
     )
 
 
@@ -94,4 +99,11 @@ def render_serving_markdown(table) -> str:
     for r in rows:
         cells = [r["row"], r["batch"], str(r["heads"]), str(r["q_len"]), f"{r['kv_mb']:.1f}"] + _cells(kernels, r)
         out.append("| " + " | ".join(cells) + " |")
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n" + _throttle_note(rows)
+
+
+def _throttle_note(rows: list[dict]) -> str:
+    """A line under the table where a time is marked: a throttle reason was on record when it was taken."""
+    if not any(r["throttled"] for r in rows):
+        return ""
+    return "\n! a clock or power throttle reason was on record at that timing's start or end (NVML).\n"

@@ -137,10 +137,8 @@ def serving_block(root: Path = ROOT) -> str:
     bench = read_bench(path)
     meta = bench.meta
     return (
-        f"The serving rows, one `roofline bench --serving` run on the {meta['device']} (`roofline bench --from\n"
-        f"{SERVING_BENCH.as_posix()}` prints it all; page 64, chain mask, the drawn batches seeded as in\n"
-        "`kernels/batches.py` SERVING; CUDA-graph replays over rotated inputs, each kernel and the bare read of the\n"
-        f"batch's KV bytes in the same run; torch {meta.get('torch')}, triton {meta.get('triton')}):\n\n"
+        f"One `roofline bench --serving` run on the {meta['device']} (`roofline bench --from {SERVING_BENCH.as_posix()}`\n"
+        "prints it all, with each timing's SM clock and power; page 64, chain mask, rotated inputs):\n\n"
         + render_serving_markdown(bench.table)
     )
 

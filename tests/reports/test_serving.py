@@ -114,3 +114,15 @@ def test_the_readme_serving_table_comes_from_the_committed_bench(bench, tmp_path
     bench.save(tmp_path / make.SERVING_BENCH.parent)
     block = make.serving_block(tmp_path)
     assert "| skew16 | 16 x 2k-128k |" in block and "roofline bench --from" in block
+
+
+def test_a_time_taken_with_a_throttle_reason_on_record_is_marked():
+    """The committed H200 run: NVML recorded a power-cap reason for some read and FlashMLA timings, none of ours."""
+    committed = read_bench(ROOT / "docs/results/h200-serving/bench.json")
+    _, rows = serving_rows(committed.table)
+    marked = {r["row"]: sorted(r["throttled"]) for r in rows}
+    assert marked["ragged8"] == ["flashmla", "read"] and marked["even16"] == []
+    assert not any("triton_mla_fast_graph" in kernels for kernels in marked.values())
+    md = render_serving_markdown(committed.table)
+    assert "| 151.7! | 245.3! | 228.9 |" in md and "throttle reason was on record" in md
+    assert "!" not in render_serving_markdown(bench_table(times(), get_gpu("h200"), 4489.0, 686.0, source="t"))
