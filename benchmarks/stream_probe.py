@@ -36,7 +36,7 @@ def split_and_combine(ctx_len: int = 131072, page_size: int = 64) -> list[dict]:
     from kernels.fast.paths import plan_fast
     from kernels.fast.run import partials
     from kernels.inputs import build_inputs
-    from kernels.launch_spec import combine_spec, device_facts
+    from kernels.launch_spec import CombineShape, combine_spec, device_facts
     from kernels.spec import VerifyWorkload
 
     inp = build_inputs(VerifyWorkload(ctx_len=ctx_len, heads=8, page_size=page_size), device="cuda")
@@ -48,14 +48,8 @@ def split_and_combine(ctx_len: int = 131072, page_size: int = 64) -> list[dict]:
     out = torch.empty(w.batch * w.q_len, w.heads, w.v_dim, dtype=inp.q.dtype, device="cuda")
     splits, rows = split.grid[1], split.int_args["total_rows"]
     variants = [("shipped", combine, True), ("shipped, no PDL", combine, False)]
-    for bs, bd, nw in ((256, 16, 4), (256, 64, 8), (128, 64, 4), (256, 32, 8)):
-        variants.append(
-            (
-                f"BLOCK_S {bs} BLOCK_D {bd} {nw} warps",
-                combine_spec(splits, rows, w.v_dim, bd, bs, num_warps=nw, pdl=True),
-                True,
-            )
-        )
+    for name in ("bd32w2", "bd64w8", "t4096", "bd512"):  # kernels.launch_spec.CombineShape names
+        variants.append((name, combine_spec(splits, rows, w.v_dim, pdl=True, shape=CombineShape.parse(name)), True))
     split_ms = graph_ms(lambda: plan.path.launch(inp, split, part_o, part_lse))
     res = []
     for label, spec, pdl in variants:
@@ -69,7 +63,7 @@ def split_and_combine(ctx_len: int = 131072, page_size: int = 64) -> list[dict]:
                 splits,
                 **{**spec.constexprs, "PDL": pdl},
                 num_warps=spec.num_warps,
-                num_stages=3,
+                num_stages=spec.num_stages,
                 launch_pdl=pdl,
             )
 

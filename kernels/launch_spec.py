@@ -93,77 +93,164 @@ def pdl_arch(arch: str) -> bool:
         return False
 
 
-# The combine's shapes (kernels/combine.py): BLOCK_D columns a program (16-byte loads: 4 fp32 a thread, 32 threads
-# a warp), rows with at least COMBINE_LONG partials merged one at a time with that many splits a step, rows with
-# fewer COMBINE_ROWS at a time.
-COMBINE_BLOCK_D = 128
-COMBINE_LONG = 32
-COMBINE_ROWS = 16
+# The combine's launch shape (kernels/combine.py). A program holds one tile of partials, [splits, rows, BLOCK_D]
+# (all of its rows' splits at once, so its loads go out together), at most COMBINE_TILE values: 64 fp32 a thread
+# at 4 warps. A tile has a power of two of splits, the most slots rounded up, at most COMBINE_SPLITS (more are
+# merged COMBINE_SPLITS at a time); requests with at most COMBINE_SHORT slots get a smaller tile of their own
+# (more rows a program) where the longest request has more.
+COMBINE_TILE = 8192
+COMBINE_BLOCK_D = 128  # the most columns a program (16-byte loads: 4 fp32 a thread)
+COMBINE_MIN_BLOCK_D = 32
+COMBINE_ROWS = 16  # the most rows a program
+COMBINE_SPLITS = 256
+COMBINE_SHORT = 16
+COMBINE_WARPS = 4
 # A row of the batch schedule's merge table (int32): a request that was cut, its first partial slot, its slots,
 # and the rows [row0, row0 + rows) of it that one program merges.
 MERGE_FIELDS = ("request", "first_slot", "slots", "row0", "rows")
+
+
+@dataclass(frozen=True)
+class CombineShape:
+    """The combine's knobs (all powers of two): `block_d` the most columns a program, `warps`, `rows` the most
+    rows a program, `splits` the most splits a tile, `short` the most slots of a request that takes the short
+    tile, `tile` the most partial values a program holds. Its name lists them (`bd128w4r16s256k16t8192`);
+    CombineShape.parse reads a name back, or any part of one (the rest defaults)."""
+
+    block_d: int = COMBINE_BLOCK_D
+    warps: int = COMBINE_WARPS
+    rows: int = COMBINE_ROWS
+    splits: int = COMBINE_SPLITS
+    short: int = COMBINE_SHORT
+    tile: int = COMBINE_TILE
+
+    KEYS = {"bd": "block_d", "w": "warps", "r": "rows", "s": "splits", "k": "short", "t": "tile"}
+
+    def __post_init__(self):
+        for k, v in self.__dict__.items():
+            if v < 1 or v & (v - 1):
+                raise ValueError(f"combine shape: {k}={v} is not a power of two")
+
+    @property
+    def name(self) -> str:
+        return "".join(f"{k}{getattr(self, f)}" for k, f in self.KEYS.items())
+
+    @classmethod
+    def parse(cls, text: str) -> CombineShape:
+        """`bd64w4` -> CombineShape(block_d=64, warps=4), the rest the defaults; "" or "default": the defaults."""
+        import re
+
+        if text in ("", "default"):
+            return cls()
+        parts = re.findall(r"(bd|w|r|s|k|t)(\d+)", text)
+        if "".join(k + v for k, v in parts) != text:
+            raise ValueError(f"combine shape {text!r}: expected keys {', '.join(cls.KEYS)} each with a number")
+        return cls(**{cls.KEYS[k]: int(v) for k, v in parts})
+
+
+def combine_tiles(slots, v_dim: int, shape: CombineShape | None = None) -> dict[str, int]:
+    """The combine's tiles for merges of `slots` partials (one count per request, or the one split count):
+    BLOCK_D, and the long tile (SPLITS splits, ROWS rows) and the short one (SHORT, SHORT_ROWS) as constexprs.
+    The long tile sets BLOCK_D (its SPLITS x BLOCK_D within the tile budget, at least COMBINE_MIN_BLOCK_D); each
+    tile then takes as many rows as fit, at most shape.rows. Without requests of at most shape.short slots beside
+    longer ones the short tile is the long one."""
+    shape = shape or CombineShape()
+    longest = max(slots)
+    splits = min(next_power_of_2(longest), shape.splits)
+    small = [n for n in slots if n <= shape.short]
+    short = next_power_of_2(max(small)) if small and longest > shape.short else splits
+    short = min(short, splits)
+    block_d = min(shape.block_d, next_power_of_2(v_dim), max(COMBINE_MIN_BLOCK_D, shape.tile // splits))
+
+    def rows(s: int) -> int:
+        return max(1, min(shape.rows, shape.tile // (s * block_d)))
+
+    return dict(BLOCK_D=block_d, SPLITS=splits, ROWS=rows(splits), SHORT=short, SHORT_ROWS=rows(short))
+
+
+def rows_per_program(constexprs: dict, slots: int) -> int:
+    """How many rows one program of the combine merges for a request of `slots` partials (its tile's rows)."""
+    short = constexprs["SHORT"] < constexprs["SPLITS"] and slots <= constexprs["SHORT"]
+    return constexprs["SHORT_ROWS"] if short else constexprs["ROWS"]
 
 
 def combine_spec(
     splits: int,
     rows: int,
     v_dim: int,
-    block_d: int | None = None,
     part_o: str = "*fp32",
-    num_warps: int = 4,
     pdl: bool = False,
+    shape: CombineShape | None = None,
 ) -> LaunchSpec:
     """kernels/combine.py over `splits` partials of `rows` rows: grid (programs, v_dim / BLOCK_D), a program
-    merging one row where splits >= COMBINE_LONG, else COMBINE_ROWS rows; part_o: the partials' type.
-    pdl: launched as a programmatic dependent launch (the launcher drops it where the device has none)."""
-    block_d = min(block_d or COMBINE_BLOCK_D, v_dim)
-    per = 1 if splits >= COMBINE_LONG else COMBINE_ROWS
+    merging a tile's rows (combine_tiles; `shape`: the knobs, default CombineShape()); part_o: the partials'
+    type. pdl: launched as a programmatic dependent launch (the launcher drops it where the device has none)."""
+    shape = shape or CombineShape()
+    tiles = combine_tiles([splits], v_dim, shape)
     return LaunchSpec(
         name="_combine_kernel",
         target="kernels.combine:_combine_kernel",
-        grid=(cdiv(rows, per), cdiv(v_dim, block_d)),
+        grid=(cdiv(rows, rows_per_program(tiles, splits)), cdiv(v_dim, tiles["BLOCK_D"])),
         signature={"PartO": part_o, "PartLse": "*fp32", "Out": "*bf16", "total_rows": "i32", "num_splits": "i32"},
-        constexprs=dict(
-            D=v_dim, BLOCK_D=block_d, LONG=COMBINE_LONG, ROWS=COMBINE_ROWS, PDL=pdl, Merges=None, JOB_ROWS=0
-        ),
-        num_warps=num_warps,
+        constexprs=dict(D=v_dim, **tiles, PDL=pdl, Merges=None, JOB_ROWS=0),
+        num_warps=shape.warps,
         num_stages=1,
         int_args={"total_rows": rows, "num_splits": splits},
     )
 
 
-def merge_table(jobs, job_rows: int) -> list[tuple[int, int, int, int, int]]:
-    """The combine's programs over the batch schedule's `jobs` (request, first slot, slots; kernels.fast.common
-    BatchSchedule.jobs), `job_rows` rows a request: one program per row of a request with at least COMBINE_LONG
-    slots, one per COMBINE_ROWS rows of the others; rows of MERGE_FIELDS, the most slots first (the GPU starts
-    a grid's programs in order: the longest merges start first)."""
+def merge_table(jobs, combine: LaunchSpec) -> list[tuple[int, int, int, int, int]]:
+    """The programs of the `combine` launch (combine_jobs_spec) over the batch schedule's `jobs` (request, first
+    slot, slots; kernels.fast.common BatchSchedule.jobs), its JOB_ROWS rows a request: one program per
+    rows_per_program rows of a request; rows of MERGE_FIELDS, the most slots first (the GPU starts a grid's
+    programs in order: the longest merges start first)."""
+    job_rows = combine.constexprs["JOB_ROWS"]
     table = []
     for b, first, slots in jobs:
-        per = 1 if slots >= COMBINE_LONG else COMBINE_ROWS
+        per = rows_per_program(combine.constexprs, slots)
         table += [(b, first, slots, r0, min(per, job_rows - r0)) for r0 in range(0, job_rows, per)]
     table.sort(key=lambda t: (-t[2], t[0], t[3]))
     return table
 
 
 def combine_jobs_spec(
-    jobs, job_rows: int, v_dim: int, part_o: str = "*fp32", num_warps: int = 4, pdl: bool = False
+    jobs, job_rows: int, v_dim: int, part_o: str = "*fp32", pdl: bool = False, shape: CombineShape | None = None
 ) -> LaunchSpec:
-    """kernels/combine.py over the fast kernel's batch schedule: one program per row of merge_table(jobs,
-    job_rows) and BLOCK_D columns, `jobs` the requests that were cut (request, first slot, slots), `job_rows`
-    rows each."""
-    table = merge_table(jobs, job_rows)
-    base = combine_spec(max(j[2] for j in jobs), job_rows, v_dim, part_o=part_o, num_warps=num_warps, pdl=pdl)
-    constexprs = {k: v for k, v in base.constexprs.items() if k != "Merges"}
+    """kernels/combine.py over the fast kernel's batch schedule: one program per row of merge_table and BLOCK_D
+    columns, `jobs` the requests that were cut (request, first slot, slots), `job_rows` rows each."""
+    shape = shape or CombineShape()
+    tiles = combine_tiles([j[2] for j in jobs], v_dim, shape)
+    programs = sum(cdiv(job_rows, rows_per_program(tiles, j[2])) for j in jobs)
+    longest = max(j[2] for j in jobs)
     return LaunchSpec(
-        name=base.name,
-        target=base.target,
-        grid=(len(table), base.grid[1]),
-        signature={**base.signature, "Merges": "*i32"},
-        constexprs={**constexprs, "JOB_ROWS": job_rows},
-        num_warps=num_warps,
-        num_stages=base.num_stages,
-        int_args={"total_rows": job_rows, "num_splits": base.int_args["num_splits"]},
+        name="_combine_kernel",
+        target="kernels.combine:_combine_kernel",
+        grid=(programs, cdiv(v_dim, tiles["BLOCK_D"])),
+        signature={
+            "PartO": part_o,
+            "PartLse": "*fp32",
+            "Out": "*bf16",
+            "total_rows": "i32",
+            "num_splits": "i32",
+            "Merges": "*i32",
+        },
+        constexprs=dict(D=v_dim, **tiles, PDL=pdl, JOB_ROWS=job_rows),
+        num_warps=shape.warps,
+        num_stages=1,
+        int_args={"total_rows": job_rows, "num_splits": longest},
     )
+
+
+def reshaped_combine(spec: LaunchSpec, shape: CombineShape, jobs=None) -> LaunchSpec:
+    """The combine launch `spec` (combine_spec or combine_jobs_spec, with its output type) in another `shape`;
+    `jobs`: the batch schedule's, where `spec` merges by job."""
+    d, pdl, part_o = spec.constexprs["D"], bool(spec.constexprs["PDL"]), spec.signature["PartO"]
+    if spec.constexprs["JOB_ROWS"]:
+        new = combine_jobs_spec(jobs, spec.constexprs["JOB_ROWS"], d, part_o=part_o, pdl=pdl, shape=shape)
+    else:
+        rows, splits = spec.int_args["total_rows"], spec.int_args["num_splits"]
+        new = combine_spec(splits, rows, d, part_o=part_o, pdl=pdl, shape=shape)
+    return LaunchSpec(**{**new.__dict__, "signature": {**new.signature, "Out": spec.signature["Out"]}})
 
 
 def with_out_dtype(spec: LaunchSpec, dtype: str) -> LaunchSpec:

@@ -100,9 +100,7 @@ def triton_mla_fast(
         if plan.combine is None:  # no_combine
             return out
         return combine_splits(part_o, part_lse, out, spec=plan.combine, **combine_kw)
-    items, jobs = schedule_tables(
-        plan.schedule, inp.q.device, plan.combine.constexprs["JOB_ROWS"] if plan.combine else 0
-    )
+    items, jobs = schedule_tables(plan.schedule, inp.q.device, plan.combine)
     plan.path.launch(inp, plan.split, part_o, part_lse, items, out, **split_kw)
     if plan.combine is not None:  # some request was cut: merge its partials (the others wrote their rows)
         combine_splits(part_o, part_lse, out, spec=plan.combine, jobs=jobs, **combine_kw)
@@ -182,25 +180,23 @@ _TABLES: OrderedDict = OrderedDict()
 
 
 def schedule_tables(
-    schedule: BatchSchedule, device: torch.device, job_rows: int = 0
+    schedule: BatchSchedule, device: torch.device, combine: LaunchSpec | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The batch schedule's item table and its combine's merge table (int32; kernels.launch_spec.merge_table of its
-    jobs, `job_rows` rows a request: 0, none) on `device`, made once per schedule (the first call,
-    outside any CUDA graph capture) and kept for the last 256 schedules: a step that is replayed or captured
-    again finds them, as FlashMLA's metadata is computed once per batch. (A graph that outlives the cache entry
-    still has them: triton_mla_fast hangs them on the output it returns, which kernels.graph keeps.)"""
-    key = (id(schedule), str(device), job_rows)  # the planned schedule object (_plan is cached): no hash of its items
+    jobs for the `combine` launch: None, none) on `device`, made once per schedule and combine tiles (the first
+    call, outside any CUDA graph capture) and kept for the last 256: a step that is replayed or captured again
+    finds them, as FlashMLA's metadata is computed once per batch. (A graph that outlives the cache entry still
+    has them: triton_mla_fast hangs them on the output it returns, which kernels.graph keeps.)"""
+    tiles = () if combine is None else tuple(sorted(combine.constexprs.items()))
+    key = (id(schedule), str(device), tiles)  # the planned schedule object (_plan is cached): no hash of its items
     hit = _TABLES.get(key)
     if hit is None or hit[0] is not schedule:
-        same = (
-            schedule,
-            str(device),
-            job_rows,
-        )  # another plan of the same batch: its tables (no copy during a capture)
+        same = (schedule, str(device), tiles)  # another plan of the same batch: its tables (no copy during a capture)
         hit = _TABLES.get(same)
         if hit is None:
             items = torch.tensor(schedule.items, dtype=torch.int32).reshape(-1, len(ITEM_FIELDS))
-            merges = merge_table(schedule.jobs, job_rows) if job_rows and schedule.jobs else [(0,) * len(MERGE_FIELDS)]
+            merged = combine is not None and combine.constexprs.get("JOB_ROWS") and schedule.jobs
+            merges = merge_table(schedule.jobs, combine) if merged else [(0,) * len(MERGE_FIELDS)]
             jobs = torch.tensor(merges, dtype=torch.int32).reshape(-1, len(MERGE_FIELDS))
             hit = _TABLES[same] = (schedule, items.to(device), jobs.to(device))
         _TABLES[key] = hit  # (holding the schedule keeps its id)

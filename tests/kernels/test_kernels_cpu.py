@@ -157,27 +157,46 @@ def test_fast_kernel_no_combine_leaves_only_the_merged_rows_out():
     assert plan_fast(w, "sm_90", 132, no_combine=True, schedule="uniform", **kw).combine is None
 
 
-def test_combine_merges_the_batch_schedules_jobs():
+def lse_merge(part_o: torch.Tensor, part_lse: torch.Tensor) -> torch.Tensor:
+    """The merge in torch: partials [splits, rows, d] weighted by softmax(lse) over the splits; 0 for a row no
+    split saw (all -inf)."""
+    w = torch.nan_to_num(torch.softmax(part_lse, dim=0), nan=0.0)
+    return torch.einsum("sr,srd->rd", w, part_o)
+
+
+# The default shape, and knobs that take the other code: a tile too small for the longest request (its splits
+# merged a tile at a time), one column block per row (bd512), narrow columns and 2 warps, 8 warps and a short
+# tile for the one-slot request only (k1).
+COMBINE_SHAPES = ("default", "s8r2t512bd32", "bd512", "bd32w2", "k1w8")
+
+
+@pytest.mark.parametrize("shape", COMBINE_SHAPES)
+def test_combine_merges_the_batch_schedules_jobs(shape):
     """The combine over jobs: request b's rows merged from its own slots only (rows slot x M + r), written to
-    rows b x M + r; the rows of a request with no job (written by its item) left alone. A request with 40 slots
-    is merged a row a program, one with 3 slots 16 rows a program (merge_table)."""
+    rows b x M + r; the rows of a request with no job (written by its item) left alone. Requests of 40, 3 and 1
+    slots: the short ones take the short tile, more rows a program (merge_table, the longest first)."""
     from kernels.combine import combine_splits
-    from kernels.launch_spec import MERGE_FIELDS, combine_jobs_spec, merge_table
+    from kernels.launch_spec import MERGE_FIELDS, CombineShape, combine_jobs_spec, merge_table
 
     g = torch.Generator().manual_seed(3)
-    m, d, slots = 18, 32, 43
+    m, d, slots = 18, 64, 44
     part_o = torch.randn(slots * m, d, generator=g)
     part_lse = torch.randn(slots * m, generator=g) * 4
     part_lse[4 * m + 1] = float("-inf")  # a slot that saw nothing of row 1
-    jobs = ((2, 0, 40), (0, 40, 3))  # request 2: slots 0-39; request 0: slots 40-42
-    table = merge_table(jobs, m)
-    assert [t[2] for t in table] == [40] * m + [3, 3] and table[-1][3:] == (16, 2)  # longest first
-    out = torch.full((3 * m, d), 7.0, dtype=torch.float16)  # request 1 has no job: its rows stay
+    part_lse[torch.arange(8) * m + 2] = float("-inf")  # the first 8 slots saw nothing of row 2
+    jobs = ((2, 0, 40), (0, 40, 3), (3, 43, 1))  # request 2: slots 0-39; request 0: 40-42; request 3: 43
+    spec = combine_jobs_spec(jobs, m, d, pdl=True, shape=CombineShape.parse(shape))
+    table = merge_table(jobs, spec)
+    assert len(table) == spec.grid[0] and [t[2] for t in table] == sorted((t[2] for t in table), reverse=True)
+    assert all(sum(t[4] for t in table if t[0] == b) == m for b, _, _ in jobs)  # every row of a job, once
+    if shape == "default":
+        assert spec.constexprs["SHORT"] == 4 and table[-1][3:] == (16, 2)  # 16 rows a program, the last 2
+    out = torch.full((4 * m, d), 7.0, dtype=torch.float16)  # request 1 has no job: its rows stay
     merges = torch.tensor(table, dtype=torch.int32).reshape(-1, len(MERGE_FIELDS))
-    combine_splits(part_o, part_lse, out, spec=combine_jobs_spec(jobs, m, d, pdl=True), jobs=merges)
+    combine_splits(part_o, part_lse, out, spec=spec, jobs=merges)
     for b, first, n in jobs:
         lse = part_lse.view(slots, m)[first : first + n]
-        want = torch.einsum("sr,srd->rd", torch.softmax(lse, 0), part_o.view(slots, m, d)[first : first + n])
+        want = lse_merge(part_o.view(slots, m, d)[first : first + n], lse)
         assert torch.allclose(out[b * m : (b + 1) * m].float(), want, atol=2e-3, rtol=2e-3)
     assert torch.all(out[m : 2 * m] == 7.0)
 
@@ -285,30 +304,35 @@ def test_relative_error_and_its_finite_form():
     assert finite_rel_err(torch.tensor([float("inf"), 4.0]), ref) == float("inf")
 
 
-@pytest.mark.parametrize("splits,rows", [(7, 37), (129, 6)])  # rows 16 at a time, 4 splits a step; one row, 32 a step
-def test_combine_merges_splits_by_lse(splits, rows):
+@pytest.mark.parametrize(
+    "splits,rows,shape",
+    [(7, 37, "default"), (129, 6, "default"), (1, 5, "default"), (40, 9, "s8r2t512bd32"), (12, 20, "bd512")],
+)
+def test_combine_merges_splits_by_lse(splits, rows, shape):
     """The merge against torch on random partials, with whole splits and whole rows at -inf (a split that saw
-    nothing; a row no split saw), over several steps (running max rescaled): rows with fewer than
-    COMBINE_LONG splits COMBINE_ROWS at a time (the last group part full), rows with more one at a time."""
+    nothing; a row no split saw), a row whose first splits saw nothing, and the largest LSE in the last split:
+    one tile of all the splits (a row a program at 129, a part-full last group of rows at 7), one split, and
+    (s8) a tile of 8 splits at a time, each rescaled by the running max."""
     from kernels.combine import combine_splits
     from kernels.launch import combine_spec
+    from kernels.launch_spec import CombineShape, combine_tiles
 
     g = torch.Generator().manual_seed(splits)
     d = 64
     part_o = torch.randn(splits, rows, d, generator=g)
     part_lse = torch.randn(splits, rows, generator=g) * 8
-    part_lse[3] = float("-inf")  # a split with no visible token
-    part_lse[:, 5] = float("-inf")  # a row no split saw
-    part_lse[splits - 1, 0] = 40.0  # the largest LSE in the last step: the earlier steps are rescaled
+    if splits > 3:
+        part_lse[3] = float("-inf")  # a split with no visible token
+    part_lse[:, 2] = float("-inf")  # a row no split saw
+    part_lse[: splits - 1, 4] = float("-inf")  # a row only its last split saw
+    part_lse[splits - 1, 0] = 40.0  # the largest LSE in the last split: the earlier tiles are rescaled
     out = torch.empty(rows, d, dtype=torch.float16)
-    spec = combine_spec(splits, rows, d, block_d=32, pdl=True)  # the launcher drops PDL off the GPU
-    assert spec.grid == ((rows + 15) // 16 if splits < 32 else rows, 2)
+    spec = combine_spec(splits, rows, d, pdl=True, shape=CombineShape.parse(shape))  # PDL dropped off the GPU
+    tiles = combine_tiles([splits], d, CombineShape.parse(shape))
+    assert spec.grid == (-(-rows // tiles["ROWS"]), d // tiles["BLOCK_D"])
     combine_splits(part_o, part_lse, out, spec=spec)
-    keep = [r for r in range(rows) if r != 5]
-    w = torch.softmax(part_lse[:, keep], dim=0)
-    want = torch.einsum("sr,srd->rd", w, part_o[:, keep])
-    assert torch.allclose(out[keep].float(), want, atol=2e-3, rtol=2e-3)
-    assert torch.all(out[5] == 0)
+    assert torch.allclose(out.float(), lse_merge(part_o, part_lse), atol=2e-3, rtol=2e-3)
+    assert torch.all(out[2] == 0)
 
 
 CUT_SETS = (dict(no_mma=True), dict(no_softmax=True), dict(no_mma=True, no_softmax=True))

@@ -198,14 +198,49 @@ def test_the_ring_runs_tails_and_whole_blocks_the_seesaw_padded_rows():
     assert kernel(131072, heads=64, no_mma=True) == "_gluon_seesaw_kernel stagger"
 
 
-def test_combine_spec_merges_long_rows_one_a_program_short_ones_sixteen():
+def test_combine_tiles_hold_every_split_of_their_rows():
+    """A program's tile holds all of its rows' splits (a power of two, at most 256) within 8,192 values: at 128k,
+    8 heads, 129 splits a row a program and 32 columns; at 64 heads, 14 splits 4 rows and 128 columns."""
     from kernels.launch import combine_spec, pdl_arch
 
-    s = combine_spec(129, 72, 512)  # 128k, 8 heads on the H200: 129 splits, a row a program
-    assert (s.constexprs["LONG"], s.constexprs["BLOCK_D"], s.grid) == (32, 128, (72, 4))
-    s = combine_spec(14, 576, 512)  # 128k, 64 heads: 14 splits, 16 rows a program
-    assert (s.constexprs["ROWS"], s.grid, s.constexprs["PDL"]) == (16, (36, 4), False)
+    s = combine_spec(129, 72, 512)
+    assert (s.constexprs["SPLITS"], s.constexprs["BLOCK_D"], s.constexprs["ROWS"], s.grid) == (256, 32, 1, (72, 16))
+    s = combine_spec(14, 576, 512)
+    assert (s.constexprs["SPLITS"], s.constexprs["ROWS"], s.grid, s.constexprs["PDL"]) == (16, 4, (144, 4), False)
+    assert s.constexprs["SHORT"] == s.constexprs["SPLITS"] and s.num_warps == 4
+    s = combine_spec(300, 8, 512)  # more splits than a tile: 256 at a time
+    assert (s.constexprs["SPLITS"], s.grid) == (256, (8, 16))
     assert [pdl_arch(a) for a in ("sm_90", "sm_120", "sm_80", "interpreter")] == [True, True, False, False]
+
+
+def test_combine_jobs_take_the_short_tile_beside_a_long_request():
+    """skew16's merges: the long request's 98 slots in a tile of 128 (a row a program, 64 columns), the short
+    ones' 2 in a tile of 2 (16 rows a program); merge_table lists the long rows first."""
+    from kernels.launch_spec import combine_jobs_spec, merge_table
+
+    jobs = [(0, 0, 98)] + [(b, 98 + 2 * (b - 1), 2) for b in range(1, 16)]
+    s = combine_jobs_spec(jobs, 64, 512)
+    c = s.constexprs
+    assert (c["SPLITS"], c["ROWS"], c["SHORT"], c["SHORT_ROWS"], c["BLOCK_D"]) == (128, 1, 2, 16, 64)
+    table = merge_table(jobs, s)
+    assert s.grid == (len(table), 8) == (64 + 15 * 4, 8)
+    assert table[0] == (0, 0, 98, 0, 1) and table[64] == (1, 98, 2, 0, 16)
+
+
+def test_combine_shape_names_its_knobs():
+    from kernels.launch_spec import CombineShape, combine_spec, reshaped_combine, with_out_dtype
+
+    assert CombineShape.parse("default") == CombineShape() == CombineShape.parse(CombineShape().name)
+    shape = CombineShape.parse("bd64w8")
+    assert (shape.block_d, shape.warps, shape.rows) == (64, 8, CombineShape().rows)
+    for bad in ("bd48", "x4", "bd64 w8"):
+        with pytest.raises(ValueError):
+            CombineShape.parse(bad)
+    spec = with_out_dtype(combine_spec(14, 576, 512, part_o="*bf16", pdl=True), "fp16")
+    other = reshaped_combine(spec, shape)
+    assert other.num_warps == 8 and other.constexprs["BLOCK_D"] == 64 and other.constexprs["PDL"]
+    assert (other.signature["Out"], other.signature["PartO"]) == ("*fp16", "*bf16")
+    assert reshaped_combine(spec, CombineShape()) == spec
 
 
 def test_fast_paths_name_their_kernels_and_the_registry_lists_them():

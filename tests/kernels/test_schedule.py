@@ -123,9 +123,9 @@ def test_plan_fast_batch_schedule_and_the_uniform_one():
     new = plan_fast(w, "sm_90", 132)
     assert new.split.grid == (1, len(new.schedule.items), 1) and new.split.grid[1] <= 132
     assert new.split.int_args["total_rows"] == 64 and new.split.signature["Out"] == "*bf16"
-    # the combine: a program per row of the request with 98 slots, one per 16 rows of the 15 with 2 each
+    # the combine: a program per row (and 64 columns) of the request with 98 slots, one per 16 rows of the 15 with 2
     assert [j[2] for j in new.schedule.jobs] == [98] + [2] * 15
-    assert new.combine.grid == (64 + 15 * 4, 4) and new.combine.constexprs["JOB_ROWS"] == 64
+    assert new.combine.grid == (64 + 15 * 4, 8) and new.combine.constexprs["JOB_ROWS"] == 64
     old = plan_fast(w, "sm_90", 132, schedule="uniform")
     assert old.schedule is None and old.split.grid == (1, 8, 16) and old.combine.constexprs["JOB_ROWS"] == 0
     one_each = VerifyWorkload(ctx_len=100, batch=3, ctx_lens=(100, 90, 5), heads=8, page_size=64)  # none cut
