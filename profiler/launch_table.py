@@ -26,6 +26,8 @@ class LaunchTable:
     `timelines`: the nsys files beside a folder's ncu reports (read as the timeline, not as launches).
     `pc_samples`: the report's PC samples, read with the launches (ncu_reader's pc_samples=True); `pc_note`:
     why they could not be read (the launches still were).
+    `pm_samples`: the report's PM sampling series (profiler/ncu_pm.py COLUMNS: one row per launch, series and
+    sample), read with the launches; None when the report holds none.
     """
 
     frame: pd.DataFrame
@@ -39,6 +41,7 @@ class LaunchTable:
     timelines: list[str] = field(default_factory=list)
     pc_samples: PcSamples | None = None
     pc_note: str | None = None
+    pm_samples: pd.DataFrame | None = None
 
     def __len__(self) -> int:
         return len(self.frame)

@@ -17,9 +17,12 @@ from pathlib import Path
 from profiler.child import no_crash_dump, read_parts, start_child, stop_child
 from profiler.errors import ReportError, refuse_special
 from profiler.launch_table import LaunchTable, PcSamples
+from profiler.ncu_action import metric_value, nvtx_text, rule_results
 from profiler.ncu_paths import ncu_python_dirs
 from profiler.ncu_pcs import COLUMNS as PC_COLUMNS
 from profiler.ncu_pcs import MAX_LAUNCHES_PER_KERNEL, PcChild, PcCollector, first_launches
+from profiler.ncu_pm import COLUMNS as PM_COLUMNS
+from profiler.ncu_pm import pm_rows
 from profiler.ncu_records import walk_records
 from profiler.ncu_tidy import raw_metrics
 from profiler.rundir import RunDir, sha256
@@ -44,16 +47,6 @@ def import_ncu_report():
         "cannot read .ncu-rep files: install the `ncu-report` package "
         "(pip install ncu-report) or set NCU_REPORT_PYTHON to Nsight Compute's extras/python"
     )
-
-
-def _metric_value(metric):
-    """A metric's value in its base unit, or None when ncu has none (`n/a`)."""
-    if hasattr(metric, "has_value") and not metric.has_value():
-        return None
-    value = metric.value()
-    if isinstance(value, bytes):
-        value = value.decode(errors="replace")
-    return value
 
 
 READ_TIMEOUT_S = 600.0  # a report that takes longer to read than this is taken as a hang
@@ -105,12 +98,13 @@ def read_ncu_report(
                 dst.write(src.read(walk.whole_bytes))
             shown = f"{name}: the report is {cut}; its whole records"
             got = _read_in_child(whole, install_dir, wanted, timeout_s, shown, pc_samples)
-    rows, units, rules, pcs = got
+    rows, units, rules, pcs, pm = got
     if not rows:
         raise ReportError(f"{name}: the report holds no kernel launches (no kernel was profiled)")
     import pandas as pd  # lazy: prefetch() starts a read before the caller has imported pandas
 
-    table = LaunchTable(pd.DataFrame(rows), source=str(name), units=units, rules=rules, cut=cut)
+    pm_frame = pd.DataFrame(pm, columns=PM_COLUMNS) if pm else None
+    table = LaunchTable(pd.DataFrame(rows), source=str(name), units=units, rules=rules, cut=cut, pm_samples=pm_frame)
     if not pc_samples:
         return table
     pc_rows, functions, pc_error = pcs
@@ -156,7 +150,7 @@ class _ChildRead:
         self.log.close()
 
     def result(self, timeout_s: float, name: str | Path):
-        """(rows, units, rules, (pc rows, traits, pc error)), or a one-line ReportError naming `name` for a
+        """(rows, units, rules, (pc rows, traits, pc error), PM rows), or a one-line ReportError naming `name` for a
         crash, a hang or a bad file."""
         child = self.child
         try:
@@ -193,7 +187,7 @@ def _read_in_child(
     name: str | Path,
     pc: bool = False,
 ):
-    """(rows, units, rules, (pc rows, traits, pc error)) read by child processes (a prefetched read of the
+    """(rows, units, rules, (pc rows, traits, pc error), PM rows) read by child processes (a prefetched read of the
     same unchanged file, metrics and PC choice, when one was started); errors name `name`."""
     started = _PREFETCHED.pop((str(path.resolve()), metrics, pc), None)
     key = (sha256(path), install_dir, metrics, pc)
@@ -246,20 +240,21 @@ class _PartsRead:
             if self.pcs is not None:
                 self.pcs.discard()
             return _ChildRead(self.path, self.install_dir, self.metrics, pc=self.pc).result(timeout_s, name)
-        rows = sorted((row for r, _, _, _ in got for row in r), key=lambda row: row["launch"])
+        rows = sorted((row for r, *_ in got for row in r), key=lambda row: row["launch"])
         if self.pcs is not None:  # each kernel's first launches: all the PC child still has to read
             first: dict[str, list[int]] = {}
             for row in rows:
                 if len(first.setdefault(row["kernel"], [])) < MAX_LAUNCHES_PER_KERNEL:
                     first[row["kernel"]].append(row["launch"])
             self.pcs.want({n for launches in first.values() for n in launches})
-            got = [*got, ([], {}, {}, self.pcs.result(timeout_s))]
+            got = [*got, ([], {}, {}, self.pcs.result(timeout_s), [])]
         units: dict[str, str] = {}
         rules: dict[int, list] = {}
         pc_rows: list[dict] = []
         functions: dict[str, dict] = {}
         errors = []
-        for _, u, ru, (pr, fn, err) in got:
+        pm = sorted((r for *_, part_pm in got for r in part_pm), key=lambda r: r["launch"])
+        for _, u, ru, (pr, fn, err), _ in got:
             for metric, unit in u.items():
                 units.setdefault(metric, unit)
             rules.update(ru)
@@ -267,7 +262,7 @@ class _PartsRead:
             for kernel, traits in fn.items():
                 functions.setdefault(kernel, traits)
             errors += [err] if err else []
-        return rows, units, rules, (pc_rows, functions, errors[0] if errors else None)
+        return rows, units, rules, (pc_rows, functions, errors[0] if errors else None), pm
 
 
 def _stat(path: Path) -> tuple[int, int]:
@@ -357,16 +352,18 @@ def _child_main(
 def _read_rows(
     ncu_report, path: Path, metrics: tuple[str, ...] | None = None, part: tuple[int, int] = (0, 1), pc: bool = False
 ):
-    """(rows, units, rules, (pc rows, traits, pc error)) from the report: one row dict per launch; `part`
+    """(rows, units, rules, (pc rows, traits, pc error), PM rows) from the report: one row dict per launch; `part`
     (k, n): only the launches whose number is k modulo n (launches are numbered across all ranges); `pc`:
     the PC samples of each kernel's first launches among them too (profiler/ncu_pcs.py), read from the
-    launch just decoded (a failure there stops only them, said as the pc error). Its errors do not name
-    the file: the parent names the one the user gave."""
+    launch just decoded (a failure there stops only them, said as the pc error). PM rows: the PM sampling
+    series of each launch that holds them (profiler/ncu_pm.py). Its errors do not name the file: the parent
+    names the one the user gave."""
     try:
         ctx = ncu_report.load_report(str(path))
     except Exception as exc:  # the library raises several types for a bad file
         raise ReportError(f"not a readable Nsight Compute report ({exc})") from exc
     rows: list[dict] = []
+    pm: list[dict] = []
     units: dict[str, str] = {}
     rules: dict[int, list] = {}
     collect, pc_error = (PcCollector() if pc else None), None
@@ -391,17 +388,18 @@ def _read_rows(
                     "range": r,
                     "kernel": action.name(),
                     "mangled_name": action.name(action.NameBase_MANGLED),
-                    "nvtx": _nvtx_text(action),
+                    "nvtx": nvtx_text(action),
                 }
                 for name in names if metrics is None else metrics:
                     metric = action.metric_by_name(name)
                     if metric is None:
                         continue
-                    row[name] = value = _metric_value(metric)
+                    row[name] = value = metric_value(metric)
                     if name not in units and value is not None and not isinstance(value, str):
                         units[name] = metric.unit() or ""
                 rows.append(row)
-                rules[launch] = _rule_results(action)
+                rules[launch] = rule_results(action)
+                pm += pm_rows(action, launch)
                 if collect is not None and pc_error is None:
                     try:
                         collect.add(action, launch)
@@ -413,28 +411,7 @@ def _read_rows(
     except Exception as exc:
         raise ReportError(f"report is damaged or truncated at launch {launch} ({exc})") from exc
     pcs = collect.result() if collect is not None else ([], {})
-    return rows, units, rules, (*pcs, pc_error)
-
-
-def _nvtx_text(action) -> str:
-    try:
-        state = action.nvtx_state()
-        if state is None:
-            return ""
-        names = []
-        for domain_id in state.domains():
-            for rng in state.domain_by_id(domain_id).push_pop_ranges():
-                names.append(rng)
-        return "/".join(names)
-    except Exception:
-        return ""
-
-
-def _rule_results(action) -> list[dict]:
-    try:
-        return list(action.rule_results_as_dicts())
-    except Exception:
-        return []
+    return rows, units, rules, (*pcs, pc_error), pm
 
 
 def prefetch_capture(path: str | Path) -> None:

@@ -57,6 +57,23 @@ def _read_kind(kind: str, plain: Path, path: Path) -> LaunchTable:
     raise ReportError(f"{path}: no reader for {kind}")  # pragma: no cover - every kind has a branch
 
 
+def read_pm_samples(path: Path) -> pd.DataFrame | None:
+    """The PM sampling series of every launch of one report (profiler/ncu_pm.py COLUMNS), or None when it
+    holds none (a report of another preset, a CSV export, a timeline). A ReportError names the file and what
+    is wrong: a damaged report, or one cut short (its last launches' series would be missing)."""
+    path = Path(path)
+    if sniff(path) != NCU_REP:
+        return None
+    with plain_file(path) as plain:
+        try:
+            table = read_ncu_report(plain, name=path, metrics=("gpu__time_duration.sum",))
+        except ReportError as exc:
+            raise ReportError(one_line(str(exc))) from None
+    if table.cut:
+        raise ReportError(f"{path}: the report is {table.cut}: the PM sampling of its later launches is missing")
+    return table.pm_samples
+
+
 def is_report(path: Path) -> bool:
     try:
         sniff(path)
@@ -122,7 +139,7 @@ def read_folder(folder: Path) -> LaunchTable:
     tables = [read_launches(p) for p in files]
     _one_gpu(folder, files, tables)
     offset = 0
-    rules, missing, notes, cuts, pcs, functions = {}, [], [], [], [], {}
+    rules, missing, notes, cuts, pcs, functions, pms = {}, [], [], [], [], {}, []
     for t, p in zip(tables, files):  # launch numbers stay unique across files
         t.frame["launch"] = t.frame["launch"] + offset
         rules.update({offset + k: v for k, v in t.rules.items()})
@@ -132,6 +149,8 @@ def read_folder(folder: Path) -> LaunchTable:
                 functions.setdefault(kernel, traits)
         if t.pc_note:
             notes.append(t.pc_note)
+        if t.pm_samples is not None:
+            pms.append(t.pm_samples.assign(launch=t.pm_samples["launch"] + offset))
         offset = int(t.frame["launch"].max()) + 1
         if t.cut:
             cuts.append(f"{p.name}: {t.cut}")
@@ -146,4 +165,5 @@ def read_folder(folder: Path) -> LaunchTable:
         cut="; ".join(cuts) or None,
         timelines=[p.name for p in timelines] if counters and timelines else [],
         pc_samples=PcSamples(pd.concat(pcs, ignore_index=True), functions) if pcs else None,
+        pm_samples=pd.concat(pms, ignore_index=True) if pms else None,
     )

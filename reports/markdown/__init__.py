@@ -2,7 +2,7 @@
 
 The report is its SECTIONS, in order: each a function of one `Context` (the input, the `ReportMeta`, the
 chart links) returning its lines, in a module of its own (overview, batch, kernel_table, kernel_sections,
-timeline, charts, closing; the waits section is reports/waits.py's). `render_markdown` is a pure function
+timeline, in_kernel, pm_sampling, charts, closing; the waits section is reports/waits.py's). `render_markdown` is a pure function
 of its inputs; `write_report` writes report.md and its charts (PNG and SVG) side by side, linked by
 relative names so the folder can be moved or pasted.
 """
@@ -14,6 +14,7 @@ from pathlib import Path
 from profiler.staging import OutputExists, Staged
 from reports.charts.batch import batch_chart
 from reports.charts.in_kernel import in_kernel_chart
+from reports.charts.pm_sampling import pm_chart
 from reports.charts.roofline import report_roofs, roofline_chart
 from reports.charts.stalls import stall_chart
 from reports.charts.timeline import timeline_chart
@@ -26,6 +27,7 @@ from reports.markdown.in_kernel import in_kernel
 from reports.markdown.kernel_sections import kernel_sections
 from reports.markdown.kernel_table import kernel_table
 from reports.markdown.overview import floor, gpu, title, workload
+from reports.markdown.pm_sampling import pm_sampling
 from reports.markdown.step_times import times_of_a_step
 from reports.markdown.timeline import timeline
 from reports.meta import ReportMeta
@@ -48,6 +50,7 @@ SECTIONS = (
     kernel_sections,
     timeline,
     in_kernel,
+    pm_sampling,
     times_of_a_step,
     waits,
     charts,
@@ -75,7 +78,7 @@ def render_markdown(report: ReportInput, meta: ReportMeta, charts: dict[str, Pat
 
 def chart_paths(out_md: Path) -> dict[str, Path]:
     """Where the charts of a report go: beside it, named after it (report.md -> report_roofline.png)."""
-    names = ("roofline", "stalls", "timeline", "waits", "batch", "in_kernel")
+    names = ("roofline", "stalls", "timeline", "waits", "batch", "in_kernel", "pm_sampling")
     return {name: out_md.with_name(f"{out_md.stem}_{name}.png") for name in names}
 
 
@@ -105,6 +108,12 @@ def write_report(report: ReportInput, meta: ReportMeta, out_md: Path, force: boo
             (
                 "in_kernel",
                 in_kernel_chart(report.in_kernel, staged.path(pngs["in_kernel"]).with_suffix(""), chart_title),
+            ),
+            (
+                "pm_sampling",
+                pm_chart(
+                    report.pm_samples, report.pm_sampling, staged.path(pngs["pm_sampling"]).with_suffix(""), chart_title
+                ),
             ),
         ):
             if files:

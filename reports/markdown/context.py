@@ -6,22 +6,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
+
 from profiler.nsys_reader import Timeline
 from profiler.timing import TimingSamples
 from reports.meta import ReportMeta
+from roofline.analysis.pm_sampling import PmLaunch
 from roofline.analysis.summary import Analysis
 from roofline.analysis.timeline import InKernelTimeline
 
 
 @dataclass(frozen=True)
 class ReportInput:
-    """What a report renders: the analysis and, when the run has them, its nsys timeline and its timing
-    pass (the rest of what it shows, commands, versions and roofs, is the `ReportMeta`)."""
+    """What a report renders: the analysis and, when the run has them, its nsys timeline, its in-kernel
+    timeline, its timing pass and its PM sampling (the rest of what it shows, commands, versions and roofs, is the `ReportMeta`)."""
 
     analysis: Analysis
     timeline: Timeline | None = None
     in_kernel: InKernelTimeline | None = None  # the in-kernel timeline, where the run has one
     timing: TimingSamples | None = None
+    pm_samples: pd.DataFrame | None = None  # ncu's PM sampling series (profiler/ncu_pm.py), where the report has them
+    pm_sampling: list[PmLaunch] = field(default_factory=list)  # their summary: each kernel's first launch
 
 
 @dataclass(frozen=True)

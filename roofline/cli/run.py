@@ -40,6 +40,7 @@ from roofline.pipelines.run_folder import run_folders, summarize_runs
 def run_output(run, fmt: str, project_to: str | None = None) -> str:
     """A run's analysis as printed (text or JSON), with a projection onto another GPU when asked."""
     # lazy: pandas comes with these; `analyze` starts reading its report (prefetch) before they load
+    from reports.pm_sampling import pm_text
     from reports.step_times import step_times, step_times_text
     from reports.text import render_projection, render_text, render_timeline
     from roofline.analysis.projection import project
@@ -63,6 +64,8 @@ def run_output(run, fmt: str, project_to: str | None = None) -> str:
         parts.append(render_timeline(run.timeline, run.analysis if counters else None, tools))
     if times := step_times_text(step_times(run.analysis, run.timeline, run.timing)):
         parts.append("\n".join(times))
+    if pm := pm_text(run.pm_sampling):
+        parts.append("\n".join(pm))
     if projection:
         parts.append(render_projection(projection))
     return "\n\n".join(parts) + "\n"

@@ -134,4 +134,5 @@ def report(run, out_md: str | Path | None = None, force: bool = False, source: s
             )
     meta = build_meta(run, out if out_md is not None else None, source)
     in_kernel = getattr(run, "in_kernel", None)
-    return write_report(ReportInput(run.analysis, run.timeline, in_kernel, run.timing), meta, out, force=force)
+    pm = (run.pm_samples, run.pm_sampling) if getattr(run, "pm_sampling", None) else (None, [])
+    return write_report(ReportInput(run.analysis, run.timeline, in_kernel, run.timing, *pm), meta, out, force=force)

@@ -18,6 +18,7 @@ from profiler.timing import TimingSamples
 from roofline.analysis.clocks import run_clock_note
 from roofline.analysis.comparison import run_timing
 from roofline.analysis.floor import Step
+from roofline.analysis.pm_sampling import PmLaunch, summarize_pm
 from roofline.analysis.summary import Analysis
 from roofline.analysis.timeline import InKernelTimeline
 from roofline.analysis.useful import UsefulWork
@@ -65,6 +66,12 @@ class Run:
     removal: Path | None = None  # the removal experiment that named a kernel's cause (load(removal=...))
     useful: UsefulWork | None = None  # the user's useful work of a foreign capture (load(useful=...))
     in_kernel: InKernelTimeline | None = None  # `profile --in-kernel`'s timeline, when the run has one
+    pm_sampling: list[PmLaunch] = field(default_factory=list)  # ncu's PM sampling: each kernel's first launch
+
+    @property
+    def pm_samples(self) -> pd.DataFrame | None:
+        """ncu's PM sampling series (profiler/ncu_pm.py COLUMNS), when the report holds them."""
+        return self.launch_table.pm_samples
 
     @property
     def launches(self) -> pd.DataFrame:
@@ -169,5 +176,6 @@ def make_run(
         complete=not problems,
         problems=problems,
         pc_samples=pc_samples.frame if pc_samples is not None else None,
+        pm_sampling=summarize_pm(launches.pm_samples),
         **evidence,
     )

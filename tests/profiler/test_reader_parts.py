@@ -22,8 +22,8 @@ def test_parts_merge_to_the_serial_read():
     serial = ncu_reader._read_rows(ncu_report, REPORT, metrics)
     parts = ncu_reader._PartsRead(REPORT, None, metrics)
     assert len(parts.parts) >= 1
-    rows, units, rules, _ = parts.result(60, REPORT)
-    assert rows == serial[0] and units == serial[1] and rules == serial[2]
+    rows, units, rules, _, pm = parts.result(60, REPORT)
+    assert rows == serial[0] and units == serial[1] and rules == serial[2] and pm == serial[4]
     three = [ncu_reader._read_rows(ncu_report, REPORT, metrics, (k, 3)) for k in range(3)]
     assert sorted(r["launch"] for p in three for r in p[0]) == list(range(6))
 
@@ -43,9 +43,11 @@ def test_pc_samples_read_with_the_launches_are_the_ones_a_read_of_their_own_give
             monkeypatch.setattr(ncu_reader, "read_parts", lambda most, n=n: n)
             read = ncu_reader._PartsRead(plain, None, tuple(raw_metrics()), True)
             assert len(read.parts) == n and (read.pcs is None) == (n == 1)
-            _, _, _, (rows, functions, error) = read.result(60, report)
+            _, _, _, (rows, functions, error), pm = read.result(60, report)
             assert error is None and functions == alone.functions
             pd.testing.assert_frame_equal(pd.DataFrame(rows, columns=alone.frame.columns), alone.frame)
+            if table.pm_samples is not None:  # --set full holds PM sampling: the same rows, however many readers
+                pd.testing.assert_frame_equal(pd.DataFrame(pm, columns=table.pm_samples.columns), table.pm_samples)
 
 
 def test_a_prefetched_read_is_the_same_table_and_a_changed_file_is_read_again(tmp_path):

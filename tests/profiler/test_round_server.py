@@ -114,7 +114,9 @@ def test_what_can_be_forked(monkeypatch):
 
 def _ahead(tmp_path, marker):
     """A server started ahead whose preload (a module of tmp_path) records when it was imported."""
-    (tmp_path / "preloaded_mod.py").write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('imported')\n")
+    (tmp_path / "preloaded_mod.py").write_text(
+        f"import pathlib\npathlib.Path({str(marker)!r}).write_text('imported')\n"
+    )
     env = {"PYTHONPATH": os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p)}
     scratch = tmp_path / "scratch"
     scratch.mkdir()

@@ -103,7 +103,8 @@ def test_bare_report_of_our_kernel(tmp_path):
     assert report(FULL_SET, "-o", out).exit_code == 0
     md = out.read_text()
     assert "## Floor" not in md and "no floor section" in md and "_verify_extend_kernel" in md
-    assert len(check_charts(out)) == 3 and "## Where the warps wait" in md  # --set full: PC samples
+    assert len(check_charts(out)) == 4 and "## Where the warps wait" in md  # --set full: PC samples
+    assert "## Over the launch's lifetime (ncu PM sampling)" in md  # and its PmSampling section
 
 
 def test_never_overwrites_without_force(tmp_path):
