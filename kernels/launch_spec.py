@@ -117,12 +117,12 @@ class CombineShape:
     tile, `tile` the most partial values a program holds. Its name lists them (`bd128w4r16s256k16t8192`);
     CombineShape.parse reads a name back, or any part of one (the rest defaults)."""
 
-    block_d: int = COMBINE_BLOCK_D
-    warps: int = COMBINE_WARPS
-    rows: int = COMBINE_ROWS
-    splits: int = COMBINE_SPLITS
-    short: int = COMBINE_SHORT
-    tile: int = COMBINE_TILE
+    block_d: int = COMBINE_BLOCK_D  # bd
+    warps: int = COMBINE_WARPS  # w
+    rows: int = COMBINE_ROWS  # r
+    splits: int = COMBINE_SPLITS  # s
+    short: int = COMBINE_SHORT  # k
+    tile: int = COMBINE_TILE  # t
 
     KEYS = {"bd": "block_d", "w": "warps", "r": "rows", "s": "splits", "k": "short", "t": "tile"}
 

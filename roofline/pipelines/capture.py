@@ -163,11 +163,12 @@ class NcuCaptured:
         shown = self.cap.shown(ncu_run.report)
         launches, absent = _read_ncu(ncu_run.report, shown, requested_metrics(ncu_run.command))
         require_complete(launches, iterations, len(ncu_run.passes), shown)
+        pc_samples, pc_note = launches.pc_samples, launches.pc_note
         return NcuCapture(
             report=ncu_run.report,
             launches=launches,
-            pc_samples=launches.pc_samples,
-            pc_note=launches.pc_note,
+            pc_samples=pc_samples,
+            pc_note=pc_note,
             passes=ncu_run.passes,
             preset=preset.name,
             chip=preset.chip,
