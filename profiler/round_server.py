@@ -209,9 +209,8 @@ class AheadServer:
     the rounds. `end` stops it unused. Every line it prints goes to `log`."""
 
     def __init__(self, python: str, preload: list[str], log: Path, scratch: Path, env: dict[str, str] | None = None):
-        self.scratch = Path(scratch)
-        self.rounds_file = self.scratch / "rounds-go.json"
-        plan = self.scratch / "rounds-plan.json"
+        self.rounds_file = Path(scratch) / "rounds-go.json"
+        plan = Path(scratch) / "rounds-plan.json"
         plan.write_text(json.dumps({"preload": preload, "wait_for": str(self.rounds_file)}))
         self._on_round: Callable[[int, str], None] | None = None
         self._last = ""

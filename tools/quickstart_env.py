@@ -63,7 +63,7 @@ def torch_version() -> str | None:
     return str(getattr(torch, "__version__", "unknown"))
 
 
-def installed_here(root: Path = ROOT, bin_dir: Path | None = None) -> str | None:
+def installed_here(root: Path = ROOT) -> str | None:
     """None when this interpreter's environment holds `root` installed editable, with its `roofline` command
     and metadata no older than pyproject.toml (nothing to install again); else what is not so. Every
     `roofline` distribution on the path is looked at: the build leaves roofline.egg-info in the checkout,
@@ -80,7 +80,7 @@ def installed_here(root: Path = ROOT, bin_dir: Path | None = None) -> str | None
             break
     else:
         return "roofline here is not this checkout installed editable"
-    command = (bin_dir or Path(sys.executable).parent) / "roofline"
+    command = Path(sys.executable).parent / "roofline"
     if not command.is_file():
         return f"no {command}"
     metadata = getattr(dist, "_path", None)  # the dist-info folder (importlib.metadata.PathDistribution)

@@ -21,7 +21,7 @@ from profiler.errors import ApplicationFailed, ProfilerError, ReportError
 from profiler.files import KIND_NAMES, NCU_REP, one_line
 from profiler.launch_table import LaunchTable, PcSamples
 from profiler.metrics import ResolvedPreset
-from profiler.ncu import check_collected, record_in_run, requested_metrics, run_ncu
+from profiler.ncu import NcuRun, check_collected, record_in_run, requested_metrics, run_ncu
 from profiler.ncu_reader import read_ncu_report
 from profiler.ncu_source import read_pc_samples
 from profiler.ncu_tidy import raw_metrics, tidy_launches
@@ -154,7 +154,7 @@ class NcuCaptured:
     and, in a child beside it, the PC samples."""
 
     cap: Capture
-    run: object  # profiler.ncu.NcuRun
+    run: NcuRun
     preset: ResolvedPreset
     started: float  # time.time() when ncu started
 
@@ -291,8 +291,10 @@ def timed_rounds(
 def timing_server(cap: Capture, samples: int, scratch: Path) -> AheadServer | None:
     """The timing pass's round server, started now so that its imports (seconds: torch, triton, the kernel)
     run while the profilers capture; None where the rounds cannot be forked (profiler/round_server.py)."""
-    cmd = round_command(cap.app, max(1, samples), "timing-round.json")
-    if not samples or not forkable([cmd]):
+    if not samples:
+        return None
+    cmd = round_command(cap.app, samples, "timing-round.json")
+    if not forkable([cmd]):
         return None
     return AheadServer(cmd[0], preloads(cmd), cap.writer.file("timing-log"), scratch, cap.env)
 

@@ -8,9 +8,9 @@ import contextlib
 import dataclasses
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -199,54 +199,32 @@ def _tools(request: ProfileRequest, say: Callable[[str], None]) -> dict[str, str
 
 
 def _capture(cap: Capture, request: ProfileRequest, resolved, got: _Captured) -> None:
-    """ncu, then nsys, into the run; ncu's report is read beside nsys's capture. A failed nsys beside a
+    """ncu, then nsys, into the run; ncu's report is read on a thread beside nsys's capture. A failed nsys beside a
     complete ncu capture is a note unless it was asked for by name (or the capture ran out of time)."""
-    reading = None
-    if "ncu" in got.tools:
-        got.running = "ncu"
-        if resolved.note:
-            cap.say(resolved.note)
-        captured = run_ncu_capture(cap, got.tools["ncu"], request.workload, preset=resolved)
-        reading = _Beside(lambda: captured.read(request.iterations))
-    at = len(got.notes)  # ncu's notes go before nsys's
-    if "nsys" in got.tools:
-        got.running = "nsys"
-        try:
-            got.nsys = capture_nsys(cap, got.tools["nsys"])
-        except ProfilerError as exc:
-            _ncu_read(got, reading, at)
-            if request.tool is not None or got.ncu is None or isinstance(exc, ToolTimeout):
-                raise  # asked for by name, nothing else captured, or out of time: the run failed
-            no_timeline = nsys_left_out(cap.writer, exc)
-            cap.say(no_timeline)
-            got.notes.append(no_timeline)
-    _ncu_read(got, reading, at)
+    with ThreadPoolExecutor(max_workers=1) as beside:
+        reading = None
+        if "ncu" in got.tools:
+            got.running = "ncu"
+            if resolved.note:
+                cap.say(resolved.note)
+            captured = run_ncu_capture(cap, got.tools["ncu"], request.workload, preset=resolved)
+            reading = beside.submit(captured.read, request.iterations)
+        at = len(got.notes)  # ncu's notes go before nsys's
+        if "nsys" in got.tools:
+            got.running = "nsys"
+            try:
+                got.nsys = capture_nsys(cap, got.tools["nsys"])
+            except ProfilerError as exc:
+                _ncu_read(got, reading, at)
+                if request.tool is not None or got.ncu is None or isinstance(exc, ToolTimeout):
+                    raise  # asked for by name, nothing else captured, or out of time: the run failed
+                no_timeline = nsys_left_out(cap.writer, exc)
+                cap.say(no_timeline)
+                got.notes.append(no_timeline)
+        _ncu_read(got, reading, at)
 
 
-class _Beside:
-    """`read` run on a thread from now on (beside the next capture); `result` waits and returns it or raises
-    its error."""
-
-    def __init__(self, read: Callable[[], object]) -> None:
-        self._out: list = []
-        self._thread = threading.Thread(target=self._run, args=(read,), daemon=True)
-        self._thread.start()
-
-    def _run(self, read) -> None:
-        try:
-            self._out.append((read(), None))
-        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
-            self._out.append((None, exc))
-
-    def result(self):
-        self._thread.join()
-        value, error = self._out[0]
-        if error is not None:
-            raise error
-        return value
-
-
-def _ncu_read(got: _Captured, reading: _Beside | None, at: int) -> None:
+def _ncu_read(got: _Captured, reading: Future | None, at: int) -> None:
     """ncu's capture, read (once), its notes at `at` of the run's notes."""
     if reading is not None and got.ncu is None:
         got.running = "ncu"
