@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reports.numbers import ms, ratio
+from reports.numbers import ms, ratio, signed_pct
 from reports.text import align
 from roofline.analysis.comparison import METRICS, MIN_SAMPLES, Change, Comparison, KernelComparison
 
@@ -40,15 +40,11 @@ def number(value: float | None, unit: str = "") -> str:
     return text + (f" {unit}" if unit in ("ms", "GB/s") else "x" if unit == "x" else "")
 
 
-def pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.1f}%"
-
-
 def value_delta(c: Change, unit: str) -> str:
     """`head (delta %)`: the rocprof-compute way of showing a metric against a baseline."""
     if c.head is None:
         return "-"
-    return number(c.head, unit) + ("" if c.delta_pct is None else f" ({pct(c.delta_pct)})")
+    return number(c.head, unit) + ("" if c.delta_pct is None else f" ({signed_pct(c.delta_pct)})")
 
 
 def step_sentence(cmp: Comparison) -> str | None:
@@ -74,7 +70,7 @@ def step_sentence(cmp: Comparison) -> str | None:
     )
     return (
         f"{number(s.base, 'ms')} -> {number(s.head, 'ms')} of kernels per iteration: "
-        f"{how} ({pct(s.delta_pct)}, {noise})"
+        f"{how} ({signed_pct(s.delta_pct)}, {noise})"
     )
 
 
@@ -86,12 +82,13 @@ def timing_sentence(cmp: Comparison) -> str | None:
         return None
     text = (
         f"{number(t.base_median_ms, 'ms')} -> {number(t.head_median_ms, 'ms')} per step "
-        f"(medians of {t.n_base} and {t.n_head} samples, {t.method}, no profiler): {pct(t.delta_pct)}"
+        f"(medians of {t.n_base} and {t.n_head} samples, {t.method}, no profiler): {signed_pct(t.delta_pct)}"
     )
     if not t.enough:
         return text + f" (too few samples for a test: {MIN_SAMPLES} a side needed)"
     return (
-        text + f", {t.ci_level * 100:.0f}% CI [{pct((t.ci_low - 1) * 100)}, {pct((t.ci_high - 1) * 100)}], "
+        text
+        + f", {t.ci_level * 100:.0f}% CI [{signed_pct((t.ci_low - 1) * 100)}, {signed_pct((t.ci_high - 1) * 100)}], "
         f"{t.test} p = {t.p_value:.2g}; the interval is {t.covers}"
     )
 
@@ -112,11 +109,11 @@ def gate_sentence(cmp: Comparison) -> str | None:
     extra = f"; {g['note']}" if g.get("note") else ""
     if g["on"] == "timing samples":
         return (
-            f"{verdict}: head step {pct(g['slower_pct'])} vs base (p = {g['p']:.2g}), threshold: fail if "
+            f"{verdict}: head step {signed_pct(g['slower_pct'])} vs base (p = {g['p']:.2g}), threshold: fail if "
             f"slower by more than {g['fail_if_slower_pct']:g}% with p < {g['p_value']:g}{extra}"
         )
     return (
-        f"{verdict}: head step {pct(g['slower_pct'])} vs base, threshold: fail if slower "
+        f"{verdict}: head step {signed_pct(g['slower_pct'])} vs base, threshold: fail if slower "
         f"by more than {g['fail_if_slower_pct']:g}%{extra}"
     )
 
@@ -173,7 +170,7 @@ def summary_rows(cmp: Comparison) -> list[list[str]]:
     for k in cmp.kernels:
         d = k.metrics["duration_ms"]
         per = k.metrics["ms_per_step"]
-        change = f"{pct(d.delta_pct)} {d.verdict}" if d.verdict else "-"
+        change = f"{signed_pct(d.delta_pct)} {d.verdict}" if d.verdict else "-"
         rows.append(
             [
                 kernel_title(k),
@@ -233,11 +230,11 @@ def render_compare_line(cmp: Comparison) -> str:
     timing, step = cmp.timing, cmp.step
     if timing is not None:
         rounds = f" in {timing.rounds[0]}+{timing.rounds[1]} rounds" if timing.rounds else " (within-run)"
-        change = f"step {pct(timing.delta_pct)} by {timing.n_base}+{timing.n_head} timing samples{rounds}"
+        change = f"step {signed_pct(timing.delta_pct)} by {timing.n_base}+{timing.n_head} timing samples{rounds}"
         if timing.enough:
             change += f" (p = {timing.p_value:.2g})"
     elif step is not None and step.delta_pct is not None:
-        change = f"step {number(step.base, 'ms')} -> {number(step.head, 'ms')} ({pct(step.delta_pct)}, profiler times)"
+        change = f"step {number(step.base, 'ms')} -> {number(step.head, 'ms')} ({signed_pct(step.delta_pct)}, profiler times)"
     else:
         change = "no step time on both sides"
     gate = gate_sentence(cmp)

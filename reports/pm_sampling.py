@@ -3,12 +3,12 @@ section (roofline/analysis/pm_sampling.py's PmLaunch, one per kernel)."""
 
 from __future__ import annotations
 
+from reports.numbers import fmt
 from roofline.analysis.pm_sampling import DRAM_MIN, PmLaunch
 
 
 def _pct(levels: dict[str, float], name: str) -> str:
-    v = levels.get(name)
-    return "–" if v is None else f"{v:.0f}%"
+    return fmt(levels.get(name), ".0f", "–", "%")
 
 
 def window_words(s: PmLaunch) -> str:
@@ -84,7 +84,7 @@ def pm_rows(launches: list[PmLaunch]) -> list[list[str]]:
     """The report's table: one row per kernel."""
 
     def t(v: float | None) -> str:
-        return "–" if v is None else f"{v:.1f}"
+        return fmt(v, ".1f", "–")
 
     return [
         [

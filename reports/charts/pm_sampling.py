@@ -11,7 +11,7 @@ import pandas as pd
 
 from profiler.ncu_pm import SMS_ACTIVE, STALL
 from reports.charts.common import LEGEND, pyplot, save
-from roofline.analysis.pm_sampling import PmLaunch
+from roofline.analysis.pm_sampling import PmLaunch, stall_means
 
 MAX_COLUMNS = 4  # kernels on the chart; the table lists every kernel
 TOP_STALLS = 6  # warp states drawn; the rest stacked as "other"
@@ -51,9 +51,7 @@ def _throughput(ax, frame: pd.DataFrame, grid: np.ndarray, summary: PmLaunch) ->
 
 def top_stalls(frame: pd.DataFrame) -> list[str]:
     """The warp states drawn on their own, the same in every column: the largest on average over all of them."""
-    stalls = frame[frame["series"].str.startswith(STALL)]
-    means = stalls.groupby("series")["value"].mean().sort_values(ascending=False)
-    return [str(n) for n, v in means.head(TOP_STALLS).items() if v > 0]
+    return [str(n) for n, v in stall_means(frame).head(TOP_STALLS).items() if v > 0]
 
 
 def _stalls(ax, frame: pd.DataFrame, grid: np.ndarray, summary: PmLaunch, top: list[str]) -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reports import numbers
+from reports.numbers import pct  # noqa: F401 - the sections' percentage, from the one home of number formatting
+
 
 def fmt(value, spec: str, suffix: str = "", missing: str = "–") -> str:
-    return missing if value is None else format(value, spec) + suffix
-
-
-def pct(value: float | None) -> str:
-    return fmt(value, ".1f", "%")
+    """reports.numbers.fmt with the markdown report's dash for a missing value (the suffix third, as the
+    sections pass it)."""
+    return numbers.fmt(value, spec, missing, suffix)
 
 
 def cell(text: str) -> str:

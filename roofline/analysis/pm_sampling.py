@@ -59,22 +59,20 @@ class PmLaunch:
         """The time the launch runs after its DRAM stream ends."""
         return None if self.dram_end_us is None else max(0.0, self.span_us - self.dram_end_us)
 
-    def to_dict(self) -> dict:
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        out["stalls"], out["tail_stalls"] = [list(s) for s in self.stalls], [list(s) for s in self.tail_stalls]
-        return {**out, "tail_share": self.tail_share, "after_dram_us": self.after_dram_us}
-
 
 def _series(frame: pd.DataFrame, name: str) -> pd.DataFrame:
     return frame[frame["series"] == name].sort_values("time_us")
 
 
+def stall_means(frame: pd.DataFrame) -> pd.Series:
+    """Each warp-state series' mean over `frame`'s samples (warps per SMSP), largest first; empty without any."""
+    stalls = frame[frame["series"].str.startswith(STALL)]
+    return stalls.groupby("series")["value"].mean().sort_values(ascending=False)
+
+
 def _stalls(frame: pd.DataFrame, start: float, end: float) -> list[tuple[str, float]]:
     """The top warp states among the samples starting in [start, end): (reason, mean warps per SMSP)."""
-    part = frame[frame["series"].str.startswith(STALL) & (frame["time_us"] >= start) & (frame["time_us"] < end)]
-    if part.empty:
-        return []
-    means = part.groupby("series")["value"].mean().sort_values(ascending=False)
+    means = stall_means(frame[(frame["time_us"] >= start) & (frame["time_us"] < end)])
     return [(name.removeprefix(STALL), float(v)) for name, v in means.head(TOP_STALLS).items() if v > 0]
 
 
