@@ -39,6 +39,7 @@ from kernels.fast.common import FAST_MIN_SPLIT_LEN
 from kernels.fast.run import _plan, partials, schedule_tables, triton_mla_fast
 from kernels.launch_spec import CombineShape, LaunchSpec, device_facts, next_power_of_2, reshaped_combine
 from kernels.plan import cdiv
+from kernels.reference import lse_merge
 from profiler.bench import graph_replay_ms, read_kv, rotated_input_sets, rotated_samples_ms
 
 ROWS = {r.name: r.workload(SERVING_PAGE_SIZE, SERVING_MASK) for r in SERVING}
@@ -139,18 +140,13 @@ def torch_merge(plan, part_o, part_lse, out) -> tuple[torch.Tensor, torch.Tensor
     """(the merged rows in fp32 by torch, their row numbers in `out` viewed as [rows, v_dim]): every row under
     the uniform schedule, the cut requests' rows under the batch schedule."""
     d = part_o.shape[-1]
-
-    def merge(o, lse):  # o [splits, rows, d], lse [splits, rows]
-        w = torch.nan_to_num(torch.softmax(lse.float(), dim=0), nan=0.0)
-        return torch.einsum("sr,srd->rd", w, o.float())
-
     if plan.schedule is None:
-        return merge(part_o, part_lse), torch.arange(part_lse.shape[1], device=part_o.device)
+        return lse_merge(part_o, part_lse), torch.arange(part_lse.shape[1], device=part_o.device)
     job_rows = plan.combine.constexprs["JOB_ROWS"]
     o, lse = part_o.reshape(-1, job_rows, d), part_lse.reshape(-1, job_rows)
     merged, rows = [], []
     for b, first, slots in plan.schedule.jobs:
-        merged.append(merge(o[first : first + slots], lse[first : first + slots]))
+        merged.append(lse_merge(o[first : first + slots], lse[first : first + slots]))
         rows.append(torch.arange(b * job_rows, (b + 1) * job_rows, device=part_o.device))
     return torch.cat(merged), torch.cat(rows)
 

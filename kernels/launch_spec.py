@@ -10,6 +10,7 @@ a constant, multiples of 16 get a divisibility hint).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import import_module
@@ -138,8 +139,6 @@ class CombineShape:
     @classmethod
     def parse(cls, text: str) -> CombineShape:
         """`bd64w4` -> CombineShape(block_d=64, warps=4), the rest the defaults; "" or "default": the defaults."""
-        import re
-
         if text in ("", "default"):
             return cls()
         parts = re.findall(r"(bd|w|r|s|k|t)(\d+)", text)
@@ -187,15 +186,26 @@ def combine_spec(
     type. pdl: launched as a programmatic dependent launch (the launcher drops it where the device has none)."""
     shape = shape or CombineShape()
     tiles = combine_tiles([splits], v_dim, shape)
+    grid = (cdiv(rows, rows_per_program(tiles, splits)), cdiv(v_dim, tiles["BLOCK_D"]))
+    return _combine_launch(grid, tiles, v_dim, part_o, pdl, shape, {"total_rows": rows, "num_splits": splits})
+
+
+def _combine_launch(grid, tiles, v_dim, part_o, pdl, shape, int_args, job_rows: int = 0) -> LaunchSpec:
+    """The combine's LaunchSpec: `tiles` (combine_tiles) over `grid`; with `job_rows`, each program's work a row of
+    the batch schedule's merge table (Merges), else rows of the one partials array."""
+    signature = {"PartO": part_o, "PartLse": "*fp32", "Out": "*bf16", "total_rows": "i32", "num_splits": "i32"}
+    work = {"JOB_ROWS": job_rows} if job_rows else {"Merges": None, "JOB_ROWS": 0}
+    if job_rows:
+        signature["Merges"] = "*i32"
     return LaunchSpec(
         name="_combine_kernel",
         target="kernels.combine:_combine_kernel",
-        grid=(cdiv(rows, rows_per_program(tiles, splits)), cdiv(v_dim, tiles["BLOCK_D"])),
-        signature={"PartO": part_o, "PartLse": "*fp32", "Out": "*bf16", "total_rows": "i32", "num_splits": "i32"},
-        constexprs=dict(D=v_dim, **tiles, PDL=pdl, Merges=None, JOB_ROWS=0),
+        grid=grid,
+        signature=signature,
+        constexprs=dict(D=v_dim, **tiles, PDL=pdl, **work),
         num_warps=shape.warps,
         num_stages=1,
-        int_args={"total_rows": rows, "num_splits": splits},
+        int_args=int_args,
     )
 
 
@@ -221,23 +231,9 @@ def combine_jobs_spec(
     shape = shape or CombineShape()
     tiles = combine_tiles([j[2] for j in jobs], v_dim, shape)
     programs = sum(cdiv(job_rows, rows_per_program(tiles, j[2])) for j in jobs)
-    longest = max(j[2] for j in jobs)
-    return LaunchSpec(
-        name="_combine_kernel",
-        target="kernels.combine:_combine_kernel",
-        grid=(programs, cdiv(v_dim, tiles["BLOCK_D"])),
-        signature={
-            "PartO": part_o,
-            "PartLse": "*fp32",
-            "Out": "*bf16",
-            "total_rows": "i32",
-            "num_splits": "i32",
-            "Merges": "*i32",
-        },
-        constexprs=dict(D=v_dim, **tiles, PDL=pdl, JOB_ROWS=job_rows),
-        num_warps=shape.warps,
-        num_stages=1,
-        int_args={"total_rows": job_rows, "num_splits": longest},
+    int_args = {"total_rows": job_rows, "num_splits": max(j[2] for j in jobs)}
+    return _combine_launch(
+        (programs, cdiv(v_dim, tiles["BLOCK_D"])), tiles, v_dim, part_o, pdl, shape, int_args, job_rows
     )
 
 

@@ -1,4 +1,4 @@
-"""`torch_ref`: plain PyTorch verify attention in fp32, read through the page table."""
+"""`torch_ref`: plain PyTorch verify attention in fp32, read through the page table; `lse_merge`: the split-KV merge."""
 
 from __future__ import annotations
 
@@ -28,3 +28,10 @@ def torch_ref(inp: VerifyInputs) -> torch.Tensor:
         probs = torch.softmax(scores, dim=-1)
         outs.append(torch.einsum("hsn,nd->shd", probs, kv[:, : w.v_dim]))
     return torch.cat(outs).to(inp.q.dtype)
+
+
+def lse_merge(part_o: torch.Tensor, part_lse: torch.Tensor) -> torch.Tensor:
+    """The split-KV merge in torch, fp32: partials [splits, rows, d] weighted by softmax(lse) over the splits; 0
+    for a row no split saw (all -inf). What kernels/combine.py computes."""
+    w = torch.nan_to_num(torch.softmax(part_lse.float(), dim=0), nan=0.0)
+    return torch.einsum("sr,srd->rd", w, part_o.float())

@@ -7,7 +7,7 @@ import torch
 
 from kernels.check import check_kernel, finite_rel_err, rel_err
 from kernels.inputs import ancestor_mask, build_inputs, draft_tree_parents
-from kernels.reference import torch_ref
+from kernels.reference import lse_merge, torch_ref
 from kernels.spec import VerifyWorkload
 
 CASES = [
@@ -155,13 +155,6 @@ def test_fast_kernel_no_combine_leaves_only_the_merged_rows_out():
         if b not in cut:
             assert torch.allclose(out[b], ref[b], atol=2e-2, rtol=2e-2)
     assert plan_fast(w, "sm_90", 132, no_combine=True, schedule="uniform", **kw).combine is None
-
-
-def lse_merge(part_o: torch.Tensor, part_lse: torch.Tensor) -> torch.Tensor:
-    """The merge in torch: partials [splits, rows, d] weighted by softmax(lse) over the splits; 0 for a row no
-    split saw (all -inf)."""
-    w = torch.nan_to_num(torch.softmax(part_lse, dim=0), nan=0.0)
-    return torch.einsum("sr,srd->rd", w, part_o)
 
 
 # The default shape, and knobs that take the other code: a tile too small for the longest request (its splits
