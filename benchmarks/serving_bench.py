@@ -72,6 +72,7 @@ ROWS = {
     "b1-h8-q9-128k": workload((131072,), 8, 9),
     "b1-h64-q9-128k": workload((131072,), 64, 9),
     "b1-h8-q9-8k": workload((8192,), 8, 9),
+    "b1-h16-q2-32k": workload((32768,), 16, 2),
 }
 # Other launches of the batch schedule timed beside the default, per row (triton_mla_fast keywords): the seesaw or
 # the ring for padded rows (ring_padded: the default for batches of 2 or more), bf16 partials, the other schedules
@@ -81,6 +82,7 @@ VARIANTS = {
         "seesaw": dict(ring_padded=False),
         "bf16 partials": dict(partials="input"),
         "seesaw bf16": dict(ring_padded=False, partials="input"),
+        "stagger": dict(stagger=True),
     },
     "b8-h8-q9-4k-128k": {"bf16 partials": dict(partials="input")},
     "b16-h16-q4-skewed": {
@@ -90,6 +92,7 @@ VARIANTS = {
         "ring_whole bf16": dict(stagger=False, partials="input"),
     },
     "b1-h8-q9-8k": {"ring_padded": dict(ring_padded=True)},
+    "b1-h16-q2-32k": {"stagger": dict(stagger=True)},
 }
 SERVING = ("b32-h16-q2-1k-32k", "b8-h8-q9-4k-128k", "b16-h16-q4-skewed")
 # Full-size checks: every row, and the serving rows with the tree mask at page 1 and page 64 ("all"); the
@@ -326,8 +329,10 @@ def main(argv=None) -> int:
 
     result["triton"] = triton.__version__
     checks = {"all": {**CHECKS, **VARIANT_CHECKS}, "variants": VARIANT_CHECKS, "none": {}}[args.check]
-    result["checks"] = check_all(log, checks)
     names = args.only.split(",") if args.only else list(ROWS)
+    if args.only:  # the checks of the rows asked for (a check's name starts with its row's)
+        checks = {k: v for k, v in checks.items() if any(k.startswith(n) for n in names)}
+    result["checks"] = check_all(log, checks)
     result["rows"] = []
     for name in names:
         result["rows"].append(time_row(name, ROWS[name], log, args.search, t0 + args.budget_s))

@@ -45,8 +45,9 @@ _RAGGED = dict(ctx_len=4093, batch=3, ctx_lens=(4093, 70001, 131072))
 CASES += [
     ("items-ring-h8-p64", dict(_RAGGED, page_size=64), {}),
     ("items-ring-h8-p1", dict(_RAGGED, page_size=1), {}),
-    ("items-ring-h16q2-p64", dict(_RAGGED, page_size=64, heads=16, q_len=2), {}),  # padded: ring_padded
-    ("items-seesaw-h16q2-p64", dict(_RAGGED, page_size=64, heads=16, q_len=2), dict(ring_padded=False)),
+    ("items-ring-h16q2-p64", dict(_RAGGED, page_size=64, heads=16, q_len=2), dict(stagger=False)),  # ring_padded
+    ("items-seesaw-h16q2-p64", dict(_RAGGED, page_size=64, heads=16, q_len=2), dict(ring_padded=False, stagger=False)),
+    ("items-stagger-h16q2-p64", dict(_RAGGED, page_size=64, heads=16, q_len=2), {}),  # padded blocks: the default
     ("items-stagger-h64-p64", dict(_RAGGED, page_size=64, heads=64), {}),
     ("items-hopper-h8-p64", dict(_RAGGED, page_size=64), dict(path="hopper")),
     ("items-portable-h8-p64", dict(_RAGGED, page_size=64), dict(path="portable")),

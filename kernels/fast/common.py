@@ -24,7 +24,7 @@ class FastConfig:
     also where the rows are whole 64-row blocks (64 heads), its third warpgroup then only loading; ring_padded
     (ring only): the ring also where the rows end in a padded 64-row block and have no tail (16 heads x 2 tokens:
     32 rows), its third warpgroup only loading; stagger
-    (the seesaw kernel, whole 64-row blocks): FlashMLA's order of work (kernels/fast/stagger.py), the seesaw's
+    (the seesaw kernel, 64-row blocks without a tail): FlashMLA's order of work (kernels/fast/stagger.py), the seesaw's
     removal experiments. schedule: "batch" (the default) cuts a ragged batch's KV (requests of different lengths)
     into work items of near-equal length over the SMs (plan_batch: one program per (M block, item), a request with
     one item writes its output directly, the combine merges only the requests that were cut); "uniform" is the
@@ -140,10 +140,11 @@ GLUON_TAIL_MIN_SPLIT_LEN = 512
 # ring=True: where the tail is used, the per-tile ring schedule (kernels/fast/ring.py) instead of pairs of tiles,
 # at every page size; async_gather=True: pages smaller than a tile complete their barriers as the copies land.
 # ring_whole=True: where the rows are whole 64-row blocks, the ring too, its third warpgroup only loading.
-# stagger=True: where the rows are whole 64-row blocks and pages hold whole tiles (page >= 64), the seesaw kernel
-# in FlashMLA's order of work (kernels/fast/stagger.py); off at page 1, where its warpgroups wait for their own
-# gathers. ring_padded: where the rows end in a padded 64-row block and there is no tail, the ring too; the
-# default for batches of several requests under the batch schedule (RING_PADDED_MIN_BATCH), off at batch 1.
+# stagger=True: where the rows are 64-row blocks without a tail (whole, or the last one padded) and pages hold
+# whole tiles (page >= 64), the seesaw kernel in FlashMLA's order of work (kernels/fast/stagger.py); off at page 1,
+# where its warpgroups wait for their own gathers. ring_padded: where the rows end in a padded 64-row block, there
+# is no tail and the stagger does not run (pages smaller than a tile), the ring too; the default for batches of
+# several requests under the batch schedule (RING_PADDED_MIN_BATCH), off at batch 1.
 # Each choice beat the alternative on the H200: docs/results/fast-kernel-defaults.md has the timings.
 RING_PADDED_MIN_BATCH = 2
 GLUON_CONFIG = dict(

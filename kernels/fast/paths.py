@@ -262,8 +262,8 @@ class Seesaw(GluonPath):
         return min(SEESAW_SLICE, w.v_dim)
 
     def constexprs(self, w, cfg, rows):
-        if cfg.stagger and not rows.whole:
-            raise ValueError("stagger needs whole 64-row blocks (q_len x heads a multiple of 64: 64 heads)")
+        if cfg.stagger and rows.tail_m:
+            raise ValueError("stagger needs the rows in 64-row blocks, whole or padded, without a tail warpgroup")
         return {**super().constexprs(w, cfg, rows), "num_warps": 4, "STAGGER": bool(cfg.stagger)}
 
 
@@ -275,7 +275,7 @@ class Ring(Seesaw):
     kernel, module = "_gluon_ring_kernel", "kernels.fast.ring"
 
     def for_rows(self, rows, cfg):
-        if cfg.stagger and rows.whole:  # the seesaw kernel's staggered schedule
+        if cfg.stagger and not rows.tail_m:  # the seesaw kernel's staggered schedule
             return SEESAW
         padded = not rows.tail_m and not rows.whole
         return self if rows.tail_m or (cfg.ring_whole and rows.whole) or (cfg.ring_padded and padded) else SEESAW
@@ -375,9 +375,10 @@ def plan_fast(
         return tiled, cdiv(w.max_kv_len, tiled), None
 
     rows = split_path.rows(w, cfg, None if "tail_m" in launch else lambda m_blocks: split_plan(m_blocks)[0])
-    if cfg.stagger and "stagger" not in launch and (not rows.whole or w.page_size < cfg.block_n):
-        # the default only where it applies and was measured faster (whole blocks, pages of whole tiles: at page 1
-        # it lost)
+    asked_ring = launch.get("ring_padded") and not rows.whole  # the ring asked for by name for padded blocks
+    if cfg.stagger and "stagger" not in launch and (rows.tail_m or w.page_size < cfg.block_n or asked_ring):
+        # the default only where it applies and was measured faster (64-row blocks, whole or padded, in pages of
+        # whole tiles: at page 1 it lost)
         cfg = replace(cfg, stagger=False)
     if (
         cfg.ring and items and w.batch >= RING_PADDED_MIN_BATCH and "ring_padded" not in launch and not cfg.ring_padded

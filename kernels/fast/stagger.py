@@ -1,6 +1,6 @@
-"""The seesaw kernel's staggered schedule (`stagger=True`, whole 64-row blocks: 64 heads), FlashMLA's
-order of work for a pair of tiles (tile 2j in buffer 0, scored by warpgroup 0; tile 2j+1 in buffer 1,
-scored by warpgroup 1; each warpgroup owns half of O's columns):
+"""The seesaw kernel's staggered schedule (`stagger=True`, 64-row blocks without a tail warpgroup, whole or
+the last one padded), FlashMLA's order of work for a pair of tiles (tile 2j in buffer 0, scored by warpgroup 0;
+tile 2j+1 in buffer 1, scored by warpgroup 1; each warpgroup owns half of O's columns):
 
 - the maxima are staggered: warpgroup 0 runs its softmax and posts its row maxima, warpgroup 1 takes
   them for its own (so its softmax runs under warpgroup 0's P V), and warpgroup 0 later rescales by
@@ -14,8 +14,9 @@ scored by warpgroup 1; each warpgroup owns half of O's columns):
   warpgroup 1 refills buffer 1's half as soon as the first of its two P V MMAs is done, before the
   second (buffer 0's) is.
 
-The default where the rows are whole 64-row blocks and pages hold whole tiles (GLUON_CONFIG in
-kernels/fast/common.py; the measurements: docs/results/fast-kernel.md, steps 15 and 16).
+The default where the rows are such blocks and pages hold whole tiles (GLUON_CONFIG in
+kernels/fast/common.py; the measurements: docs/results/fast-kernel-defaults.md). Padded rows (past q_len x heads)
+score zero queries, see no draft token and are never written.
 tests/ring_protocol.py (`stagger`) models its barriers: change the two together.
 
 Removal experiments (roofline/pipelines/removal_experiment.py), as the seesaw's: NO_MMA leaves out every

@@ -164,9 +164,10 @@ def test_gluon_tail_only_where_it_was_measured_to_pay():
 
 def test_the_ring_runs_tails_and_whole_blocks_the_seesaw_padded_rows():
     """sm_90's default Gluon schedule: the ring where there is a tail warpgroup (72 rows, long splits);
-    where the rows are whole 64-row blocks (576 rows) the seesaw kernel's staggered schedule at pages
-    that hold whole tiles and the ring (ring_whole, its third warpgroup only loading) below them; the
-    seesaw's pairs of tiles where a block is padded (72 rows in short splits, 144 rows)."""
+    where the rows are 64-row blocks without a tail, whole (576 rows) or the last one padded (72 rows in short
+    splits, 144 rows), the seesaw kernel's staggered schedule at pages that hold whole tiles; below them the ring
+    for whole blocks (ring_whole, its third warpgroup only loading) and for a batch's padded ones (ring_padded), the
+    seesaw's pairs of tiles for one request's padded blocks."""
 
     def spec(ctx_len, heads=8, page_size=64, **kw):
         return fast_specs(VerifyWorkload(ctx_len=ctx_len, heads=heads, page_size=page_size), arch="sm_90", **kw)[0]
@@ -180,18 +181,22 @@ def test_the_ring_runs_tails_and_whole_blocks_the_seesaw_padded_rows():
     assert kernel(131072, heads=64) == kernel(8192, heads=64) == kernel(131072, heads=64, page_size=128)
     assert kernel(131072, heads=64) == kernel(131072, heads=64, ring=False) == "_gluon_seesaw_kernel stagger"
     assert kernel(131072, heads=64, page_size=1, stagger=True) == "_gluon_seesaw_kernel stagger"  # asked for
-    assert kernel(32768) == kernel(131072, heads=16) == "_gluon_seesaw_kernel"  # padded blocks: no stagger
+    assert kernel(32768) == kernel(131072, heads=16) == "_gluon_seesaw_kernel stagger"  # padded blocks
+    assert kernel(32768, page_size=16) == kernel(32768, stagger=False) == "_gluon_seesaw_kernel"
     assert kernel(131072, heads=64, ring=False, stagger=False) == "_gluon_seesaw_kernel"
     assert (
         kernel(32768, ring_padded=True) == "_gluon_ring_kernel"
         and not spec(32768, ring_padded=True).constexprs["TAIL_ROWS"]
     )  # asked for: the ring for padded blocks, its third warpgroup only loading
     ragged = VerifyWorkload(ctx_len=9000, batch=3, ctx_lens=(9000, 70, 20_000), heads=16, q_len=2, page_size=64)
-    assert fast_specs(ragged, arch="sm_90")[0].name == "_gluon_ring_kernel"  # batches: ring_padded by default
-    assert fast_specs(ragged, arch="sm_90", schedule="uniform")[0].name == "_gluon_seesaw_kernel"
+    assert fast_specs(ragged, arch="sm_90")[0].constexprs["STAGGER"]  # batches at page 64: the stagger
+    paged16 = dataclasses.replace(ragged, page_size=16)
+    assert fast_specs(paged16, arch="sm_90")[0].name == "_gluon_ring_kernel"  # ... below it: ring_padded
+    assert fast_specs(ragged, arch="sm_90", stagger=False)[0].name == "_gluon_ring_kernel"
+    assert fast_specs(paged16, arch="sm_90", schedule="uniform")[0].name == "_gluon_seesaw_kernel"
     assert kernel(131072, heads=64, ring_whole=False, stagger=False) == "_gluon_seesaw_kernel"
     assert not plan_fast(VerifyWorkload(ctx_len=131072, heads=64), ring=False).config.ring_whole
-    with pytest.raises(ValueError, match="stagger needs whole 64-row blocks"):
+    with pytest.raises(ValueError, match="stagger needs the rows in 64-row blocks"):
         spec(131072, stagger=True)
     cut = spec(131072, heads=64, no_mma=True)  # a removal experiment of the default: stagger has the switches
     assert cut.constexprs["STAGGER"] and cut.constexprs["NO_MMA"] and not cut.constexprs["NO_SOFTMAX"]
