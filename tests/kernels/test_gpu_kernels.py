@@ -140,7 +140,8 @@ def _lens(seed: int, n: int, lo: int, hi: int) -> tuple[int, ...]:
 
 
 # Serving batches (benchmarks/serving_bench.py's rows and more), full size, through the default path (on sm_90
-# the Gluon kernels: the seesaw with padded rows, the ring with the tail, the staggered schedule at whole blocks),
+# the Gluon kernels: the ring with the tail, the staggered schedule at 64-row blocks, whole or padded, at page 64,
+# the ring or the seesaw on padded blocks below it),
 # the batch schedule (the default) and the uniform one; tree and chain masks, pages 1 and 64, prefixes of 1 token
 # and of one page.
 SERVING_CASES = [
@@ -154,6 +155,9 @@ SERVING_CASES = [
     (dict(ctx_lens=(1, 64, 65, 100_003, 4000), heads=64, q_len=9, page_size=64, tree_mask="chain"), {}),
     (dict(ctx_lens=(1, 1, 77_777, 3), heads=64, q_len=9, page_size=1, tree_mask="tree"), {}),
     (dict(ctx_lens=(131072,) + (2048,) * 15, heads=16, q_len=4, page_size=64, tree_mask="chain"), dict(ring=False)),
+    (dict(ctx_lens=_lens(3, 16, 1024, 32768), heads=16, q_len=3, page_size=64, tree_mask="tree"), {}),
+    (dict(ctx_lens=(1, 64, 65, 100_003, 4000), heads=16, q_len=9, page_size=64, tree_mask="tree"), {}),
+    (dict(ctx_lens=_lens(1, 32, 1024, 32768), heads=16, q_len=2, page_size=64, tree_mask="tree"), dict(stagger=False)),
     (dict(ctx_lens=(1, 64, 65, 100_003, 4000), heads=8, q_len=9, page_size=64, tree_mask="tree"), dict(ring=False)),
     (
         dict(ctx_lens=_lens(2, 8, 4096, 131072), heads=8, q_len=9, page_size=64, tree_mask="tree"),
