@@ -5,7 +5,8 @@ running device's facts, and the combine kernel's spec.
 `signature` lists every runtime argument in the jit function's order with the Triton type it gets at
 run time (pointers with the workload's dtype); `int_args` holds the values of integer arguments that
 follow from the workload (strides, row counts, split lengths), which Triton specializes on (1 becomes
-a constant, multiples of 16 get a divisibility hint).
+a constant, multiples of 16 get a divisibility hint). Where the jit function takes some of them as one
+tuple parameter, `tuples` names them, and the order is the flattened one.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ class LaunchSpec:
     num_warps: int
     num_stages: int
     int_args: dict[str, int] = field(default_factory=dict)
+    # A jit parameter that takes a tuple -> the names (of the signature or the constexprs) it holds, in order.
+    # Triton flattens a tuple argument in order: the compiled kernel's parameters are the signature's.
+    tuples: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def key(self) -> tuple:
         """Everything that decides the compiled code and the grid, as a hashable tuple."""
@@ -44,6 +48,7 @@ class LaunchSpec:
             tuple(sorted(self.int_args.items())),
             self.num_warps,
             self.num_stages,
+            tuple((param, tuple(names)) for param, names in self.tuples.items()),
         )
 
     def __hash__(self) -> int:
@@ -63,6 +68,14 @@ class LaunchSpec:
     def load(self):
         module, attr = self.target.split(":")
         return getattr(import_module(module), attr)
+
+    def arguments(self, values: dict) -> dict:
+        """The jit function's arguments by name: `values` (the runtime ones, by the signature's names) and the
+        constexprs, the names of each tuple parameter (`tuples`) gathered into its tuple."""
+        flat = {**values, **self.constexprs}
+        held = {n for names in self.tuples.values() for n in names}
+        named = {k: v for k, v in flat.items() if k not in held}
+        return {**named, **{param: tuple(flat[n] for n in names) for param, names in self.tuples.items()}}
 
 
 def next_power_of_2(n: int) -> int:

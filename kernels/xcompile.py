@@ -88,36 +88,47 @@ def specialization(spec: LaunchSpec) -> tuple[dict, dict, dict]:
     """(signature, constexprs, attrs) as Triton's JIT builds them at launch time: pointers get a
     16-byte divisibility hint (torch allocations are aligned), an int argument equal to 1 becomes
     a constant, one divisible by 16 gets the hint, one past int32 is i64. A trailing parameter with a default
-    that the spec leaves out (the in-kernel timeline's, kernels/fast/timeline.py) takes its default."""
+    that the spec leaves out (the in-kernel timeline's, kernels/fast/timeline.py) takes its default. A tuple
+    parameter (spec.tuples) gets a tuple of its names' types, and its constexprs and attrs go by path
+    (parameter, place in the tuple), as the JIT keys them."""
     fn = spec.load()
     runtime = list(spec.signature)
     params = inspect.signature(getattr(fn, "fn", fn)).parameters  # a JIT or an interpreted function's Python one
     defaults = {n: p.default for n, p in params.items() if p.default is not p.empty and n not in spec.signature}
     spec_constexprs = {**{n: d for n, d in defaults.items() if n not in spec.constexprs}, **spec.constexprs}
     names = list(fn.arg_names)
-    expected = [n for n in names if n not in spec_constexprs]
-    if runtime != expected or set(spec.constexprs) - set(names):
+    flat = [n for name in names for n in spec.tuples.get(name, (name,))]
+    expected = [n for n in flat if n not in spec_constexprs]
+    if runtime != expected or set(spec.constexprs) - set(flat):
         raise CompileError(
             f"{spec.name}: launch spec arguments {runtime} + constexprs {sorted(spec.constexprs)} "
-            f"do not match the jit function's {names}"
+            f"do not match the jit function's {names}" + (f" (tuples {spec.tuples})" if spec.tuples else "")
         )
-    signature, constexprs, attrs = {}, dict(spec_constexprs), {}
-    for name in names:
+    signature, constexprs, attrs = {}, {}, {}
+
+    def specialize(name: str, key, path: tuple) -> str:
+        """One argument's type; its constexpr value under `key`, its attrs under `path`."""
         if name in spec_constexprs:
-            signature[name] = "constexpr"
-            continue
-        ty = spec.signature[name]
-        value = spec.int_args.get(name)
+            constexprs[key] = spec_constexprs[name]
+            return "constexpr"
+        ty, value = spec.signature[name], spec.int_args.get(name)
         if ty.startswith("*"):
-            attrs[(names.index(name),)] = [["tt.divisibility", 16]]
+            attrs[path] = [["tt.divisibility", 16]]
         elif ty in ("i32", "i64") and value is not None:
             if value == 1:
-                ty, constexprs[name] = "constexpr", 1
-            elif value % 16 == 0:
-                attrs[(names.index(name),)] = [["tt.divisibility", 16]]
+                constexprs[key] = 1
+                return "constexpr"
+            if value % 16 == 0:
+                attrs[path] = [["tt.divisibility", 16]]
             if ty == "i32" and not -(2**31) <= value < 2**31:
                 ty = "i64"
-        signature[name] = ty
+        return ty
+
+    for i, name in enumerate(names):
+        if name in spec.tuples:
+            signature[name] = tuple(specialize(n, (i, j), (i, j)) for j, n in enumerate(spec.tuples[name]))
+        else:
+            signature[name] = specialize(name, name, (i,))
     return signature, constexprs, attrs
 
 
@@ -129,15 +140,17 @@ def gluon_signature(signature: dict) -> dict:
     type the Gluon launcher gives a descriptor built with NVMMASharedLayout.get_default_for."""
     from triton.experimental.gluon import language as gl  # lazy
 
-    out = {}
-    for name, ty in signature.items():
-        m = _DESC.fullmatch(ty) if isinstance(ty, str) else None
-        if m:
-            dt, rows, cols = m.group(1), int(m.group(2)), int(m.group(3))
-            layout = gl.NVMMASharedLayout.get_default_for([rows, cols], {"bf16": gl.bfloat16, "fp16": gl.float16}[dt])
-            ty = f"tensordesc<{dt}[{rows}, {cols}],{layout!r}>"
-        out[name] = ty
-    return out
+    def gluon_type(ty):
+        if isinstance(ty, tuple):
+            return tuple(gluon_type(t) for t in ty)
+        m = _DESC.fullmatch(ty)
+        if not m:
+            return ty
+        dt, rows, cols = m.group(1), int(m.group(2)), int(m.group(3))
+        layout = gl.NVMMASharedLayout.get_default_for([rows, cols], {"bf16": gl.bfloat16, "fp16": gl.float16}[dt])
+        return f"tensordesc<{dt}[{rows}, {cols}],{layout!r}>"
+
+    return {name: gluon_type(ty) for name, ty in signature.items()}
 
 
 def _capability(arch: str) -> int:
@@ -195,7 +208,10 @@ def _compile_in_child(specs: list[LaunchSpec], arch: str) -> list[CompiledLaunch
 
 def _child_main() -> None:
     job = json.loads(sys.stdin.read())
-    specs = [LaunchSpec(**{**d, "grid": tuple(d["grid"])}) for d in job["specs"]]
+    specs = [
+        LaunchSpec(**{**d, "grid": tuple(d["grid"]), "tuples": {k: tuple(v) for k, v in d["tuples"].items()}})
+        for d in job["specs"]
+    ]
     try:
         with contextlib.redirect_stdout(sys.stderr):
             done = [_compile(s, job["arch"]) for s in specs]

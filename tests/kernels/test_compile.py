@@ -243,9 +243,14 @@ def test_graph_kernels_compile_the_launches_they_replay():
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("kernel", sorted(SPECS))
 def test_launch_specs_name_every_jit_argument(kernel, arch):
+    """Every jit parameter gets a type (a tuple parameter's a tuple of its names'), every spec constexpr a value:
+    by name, or in a tuple parameter by path (parameter, place)."""
     for spec in launch_specs(kernel, VerifyWorkload(ctx_len=300, page_size=16, batch=2), arch):
         sig, constexprs, _ = specialization(spec)
-        assert list(sig) == list(spec.load().arg_names) and set(spec.constexprs) <= set(constexprs)
+        params = list(spec.load().arg_names)
+        named = {k if isinstance(k, str) else spec.tuples[params[k[0]]][k[1]] for k in constexprs}
+        assert list(sig) == params and set(spec.constexprs) <= named
+        assert all(len(sig[p]) == len(names) for p, names in spec.tuples.items())
 
 
 def test_sm120_never_gets_hopper_configs():
