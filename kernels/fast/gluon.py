@@ -26,10 +26,9 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from triton.runtime.jit import constexpr_function
 
-from kernels.fast.common import schedule_args
+from kernels.fast.portable import split_args
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
-from kernels.softmax import LOG2E
 
 _LN2 = gl.constexpr(0.6931471805599453)
 # Triton 3.6 (the H200 machine's) names the copies async_copy_global_to_shared; later releases
@@ -431,10 +430,6 @@ def launch(kernel, inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, pa
     in-kernel timeline's (buffer, tiles) (kernels/fast/timeline.py), or None."""
     extra = {} if stamps is None else {"Stamps": stamps[0], "STAMP_TILES": stamps[1]}
     k_lat, k_pe = descriptors(inp, spec.constexprs["BLOCK_N"], lat_cols)
-    kernel[spec.grid](
-        inp.q, k_lat, k_pe, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
-        inp.sm_scale * LOG2E, spec.int_args["split_len"], inp.page_table.stride(0), spec.int_args["total_rows"],
-        **schedule_args(spec, items, out),
-        **extra,
-        **spec.constexprs)  # num_warps among them: the launch option and the kernel's constexpr
+    values = dict(split_args(inp, spec, part_o, part_lse, items, out), KLat=k_lat, KPe=k_pe, **extra)
+    kernel[spec.grid](**spec.arguments(values))  # num_warps among the constexprs: the launch option and the kernel's
 

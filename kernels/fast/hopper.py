@@ -16,26 +16,20 @@ import triton
 import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-from kernels.fast.common import schedule_args
-from kernels.fast.portable import _split_program
+from kernels.fast.portable import _split_program, split_args
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
-from kernels.softmax import LOG2E
 
 
 @triton.jit
-def _hopper_split_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
-                         stride_pt, total_rows, Items, Out,
-                         HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
-                         D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
-                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TAIL_M: tl.constexpr,
-                         NO_MMA: tl.constexpr, NO_SOFTMAX: tl.constexpr, NO_GATHER: tl.constexpr,
-                         ITEMS: tl.constexpr):
+def _hopper_split_kernel(Q, KLat, KPe, args, HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
+                         D_LATENT: tl.constexpr, D_ROPE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                         TAIL_M: tl.constexpr, NO_MMA: tl.constexpr, NO_SOFTMAX: tl.constexpr,
+                         NO_GATHER: tl.constexpr, ITEMS: tl.constexpr):
     """Grid (m_blocks, splits, batch), or with ITEMS the batch schedule's (m_blocks, items); whole prefix tiles
     by TMA (see portable._split_program, and there the removal experiments NO_MMA, NO_SOFTMAX, NO_GATHER)."""
-    _split_program(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt,
-                   total_rows, Items, Out, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, "",
-                   True, NO_MMA, NO_SOFTMAX, NO_GATHER, ITEMS)
+    _split_program(Q, KLat, KPe, args, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, "", True,
+                   NO_MMA, NO_SOFTMAX, NO_GATHER, ITEMS)
 
 
 def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor,
@@ -47,7 +41,5 @@ def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: 
     kv2d = inp.kv_cache.view(-1, w.head_dim)
     k_lat = TensorDescriptor(kv2d, [kv2d.shape[0], w.v_dim], [w.head_dim, 1], [block_n, w.v_dim])
     k_pe = TensorDescriptor(kv2d[:, w.v_dim:], [kv2d.shape[0], w.rope_dim], [w.head_dim, 1], [block_n, w.rope_dim])
-    _hopper_split_kernel[spec.grid](
-        inp.q, k_lat, k_pe, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
-        inp.sm_scale * LOG2E, spec.int_args["split_len"], inp.page_table.stride(0), spec.int_args["total_rows"],
-        **schedule_args(spec, items, out), **spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages)
+    values = dict(split_args(inp, spec, part_o, part_lse, items, out), KLat=k_lat, KPe=k_pe)
+    _hopper_split_kernel[spec.grid](**spec.arguments(values), num_warps=spec.num_warps, num_stages=spec.num_stages)

@@ -81,9 +81,9 @@ class SplitPath:
         return self
 
     def signature(self, w: VerifyWorkload, cfg: FastConfig) -> dict[str, str]:
-        """The runtime arguments before the shared ones (`_shared_args`)."""
-        p = POINTER[w.dtype]
-        return {"Q": p, "KV": p}
+        """The runtime arguments before the tuple `args` (SPLIT_ARGS): the query, and the TMA descriptors of a
+        kernel that takes them."""
+        return {"Q": POINTER[w.dtype]}
 
     def constexprs(self, w: VerifyWorkload, cfg: FastConfig, rows: Rows) -> dict:
         return dict(
@@ -126,7 +126,7 @@ class SplitPath:
         """Grid (m_blocks, splits, batch) (the uniform schedule: Items and Out are None constexprs), or with the
         batch `schedule` (m_blocks, items): Items (its table) and Out (the output) are runtime pointers,
         total_rows the M = q_len x heads rows of one request (kernels/fast/portable.py's _split_program)."""
-        sig = {**self.signature(w, cfg), **_shared_args(w, cfg)}
+        sig = {**self.signature(w, cfg), **_arg_types(w, cfg)}
         if schedule is None:
             grid, sched, total_rows = (rows.m_blocks, splits, w.batch), dict(Items=None, Out=None), w.batch * rows.m
         else:
@@ -145,6 +145,7 @@ class SplitPath:
                 "stride_pt": cdiv(w.max_kv_len, w.page_size),
                 "total_rows": total_rows,
             },
+            tuples={"args": SPLIT_ARGS},
         )
 
     def launch(self, inp, spec: LaunchSpec, part_o, part_lse, items=None, out=None, stamps=None) -> None:
@@ -168,9 +169,30 @@ class TritonSplit(SplitPath):
             )
 
 
-def _shared_args(w: VerifyWorkload, cfg: FastConfig) -> dict[str, str]:
+# The split kernels' launch ABI: (Q, [KLat, KPe,] args, constexprs...), `args` one tuple of these, in this order
+# (Triton flattens it: the compiled kernel's parameters are Q, KLat, KPe, KV, ..., Out). The TMA descriptors stay
+# parameters of their own: Triton 3.6's launcher expands a descriptor only at the top level.
+SPLIT_ARGS = (
+    "KV",
+    "PageTable",
+    "KVLens",
+    "TreeMask",
+    "PartO",
+    "PartLse",
+    "qk_scale",
+    "split_len",
+    "stride_pt",
+    "total_rows",
+    "Items",
+    "Out",
+)
+
+
+def _arg_types(w: VerifyWorkload, cfg: FastConfig) -> dict[str, str]:
+    """The types of SPLIT_ARGS' but the batch schedule's (Items and Out: runtime pointers only with it)."""
     part_o = "*fp32" if cfg.partials == "fp32" else POINTER[w.dtype]
     return {
+        "KV": POINTER[w.dtype],
         "PageTable": "*i32",
         "KVLens": "*i32",
         "TreeMask": "*i8",
@@ -211,8 +233,7 @@ class Hopper(TritonSplit):
             raise ValueError(f"the hopper path needs page_size a multiple of block_n={cfg.block_n}, got {w.page_size}")
 
     def signature(self, w, cfg):
-        p = POINTER[w.dtype]
-        return {"Q": p, **_descriptors(w, cfg.block_n, w.v_dim), "KV": p}
+        return {"Q": POINTER[w.dtype], **_descriptors(w, cfg.block_n, w.v_dim)}
 
 
 class GluonPath(SplitPath):
@@ -239,8 +260,7 @@ class GluonPath(SplitPath):
         return Rows(cfg.block_m, tail_m, m // cfg.block_m if tail_m else cdiv(m, cfg.block_m), m)
 
     def signature(self, w, cfg):
-        p = POINTER[w.dtype]
-        return {"Q": p, **_descriptors(w, cfg.block_n, self.lat_cols(w)), "KV": p}
+        return {"Q": POINTER[w.dtype], **_descriptors(w, cfg.block_n, self.lat_cols(w))}
 
     def lat_cols(self, w: VerifyWorkload) -> int:
         """The width of a latent TMA box: all of the latent dims."""

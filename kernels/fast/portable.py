@@ -142,12 +142,12 @@ def _store_out(Out, l_i, acc, rows, r_ok, b, M: tl.constexpr, D_LATENT: tl.const
 
 
 @triton.jit
-def _split_program(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt,
-                   total_rows, Items, Out, HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
+def _split_program(Q, KLat, KPe, args, HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
                    D_LATENT: tl.constexpr, D_ROPE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                    TAIL_M: tl.constexpr, EVICT: tl.constexpr, TMA: tl.constexpr, NO_MMA: tl.constexpr,
                    NO_SOFTMAX: tl.constexpr, NO_GATHER: tl.constexpr, ITEMS: tl.constexpr):
-    """One program of grid (m_blocks, splits, batch), either Triton kernel's. TAIL_M > 0: one M block of
+    """One program of grid (m_blocks, splits, batch), either Triton kernel's, `args` the launch's tuple
+    (kernels.fast.paths.SPLIT_ARGS; split_args builds it). TAIL_M > 0: one M block of
     BLOCK_M rows plus a second tile of TAIL_M rows (rows BLOCK_M..BLOCK_M+TAIL_M-1), both fed by the
     same KV tile loads. Whole prefix tiles come by TMA through the descriptors KLat, KPe (TMA: one
     box per part, one page-table entry a tile) or by per-token gathers from KV (eviction policy EVICT).
@@ -162,6 +162,7 @@ def _split_program(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse
     of the table Items (request, lo, hi, ctx_len, slot), and the partials go to rows slot x M.. (`split` =
     slot - request with `total_rows` = M, so the stores' split x total_rows + request x M is slot x M), or,
     where the request has no other item (slot -1), straight to the output Out."""
+    KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt, total_rows, Items, Out = args
     mb = tl.program_id(0)
     split = tl.program_id(1)
     b = tl.program_id(2)
@@ -226,26 +227,29 @@ def _split_program(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse
 
 
 @triton.jit
-def _fast_split_kernel(Q, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
-                       stride_pt, total_rows, Items, Out,
-                       HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
-                       D_LATENT: tl.constexpr, D_ROPE: tl.constexpr,
-                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TAIL_M: tl.constexpr,
-                       EVICT: tl.constexpr, NO_MMA: tl.constexpr, NO_SOFTMAX: tl.constexpr, ITEMS: tl.constexpr):
+def _fast_split_kernel(Q, args, HEADS: tl.constexpr, Q_LEN: tl.constexpr, PAGE_SIZE: tl.constexpr,
+                       D_LATENT: tl.constexpr, D_ROPE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                       TAIL_M: tl.constexpr, EVICT: tl.constexpr, NO_MMA: tl.constexpr, NO_SOFTMAX: tl.constexpr,
+                       ITEMS: tl.constexpr):
     """Grid (m_blocks, splits, batch), or with ITEMS (m_blocks, items) over the batch schedule's table Items
     (Out: the output, for a request's only item; both None without ITEMS); KV tiles gathered token by token
     (see _split_program; no NO_GATHER: every tile load is a gather)."""
-    _split_program(Q, None, None, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt,
-                   total_rows, Items, Out, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, EVICT,
+    _split_program(Q, None, None, args, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M, BLOCK_N, TAIL_M, EVICT,
                    False, NO_MMA, NO_SOFTMAX, False, ITEMS)
 
 
+def split_args(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor,
+               items: torch.Tensor | None, out: torch.Tensor | None) -> dict:
+    """A split launch's runtime arguments by name, the TMA descriptors aside (each launcher builds its own): the
+    query and kernels.fast.paths.SPLIT_ARGS' (spec.arguments gathers the latter into the tuple `args`)."""
+    return dict(Q=inp.q, KV=inp.kv_cache, PageTable=inp.page_table, KVLens=inp.kv_lens, TreeMask=inp.tree_mask,
+                PartO=part_o, PartLse=part_lse, qk_scale=inp.sm_scale * LOG2E, split_len=spec.int_args["split_len"],
+                stride_pt=inp.page_table.stride(0), total_rows=spec.int_args["total_rows"],
+                **schedule_args(spec, items, out))
 
 
 def launch(inp: VerifyInputs, spec: LaunchSpec, part_o: torch.Tensor, part_lse: torch.Tensor,
            items: torch.Tensor | None = None, out: torch.Tensor | None = None) -> None:
     """Launch `_fast_split_kernel` as kernels.fast.paths planned `spec` (items, out: the batch schedule's)."""
-    _fast_split_kernel[spec.grid](
-        inp.q, inp.kv_cache, inp.page_table, inp.kv_lens, inp.tree_mask, part_o, part_lse,
-        inp.sm_scale * LOG2E, spec.int_args["split_len"], inp.page_table.stride(0), spec.int_args["total_rows"],
-        **schedule_args(spec, items, out), **spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages)
+    _fast_split_kernel[spec.grid](**spec.arguments(split_args(inp, spec, part_o, part_lse, items, out)),
+                                  num_warps=spec.num_warps, num_stages=spec.num_stages)

@@ -342,21 +342,20 @@ def _ring_tail(Q, KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale, 
 
 
 @gluon.jit
-def _gluon_ring_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
-                       stride_pt, total_rows, Items, Out,
-                       HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
-                       D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
-                       BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
-                       num_warps: gl.constexpr, ASYNC_GATHER: gl.constexpr, NO_MMA: gl.constexpr,
-                       NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr, ITEMS: gl.constexpr,
+def _gluon_ring_kernel(Q, KLat, KPe, args, HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
+                       D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                       TAIL_M: gl.constexpr, num_warps: gl.constexpr, ASYNC_GATHER: gl.constexpr,
+                       NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr, ITEMS: gl.constexpr,
                        TAIL_ROWS: gl.constexpr, Stamps=None, STAMP_TILES: gl.constexpr = 0):
     """Grid (m_blocks, splits, batch), 3 x 4 warps: two main warpgroups and the tail one (see the module).
+    `args`: the rest of the launch's arguments, one tuple (kernels.fast.paths.SPLIT_ARGS).
     ASYNC_GATHER: gathered tiles complete their barriers as their copies land, instead of the tail
     waiting for them one tile later. NO_MMA, NO_SOFTMAX, NO_GATHER: removal experiments (see the module).
     ITEMS: the batch schedule's grid (m_blocks, items), as the seesaw kernel's (Items, Out: None without it).
     TAIL_ROWS: the tail warpgroup computes the rows past the last whole block (else every row is in the main
     warpgroups' M blocks, whole or padded, and it only loads). Stamps, STAMP_TILES: the in-kernel timeline
     (kernels/fast/timeline.py; off at 0)."""
+    KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt, total_rows, Items, Out = args
     stamp_head(Stamps, 0, 8, STAMP_TILES)
     mb, split, b = _start_program()
     M: gl.constexpr = Q_LEN * HEADS

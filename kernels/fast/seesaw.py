@@ -290,20 +290,19 @@ def _seesaw_tail(Q, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows
 
 
 @gluon.jit
-def _gluon_seesaw_kernel(Q, KLat, KPe, KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len,
-                         stride_pt, total_rows, Items, Out,
-                         HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
-                         D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
-                         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, TAIL_M: gl.constexpr,
-                         num_warps: gl.constexpr, NO_MMA: gl.constexpr, NO_SOFTMAX: gl.constexpr,
-                         NO_GATHER: gl.constexpr, STAGGER: gl.constexpr, ITEMS: gl.constexpr, Stamps=None,
-                         STAMP_TILES: gl.constexpr = 0):
+def _gluon_seesaw_kernel(Q, KLat, KPe, args, HEADS: gl.constexpr, Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr,
+                         D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                         TAIL_M: gl.constexpr, num_warps: gl.constexpr, NO_MMA: gl.constexpr,
+                         NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr, STAGGER: gl.constexpr,
+                         ITEMS: gl.constexpr, Stamps=None, STAMP_TILES: gl.constexpr = 0):
     """Grid (m_blocks, splits, batch), 4 + 4 warps: the seesaw schedule (see _seesaw); with TAIL_M,
-    4 more for the rows past the last whole M block (see _seesaw_tail). NO_MMA, NO_SOFTMAX, NO_GATHER:
-    removal experiments (see the module). ITEMS: the batch schedule's grid (m_blocks, items), each program's
-    request and tokens a row of Items (kernels.fast.gluon._item_span); Out: the output, where an item is its
-    request's only one (Items and Out are None without ITEMS). Stamps, STAMP_TILES: the in-kernel timeline of the
-    staggered schedule (kernels/fast/timeline.py; off at 0)."""
+    4 more for the rows past the last whole M block (see _seesaw_tail). `args`: the rest of the launch's
+    arguments, one tuple (kernels.fast.paths.SPLIT_ARGS). NO_MMA, NO_SOFTMAX, NO_GATHER: removal experiments
+    (see the module). ITEMS: the batch schedule's grid (m_blocks, items), each program's request and tokens a
+    row of Items (kernels.fast.gluon._item_span); Out: the output, where an item is its request's only one (Items
+    and Out are None without ITEMS). Stamps, STAMP_TILES: the in-kernel timeline of the staggered schedule
+    (kernels/fast/timeline.py; off at 0)."""
+    KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt, total_rows, Items, Out = args
     stamp_head(Stamps, 0, 8, STAMP_TILES)
     mb, split, b = _start_program()
     M: gl.constexpr = Q_LEN * HEADS
