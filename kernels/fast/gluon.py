@@ -1,9 +1,10 @@
 """What triton_mla_fast's Gluon kernels (sm_90) share: Hopper copies under the names of both Triton
 releases, KV tiles in by TMA or by cp.async gathers through the page table, query rows into shared
-memory, the draft-tree mask as 64 bits per row, a split's bounds, partial outputs out, and the
-launcher with its TMA descriptors. The kernels: kernels/fast/seesaw.py (warp-specialised, pairs of
-tiles; kernels/fast/stagger.py its staggered schedule) and kernels/fast/ring.py (warp-specialised, one
-tile at a time).
+memory, the draft-tree mask as 64 bits per row, partial outputs out, and the launcher with its TMA
+descriptors; a program's start (its request and tokens, the shared memory its warpgroups share):
+kernels/fast/program.py. The kernels: kernels/fast/seesaw.py (warp-specialised, pairs of tiles;
+kernels/fast/stagger.py its staggered schedule) and kernels/fast/ring.py (warp-specialised, one tile at
+a time).
 
 Tiles inside one page come by TMA; smaller pages, the partial tile and the draft tokens by cp.async
 gathers (zeros past the end, so a masked score never meets a stale value). The draft tree is a 64-bit
@@ -96,22 +97,6 @@ def _gather_rows(KV, page, start, hi, klat_buf, kpe_buf, PAGE_SIZE: gl.constexpr
     if ROPE:
         _cp_async(kpe_buf, ptr + D_LATENT, mask=ok[:, None])
     async_copy.commit_group()
-
-
-@gluon.jit
-def _launch_dependents():
-    """Programmatic dependent launch: the next kernel in the stream (the combine) may start now; it
-    waits for this grid's writes itself (griddepcontrol.wait). A no-op when it was not so launched."""
-    gl.inline_asm_elementwise("griddepcontrol.launch_dependents; // $0", "=r", [], dtype=gl.int32, is_pure=False,
-                              pack=1)
-
-
-@gluon.jit
-def _start_program():
-    """Lets the combine (a PDL launch) be scheduled as SMs free up; (mb, split, b): this program's M
-    block, split and request (grid (m_blocks, splits, batch))."""
-    _launch_dependents()
-    return gl.program_id(0), gl.program_id(1), gl.program_id(2)
 
 
 @gluon.jit
@@ -252,45 +237,6 @@ def _tail_start(TreeMask, b, ROW0: gl.constexpr, HEADS: gl.constexpr, Q_LEN: gl.
     l_i = gl.zeros([TAIL_M], gl.float32, col_l)
     o = gl.zeros([D_LATENT, TAIL_M], gl.float32, s_layout)  # O^T
     return rows, bits, s_zero, m_i, l_i, o
-
-
-@gluon.jit
-def _tail_smem(Q, q_lat_s, q_pe_s, TAIL_M: gl.constexpr, BLOCK_N: gl.constexpr):
-    """The tail warpgroup's shared memory: its query rows (latent part, rope part) and its P^T."""
-    D_LATENT: gl.constexpr = q_lat_s.shape[2]
-    D_ROPE: gl.constexpr = q_pe_s.shape[2]
-    qt_lat_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_LATENT], q_lat_s.layout)
-    qt_pe_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, D_ROPE], q_pe_s.layout)
-    pt_s = gl.allocate_shared_memory(Q.dtype.element_ty, [1, TAIL_M, BLOCK_N], q_pe_s.layout)
-    return qt_lat_s, qt_pe_s, pt_s
-
-
-@gluon.jit
-def _split_bounds(KVLens, b, split, split_len, Q_LEN: gl.constexpr, BLOCK_N: gl.constexpr):
-    """(ctx_len, lo, hi, n_full, n_tiles) of request b's split: tokens [lo, hi); the first n_full
-    tiles are whole prefix tiles (no masks), the rest of the n_tiles a partial tile and the drafts."""
-    kv_len = gl.load(KVLens + b)
-    ctx_len = kv_len - Q_LEN
-    lo = split * split_len
-    hi = gl.minimum(lo + split_len, kv_len)
-    n_full = gl.maximum(gl.minimum(hi, ctx_len) - lo, 0) // BLOCK_N
-    n_tiles = gl.cdiv(gl.maximum(hi - lo, 0), BLOCK_N)
-    return ctx_len, lo, hi, n_full, n_tiles
-
-@gluon.jit
-def _item_span(Items, item, BLOCK_N: gl.constexpr):
-    """Work item `item` of the batch schedule (a row of Items: request, lo, hi, ctx_len, slot;
-    kernels.fast.common.plan_batch): (b, ctx_len, lo, hi, n_full, n_tiles) as _split_bounds gives them. With
-    ITEMS the kernels keep the item's index where the uniform grid has its split (program_id(1), which costs no
-    register through the loop) and read the rest of the row again for the stores (_item_out)."""
-    row = Items + item * 5
-    b = gl.load(row)
-    lo = gl.load(row + 1)
-    hi = gl.load(row + 2)
-    ctx_len = gl.load(row + 3)
-    n_full = gl.maximum(gl.minimum(hi, ctx_len) - lo, 0) // BLOCK_N
-    n_tiles = gl.cdiv(gl.maximum(hi - lo, 0), BLOCK_N)
-    return b, ctx_len, lo, hi, n_full, n_tiles
 
 
 @gluon.jit

@@ -54,26 +54,22 @@ from kernels.fast.gluon import (
     _gather_rows,
     _gather_tile,
     _half_out,
-    _item_span,
     _landed,
     _lse_out,
     _main_start,
     _max_shift,
     _mma,
     _post_pt,
-    _q_in_smem,
     _softmax_step,
-    _split_bounds,
-    _start_program,
     _tail_out,
     _tail_rows_in_smem,
-    _tail_smem,
     _tail_start,
     _tile_pages,
     _tile_scores,
     _tma_load,
     _visible_t,
 )
+from kernels.fast.program import _main_smem, _span, _start_program, _tail_smem
 from kernels.fast.timeline import stamp, stamp_end, stamp_head, stamp_start
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
@@ -356,17 +352,10 @@ def _gluon_ring_kernel(Q, KLat, KPe, args, HEADS: gl.constexpr, Q_LEN: gl.conste
     warpgroups' M blocks, whole or padded, and it only loads). Stamps, STAMP_TILES: the in-kernel timeline
     (kernels/fast/timeline.py; off at 0)."""
     KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt, total_rows, Items, Out = args
-    stamp_head(Stamps, 0, 8, STAMP_TILES)
-    mb, split, b = _start_program()
-    M: gl.constexpr = Q_LEN * HEADS
-    if ITEMS:
-        b, ctx_len, lo, hi, n_full, n_tiles = _item_span(Items, split, BLOCK_N)  # split: the item's index
-    q_lat_s, q_pe_s = _q_in_smem(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, num_warps)
-    klat_s = gl.allocate_shared_memory(KLat.dtype, [2, BLOCK_N, D_LATENT], KLat.layout)
-    kpe_s = gl.allocate_shared_memory(KPe.dtype, [2, BLOCK_N, D_ROPE], KPe.layout)  # then the main rows' P
-    vec_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
-    m0_s = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)  # the row maxima; at the end W=0's row sums
-    m1_s = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)  # at the end W=1's row sums
+    mb, split, b, item = _start_program(Items, Stamps, BLOCK_N, ITEMS, STAMP_TILES)
+    # m0_s: the row maxima, at the end W=0's row sums; m1_s: at the end W=1's row sums; kpe_s then the main rows' P
+    q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s = _main_smem(Q, KLat, KPe, b, mb, HEADS, Q_LEN, D_LATENT, D_ROPE,
+                                                            BLOCK_M, BLOCK_N, num_warps)
     qt_lat_s, qt_pe_s, pt_s = _tail_smem(Q, q_lat_s, q_pe_s, TAIL_M, BLOCK_N)
     PARTS: gl.constexpr = D_LATENT // KLat.block_type.shape[1]
     full_bars = gl.allocate_shared_memory(gl.int64, [2 * PARTS, 1], mbarrier.MBarrierLayout())
@@ -384,9 +373,8 @@ def _gluon_ring_kernel(Q, KLat, KPe, args, HEADS: gl.constexpr, Q_LEN: gl.conste
     fence_async_shared()
     _barrier()
 
-    if not ITEMS:
-        ctx_len, lo, hi, n_full, n_tiles = _split_bounds(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
-    page_base = b * stride_pt
+    b, mb, split, total_rows, page_base, lo, hi, ctx_len, n_full, n_tiles = _span(
+        KVLens, b, mb, split, item, split_len, stride_pt, total_rows, Q_LEN, BLOCK_N, ITEMS)
     gl.warp_specialize([
         (_ring_main, (0, TreeMask, PartO, PartLse, qk_scale, b, mb, split, total_rows, lo, hi, ctx_len, n_full,
                       n_tiles, q_lat_s, q_pe_s, klat_s, kpe_s, m0_s, m1_s, full_bars, empty_bars, ts_bars, p_bar,

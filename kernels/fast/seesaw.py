@@ -41,27 +41,22 @@ from kernels.fast.gluon import (
     _barrier,
     _gather_tile,
     _half_out,
-    _item_span,
     _landed,
     _lse_out,
     _main_start,
     _max_shift,
     _mma,
     _post_pt,
-    _q_in_smem,
     _softmax_step,
-    _split_bounds,
-    _start_program,
     _tail_out,
     _tail_rows_in_smem,
-    _tail_smem,
     _tail_start,
     _tile_scores,
     _tma_load,
     _visible_t,
 )
+from kernels.fast.program import _main_smem, _span, _start_program, _tail_smem
 from kernels.fast.stagger import _stagger
-from kernels.fast.timeline import stamp_head
 from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 
@@ -299,24 +294,15 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, args, HEADS: gl.constexpr, Q_LEN: gl.cons
     4 more for the rows past the last whole M block (see _seesaw_tail). `args`: the rest of the launch's
     arguments, one tuple (kernels.fast.paths.SPLIT_ARGS). NO_MMA, NO_SOFTMAX, NO_GATHER: removal experiments
     (see the module). ITEMS: the batch schedule's grid (m_blocks, items), each program's request and tokens a
-    row of Items (kernels.fast.gluon._item_span); Out: the output, where an item is its request's only one (Items
+    row of Items (kernels.fast.program._start_program); Out: the output, where an item is its request's only one (Items
     and Out are None without ITEMS). Stamps, STAMP_TILES: the in-kernel timeline of the staggered schedule
     (kernels/fast/timeline.py; off at 0)."""
     KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt, total_rows, Items, Out = args
-    stamp_head(Stamps, 0, 8, STAMP_TILES)
-    mb, split, b = _start_program()
-    M: gl.constexpr = Q_LEN * HEADS
-    if ITEMS:
-        b, ctx_len, lo, hi, n_full, n_tiles = _item_span(Items, split, BLOCK_N)  # split: the item's index
-    q_lat_s, q_pe_s = _q_in_smem(Q, b, mb * BLOCK_M, BLOCK_M, M, D_LATENT, D_ROPE, num_warps)
-    klat_s = gl.allocate_shared_memory(KLat.dtype, [2, BLOCK_N, D_LATENT], KLat.layout)
-    kpe_s = gl.allocate_shared_memory(KPe.dtype, [2, BLOCK_N, D_ROPE], KPe.layout)
-    vec_sl: gl.constexpr = gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0])
-    # Each warpgroup's row maxima, then (after the loop) its row sums in the same place: a
-    # warpgroup leaves the loop only after the other's last P, which that one stored after
-    # reading these maxima.
-    max0 = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)
-    max1 = gl.allocate_shared_memory(gl.float32, [BLOCK_M], vec_sl)
+    mb, split, b, item = _start_program(Items, Stamps, BLOCK_N, ITEMS, STAMP_TILES)
+    # Each warpgroup's row maxima (max0, max1), then (after the loop) its row sums in the same place: a
+    # warpgroup leaves the loop only after the other's last P, which that one stored after reading these maxima.
+    q_lat_s, q_pe_s, klat_s, kpe_s, max0, max1 = _main_smem(Q, KLat, KPe, b, mb, HEADS, Q_LEN, D_LATENT, D_ROPE,
+                                                            BLOCK_M, BLOCK_N, num_warps)
     PARTS: gl.constexpr = D_LATENT // KLat.block_type.shape[1]  # a tile's latent dims arrive in PARTS slices
     full_bars = gl.allocate_shared_memory(gl.int64, [2 * PARTS, 1], mbarrier.MBarrierLayout())
     empty_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
@@ -333,13 +319,11 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, args, HEADS: gl.constexpr, Q_LEN: gl.cons
     fence_async_shared()
     _barrier()
 
-    if not ITEMS:
-        ctx_len, lo, hi, n_full, n_tiles = _split_bounds(KVLens, b, split, split_len, Q_LEN, BLOCK_N)
-    page_base = b * stride_pt
-    # The same two main partitions either way; what they share travels in two tuples (the program's
-    # place in the problem, its shared memory), written once here.
+    # The same two main partitions either way; what they share travels in three tuples (the kernel's tensors,
+    # the program's place in the problem, its shared memory), written once here.
     io = (KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale)
-    span = (b, mb, split, total_rows, page_base, lo, hi, ctx_len, n_full, n_tiles)
+    span = _span(KVLens, b, mb, split, item, split_len, stride_pt, total_rows, Q_LEN, BLOCK_N, ITEMS)
+    b, mb, split, total_rows, page_base, lo, hi, ctx_len, n_full, n_tiles = span
     smem = (q_lat_s, q_pe_s, klat_s, kpe_s, full_bars, empty_bars, max_bars, p_bars, ts_bars, max0, max1)
     if TAIL_M > 0:
         qt_lat_s, qt_pe_s, pt_s = _tail_smem(Q, q_lat_s, q_pe_s, TAIL_M, BLOCK_N)
