@@ -21,6 +21,7 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (
     async_copy,
     fence_async_shared,
+    mbarrier,
     tma,
     warpgroup_mma,
 )
@@ -258,6 +259,27 @@ def _lse_out(PartLse, lse, split, total_rows, b, rows, M: gl.constexpr, ITEMS: g
         gl.store(PartLse + split * total_rows + b * M + rows, lse, mask=(rows < M) & (total_rows > 0))
     else:
         gl.store(PartLse + split * total_rows + b * M + rows, lse, mask=rows < M)
+
+
+@gluon.jit
+def _sum_rows(W: gl.constexpr, o, m_i, l_i, vec0, vec1, posted, seen, phase, rows, PartLse, split, total_rows, b,
+              M: gl.constexpr, ITEMS: gl.constexpr, Items):
+    """Main warpgroup W after its last tile: its row sums into row vector W of the two (vec0, vec1), arrived on
+    `posted`; the other's added once phase `phase` of `seen` completes; W=0 stores the rows' log-sum-exp
+    (_lse_out). Returns O divided by the sums."""
+    if W == 0:
+        my_sum, other_sum = vec0, vec1
+    else:
+        my_sum, other_sum = vec1, vec0
+    my_sum.store(l_i)
+    _barrier()
+    mbarrier.arrive(posted, count=1)
+    mbarrier.wait(seen, phase)
+    l_all = l_i + other_sum.load(m_i.type.layout)
+    if W == 0:
+        lse = gl.where(l_all > 0, (m_i + gl.log2(l_all)) * _LN2, float("-inf"))
+        _lse_out(PartLse, lse, split, total_rows, b, rows, M, ITEMS, Items)
+    return o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), gl.SliceLayout(1, o.type.layout))[:, None]
 
 
 @gluon.jit

@@ -49,18 +49,17 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from kernels.fast import gluon as common
 from kernels.fast.common import SEESAW_SLICE
 from kernels.fast.gluon import (
-    _LN2,
     _barrier,
     _gather_rows,
     _gather_tile,
     _half_out,
     _landed,
-    _lse_out,
     _main_start,
     _max_shift,
     _mma,
     _post_pt,
     _softmax_step,
+    _sum_rows,
     _tail_out,
     _tail_rows_in_smem,
     _tail_start,
@@ -217,21 +216,9 @@ def _ring_main(W: gl.constexpr, TreeMask, PartO, PartLse, qk_scale, b, mb, split
     stamp_head(Stamps, W, 4, STAMP_TILES)
     # Row sums: each warpgroup summed the tiles it scored (rescaled at every tile); swap them (the
     # maxima's buffer is free: its last reader read it before its last PV, before this point).
-    if W == 0:
-        my_sum, other_sum = m0_s, m1_s
-    else:
-        my_sum, other_sum = m1_s, m0_s
     if n_tiles > 0:  # the other warpgroup has read the last maxima (its last PV is done)
         mbarrier.wait(empty_bars.index((n_tiles - 1) % 2), ((n_tiles - 1) // 2) & 1)
-    my_sum.store(l_i)
-    _barrier()
-    mbarrier.arrive(sum_bar, count=1)
-    mbarrier.wait(sum_bar, 0)
-    l_all = l_i + other_sum.load(m_i.type.layout)
-    if W == 0:
-        lse = gl.where(l_all > 0, (m_i + gl.log2(l_all)) * _LN2, float("-inf"))
-        _lse_out(PartLse, lse, split, total_rows, b, rows, M, ITEMS, Items)
-    o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), gl.SliceLayout(1, o.type.layout))[:, None]
+    o = _sum_rows(W, o, m_i, l_i, m0_s, m1_s, sum_bar, sum_bar, 0, rows, PartLse, split, total_rows, b, M, ITEMS, Items)
     # Out through tile buffer W once its last tile's readers are done.
     if n_tiles > W:
         last = W + (n_tiles - 1 - W) // 2 * 2  # the last tile in buffer W

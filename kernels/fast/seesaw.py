@@ -37,17 +37,16 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from kernels.fast import gluon as common
 from kernels.fast.common import SEESAW_SLICE
 from kernels.fast.gluon import (
-    _LN2,
     _barrier,
     _gather_tile,
     _half_out,
     _landed,
-    _lse_out,
     _main_start,
     _max_shift,
     _mma,
     _post_pt,
     _softmax_step,
+    _sum_rows,
     _tail_out,
     _tail_rows_in_smem,
     _tail_start,
@@ -193,15 +192,8 @@ def _seesaw(W: gl.constexpr, io, span, smem, PARTS: gl.constexpr, HEADS: gl.cons
     n_pairs = gl.cdiv(n_tiles, 2)
     if n_pairs > 0:
         mbarrier.wait(empty_bars.index(W), (n_pairs - 1) & 1)
-    my_max.store(l_i)
-    _barrier()
-    mbarrier.arrive(p_bars.index(W), count=1)
-    mbarrier.wait(p_bars.index(1 - W), n_pairs & 1)
-    l_all = l_i + other_max.load(m_i.type.layout)
-    if W == 0:
-        lse = gl.where(l_all > 0, (m_i + gl.log2(l_all)) * _LN2, float("-inf"))
-        _lse_out(PartLse, lse, split, total_rows, b, rows, M, ITEMS, Items)
-    o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), gl.SliceLayout(1, o.type.layout))[:, None]
+    o = _sum_rows(W, o, m_i, l_i, max0, max1, p_bars.index(W), p_bars.index(1 - W), n_pairs & 1, rows, PartLse,
+                  split, total_rows, b, M, ITEMS, Items)
     # Out through this warpgroup's own tile buffer (no one reads it any more: see above).
     _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT, Out, ITEMS, Items)
 

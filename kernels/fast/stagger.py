@@ -32,15 +32,14 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia import hopper as hp
 
 from kernels.fast.gluon import (
-    _LN2,
     _barrier,
     _gather_rows,
     _half_out,
     _landed,
-    _lse_out,
     _main_start,
     _max_shift,
     _softmax_step,
+    _sum_rows,
     _tile_pages,
     _tile_scores,
     _tma_load,
@@ -245,18 +244,6 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
     stamp_head(Stamps, W, 4, STAMP_TILES)
     # Row sums where the maxima were (each warpgroup's last reader of the other's maxima is behind a
     # barrier this one waited for), then this warpgroup's half of O through its own tile buffer.
-    if W == 0:
-        my_sum, other_sum = max0, max1
-    else:
-        my_sum, other_sum = max1, max0
-    my_sum.store(l_i)
-    _barrier()
-    hp.mbarrier.arrive(sum_bar, count=1)
-    hp.mbarrier.wait(sum_bar, 0)
-    l_all = l_i + other_sum.load(m_i.type.layout)
-    if W == 0:
-        lse = gl.where(l_all > 0, (m_i + gl.log2(l_all)) * _LN2, float("-inf"))
-        _lse_out(PartLse, lse, split, total_rows, b, rows, M, ITEMS, Items)
-    o = o / gl.convert_layout(gl.where(l_all > 0, l_all, 1.0), o_rows)[:, None]
+    o = _sum_rows(W, o, m_i, l_i, max0, max1, sum_bar, sum_bar, 0, rows, PartLse, split, total_rows, b, M, ITEMS, Items)
     _half_out(o, klat_s.index(W), PartO, split, total_rows, b, mb, W, M, BLOCK_M, D_LATENT, Out, ITEMS, Items)
     stamp_end(Stamps, W, n_tiles, STAMP_TILES)
