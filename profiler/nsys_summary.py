@@ -122,7 +122,9 @@ def timeline_summary(
         "step_ms_median": step_ms,
         "step_ms_min": float(done["step_ms"].min()) if len(done) else None,
         "step_ms_max": float(done["step_ms"].max()) if len(done) else None,
-        "kernel_ms_per_step": median_or_none(done["kernel_ms"]),
+        # the time a kernel ran (launches that overlap, as a programmatic dependent launch does, count once)
+        "kernel_ms_per_step": median_or_none(done["busy_ms"]),
+        "launch_ms_per_step": median_or_none(done["kernel_ms"]),  # the launches' own times summed
         "idle_ms_per_step": idle_ms,
         "idle_pct": 100 * idle_ms / step_ms if step_ms else None,
         "launch_api_ms_per_step": median_or_none(done["launch_api_ms"]),

@@ -1,6 +1,6 @@
 """Which time of one step is which: a run holds several, each measured another way, and they differ by a
-little (15.51, 15.53, 15.48 ms on the bundled sample). The headline step (the capture's launch times summed per
-step: ncu replays each launch), a lone kernel's median launch (the kernel table), nsys's step (no replay),
+little (15.51, 15.53, 15.48 ms on the bundled sample). The headline step (the capture's launch times per step:
+ncu replays each launch, so they sum; on a timeline, launches that overlap count once), a lone kernel's median launch (the kernel table), nsys's step (no replay),
 and the timing pass (timing.json: no profiler attached, in rounds; what `roofline compare` tests)."""
 
 from __future__ import annotations
@@ -37,9 +37,13 @@ def step_times(analysis: Analysis, timeline: Timeline | None, timing: TimingSamp
     """Every time of one step the run holds, each said for what it is (empty when there is one or none)."""
     out = []
     counters = any(k.sm_throughput_pct is not None or k.dram_throughput_pct is not None for k in analysis.kernels)
-    by = "ncu's launch times (each launch replayed)" if counters else "the capture's launch times"
+    what = (
+        "step: ncu's launch times (each launch replayed) summed per step (the headline)"
+        if counters
+        else "step: the capture's kernel time per step, launches that overlap counted once (the headline)"
+    )
     if analysis.step is not None:
-        out.append(StepTime(analysis.step.kernel_ms_per_step, f"step: {by} summed per step (the headline)"))
+        out.append(StepTime(analysis.step.kernel_ms_per_step, what))
     timed = [k for k in analysis.kernels if k.duration_ms is not None]
     if len(timed) == 1 and counters:
         k = timed[0]

@@ -389,7 +389,8 @@ def render_timeline(timeline, analysis: Analysis | None = None, tools: dict | No
             f"{ms(s['step_ms_median'])} ms from first kernel start to last kernel end = "
             f"{ms(s['kernel_ms_per_step'])} ms of {s['kernels_per_step']:.0f} kernel(s) + "
             f"{ms(s['idle_ms_per_step'])} ms idle between them ({s['idle_pct']:.0f}%); "
-            f"launch API calls {ms(s.get('launch_api_ms_per_step'), '-')} ms"
+            + _overlap_words(s)
+            + f"launch API calls {ms(s.get('launch_api_ms_per_step'), '-')} ms"
         )
         out += wrap(line, "  ")
         if s.get("host_ms_per_step") is not None and s.get("gpu_busy_pct_of_range") is not None:
@@ -402,3 +403,11 @@ def render_timeline(timeline, analysis: Analysis | None = None, tools: dict | No
     for n in s.get("notes", []):
         out += wrap(f"note: {n}", "  ")
     return "\n".join(out)
+
+
+def _overlap_words(s: dict) -> str:
+    """Where a step's launches overlap (a programmatic dependent launch, two streams): what their own times sum to."""
+    summed, busy = s.get("launch_ms_per_step"), s.get("kernel_ms_per_step")
+    if summed is None or busy is None or summed <= busy * 1.001:
+        return ""
+    return f"the launches' own times sum to {ms(summed)} ms (they overlap: counted once above); "

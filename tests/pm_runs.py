@@ -13,8 +13,12 @@ PM_RUNS = ROOT / "tests" / "fixtures" / "h200" / "pm-sampling"
 
 
 def packed_reports(run: Path) -> list[Path]:
-    """The gzip'd reports of a run directory whose manifest names them unpacked."""
-    return [p for p in run.glob("*.ncu-rep.gz") if not p.with_suffix("").exists()]
+    """The gzip'd reports of a run directory whose manifest names them unpacked (.ncu-rep, nsys's .sqlite)."""
+    return [
+        p
+        for p in run.glob("*.gz")
+        if p.suffixes[-2:-1] in ([".ncu-rep"], [".sqlite"]) and not p.with_suffix("").exists()
+    ]
 
 
 def unpacked_run(run: Path, where: Path) -> Path:

@@ -57,6 +57,7 @@ def _per_step(s: dict) -> list[str]:
                 else "idle between kernels",
                 ms(s["idle_ms_per_step"]),
             ],
+            *overlap_rows(s),
             ["launch API calls (host)", ms(s.get("launch_api_ms_per_step"))],
             ["host time (the NVTX step range)", ms(s.get("host_ms_per_step"))],
         ],
@@ -91,3 +92,12 @@ def _kernels(ctx: Context) -> list[str]:
             "lrrrrr" + ("r" if with_ncu else ""),
         ),
     )
+
+
+def overlap_rows(s: dict) -> list[list[str]]:
+    """The launches' own times summed, where they overlap (a programmatic dependent launch, two streams) and so
+    sum to more than the kernel time above."""
+    summed, busy = s.get("launch_ms_per_step"), s.get("kernel_ms_per_step")
+    if summed is None or busy is None or summed <= busy * 1.001:
+        return []
+    return [["the launches' own times summed (they overlap)", ms(summed)]]

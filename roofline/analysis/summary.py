@@ -13,6 +13,7 @@ from kernels.spec import VerifyWorkload
 from profiler.launch_table import LaunchTable, PcSamples
 from profiler.metrics import CHIP_NAMES, PRESETS
 from profiler.ncu_tidy import DRAM_BYTES_FROM
+from profiler.nsys_summary import busy_ns
 from roofline.analysis.floor import Floor, Step, workload_floor
 from roofline.analysis.hierarchy import hierarchical_roofline, useful_flops_per_launch, with_useful_work
 from roofline.analysis.imbalance import FAST_ADVICE, measure, plan_tail
@@ -166,7 +167,7 @@ class _Grouping:
     groups: list
     by_source: bool  # a folder of reports: the same kernel from two files stays two rows, each naming its file
     per_source: dict  # each file's kernel time: files of a folder are separate programs, each its own step
-    total_ms: float  # NaN durations (a kernel with no values) count as none
+    total_ms: float  # the launches' GPU time (gpu_ms: overlaps once; NaN durations count as none)
 
     @property
     def whole_step(self) -> bool:
@@ -223,7 +224,7 @@ def summarize(
         workload=workload,
         floor=floor,
         step=step,
-        notes=_notes(inputs),
+        notes=_notes(inputs) + _overlap_note(launches, grouping.total_ms, iterations),
         missing_metrics=list(table.missing_metrics),
     )
 
@@ -234,9 +235,33 @@ def _group(launches: pd.DataFrame) -> _Grouping:
     return _Grouping(
         groups=list(keyed.groupby(GROUP_KEYS + (["source"] if by_source else []), sort=False, dropna=False)),
         by_source=by_source,
-        per_source=launches.groupby("source")["duration_ms"].sum().to_dict() if by_source else {},
-        total_ms=float(launches["duration_ms"].sum()),
+        per_source={s: gpu_ms(g) for s, g in launches.groupby("source")} if by_source else {},
+        total_ms=gpu_ms(launches),
     )
+
+
+def gpu_ms(launches: pd.DataFrame) -> float:
+    """The time the launches kept the GPU running: where the capture has each launch's start and end (an nsys
+    timeline), the union of their intervals, so that launches that overlap (a programmatic dependent launch
+    starts before the kernel it waits for ends; kernels on two streams) count once; else (ncu replays each launch
+    alone) their times summed. NaN durations count as none."""
+    if {"start_ns", "end_ns"} <= set(launches) and len(launches) and launches[["start_ns", "end_ns"]].notna().all(axis=None):
+        return busy_ns(launches["start_ns"].to_numpy(), launches["end_ns"].to_numpy()) / 1e6
+    return float(launches["duration_ms"].sum())
+
+
+def _overlap_note(launches: pd.DataFrame, total_ms: float, iterations: int | None) -> list[str]:
+    """Where the launches overlap in time, how the step counts them (once) and what a kernel's own time holds."""
+    summed = float(launches["duration_ms"].sum())
+    if not total_ms or summed <= total_ms * 1.001:
+        return []
+    per = iterations or 1
+    return [
+        f"launches overlap in time (a programmatic dependent launch starts before the kernel it waits for ends, "
+        f"or kernels share the GPU from two streams): the step counts the {(summed - total_ms) / per:.4g} ms they "
+        f"overlap once ({total_ms / per:.4g} ms per step, where their own times sum to {summed / per:.4g} ms); a "
+        f"kernel's own time includes any wait for the one before it"
+    ]
 
 
 def _kernel_summary(key: tuple, group: pd.DataFrame, grouping: _Grouping, inputs: _Inputs, memory) -> tuple:
