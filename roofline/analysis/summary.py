@@ -245,7 +245,11 @@ def gpu_ms(launches: pd.DataFrame) -> float:
     timeline), the union of their intervals, so that launches that overlap (a programmatic dependent launch
     starts before the kernel it waits for ends; kernels on two streams) count once; else (ncu replays each launch
     alone) their times summed. NaN durations count as none."""
-    if {"start_ns", "end_ns"} <= set(launches) and len(launches) and launches[["start_ns", "end_ns"]].notna().all(axis=None):
+    if (
+        {"start_ns", "end_ns"} <= set(launches)
+        and len(launches)
+        and launches[["start_ns", "end_ns"]].notna().all(axis=None)
+    ):
         return busy_ns(launches["start_ns"].to_numpy(), launches["end_ns"].to_numpy()) / 1e6
     return float(launches["duration_ms"].sum())
 
