@@ -48,3 +48,16 @@ def test_replayed_launches_still_sum():
     summed = run.launches["duration_ms"].sum() / iterations
     assert run.analysis.step.kernel_ms_per_step == pytest.approx(summed, rel=1e-9)
     assert not any(n.startswith("launches overlap") for n in run.analysis.notes)
+
+
+def test_the_report_says_the_launches_overlap(pdl, tmp_path):
+    from click.testing import CliRunner
+
+    from roofline.cli import main
+
+    out = tmp_path / "report.md"
+    assert CliRunner().invoke(main, ["report", str(pdl.source), "-o", str(out)]).exit_code == 0
+    md = out.read_text()
+    assert "0.2044 ms of kernels per step" in md  # the headline, overlaps once
+    assert "| the launches' own times summed (they overlap) | 0.2939 |" in md  # nsys's per-step median
+    assert "launches overlap in time" in md

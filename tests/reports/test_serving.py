@@ -124,6 +124,6 @@ def test_a_time_taken_with_a_throttle_reason_on_record_is_marked():
     assert marked["ragged8"] == ["flashmla", "read"] and marked["ragged32"] == []
     assert not any("triton_mla_fast_graph" in kernels for kernels in marked.values())
     md = render_serving_markdown(committed.table)
-    assert "| 151.7! | 247.0! | 230.5 |" in md and "| 173.7 | 188.9 | 217.8 |" in md
+    assert "| 149.1! | 260.9! | 225.1 |" in md and "| 170.8 | 186.3 | 204.0 |" in md
     assert "throttle reason was on record" in md
     assert "!" not in render_serving_markdown(bench_table(times(), get_gpu("h200"), 4489.0, 686.0, source="t"))
