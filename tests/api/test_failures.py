@@ -216,11 +216,12 @@ def test_kill_group_returns_once_no_member_runs(tmp_path):
     script.write_text(f"(trap '' TERM; sleep 300) & echo $! > '{tmp_path}/child.pid'\nsleep 300\n")
     proc = subprocess.Popen(["bash", str(script)], start_new_session=True)
     deadline = time.monotonic() + 30
-    while not (tmp_path / "child.pid").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    pid_file = tmp_path / "child.pid"
+    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the shell creates the file before it writes the pid: wait for the pid itself
     assert group_alive(proc.pid)
     kill_group(proc, grace_s=5)
-    assert not group_alive(proc.pid) and not alive(int((tmp_path / "child.pid").read_text()))
+    assert not group_alive(proc.pid) and not alive(int(pid_file.read_text()))
 
 
 def test_run_tool_kills_the_group_on_ctrl_c(tmp_path):
