@@ -53,6 +53,12 @@ def stalls(live: list, barriers: list[Barrier]) -> bool:
     return False
 
 
+def wait(bar: Barrier, parity: int):
+    """A warpgroup's mbarrier.wait: yields (its turn passes) until the phase of `parity` is done."""
+    while not bar.done(parity):
+        yield
+
+
 def deadlocks(n_tiles: int, n_full: int, paged: bool, variant: str = "shipped") -> bool:
     """Whether the protocol stalls for a split of `n_tiles` tiles whose first `n_full` are TMA'd
     (none when pages are smaller than a tile: `paged` False)."""
@@ -67,10 +73,6 @@ def deadlocks(n_tiles: int, n_full: int, paged: bool, variant: str = "shipped") 
         if (not gathered(t) or async_gather) == at_issue:
             for k in range(PARTS):
                 full[t % 2 * PARTS + k].arrive()
-
-    def wait(bar, parity):
-        while not bar.done(parity):
-            yield
 
     def main(w):
         for t in range(n_tiles):
