@@ -1,7 +1,8 @@
 """Which time of one step is which: a run holds several, each measured another way, and they differ by a
 little (15.51, 15.53, 15.48 ms on the bundled sample). The headline step (the capture's launch times per step:
-ncu replays each launch, so they sum; on a timeline, launches that overlap count once), a lone kernel's median launch (the kernel table), nsys's step (no replay),
-and the timing pass (timing.json: no profiler attached, in rounds; what `roofline compare` tests)."""
+ncu replays each launch, so they sum; on a timeline, launches that overlap count once), a lone kernel's median
+launch (the kernel table), nsys's step (no replay), and the timing pass (timing.json: no profiler attached, in
+rounds; what `roofline compare` tests)."""
 
 from __future__ import annotations
 
