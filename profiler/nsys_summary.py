@@ -27,6 +27,19 @@ def busy_ns(starts: np.ndarray, ends: np.ndarray) -> int:
     return int(total + (cur_e - cur_s if cur_e is not None else 0))
 
 
+def overlaps(summed_ms: float | None, busy_ms: float | None) -> bool:
+    """Whether launches whose own times sum to `summed_ms` overlap in time, where the GPU ran kernels for `busy_ms`
+    (the union of their intervals): a programmatic dependent launch, or kernels on two streams."""
+    return summed_ms is not None and busy_ms is not None and summed_ms > busy_ms * 1.001
+
+
+def overlapping_launch_ms(summary: dict) -> float | None:
+    """A timeline summary's per-step sum of the launches' own times where they overlap (timeline_summary's
+    launch_ms_per_step, above its kernel_ms_per_step), else None."""
+    summed = summary.get("launch_ms_per_step")
+    return summed if overlaps(summed, summary.get("kernel_ms_per_step")) else None
+
+
 def summarize_kernels(launches: pd.DataFrame) -> pd.DataFrame:
     """Per kernel (by its demangled name, as `nsys stats --report cuda_gpu_kern_sum`): launches and
     total / median / min / max time in ms, largest total first."""

@@ -7,6 +7,7 @@ import textwrap
 
 from kernels.batches import BatchShape, lens_text
 from kernels.spec import ctx_text
+from profiler.nsys_summary import overlapping_launch_ms
 from profiler.timing import METHODS as TIMING_METHODS
 from reports.clocks import bench_clock_line, throttled_rows
 from reports.meta import LAUNCH_BOUND_PCT, nsys_version
@@ -407,7 +408,7 @@ def render_timeline(timeline, analysis: Analysis | None = None, tools: dict | No
 
 def _overlap_words(s: dict) -> str:
     """Where a step's launches overlap (a programmatic dependent launch, two streams): what their own times sum to."""
-    summed, busy = s.get("launch_ms_per_step"), s.get("kernel_ms_per_step")
-    if summed is None or busy is None or summed <= busy * 1.001:
-        return ""
-    return f"the launches' own times sum to {ms(summed)} ms (they overlap: counted once above); "
+    summed = overlapping_launch_ms(s)
+    return (
+        "" if summed is None else f"the launches' own times sum to {ms(summed)} ms (they overlap: counted once above); "
+    )

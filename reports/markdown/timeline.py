@@ -3,6 +3,7 @@ and the host, the launch-bound verdict, and the kernels on the timeline beside n
 
 from __future__ import annotations
 
+from profiler.nsys_summary import overlapping_launch_ms
 from reports.markdown.blocks import code, details, prose, table
 from reports.markdown.context import Context
 from reports.meta import LAUNCH_BOUND_PCT, nsys_version
@@ -97,7 +98,5 @@ def _kernels(ctx: Context) -> list[str]:
 def overlap_rows(s: dict) -> list[list[str]]:
     """The launches' own times summed, where they overlap (a programmatic dependent launch, two streams) and so
     sum to more than the kernel time above."""
-    summed, busy = s.get("launch_ms_per_step"), s.get("kernel_ms_per_step")
-    if summed is None or busy is None or summed <= busy * 1.001:
-        return []
-    return [["the launches' own times summed (they overlap)", ms(summed)]]
+    summed = overlapping_launch_ms(s)
+    return [] if summed is None else [["the launches' own times summed (they overlap)", ms(summed)]]

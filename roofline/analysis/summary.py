@@ -13,7 +13,7 @@ from kernels.spec import VerifyWorkload
 from profiler.launch_table import LaunchTable, PcSamples
 from profiler.metrics import CHIP_NAMES, PRESETS
 from profiler.ncu_tidy import DRAM_BYTES_FROM
-from profiler.nsys_summary import busy_ns
+from profiler.nsys_summary import busy_ns, overlaps
 from roofline.analysis.floor import Floor, Step, workload_floor
 from roofline.analysis.hierarchy import hierarchical_roofline, useful_flops_per_launch, with_useful_work
 from roofline.analysis.imbalance import FAST_ADVICE, measure, plan_tail
@@ -257,7 +257,7 @@ def gpu_ms(launches: pd.DataFrame) -> float:
 def _overlap_note(launches: pd.DataFrame, total_ms: float, iterations: int | None) -> list[str]:
     """Where the launches overlap in time, how the step counts them (once) and what a kernel's own time holds."""
     summed = float(launches["duration_ms"].sum())
-    if not total_ms or summed <= total_ms * 1.001:
+    if not total_ms or not overlaps(summed, total_ms):
         return []
     per = iterations or 1
     return [
