@@ -33,6 +33,11 @@ from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 
 _LN2 = gl.constexpr(0.6931471805599453)
+# The fp32 half of O on its way out (_half_out): rows of 1 KB, each 32-byte group of a row swapped with the one
+# its row index (mod 8) away. The accumulator's stores put a warp's 8 rows at the same column; unswizzled they
+# all land in the same 8 banks (8 passes a store), swizzled in 4 groups of 8 (2 passes, the least for 256 B).
+# The 64-column chunks read back stay whole: the swap stays within 8 groups (256 B) of a row.
+_OUT_SMEM = gl.constexpr(gl.SwizzledSharedLayout(vec=8, per_phase=1, max_phase=8, order=[1, 0]))
 # Triton 3.6 (the H200 machine's) names the copies async_copy_global_to_shared; later releases
 # async_load (the old name then raises).
 _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
@@ -290,8 +295,7 @@ def _half_out(o, buf, PartO, split, total_rows, b, mb, W: gl.constexpr, M: gl.co
     register of O. With ITEMS `split` is the item's index: its slot is read from Items (_item_out), and an
     item that is its request's only one writes into the output Out instead (the same rows: b x M + row)."""
     HALF: gl.constexpr = D_LATENT // 2
-    o_s = _reinterpret(buf, gl.float32, [BLOCK_M, HALF],
-                       gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0]))
+    o_s = _reinterpret(buf, gl.float32, [BLOCK_M, HALF], _OUT_SMEM)
     o_s.store(o)
     _barrier()
     blk_o: gl.constexpr = gl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[2, 16], warps_per_cta=[4, 1],
