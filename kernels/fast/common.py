@@ -147,13 +147,6 @@ GLUON_TAIL_MIN_SPLIT_LEN = 512
 # several requests under the batch schedule (RING_PADDED_MIN_BATCH), off at batch 1.
 # Each choice beat the alternative on the H200: docs/results/fast-kernel-defaults.md has the timings.
 RING_PADDED_MIN_BATCH = 2
-# partials="input": where the stagger runs one 64-row block (at most 64 rows: 16 heads x 4 draft tokens), the
-# partial outputs in the input's dtype (bf16) instead of fp32, as FlashInfer's split-KV kernels keep theirs in the
-# output dtype (their LSEs in fp32, as here). There the step reads little more than the KV bytes, and the partials
-# are a tenth of them: halved, the H200 step went 70.4 -> 67.3 us (skew16) and 66.4 -> 62.5 (even16), 206.4 ->
-# 205.5 (ragged32), the relative error against the reference 1.9e-3 -> 2.7e-3 (skew16, tree mask; bf16 allows
-# 1e-2). Not at 64 heads, where the tensor cores set the pace (b1h64 +3%). docs/results/h200-dec03d.
-INPUT_PARTIALS_MAX_ROWS = 64
 GLUON_CONFIG = dict(
     FAST_DEFAULTS,
     block_m=64,

@@ -20,7 +20,6 @@ from kernels.fast.common import (
     CUTS,
     FAST_MIN_SPLIT_LEN,
     GLUON_TAIL_MIN_SPLIT_LEN,
-    INPUT_PARTIALS_MAX_ROWS,
     NO_MMA_STAGES,
     RING_PADDED_MIN_BATCH,
     SEESAW_SLICE,
@@ -406,8 +405,6 @@ def plan_fast(
     ):  # serving batches: the ring for padded blocks too (measured: kernels/fast/common.py, RING_PADDED_MIN_BATCH)
         cfg = replace(cfg, ring_padded=True)
     split_path = split_path.for_rows(rows, cfg)
-    if split_path is SEESAW and cfg.stagger and rows.m <= INPUT_PARTIALS_MAX_ROWS and "partials" not in launch:
-        cfg = replace(cfg, partials="input")  # one staggered block: bf16 partials (INPUT_PARTIALS_MAX_ROWS)
     split_path.check_cuts(cfg)
     tokens, splits, schedule = split_plan(rows.m_blocks)
     split = split_path.spec(w, cfg, rows, tokens, splits, schedule)
