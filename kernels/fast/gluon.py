@@ -33,10 +33,10 @@ from kernels.inputs import VerifyInputs
 from kernels.launch_spec import LaunchSpec
 
 _LN2 = gl.constexpr(0.6931471805599453)
-# The fp32 half of O on its way out (_half_out): rows of 1 KB, each 32-byte group of a row swapped with the one
-# its row index (mod 8) away. The accumulator's stores put a warp's 8 rows at the same column; unswizzled they
-# all land in the same 8 banks (8 passes a store), swizzled in 4 groups of 8 (2 passes, the least for 256 B).
-# The 64-column chunks read back stay whole: the swap stays within 8 groups (256 B) of a row.
+# The fp32 half of O on its way out (_half_out): rows of 1 KB, the 32-byte group g of row r stored at g XOR (r mod 8).
+# The accumulator's stores put a warp's 8 rows at the same column; unswizzled they all land in the same 8 banks
+# (8 passes a store), swizzled in 4 groups of 8 banks (2 passes, the least for 256 B). The 64-column chunks read
+# back stay whole: the XOR stays within 8 groups (256 B) of a row. Measured: docs/results/h200-dec03d.
 _OUT_SMEM = gl.constexpr(gl.SwizzledSharedLayout(vec=8, per_phase=1, max_phase=8, order=[1, 0]))
 # Triton 3.6 (the H200 machine's) names the copies async_copy_global_to_shared; later releases
 # async_load (the old name then raises).
