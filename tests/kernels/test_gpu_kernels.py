@@ -152,7 +152,10 @@ SERVING_CASES = [
     (dict(ctx_lens=(131072,) + (2048,) * 15, heads=16, q_len=4, page_size=64, tree_mask="chain"), {}),
     (dict(ctx_lens=(131072,) + (2048,) * 15, heads=16, q_len=4, page_size=1, tree_mask="tree"), {}),
     # one staggered block with its partials in bf16 (partials="input")
-    (dict(ctx_lens=(131072,) + (2048,) * 15, heads=16, q_len=4, page_size=64, tree_mask="tree"), dict(partials="input")),
+    (
+        dict(ctx_lens=(131072,) + (2048,) * 15, heads=16, q_len=4, page_size=64, tree_mask="tree"),
+        dict(partials="input"),
+    ),
     (dict(ctx_lens=(10112,) * 16, heads=16, q_len=4, page_size=64, tree_mask="tree"), {}),  # the uniform schedule
     (dict(ctx_lens=(1, 64, 65, 100_003, 4000), heads=8, q_len=9, page_size=64, tree_mask="tree"), {}),
     (dict(ctx_lens=(1, 64, 65, 100_003, 4000), heads=64, q_len=9, page_size=64, tree_mask="chain"), {}),
