@@ -1,12 +1,13 @@
 """The "Inside the kernel" section: the in-kernel timeline (stamps each warpgroup writes at the end of each stage,
 kernels/fast/timeline.py) as the analysis read it (roofline/analysis/timeline.py): the split kernel and the
-combine in the step, each role's stages per tile, the loads hidden under other work, the picked SMs, and the
-stamps' own cost."""
+combine in the step, each role's stages per tile, the loads hidden under other work, the picked SMs, the step's
+critical path, and the stamps' own cost."""
 
 from __future__ import annotations
 
 from reports.markdown.blocks import code, figure, table
 from reports.markdown.context import Context
+from roofline.analysis.timeline import WAITS_ON
 
 
 def in_kernel(ctx: Context) -> list[str]:
@@ -62,6 +63,7 @@ def in_kernel(ctx: Context) -> list[str]:
         for s in tl.sms
     ]
     out += table(["SM", "id", "programs", "tiles", "start µs", "end µs", "busy µs"], sm_rows, "llrrrrr") + [""]
+    out += _critical(tl)
     png = ctx.charts.get("in_kernel")
     if png is not None:
         out += figure(
@@ -69,6 +71,24 @@ def in_kernel(ctx: Context) -> list[str]:
         )
     out += [f"- {n}" for n in tl.notes]
     return out
+
+
+def _critical(tl) -> list[str]:
+    """Every microsecond of the step on the role that ends last (analysis.timeline.CriticalPath)."""
+    cp = tl.critical
+    if cp is None or tl.step_us <= 0:
+        return []
+    progs = ", ".join(map(str, cp.programs))
+    per_tile = f", {cp.loop_us / cp.tiles:.2f} µs a tile" if cp.tiles else ""
+    rows = [[part, f"{us:.1f}", f"{us / tl.step_us:.1%}", WAITS_ON.get(part, "")] for part, us in cp.parts]
+    return [
+        f"The step's critical path: {code(cp.role)} on SM {cp.sm} (program{'s' if len(cp.programs) > 1 else ''} "
+        f"{progs}; {cp.tiles} tiles) ends last. Its programs' loops take {cp.loop_us:.1f} µs{per_tile}; each "
+        f"microsecond of the step's {tl.step_us:.1f} on it:",
+        "",
+        *table(["part (the stages summed over its programs)", "µs", "share of the step", "waits on"], rows, "lrrl"),
+        "",
+    ]
 
 
 def _no_stamps(tl) -> list[str]:

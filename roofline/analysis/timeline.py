@@ -1,7 +1,8 @@
 """Inside the kernel: what the in-kernel timeline (profiler/timeline_reader.py) says. Per role (warpgroup) and
 stage: the time per tile and its share of the role's time; how much of each tile's load ran under other work;
 where a role waits on another; the split kernel's and the combine's share of the step; the busiest, median and
-idlest SM; and the stamps' own cost on the step, as the capture measured it.
+idlest SM; the step's critical path (every microsecond of the step on the role that ends last); and the stamps' own
+cost on the step, as the capture measured it.
 """
 
 from __future__ import annotations
@@ -71,6 +72,25 @@ class Span:
 
 
 @dataclass(frozen=True)
+class CriticalPath:
+    """The step on the role that ends last (the split kernel's end): from the split kernel's first start, the time
+    before that role's first program, each program's prologue, its loop by stage (summed over the programs), the
+    loop's time between stamps, the epilogues, the gaps between the programs, and the combine's time after the split
+    kernel. The parts add up to the step."""
+
+    sm: int
+    role: str
+    programs: tuple[int, ...]
+    tiles: int
+    parts: list[tuple[str, float]]  # (part, µs), in the order above; the stages' names as stage_rows gives them
+    loop_us: float  # the programs' loops, start to end (stages and the time between stamps)
+
+    @property
+    def total_us(self) -> float:
+        return sum(us for _, us in self.parts)
+
+
+@dataclass(frozen=True)
 class InKernelTimeline:
     """The in-kernel timeline of one step (times in µs; shares 0-1)."""
 
@@ -92,6 +112,7 @@ class InKernelTimeline:
     clock_ghz: float
     lanes: dict[str, list[Span]] = field(default_factory=dict)  # per label of `sms`: what ran on that SM
     notes: list[str] = field(default_factory=list)
+    critical: CriticalPath | None = None
 
     @property
     def combine_share(self) -> float | None:
@@ -135,6 +156,7 @@ def in_kernel_timeline(cap: InKernelCapture) -> InKernelTimeline:
         clock_ghz=cap.clock_ghz,
         lanes={s.label: sm_lanes(s.sm, roles, iv, comb) for s in sms},
         notes=list(cap.notes),
+        critical=critical_path(roles, iv, split_start, step_end),
     )
 
 
@@ -197,6 +219,37 @@ def sm_rows(roles) -> list[SmRow]:
         )
         for label, sm in zip(SM_LABELS, picks, strict=True)
     ]
+
+
+def critical_path(roles, iv, split_start: float, step_end: float) -> CriticalPath | None:
+    """CriticalPath of the role that ends last, over every program of that role on its SM. None without stamps, and
+    where two of those programs overlap in time (programs sharing the SM: no one lane of time to account)."""
+    if roles.empty:
+        return None
+    last = roles.loc[roles["end_us"].idxmax()]
+    lane = roles[(roles["sm"] == last["sm"]) & (roles["role"] == last["role"])].sort_values("start_us")
+    gaps = lane["start_us"].iloc[1:].to_numpy() - lane["end_us"].iloc[:-1].to_numpy()
+    if (gaps < 0).any():
+        return None
+    mine = iv[iv["program"].isin(lane["program"]) & (iv["role"] == last["role"])]
+    stages = (mine["end_us"] - mine["start_us"]).groupby(mine["stage"].map(_base), sort=False).sum()
+    loop = float((lane["loop_end_us"] - lane["loop_us"]).sum())
+    parts = [("before its first program", float(lane["start_us"].iloc[0]) - split_start)]
+    parts.append(("prologue", float((lane["loop_us"] - lane["start_us"]).sum())))
+    parts += [(str(stage), float(us)) for stage, us in stages.items()]
+    parts.append(("loop, between stamps", loop - float(stages.sum())))
+    parts.append(("epilogue", float((lane["end_us"] - lane["loop_end_us"]).sum())))
+    if len(lane) > 1:
+        parts.append(("between its programs", float(gaps.sum())))
+    parts.append(("the combine, after the split kernel", step_end - float(lane["end_us"].iloc[-1])))
+    return CriticalPath(
+        int(last["sm"]),
+        str(last["role_name"]),
+        tuple(int(p) for p in lane["program"]),
+        int(lane["n_tiles"].sum()),
+        parts,
+        loop,
+    )
 
 
 def sm_lanes(sm: int, roles, iv, comb) -> list[Span]:

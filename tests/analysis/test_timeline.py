@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from profiler.timeline_reader import read_in_kernel
-from roofline.analysis.timeline import in_kernel_timeline, why_line
+from profiler.timeline_reader import INTERVAL_COLUMNS, ROLE_COLUMNS, read_in_kernel
+from roofline.analysis.timeline import critical_path, in_kernel_timeline, why_line
 from tests.paths import FIXTURES
 
 
@@ -79,3 +79,61 @@ def test_a_path_without_stamps_says_so_and_cites_nothing(tmp_path):
     assert tl.programs == 0 and tl.stages == [] and tl.sms == []
     assert tl.notes == ["_gluon_ring_kernel: no role wrote its stamps (this path of the kernel has no scopes)"]
     assert why_line(tl) == ""
+
+
+def test_the_critical_path_is_the_step_on_the_role_that_ends_last(b1h8, skew16):
+    for tl in (b1h8, skew16):
+        cp = tl.critical
+        assert cp.total_us == pytest.approx(tl.step_us, abs=1e-6)
+        assert cp.parts[-1] == ("the combine, after the split kernel", pytest.approx(tl.step_us - tl.split_us))
+        outside = ("before its first program", "prologue", "epilogue", "between its programs")
+        loop = [us for part, us in cp.parts[:-1] if part not in outside]  # the stages and the time between stamps
+        assert sum(loop) == pytest.approx(cp.loop_us, abs=1e-6)
+    # the ring at 8 heads: its critical main warpgroup spends the most of the step waiting for the other's P
+    cp = b1h8.critical
+    assert (cp.sm, cp.role, cp.programs, cp.tiles) == (84, "main 0", (66,), 16)
+    assert max(cp.parts, key=lambda p: p[1]) == ("wait P", pytest.approx(18.60, abs=0.01))
+    assert cp.loop_us == pytest.approx(49.64, abs=0.01)
+    # skew16 before the combine's rewrite: a third of the step after the split kernel
+    assert skew16.critical.parts[-1][1] == pytest.approx(34.58, abs=0.01)
+
+
+def test_the_critical_path_counts_the_gaps_between_programs_on_its_sm():
+    """Two programs of one role on SM 5 (the second ends last) and one on SM 6: the path is SM 5's, its programs'
+    prologues, stages and epilogues summed, and the 2 µs between them."""
+    import pandas as pd
+
+    roles = pd.DataFrame(
+        [
+            (0, 5, 0, "main 0", 1.0, 2.0, 10.0, 11.0, 4),
+            (1, 6, 0, "main 0", 1.0, 2.0, 12.0, 13.0, 5),
+            (2, 5, 0, "main 0", 13.0, 14.0, 20.0, 21.5, 3),
+        ],
+        columns=ROLE_COLUMNS,
+    )
+    iv = pd.DataFrame(
+        [
+            (0, 5, 0, "main 0", 0, "wait loads", 2.0, 6.0),
+            (0, 5, 0, "main 0", 0, "softmax", 6.0, 10.0),
+            (1, 6, 0, "main 0", 0, "softmax", 2.0, 12.0),
+            (2, 5, 0, "main 0", 0, "wait loads", 14.0, 15.0),
+            (2, 5, 0, "main 0", 0, "softmax", 15.0, 19.5),
+        ],
+        columns=INTERVAL_COLUMNS,
+    )
+    cp = critical_path(roles, iv, split_start=0.5, step_end=24.0)
+    assert (cp.sm, cp.programs, cp.tiles) == (5, (0, 2), 7)
+    assert dict(cp.parts) == {
+        "before its first program": 0.5,
+        "prologue": 2.0,
+        "wait loads": 5.0,
+        "softmax": 8.5,
+        "loop, between stamps": 0.5,
+        "epilogue": 2.5,
+        "between its programs": 2.0,
+        "the combine, after the split kernel": 2.5,
+    }
+    assert cp.total_us == pytest.approx(24.0 - 0.5)
+    # programs that share the SM at once leave no one lane of time to account: no critical path
+    overlapping = roles.assign(start_us=[1.0, 1.0, 9.0], loop_us=[2.0, 2.0, 10.0])
+    assert critical_path(overlapping, iv, split_start=0.5, step_end=24.0) is None

@@ -34,6 +34,8 @@ def test_the_runs_timeline_is_loaded_cited_and_drawn(tmp_path):
     text = (tmp_path / "rep" / "report.md").read_text()
     assert "## Inside the kernel" in text and "report_in_kernel.png" in text
     assert "The stamps cost +2.2% on the step (67.0 µs without, 68.5 µs with them" in text
+    assert "The step's critical path: `main 0` on SM 84 (program 66; 16 tiles) ends last." in text
+    assert "| wait P | 18.6 | 29.2% | the other main warpgroup's P |" in text
     assert tmp_path / "rep" / "report_in_kernel.png" in written
 
 
