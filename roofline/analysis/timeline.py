@@ -165,6 +165,11 @@ def _base(stage: str) -> str:
     return stage[:-2] if stage.endswith(" 2") else stage
 
 
+def _stage_totals(iv):
+    """The time of each stage (by _base's name, in first-seen order) summed over the intervals `iv`."""
+    return (iv["end_us"] - iv["start_us"]).groupby(iv["stage"].map(_base), sort=False).sum()
+
+
 def stage_rows(roles, iv) -> list[StageRow]:
     """Per role and stage: the mean over programs of its time per tile and per program, and its share of the
     role's time (start to end, summed over programs); the prologue and epilogue once per program."""
@@ -178,9 +183,7 @@ def stage_rows(roles, iv) -> list[StageRow]:
         pro = float((rr["loop_us"] - rr["start_us"]).sum())
         epi = float((rr["end_us"] - rr["loop_end_us"]).sum())
         out.append(StageRow(role, "prologue", None, pro / n, pro / span))
-        mine = iv[iv["role_name"] == role]
-        dur = (mine["end_us"] - mine["start_us"]).groupby(mine["stage"].map(_base), sort=False).sum()
-        for stage, total in dur.items():
+        for stage, total in _stage_totals(iv[iv["role_name"] == role]).items():
             per_tile = float(total) / tiles if tiles else None
             out.append(StageRow(role, stage, per_tile, float(total) / n, float(total) / span, WAITS_ON.get(stage)))
         out.append(StageRow(role, "epilogue", None, epi / n, epi / span))
@@ -231,8 +234,7 @@ def critical_path(roles, iv, split_start: float, step_end: float) -> CriticalPat
     gaps = lane["start_us"].iloc[1:].to_numpy() - lane["end_us"].iloc[:-1].to_numpy()
     if (gaps < 0).any():
         return None
-    mine = iv[iv["program"].isin(lane["program"]) & (iv["role"] == last["role"])]
-    stages = (mine["end_us"] - mine["start_us"]).groupby(mine["stage"].map(_base), sort=False).sum()
+    stages = _stage_totals(iv[iv["program"].isin(lane["program"]) & (iv["role"] == last["role"])])
     loop = float((lane["loop_end_us"] - lane["loop_us"]).sum())
     parts = [("before its first program", float(lane["start_us"].iloc[0]) - split_start)]
     parts.append(("prologue", float((lane["loop_us"] - lane["start_us"]).sum())))
