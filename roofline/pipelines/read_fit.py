@@ -20,7 +20,8 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-from kernels.fast.gluon import _q_in_smem, _q_rows, _tail_smem, _tma_load
+from kernels.fast.gluon import _q_in_smem, _q_rows, _tma_load
+from kernels.fast.program import _tail_smem
 from kernels.stream import stream_read
 from profiler.bench import graph_replay_ms
 from roofline.analysis.scaling import line_fit
