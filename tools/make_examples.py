@@ -138,7 +138,7 @@ def serving_block(root: Path = ROOT) -> str:
     meta = bench.meta
     return (
         f"One `roofline bench --serving` run on the {meta['device']} (`roofline bench --from {SERVING_BENCH.as_posix()}`\n"
-        "prints it all, with each timing's SM clock and power; page 64, chain mask, rotated inputs):\n\n"
+        "prints it all, with each timing's SM clock and power; page 64, chain mask, rotated inputs, steps back to back):\n\n"
         + render_serving_markdown(bench.table)
     )
 
