@@ -91,13 +91,38 @@ def relative(split, combine) -> tuple:
     return s.astype(np.int32), c.astype(np.int32), gt0
 
 
+def stamps_meta(kernel: str, workload: VerifyWorkload, stamps: dict, device: str) -> dict:
+    """The file's meta for the stamps of one step of `kernel` (`stamps`: the dict a stamped call filled,
+    kernels.fast.run.stamp_buffers) on `workload` and `device`."""
+    return {
+        "format": FORMAT,
+        "kernel": kernel,
+        "workload": workload.to_dict(),
+        "device": device,
+        "split_kernel": stamps["kernel"],
+        "grid": list(stamps["grid"]),
+        "stamp_tiles": stamps["stamp_tiles"],
+        "combine_kernel": stamps["combine_kernel"],
+        "combine_grid": list(stamps["combine_grid"]) if stamps["combine_grid"] else None,
+    }
+
+
+def write_stamps(out, stamps: dict, meta: dict) -> None:
+    """The stamps of one step (their buffers in `stamps`) and `meta` (stamps_meta's, and more) into the npz file
+    `out`, as `relative` keeps them; meta gains their time origin (gt0)."""
+    import numpy as np  # lazy
+
+    meta = dict(meta)
+    split, combine, meta["gt0"] = relative(stamps["split"].cpu().numpy(), stamps["combine"].cpu().numpy())
+    np.savez_compressed(out, split=split, combine=combine, meta=np.array(json.dumps(meta)))
+
+
 def capture(kernel: str, workload: VerifyWorkload, out: str, samples: int = 15, replays: int = 20) -> int:
     """Run `kernel`'s step with its stamps and write them to `out`; 0 on success, 2 where it has no scopes."""
     line = no_scopes_line(kernel)
     if line is not None:
         print(line, file=sys.stderr)
         return 2
-    import numpy as np  # lazy
     import torch  # lazy
 
     from kernels.check import rel_err  # lazy: torch
@@ -120,21 +145,8 @@ def capture(kernel: str, workload: VerifyWorkload, out: str, samples: int = 15, 
         stamps[key].zero_()
     graph.replay()  # the stamps kept: one step as the timing ran it (a graph: no host gap before the combine)
     torch.cuda.synchronize()
-    meta = {
-        "format": FORMAT,
-        "kernel": kernel,
-        "workload": workload.to_dict(),
-        "device": device_facts("cuda")[0],
-        "split_kernel": stamps["kernel"],
-        "grid": list(stamps["grid"]),
-        "stamp_tiles": stamps["stamp_tiles"],
-        "combine_kernel": stamps["combine_kernel"],
-        "combine_grid": list(stamps["combine_grid"]) if stamps["combine_grid"] else None,
-        "check": check,
-        "overhead": cost,
-    }
-    split, combine, meta["gt0"] = relative(stamps["split"].cpu().numpy(), stamps["combine"].cpu().numpy())
-    np.savez_compressed(out, split=split, combine=combine, meta=np.array(json.dumps(meta)))
+    meta = {**stamps_meta(kernel, workload, stamps, device_facts("cuda")[0]), "check": check, "overhead": cost}
+    write_stamps(out, stamps, meta)
     print(
         f"in-kernel: {stamps['kernel']} grid {tuple(stamps['grid'])} stamped; output same as unstamped: "
         f"{check['same_as_unstamped']}, rel err vs reference {check['rel_err_vs_reference']:.2e}; step "

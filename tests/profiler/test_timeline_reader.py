@@ -69,3 +69,36 @@ def test_a_file_of_another_format_is_refused(tmp_path):
     (tmp_path / "y.npz").write_text("not a zip")
     with pytest.raises(TimelineFileError, match="not an in-kernel timeline"):
         read_in_kernel(tmp_path / "y.npz")
+
+
+@pytest.mark.parametrize("name", ["b1h8", "skew16"])
+def test_the_capture_writer_keeps_a_step_as_the_reader_reads_it(tmp_path, name):
+    """profiler.in_kernel's stamps_meta and write_stamps (the capture's writer) on the stamps of an H200 step, as a
+    stamped call leaves them in its dict: the file they write reads back as the same timeline, and its meta is the
+    capture's, key for key."""
+    torch = pytest.importorskip("torch")
+    from kernels.spec import VerifyWorkload
+    from profiler.in_kernel import stamps_meta, write_stamps
+
+    with np.load(IN_KERNEL / f"{name}.npz") as z:
+        split, combine, meta = z["split"], z["combine"], json.loads(str(z["meta"]))
+    stamps = {
+        "split": torch.from_numpy(split.astype(np.int64)),
+        "combine": torch.from_numpy(combine.astype(np.int64)),
+        "kernel": meta["split_kernel"],
+        "grid": tuple(meta["grid"]),
+        "stamp_tiles": meta["stamp_tiles"],
+        "combine_kernel": meta["combine_kernel"],
+        "combine_grid": tuple(meta["combine_grid"]) if meta["combine_grid"] else None,
+    }
+    workload = VerifyWorkload.from_dict(meta["workload"])
+    made = stamps_meta(meta["kernel"], workload, stamps, meta["device"])
+    write_stamps(tmp_path / "x.npz", stamps, {**made, "check": meta["check"], "overhead": meta["overhead"]})
+    with np.load(tmp_path / "x.npz") as z:
+        written = json.loads(str(z["meta"]))
+    assert written.keys() == meta.keys()
+    assert {k: v for k, v in written.items() if k != "gt0"} == {k: v for k, v in meta.items() if k != "gt0"}
+    before, after = read_in_kernel(IN_KERNEL / f"{name}.npz"), read_in_kernel(tmp_path / "x.npz")
+    for frame in ("roles", "intervals", "combine"):
+        assert getattr(after, frame).equals(getattr(before, frame)), frame
+    assert after.clock_ghz == before.clock_ghz
