@@ -33,9 +33,13 @@ from kernels.registry import check_workload, get_kernel
 from kernels.spec import VerifyWorkload, WorkloadError
 from kernels.stream import stream_read
 from profiler.clocks import ClockRecord, ClockSampler, row_columns
+from profiler.timing import BENCH_METHODS
 
-METHODS = ("rotated", "flush")
+METHODS = tuple(BENCH_METHODS)
 DEFAULT_SAMPLES = 30
+# the "layered" method's kernel between steps: an MLA model's output projection, heads x v_head
+# (128 x 128) to the hidden size, in bf16: a 235 MB weight
+LAYER_K, LAYER_N = 16384, 7168
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,7 @@ class RotatedTiming:
     input_sets: int
     replays_per_sample: int
     clocks: ClockRecord | None = None  # the GPU's clocks as the samples began and ended, when a sampler was given
+    layer_ms: float | None = None  # layered_samples_ms: the median of the kernel between steps, timed alone
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,7 @@ class Timed:
 
     median_ms: float
     clocks: ClockRecord | None = None
+    layer_ms: float | None = None  # "layered": the median of the kernel between steps, timed alone
 
 
 def input_sets_for(set_bytes: int, l2_bytes: int, least: int = 4, most: int = 64) -> int:
@@ -146,6 +152,31 @@ def rotated_samples_ms(
     return RotatedTiming([s.elapsed_time(e) / steps for s, e in events], len(input_sets), replays, record)
 
 
+def layer_gemm(workload: VerifyWorkload) -> Callable[[], torch.Tensor]:
+    """The "layered" method's kernel between steps: the bf16 GEMM of an output projection (LAYER_K x LAYER_N)
+    over the step's tokens (batch x q_len rows), into one output buffer. Its weight is several times the L2,
+    so each step also starts on an L2 another kernel has filled, as in a model."""
+    x = torch.randn(workload.batch * workload.q_len, LAYER_K, device="cuda", dtype=torch.bfloat16)
+    weight = torch.randn(LAYER_K, LAYER_N, device="cuda", dtype=torch.bfloat16) / LAYER_K**0.5
+    out = torch.empty(x.shape[0], LAYER_N, device="cuda", dtype=torch.bfloat16)
+    return lambda: torch.matmul(x, weight, out=out)
+
+
+def layered_samples_ms(
+    call,
+    input_sets: list,
+    layer: Callable[[], object],
+    samples: int = DEFAULT_SAMPLES,
+    clocks: ClockSampler | None = None,
+) -> RotatedTiming:
+    """rotated_samples_ms of `call(inp)` followed by `layer()` in each step, less the median of the same graph
+    with the layers alone: each sample is the step's own time with another kernel before and after it."""
+    both = rotated_samples_ms(lambda inp: (call(inp), layer()), input_sets, samples, clocks=clocks)
+    alone = rotated_samples_ms(lambda inp: layer(), input_sets, samples)
+    layer_ms = float(pd.Series(alone.samples_ms).median())
+    return dataclasses.replace(both, samples_ms=[ms - layer_ms for ms in both.samples_ms], layer_ms=layer_ms)
+
+
 def time_step(
     name: str,
     workload: VerifyWorkload,
@@ -154,11 +185,13 @@ def time_step(
     input_sets: int | None = None,
     then: Callable[[], object] | None = None,
     clocks: ClockSampler | None = None,
+    layered: bool = False,
     **kernel_kwargs,
 ) -> RotatedTiming:
     """Samples of kernel `name`'s step on `workload`, rotated over fresh input sets (seeds from `seed`).
     `then`: launched after each step, inside the graph (roofline/pipelines/gate.py's known slowdown);
-    `clocks`: the GPU's clocks recorded around the samples (rotated_samples_ms)."""
+    `clocks`: the GPU's clocks recorded around the samples (rotated_samples_ms); `layered`: another
+    layer's kernel between steps, its own time taken out (layered_samples_ms)."""
     fn = get_kernel(name).load()
     if isinstance(fn, GraphedKernel):  # its own graph per step: ours holds the same launches for every set
         fn = fn.fn
@@ -170,6 +203,8 @@ def time_step(
 
     sets = rotated_input_sets(workload, input_sets, seed)
     try:
+        if layered:
+            return layered_samples_ms(step, sets, layer_gemm(workload), samples, clocks=clocks)
         return rotated_samples_ms(step, sets, samples, clocks=clocks)
     finally:
         del sets
@@ -216,7 +251,7 @@ def _time_call(fn, inp, kwargs: dict, rep_ms: int = 200) -> float:
 
 
 def _rotated(t: RotatedTiming) -> Timed:
-    return Timed(float(pd.Series(t.samples_ms).median()), t.clocks)
+    return Timed(float(pd.Series(t.samples_ms).median()), t.clocks, t.layer_ms)
 
 
 def _flushed(time_it: Callable[[], float], clocks: ClockSampler | None) -> Timed:
@@ -230,10 +265,11 @@ def time_kernel(
     name: str, workload: VerifyWorkload, method: str = "rotated", clocks: ClockSampler | None = None, **kernel_kwargs
 ) -> Timed:
     """Median milliseconds of one step of kernel `name` on fresh inputs for `workload`, by `method`
-    ("rotated": CUDA-graph replays over rotated input sets; "flush": do_bench with its L2 flush), with
-    the GPU's clocks while it ran when `clocks` is given."""
-    if method == "rotated":
-        return _rotated(time_step(name, workload, clocks=clocks, **kernel_kwargs))
+    ("rotated": CUDA-graph replays over rotated input sets; "layered": the same with another layer's kernel
+    between steps; "flush": do_bench with its L2 flush), with the GPU's clocks while it ran when `clocks`
+    is given."""
+    if method in ("rotated", "layered"):
+        return _rotated(time_step(name, workload, clocks=clocks, layered=method == "layered", **kernel_kwargs))
     if method != "flush":
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     fn, inp = get_kernel(name).load(), build_inputs(workload, device="cuda")
@@ -259,6 +295,8 @@ def time_read(workload: VerifyWorkload, method: str = "rotated", clocks: ClockSa
         return _flushed(lambda: median_ms(lambda: read_kv(inp)), clocks)
     sets = rotated_input_sets(workload)
     try:
+        if method == "layered":
+            return _rotated(layered_samples_ms(read_kv, sets, layer_gemm(workload), clocks=clocks))
         return _rotated(rotated_samples_ms(read_kv, sets, clocks=clocks))
     finally:
         del sets
@@ -369,6 +407,8 @@ def bench_points(
             try:
                 t = time_read(w, method, clocks) if base == READ else time_kernel(base, w, method, clocks, **params)
                 row.update(median_ms=t.median_ms, **row_columns(t.clocks))
+                if t.layer_ms is not None:
+                    row["layer_ms"] = t.layer_ms
             except Exception as exc:  # keep going: one failing case must not lose the table
                 row["error"] = f"{type(exc).__name__}: {exc}"[:200]
         rows.append(row)

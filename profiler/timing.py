@@ -40,6 +40,13 @@ METHODS = {
     "rotated": "CUDA-graph replays over rotated input sets, no L2 flush",
     "flush": "triton.testing.do_bench: L2 flushed (256 MB zeroed) before each call",
 }
+# `roofline bench`'s ways to time a step (profiler/bench.py), each with what it is
+BENCH_METHODS = {
+    "rotated": METHODS["rotated"] + ", steps back to back",
+    "flush": METHODS["flush"],
+    "layered": "as rotated, with another layer's kernel after each step (an output projection's bf16 GEMM of the "
+    "step's tokens, 16384 x 7168), as a model runs attention; the GEMMs' own time, timed alone, is taken out",
+}
 
 
 @dataclass(frozen=True)

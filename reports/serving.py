@@ -1,6 +1,7 @@
 """A bench's serving rows (`roofline bench --serving`, kernels/batches.py SERVING): one line per row, each
 kernel's time beside a bare read of the batch's bytes and FlashMLA in the same run, as text and as the README's
-markdown table."""
+markdown table. A run by the "layered" method (another layer's kernel between steps) adds that kernel's own time;
+the markdown table can carry such a run's ratios beside a back-to-back run's."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ READ, PEER = "read", "flashmla"
 
 def serving_rows(table) -> tuple[list[str], list[dict]]:
     """(the kernels in the order first timed, one dict per named row: row, batch, heads, q_len, kv_mb,
-    `times` {kernel: ms or None} and `throttled`, the kernels whose timing had a throttle reason on record);
-    rows without a name (grid points) are left out."""
+    `times` {kernel: ms or None}, `throttled`, the kernels whose timing had a throttle reason on record, and
+    `layer_ms`, the kernel between steps timed alone ("layered" runs; None otherwise)); rows without a name
+    (grid points) are left out."""
     named = table[table["row"].fillna("").astype(str) != ""] if "row" in table else table.iloc[0:0]
     kernels = list(dict.fromkeys(named["kernel"]))
     rows: dict[str, dict] = {}
@@ -30,8 +32,12 @@ def serving_rows(table) -> tuple[list[str], list[dict]]:
                 "kv_mb": r.kv_bytes / 1e6,
                 "times": {},
                 "throttled": set(),
+                "layer_ms": None,
             },
         )
+        layer = r.get("layer_ms")
+        if entry["layer_ms"] is None and isinstance(layer, float) and layer == layer:
+            entry["layer_ms"] = layer
         if isinstance(r.get("throttled"), str) and r.get("throttled"):
             entry["throttled"].add(r.kernel)
         ok = not r.get("error") and r.median_ms == r.median_ms
@@ -74,30 +80,49 @@ def _header(kernels: list[str], tick: str = "") -> list[str]:
     return head
 
 
-def render_serving_text(table) -> str:
-    """The serving rows as a text table ('' without named rows)."""
+HOW = {
+    "rotated": "steps back to back",
+    "layered": "another layer's GEMM between steps, its own time taken out",
+    "flush": "the L2 flushed before each step",
+}
+
+
+def render_serving_text(table, method: str = "rotated") -> str:
+    """The serving rows as a text table ('' without named rows); `method`: how the bench timed them."""
     kernels, rows = serving_rows(table)
     if not rows:
         return ""
-    lines = [_header(kernels)] + [
-        [r["row"], r["batch"], str(r["heads"]), str(r["q_len"]), f"{r['kv_mb']:.1f}"] + _cells(kernels, r) for r in rows
+    layered = any(r["layer_ms"] is not None for r in rows)
+    lines = [_header(kernels) + (["GEMM between µs"] if layered else [])] + [
+        [r["row"], r["batch"], str(r["heads"]), str(r["q_len"]), f"{r['kv_mb']:.1f}"]
+        + _cells(kernels, r)
+        + ([_us(r["layer_ms"])] if layered else [])
+        for r in rows
     ]
     return (
-        "serving rows (µs per step; the ratios are the first kernel other than read and flashmla over each):\n"
-        + align(lines)
-        + _throttle_note(rows)
+        f"serving rows (µs per step, {HOW.get(method, method)}; the ratios are the first kernel other than read "
+        "and flashmla over each):\n" + align(lines) + _throttle_note(rows)
     )
 
 
-def render_serving_markdown(table) -> str:
-    """The serving rows as a markdown table ('' without named rows)."""
+def render_serving_markdown(table, layered=None) -> str:
+    """The serving rows as a markdown table ('' without named rows). `layered`: the table of a "layered" run of
+    the same rows and kernels, whose two ratios are added as the last columns."""
     kernels, rows = serving_rows(table)
     if not rows:
         return ""
     head = _header(kernels, "`")
+    ours = _ours(kernels)
+    between = {}
+    if layered is not None and ours is not None:
+        between = {r["row"]: r for r in serving_rows(layered)[1]}
+        head += [f"a layer between: `{ours}` / FlashMLA", "/ read"]
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in rows:
         cells = [r["row"], r["batch"], str(r["heads"]), str(r["q_len"]), f"{r['kv_mb']:.1f}"] + _cells(kernels, r)
+        if layered is not None and ours is not None:
+            t = between.get(r["row"], {"times": {}})["times"]
+            cells += [_ratio(t.get(ours), t.get(PEER)), _ratio(t.get(ours), t.get(READ))]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n" + _throttle_note(rows)
 

@@ -8,7 +8,7 @@ import textwrap
 from kernels.batches import BatchShape, lens_text
 from kernels.spec import ctx_text
 from profiler.nsys_summary import overlapping_launch_ms
-from profiler.timing import METHODS as TIMING_METHODS
+from profiler.timing import BENCH_METHODS
 from reports.clocks import bench_clock_line, throttled_rows
 from reports.meta import LAUNCH_BOUND_PCT, nsys_version
 from reports.numbers import fmt as _fmt
@@ -242,7 +242,7 @@ def _bench_head(table, meta: dict) -> str:
         f"{meta['copy_gbps']:.0f} GB/s (read+write), bf16 matmul {meta['matmul_tflops']:.0f} TFLOP/s"
     )
     method = meta.get("method", "flush")  # bench.json files from before the option were all do_bench's
-    head += f"\ntimed by: {method} ({TIMING_METHODS.get(method, 'unknown method')}), median per step"
+    head += f"\ntimed by: {method} ({BENCH_METHODS.get(method, 'unknown method')}), median per step"
     return head + "\n" + bench_clock_line(table, meta)
 
 

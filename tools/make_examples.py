@@ -41,6 +41,8 @@ BENCH_END = "<!-- end of tools/make_examples.py's bench table -->"
 BENCH_ROWS = ("read", "flashmla", "triton_mla_fast_graph", "triton_mla")
 # the serving rows: `roofline bench --serving` on the H200 (tests/fixtures/capture/serving_bench_h200.sh)
 SERVING_BENCH = Path("docs/results/h200-serving/bench.json")
+# the same rows by `--method layered` (another layer's GEMM between steps), from the same call, when committed
+SERVING_LAYERED = Path("docs/results/h200-serving/layered/bench.json")
 SERVING_BEGIN = "<!-- made by tools/make_examples.py: the serving table -->"
 SERVING_END = "<!-- end of tools/make_examples.py's serving table -->"
 LAYERS = 61  # the seed model's layers
@@ -136,10 +138,18 @@ def serving_block(root: Path = ROOT) -> str:
         )
     bench = read_bench(path)
     meta = bench.meta
+    layered = root / SERVING_LAYERED
+    if not layered.exists():
+        return (
+            f"One `roofline bench --serving` run on the {meta['device']} (`roofline bench --from {SERVING_BENCH.as_posix()}`\n"
+            "prints it all, with each timing's SM clock and power; page 64, chain mask, rotated inputs, steps back to back):\n\n"
+            + render_serving_markdown(bench.table)
+        )
     return (
-        f"One `roofline bench --serving` run on the {meta['device']} (`roofline bench --from {SERVING_BENCH.as_posix()}`\n"
-        "prints it all, with each timing's SM clock and power; page 64, chain mask, rotated inputs, steps back to back):\n\n"
-        + render_serving_markdown(bench.table)
+        f"`roofline bench --serving` on the {meta['device']}, steps back to back, and `--method layered` in the same call: "
+        "another layer's GEMM\nbetween steps, as in a model (its own time taken out); page 64, chain mask, rotated inputs "
+        f"(`roofline bench --from {SERVING_BENCH.as_posix()}`, `{SERVING_LAYERED.as_posix()}`):\n\n"
+        + render_serving_markdown(bench.table, read_bench(layered).table)
     )
 
 

@@ -15,6 +15,7 @@ from kernels.fast.common import CONFIG_KEYS
 from kernels.registry import get_kernel
 from kernels.spec import WorkloadError, parse_ctx_len
 from profiler.proc import stop_signals_interrupt
+from profiler.timing import BENCH_METHODS
 from reports.serving import render_serving_text
 from reports.text import render_bench
 from roofline.cli.common import (
@@ -84,11 +85,10 @@ def _bench_kernel(name: str) -> str:
 )
 @click.option(
     "--method",
-    type=click.Choice(["rotated", "flush"]),
+    type=click.Choice(list(BENCH_METHODS)),
     default="rotated",
     show_default=True,
-    help="rotated: CUDA-graph replays over rotated input sets, no L2 flush (as a model's layers read "
-    "their own KV caches); flush: triton's do_bench, L2 flushed before each call",
+    help="; ".join(f"{name}: {text}" for name, text in BENCH_METHODS.items()),
 )
 @format_option()
 def bench_cmd(kernel_list, serving, out_dir, force, from_json, method, fmt, **grid) -> None:
@@ -118,7 +118,7 @@ def bench_cmd(kernel_list, serving, out_dir, force, from_json, method, fmt, **gr
         echo_json(json.loads(bench.to_json()))
     else:
         click.echo(render_bench(bench.table, bench.meta, bench.fits))
-        if serving_text := render_serving_text(bench.table):
+        if serving_text := render_serving_text(bench.table, bench.meta.get("method", "rotated")):
             click.echo("\n" + serving_text)
     if staged is not None:
         try:

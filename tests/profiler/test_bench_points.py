@@ -52,3 +52,32 @@ def test_a_kernel_that_cannot_run_a_point_is_listed_not_timed(timed, monkeypatch
 def test_a_bad_launch_parameter_is_a_clear_error(bad):
     with pytest.raises(ValueError, match="KEY=VALUE"):
         bench.launch_params(bad)
+
+
+def test_a_layered_row_carries_the_gemm_between_steps(monkeypatch):
+    monkeypatch.setattr(bench, "time_read", lambda w, method, clocks: bench.Timed(0.05, None, 0.063))
+    monkeypatch.setattr(bench, "time_kernel", lambda name, w, method, clocks, **kw: bench.Timed(0.07))
+    w = make_workload(ctx="8k", page_size=64, tree_mask="chain")
+    frame = bench.bench_points(["read", "triton_mla_fast_graph"], [BenchPoint(w)], method="layered")
+    assert frame.layer_ms[0] == 0.063 and frame.layer_ms.isna()[1]
+
+
+def test_layered_samples_are_the_steps_less_the_gemms_alone(monkeypatch):
+    """Each sample of a step with a GEMM after it, less the median of the same graph of GEMMs alone."""
+    ran = []
+
+    def samples(call, input_sets, samples=30, clocks=None):
+        ran.clear()
+        call(input_sets[0])
+        with_step = "step" in ran
+        return bench.RotatedTiming([0.130, 0.128, 0.140] if with_step else [0.060, 0.064, 0.061], 4, 2)
+
+    monkeypatch.setattr(bench, "rotated_samples_ms", samples)
+    t = bench.layered_samples_ms(lambda inp: ran.append("step"), [object()], lambda: ran.append("gemm"))
+    assert t.layer_ms == pytest.approx(0.061)
+    assert t.samples_ms == pytest.approx([0.069, 0.067, 0.079]) and (t.input_sets, t.replays_per_sample) == (4, 2)
+
+
+def test_an_unknown_method_is_refused():
+    with pytest.raises(ValueError, match="layered"):
+        bench.bench_points(["read"], serving_points()[:1], method="between")

@@ -84,7 +84,7 @@ def test_bench_says_how_it_timed():
     assert r.exit_code == 0, r.output
     assert "timed by: flush (triton.testing.do_bench: L2 flushed (256 MB zeroed) before each call)" in r.output
     help_text = cli("bench", "--help").output
-    assert "--method [rotated|flush]" in help_text and "[default: rotated]" in help_text
+    assert "--method [rotated|flush|layered]" in help_text and "[default: rotated]" in help_text
 
 
 def stand_in_harness(tmp_path, fail_round=None):
