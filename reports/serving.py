@@ -107,7 +107,7 @@ def render_serving_text(table, method: str = "rotated") -> str:
 
 def render_serving_markdown(table, layered=None) -> str:
     """The serving rows as a markdown table ('' without named rows). `layered`: the table of a "layered" run of
-    the same rows and kernels, whose two ratios are added as the last columns."""
+    the same rows and kernels, whose two ratios are added as the last columns (marked where either time was)."""
     kernels, rows = serving_rows(table)
     if not rows:
         return ""
@@ -121,14 +121,20 @@ def render_serving_markdown(table, layered=None) -> str:
     for r in rows:
         cells = [r["row"], r["batch"], str(r["heads"]), str(r["q_len"]), f"{r['kv_mb']:.1f}"] + _cells(kernels, r)
         if layered is not None and ours is not None:
-            t = between.get(r["row"], {"times": {}})["times"]
-            cells += [_ratio(t.get(ours), t.get(PEER)), _ratio(t.get(ours), t.get(READ))]
+            other = between.get(r["row"], {"times": {}, "throttled": set()})
+            t, marked = other["times"], other["throttled"]
+            cells += [
+                _ratio(t.get(ours), t.get(peer)) + ("!" if {ours, peer} & marked else "") for peer in (PEER, READ)
+            ]
         out.append("| " + " | ".join(cells) + " |")
-    return "\n".join(out) + "\n" + _throttle_note(rows)
+    marks = rows + (list(between.values()) if between else [])
+    return "\n".join(out) + "\n" + _throttle_note(marks)
 
 
 def _throttle_note(rows: list[dict]) -> str:
     """A line under the table where a time is marked: a throttle reason was on record when it was taken."""
     if not any(r["throttled"] for r in rows):
         return ""
-    return "\n! a clock or power throttle reason was on record at that timing's start or end (NVML).\n"
+    return (
+        "\n! NVML had a clock or power throttle reason on record as that timing began or ended (a ratio: either's).\n"
+    )

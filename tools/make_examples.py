@@ -126,8 +126,8 @@ def bench_block(root: Path = ROOT) -> str:
 
 def serving_block(root: Path = ROOT) -> str:
     """The README's serving table: the serving rows from the committed `roofline bench --serving` run, each kernel
-    beside a bare read of the batch's bytes and FlashMLA in the same run; until that run is committed, where it
-    will come from."""
+    beside a bare read of the batch's bytes and FlashMLA in the same run, and with the same call's `--method
+    layered` run, its ratios too; until the first run is committed, where it will come from."""
     path = root / SERVING_BENCH
     if not path.exists():
         return (
@@ -146,9 +146,9 @@ def serving_block(root: Path = ROOT) -> str:
             + render_serving_markdown(bench.table)
         )
     return (
-        f"`roofline bench --serving` on the {meta['device']}, steps back to back, and `--method layered` in the same call: "
-        "another layer's GEMM\nbetween steps, as in a model (its own time taken out); page 64, chain mask, rotated inputs "
-        f"(`roofline bench --from {SERVING_BENCH.as_posix()}`, `{SERVING_LAYERED.as_posix()}`):\n\n"
+        f"`roofline bench --serving` on the {meta['device']}, then `--method layered` in the same call (another layer's "
+        "GEMM between steps,\nits time taken out); page 64, chain mask, rotated inputs; "
+        f"`roofline bench --from {SERVING_BENCH.parent.as_posix()}/[layered/]bench.json`:\n\n"
         + render_serving_markdown(bench.table, read_bench(layered).table)
     )
 

@@ -117,16 +117,42 @@ def test_the_readme_serving_table_comes_from_the_committed_bench(bench, tmp_path
 
 
 def test_a_time_taken_with_a_throttle_reason_on_record_is_marked():
-    """The committed H200 run: NVML recorded a power-cap reason for some read and FlashMLA timings and for one of
-    ours (skew16), none at ragged32."""
+    """The committed H200 run: NVML recorded a power-cap reason for some read and FlashMLA timings, none of ours and
+    none at ragged32."""
     committed = read_bench(ROOT / "docs/results/h200-serving/bench.json")
     _, rows = serving_rows(committed.table)
     marked = {r["row"]: sorted(r["throttled"]) for r in rows}
     assert marked["ragged8"] == ["flashmla", "read"] and marked["ragged32"] == []
-    assert [row for row, kernels in marked.items() if "triton_mla_fast_graph" in kernels] == ["skew16"]
+    assert [row for row, kernels in marked.items() if "triton_mla_fast_graph" in kernels] == []
     md = render_serving_markdown(committed.table)
     assert (
-        "| 149.2! | 256.9! | 220.3 |" in md and "| 170.8 | 185.7 | 199.4 |" in md and "| 49.3! | 79.4! | 69.3! |" in md
+        "| 151.7! | 263.4! | 207.5 |" in md and "| 173.7 | 190.8 | 208.3 |" in md and "| 49.7! | 80.6! | 69.9 |" in md
     )
-    assert "throttle reason was on record" in md
+    assert "throttle reason on record" in md
     assert "!" not in render_serving_markdown(bench_table(times(), get_gpu("h200"), 4489.0, 686.0, source="t"))
+
+
+def test_a_layered_run_prints_its_gemm_and_its_ratios_join_the_readme_table():
+    """The committed `--method layered` run of the same call: the text says how the steps ran and gives the GEMM
+    between them; the README's table adds its two ratios, marked where a timing behind one had a throttle reason."""
+    layered = read_bench(ROOT / "docs/results/h200-serving/layered/bench.json")
+    assert layered.meta["method"] == "layered"
+    text = render_serving_text(layered.table, layered.meta["method"])
+    assert "another layer's GEMM between steps" in text.splitlines()[0] and "GEMM between µs" in text
+    even = next(line for line in text.splitlines() if line.startswith("even16"))
+    assert even.split()[-1] == "63.3"  # the output projection's GEMM alone, µs
+    committed = read_bench(ROOT / "docs/results/h200-serving/bench.json")
+    md = render_serving_markdown(committed.table, layered.table)
+    assert md.splitlines()[0].endswith("| a layer between: `triton_mla_fast_graph` / FlashMLA | / read |")
+    assert "| 66.3 | 1.09 | 1.33 | 0.96! | 1.39! |" in md  # even16: 67.8 / 70.6 and 67.8 / 48.7 with a GEMM between
+    assert "| 283.4 | 1.20 | 6.10 | 1.07! | 6.13! |" in md
+
+
+def test_the_readme_serving_table_carries_the_layered_ratios_once_committed(bench, tmp_path):
+    make = _make_examples()
+    bench.save(tmp_path / make.SERVING_BENCH.parent)
+    assert "a layer between" not in make.serving_block(tmp_path)
+    layered = BenchRun({**META, "method": "layered"}, bench.table, [])
+    layered.save(tmp_path / make.SERVING_LAYERED.parent)
+    block = make.serving_block(tmp_path)
+    assert "--method layered" in block and "| 5.65 | 9.12 | 5.65 | 9.12 |" in block
