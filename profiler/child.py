@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import faulthandler
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,9 +20,27 @@ def start_child(ctx: BaseContext, target: Callable[..., None], *args: Any) -> tu
     """Start `target(send, *args)` as a daemon child of `ctx`; the caller keeps only the receiving end."""
     receive, send = ctx.Pipe(duplex=False)
     child = ctx.Process(target=target, args=(send, *args), daemon=True)
-    child.start()
+    with _main_without_file():
+        child.start()
     send.close()
     return receive, child
+
+
+@contextmanager
+def _main_without_file() -> Iterator[None]:
+    """A spawned child first runs the parent's __main__ again from its file. A program read from standard input
+    (`python - < script`, a heredoc) has a __file__ of "<stdin>", which is no file: the child would die before
+    the target ran. Such a __file__ is hidden while the child starts, as for an interactive session."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is None or os.path.exists(path):
+        yield
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
 
 
 def no_crash_dump() -> None:
