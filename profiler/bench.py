@@ -201,11 +201,26 @@ def time_step(
         if then is not None:
             then()
 
-    sets = rotated_input_sets(workload, input_sets, seed)
+    return _on_rotated_sets(step, workload, layered, samples, clocks, input_sets, seed)
+
+
+def _on_rotated_sets(
+    call,
+    workload: VerifyWorkload,
+    layered: bool,
+    samples: int = DEFAULT_SAMPLES,
+    clocks: ClockSampler | None = None,
+    count: int | None = None,
+    seed: int | None = None,
+) -> RotatedTiming:
+    """Samples of `call(inp)` over fresh rotated input sets for `workload` (rotated_input_sets' `count` and
+    `seed`): back to back (rotated_samples_ms), or with layer_gemm between steps (layered_samples_ms). The
+    sets are freed after."""
+    sets = rotated_input_sets(workload, count, seed)
     try:
         if layered:
-            return layered_samples_ms(step, sets, layer_gemm(workload), samples, clocks=clocks)
-        return rotated_samples_ms(step, sets, samples, clocks=clocks)
+            return layered_samples_ms(call, sets, layer_gemm(workload), samples, clocks=clocks)
+        return rotated_samples_ms(call, sets, samples, clocks=clocks)
     finally:
         del sets
         torch.cuda.empty_cache()
@@ -293,14 +308,7 @@ def time_read(workload: VerifyWorkload, method: str = "rotated", clocks: ClockSa
         read_kv(inp)
         torch.cuda.synchronize()
         return _flushed(lambda: median_ms(lambda: read_kv(inp)), clocks)
-    sets = rotated_input_sets(workload)
-    try:
-        if method == "layered":
-            return _rotated(layered_samples_ms(read_kv, sets, layer_gemm(workload), clocks=clocks))
-        return _rotated(rotated_samples_ms(read_kv, sets, clocks=clocks))
-    finally:
-        del sets
-        torch.cuda.empty_cache()
+    return _rotated(_on_rotated_sets(read_kv, workload, method == "layered", clocks=clocks))
 
 
 def launch_params(name: str) -> tuple[str, dict]:

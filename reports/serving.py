@@ -113,22 +113,21 @@ def render_serving_markdown(table, layered=None) -> str:
         return ""
     head = _header(kernels, "`")
     ours = _ours(kernels)
-    between = {}
+    between = None  # the layered run's rows by name, when its ratios are shown
     if layered is not None and ours is not None:
         between = {r["row"]: r for r in serving_rows(layered)[1]}
         head += [f"a layer between: `{ours}` / FlashMLA", "/ read"]
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in rows:
         cells = [r["row"], r["batch"], str(r["heads"]), str(r["q_len"]), f"{r['kv_mb']:.1f}"] + _cells(kernels, r)
-        if layered is not None and ours is not None:
+        if between is not None:
             other = between.get(r["row"], {"times": {}, "throttled": set()})
             t, marked = other["times"], other["throttled"]
             cells += [
                 _ratio(t.get(ours), t.get(peer)) + ("!" if {ours, peer} & marked else "") for peer in (PEER, READ)
             ]
         out.append("| " + " | ".join(cells) + " |")
-    marks = rows + (list(between.values()) if between else [])
-    return "\n".join(out) + "\n" + _throttle_note(marks)
+    return "\n".join(out) + "\n" + _throttle_note(rows + list((between or {}).values()))
 
 
 def _throttle_note(rows: list[dict]) -> str:
