@@ -36,6 +36,7 @@ CASES = [
     ("seesaw-h64-p64", dict(ctx_len=131072, page_size=64, heads=64), dict(ring=False, stagger=False)),
     ("ring-h64-p64", dict(ctx_len=131072, page_size=64, heads=64), dict(stagger=False)),  # ring_whole
     ("stagger-h64-p64", dict(ctx_len=131072, page_size=64, heads=64), {}),  # the 64-head default at page 64
+    ("stagger-h64-p64-in-turn", dict(ctx_len=131072, page_size=64, heads=64), dict(scores_ahead=False)),
     ("hopper-h8-p64", dict(ctx_len=131072, page_size=64), dict(path="hopper")),
     ("hopper-h64-p64", dict(ctx_len=131072, page_size=64, heads=64), dict(path="hopper")),
     ("portable-h8-p64", dict(ctx_len=131072, page_size=64), dict(path="portable")),

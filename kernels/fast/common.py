@@ -25,7 +25,10 @@ class FastConfig:
     (ring only): the ring also where the rows end in a padded 64-row block and have no tail (16 heads x 2 tokens:
     32 rows), its third warpgroup only loading; stagger
     (the seesaw kernel, 64-row blocks without a tail): FlashMLA's order of work (kernels/fast/stagger.py), the seesaw's
-    removal experiments. schedule: "batch" (the default) cuts a ragged batch's KV (requests of different lengths)
+    removal experiments; scores_ahead (the stagger): each pair of tiles starts by reading the next pair's page-table
+    entries, and warpgroup 0 issues the next tile's first scores under its second P V (FlashMLA's order within a
+    pair; by default where each tile is read by SCORES_AHEAD_MIN_BLOCKS M blocks or more). schedule: "batch" (the
+    default) cuts a ragged batch's KV (requests of different lengths)
     into work items of near-equal length over the SMs (plan_batch: one program per (M block, item), a request with
     one item writes its output directly, the combine merges only the requests that were cut); "uniform" is the
     schedule before it, grid (m_blocks, splits, batch) with one split length from the longest request
@@ -49,6 +52,7 @@ class FastConfig:
     ring_whole: bool = False
     ring_padded: bool = False
     stagger: bool = False
+    scores_ahead: bool = False
     schedule: str = "batch"  # "batch" | "uniform"
     item_cost: float = 2.0  # plan_batch: a work item's fixed cost, in KV tiles
     max_waves: float = 4.0  # plan_batch: work items at most this many times the programs that run at once
@@ -147,6 +151,9 @@ GLUON_TAIL_MIN_SPLIT_LEN = 512
 # several requests under the batch schedule (RING_PADDED_MIN_BATCH), off at batch 1.
 # Each choice beat the alternative on the H200: docs/results/fast-kernel-defaults.md has the timings.
 RING_PADDED_MIN_BATCH = 2
+# scores_ahead: on where each tile is read by this many M blocks or more (64 heads x 9 tokens: 9), where the MMAs
+# bound the stagger; on the H200 it took the 64-head row 6-7% quicker, and one-block rows (16 heads) 1-3% slower.
+SCORES_AHEAD_MIN_BLOCKS = 9
 GLUON_CONFIG = dict(
     FAST_DEFAULTS,
     block_m=64,
@@ -243,6 +250,8 @@ def check_flags(path: str, cfg: FastConfig) -> None:
         )
     if cfg.stagger and path != "gluon":
         raise ValueError("stagger is a schedule of the gluon path's seesaw kernel")
+    if cfg.scores_ahead and not cfg.stagger:
+        raise ValueError("scores_ahead is an option of the gluon path's staggered schedule (stagger=True)")
     if cfg.ring and path != "gluon":
         raise ValueError("ring is a variant of the gluon path's seesaw schedule")
     if cfg.ring_whole and not cfg.ring:

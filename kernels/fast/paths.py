@@ -22,6 +22,7 @@ from kernels.fast.common import (
     GLUON_TAIL_MIN_SPLIT_LEN,
     NO_MMA_STAGES,
     RING_PADDED_MIN_BATCH,
+    SCORES_AHEAD_MIN_BLOCKS,
     SEESAW_SLICE,
     BatchSchedule,
     FastConfig,
@@ -284,7 +285,8 @@ class Seesaw(GluonPath):
     def constexprs(self, w, cfg, rows):
         if cfg.stagger and rows.tail_m:
             raise ValueError("stagger needs the rows in 64-row blocks, whole or padded, without a tail warpgroup")
-        return {**super().constexprs(w, cfg, rows), "num_warps": 4, "STAGGER": bool(cfg.stagger)}
+        ahead = {"SCORES_AHEAD": True} if cfg.stagger and cfg.scores_ahead else {}
+        return {**super().constexprs(w, cfg, rows), "num_warps": 4, "STAGGER": bool(cfg.stagger), **ahead}
 
 
 class Ring(Seesaw):
@@ -304,7 +306,9 @@ class Ring(Seesaw):
         return cfg.num_warps + 4
 
     def constexprs(self, w, cfg, rows):
-        c = {k: v for k, v in super().constexprs(w, cfg, rows).items() if k != "STAGGER"}  # (the seesaw's)
+        c = {
+            k: v for k, v in super().constexprs(w, cfg, rows).items() if k not in ("STAGGER", "SCORES_AHEAD")
+        }  # the seesaw's
         return {
             **c,
             "TAIL_M": rows.tail_m or 8,  # whole or padded blocks: the tail's buffers, unused by a producer-only tail
@@ -400,6 +404,8 @@ def plan_fast(
         # the default only where it applies and was measured faster (64-row blocks, whole or padded, in pages of
         # whole tiles: at page 1 it lost)
         cfg = replace(cfg, stagger=False)
+    if cfg.stagger and "scores_ahead" not in launch:  # by default where the MMAs bound it (SCORES_AHEAD_MIN_BLOCKS)
+        cfg = replace(cfg, scores_ahead=rows.m_blocks >= SCORES_AHEAD_MIN_BLOCKS)
     if (
         cfg.ring and items and w.batch >= RING_PADDED_MIN_BATCH and "ring_padded" not in launch and not cfg.ring_padded
     ):  # serving batches: the ring for padded blocks too (measured: kernels/fast/common.py, RING_PADDED_MIN_BATCH)

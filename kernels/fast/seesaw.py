@@ -281,14 +281,16 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, args, HEADS: gl.constexpr, Q_LEN: gl.cons
                          D_LATENT: gl.constexpr, D_ROPE: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
                          TAIL_M: gl.constexpr, num_warps: gl.constexpr, NO_MMA: gl.constexpr,
                          NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr, STAGGER: gl.constexpr,
-                         ITEMS: gl.constexpr, Stamps=None, STAMP_TILES: gl.constexpr = 0):
+                         ITEMS: gl.constexpr, Stamps=None, STAMP_TILES: gl.constexpr = 0,
+                         SCORES_AHEAD: gl.constexpr = False):
     """Grid (m_blocks, splits, batch), 4 + 4 warps: the seesaw schedule (see _seesaw); with TAIL_M,
     4 more for the rows past the last whole M block (see _seesaw_tail). `args`: the rest of the launch's
     arguments, one tuple (kernels.fast.paths.SPLIT_ARGS). NO_MMA, NO_SOFTMAX, NO_GATHER: removal experiments
     (see the module). ITEMS: the batch schedule's grid (m_blocks, items), each program's request and tokens a
     row of Items (kernels.fast.program._start_program); Out: the output, where an item is its request's only one (Items
     and Out are None without ITEMS). Stamps, STAMP_TILES: the in-kernel timeline of the staggered schedule
-    (kernels/fast/timeline.py; off at 0)."""
+    (kernels/fast/timeline.py; off at 0). SCORES_AHEAD: the staggered schedule in FlashMLA's order within a pair too
+    (kernels/fast/stagger.py, AHEAD)."""
     KV, PageTable, KVLens, TreeMask, PartO, PartLse, qk_scale, split_len, stride_pt, total_rows, Items, Out = args
     mb, split, b, item = _start_program(Items, Stamps, BLOCK_N, ITEMS, STAMP_TILES)
     # Each warpgroup's row maxima (max0, max1), then (after the loop) its row sums in the same place: a
@@ -338,10 +340,10 @@ def _gluon_seesaw_kernel(Q, KLat, KPe, args, HEADS: gl.constexpr, Q_LEN: gl.cons
         gl.warp_specialize([
             (_stagger, (0, io, span, smem, p0_s, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
                         BLOCK_N, Out, ITEMS, Items, NO_MMA, NO_SOFTMAX, NO_GATHER, Stamps,
-                        STAMP_TILES)),
+                        STAMP_TILES, SCORES_AHEAD)),
             (_stagger, (1, io, span, smem, p0_s, sum_bar, PARTS, HEADS, Q_LEN, PAGE_SIZE, D_LATENT, D_ROPE, BLOCK_M,
                         BLOCK_N, Out, ITEMS, Items, NO_MMA, NO_SOFTMAX, NO_GATHER, Stamps,
-                        STAMP_TILES)),
+                        STAMP_TILES, SCORES_AHEAD)),
         ], [4], [240])
     else:
         gl.warp_specialize([

@@ -49,12 +49,12 @@ from kernels.fast.timeline import stamp, stamp_end, stamp_head, stamp_start
 
 @gluon.jit
 def _load_half(H: gl.constexpr, t, u: gl.constexpr, kb, pe, io, span, full_bars, PARTS: gl.constexpr,
-               PAGE_SIZE: gl.constexpr, NO_GATHER: gl.constexpr):
+               PAGE_SIZE: gl.constexpr, NO_GATHER: gl.constexpr, page=0, AHEAD: gl.constexpr = False):
     """Half H of tile t into buffer u (kb: [BLOCK_N, D_LATENT], pe: [BLOCK_N, D_ROPE]): latent slices
     [H * PARTS/2, (H + 1) * PARTS/2), and with H = 1 the rope dims (on the last slice's barrier). By TMA where
-    the tile is a whole page's (t < n_full), else gathered by this warpgroup's cp.async, waited for, made
-    visible, and its barriers arrived on. io, span: the kernel's tensors and this program's tiles, as _stagger
-    takes them."""
+    the tile is a whole page's (t < n_full; with AHEAD its `page` read before, _page_ahead), else gathered by this
+    warpgroup's cp.async, waited for, made visible, and its barriers arrived on. io, span: the kernel's tensors and
+    this program's tiles, as _stagger takes them."""
     KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale = io
     b, mb, split, total_rows, page_base, lo, hi, ctx_len, n_full, n_tiles = span
     BLOCK_N: gl.constexpr = kb.shape[0]
@@ -66,8 +66,10 @@ def _load_half(H: gl.constexpr, t, u: gl.constexpr, kb, pe, io, span, full_bars,
     if PAGE_SIZE < BLOCK_N:  # pages smaller than a tile: every tile gathered
         tma = t < 0
     if tma:
-        page = gl.load(PageTable + page_base + start // PAGE_SIZE)
-        row0 = page * PAGE_SIZE + start % PAGE_SIZE
+        if AHEAD:
+            row0 = page * PAGE_SIZE + start % PAGE_SIZE
+        else:
+            row0 = gl.load(PageTable + page_base + start // PAGE_SIZE) * PAGE_SIZE + start % PAGE_SIZE
         W_: gl.constexpr = KLat.block_type.shape[1]
         for i in gl.static_range(H * HP, H * HP + HP):  # (a slice index; a name bound in here is no constexpr)
             bar = full_bars.index(u * PARTS + i)
@@ -86,6 +88,27 @@ def _load_half(H: gl.constexpr, t, u: gl.constexpr, kb, pe, io, span, full_bars,
         _landed()
         for i in gl.static_range(H * HP, H * HP + HP):
             hp.mbarrier.arrive(full_bars.index(u * PARTS + i), count=1)
+
+
+@gluon.jit
+def _page_ahead(t, io, span, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
+    """Tile t's page (0 past the whole-page tiles), read a pair ahead of its load, so that issuing the TMA waits for no
+    global load (FlashMLA reads the next pair's page-table entries as a pair starts)."""
+    KLat, KPe, KV, PageTable, TreeMask, PartO, PartLse, qk_scale = io
+    b, mb, split, total_rows, page_base, lo, hi, ctx_len, n_full, n_tiles = span
+    return gl.load(PageTable + page_base + (lo + t * BLOCK_N) // PAGE_SIZE, mask=t < n_full, other=0)
+
+
+@gluon.jit
+def _score_slices(s, kb, ql, full_bars, u: gl.constexpr, j, LO: gl.constexpr, HI: gl.constexpr, PARTS: gl.constexpr):
+    """Latent slices LO..HI-1 of S = Q K^T for the tile in buffer u (pair j) issued onto s as each lands, not waited
+    for (the first slice overwrites s)."""
+    PW: gl.constexpr = ql.shape[1] // PARTS
+    for i in gl.static_range(LO, HI):
+        hp.mbarrier.wait(full_bars.index(u * PARTS + i), j & 1)
+        s = hp.warpgroup_mma(ql.slice(i * PW, PW, dim=1), kb.slice(i * PW, PW, dim=1).permute((1, 0)), s,
+                             use_acc=i > 0, is_async=True)
+    return s
 
 
 @gluon.jit
@@ -114,9 +137,12 @@ def _scores(kb, pe, ql, qpe, full_bars, u: gl.constexpr, j, FIRST: gl.constexpr,
 def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr, HEADS: gl.constexpr,
              Q_LEN: gl.constexpr, PAGE_SIZE: gl.constexpr, D_LATENT: gl.constexpr, D_ROPE: gl.constexpr,
              BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, Out, ITEMS: gl.constexpr, Items, NO_MMA: gl.constexpr,
-             NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr, Stamps, STAMP_TILES: gl.constexpr):
+             NO_SOFTMAX: gl.constexpr, NO_GATHER: gl.constexpr, Stamps, STAMP_TILES: gl.constexpr,
+             AHEAD: gl.constexpr = False):
     """Warpgroup W's side of the staggered schedule (see the module), from its first tile to its half of
-    the split's partial output. max_bars[W]: W's maxima posted; p_bars[W]: W's P posted. NO_MMA, NO_SOFTMAX,
+    the split's partial output. max_bars[W]: W's maxima posted; p_bars[W]: W's P posted. AHEAD (scores_ahead):
+    each pair starts by reading the next pair's pages, and warpgroup 0 issues the next tile's first half of scores
+    under its second P V, before it loads buffer 1's first half (FlashMLA's order). NO_MMA, NO_SOFTMAX,
     NO_GATHER: the removal experiments (see the module). Stamps, STAMP_TILES: the in-kernel timeline
     (kernels/fast/timeline.py; off at 0)."""
     stamp_start(Stamps, W, STAMP_TILES)
@@ -143,6 +169,11 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
         z = j >> 30  # an opaque zero: MMA descriptors rebuilt per pair, not hoisted (they spill)
         k0, k1, pe0, pe1 = klat_s.index(z), klat_s.index(1 + z), kpe_s.index(z), kpe_s.index(1 + z)
         p1_s = q_pe_s.index(z)
+        pg2 = 0
+        pg3 = 0
+        if AHEAD:  # the next pair's pages, read before this pair's softmax
+            pg2 = _page_ahead(2 * j + 2, io, span, PAGE_SIZE, BLOCK_N)
+            pg3 = _page_ahead(2 * j + 3, io, span, PAGE_SIZE, BLOCK_N)
         qk = _tile_scores(s, qk_scale, t, n_full, bits, lo, hi, ctx_len, BLOCK_N)
         if W == 0:
             if NO_SOFTMAX:
@@ -177,7 +208,7 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
                 o = hp.warpgroup_mma_wait(0, deps=[acc])
             stamp(Stamps, W, j, 3, STAMP_TILES)
             if t + 2 < last:  # buffer 0's first half is free: the next even tile's
-                _load_half(0, t + 2, 0, k0, pe0, io, span, full_bars, PARTS, PAGE_SIZE, NO_GATHER)
+                _load_half(0, t + 2, 0, k0, pe0, io, span, full_bars, PARTS, PAGE_SIZE, NO_GATHER, pg2, AHEAD)
             stamp(Stamps, W, j, 4, STAMP_TILES)
             hp.mbarrier.wait(p_bars.index(1), j & 1)
             stamp(Stamps, W, j, 5, STAMP_TILES)
@@ -185,16 +216,34 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
                 o = o * gl.convert_layout(sc1, o_rows)[:, None]
                 l_i = l_i * sc1
                 m_i = m1
-            if not NO_MMA:
+            if AHEAD and not NO_MMA:  # the next tile's first half of scores under this P V (its slices' loads
+                # were issued after the first P V), then buffer 1's first half loaded once this P V is done
                 acc = hp.warpgroup_mma(p1_s, k1.slice(0, HALF, dim=1), o, is_async=True)
-                o = hp.warpgroup_mma_wait(0, deps=[acc])
-            stamp(Stamps, W, j, 6, STAMP_TILES)
-            if t + 3 < last:  # buffer 1's first half is free: the next odd tile's
-                _load_half(0, t + 3, 1, k1, pe1, io, span, full_bars, PARTS, PAGE_SIZE, NO_GATHER)
-            stamp(Stamps, W, j, 7, STAMP_TILES)
-            if j + 1 < n_pairs:
-                s = _scores(k0, pe0, q_lat_s.index(z), qpe, full_bars, 0, j + 1, 0, s_zero, PARTS, NO_MMA,
-                            Stamps, W, j, STAMP_TILES)
+                if j + 1 < n_pairs:
+                    s = _score_slices(s_zero, k0, q_lat_s.index(z), full_bars, 0, j + 1, 0, PARTS // 2, PARTS)
+                    o = hp.warpgroup_mma_wait(PARTS // 2, deps=[acc])
+                    stamp(Stamps, W, j, 6, STAMP_TILES)
+                    if t + 3 < last:
+                        _load_half(0, t + 3, 1, k1, pe1, io, span, full_bars, PARTS, PAGE_SIZE, NO_GATHER, pg3, AHEAD)
+                    stamp(Stamps, W, j, 7, STAMP_TILES)
+                    s = _score_slices(s, k0, q_lat_s.index(z), full_bars, 0, j + 1, PARTS // 2, PARTS, PARTS)
+                    stamp(Stamps, W, j, 8, STAMP_TILES)
+                    s = hp.warpgroup_mma(qpe, pe0.permute((1, 0)), s, is_async=True)
+                    s = hp.warpgroup_mma_wait(0, deps=[s])
+                    stamp(Stamps, W, j, 9, STAMP_TILES)
+                else:  # the last pair: no next tile
+                    o = hp.warpgroup_mma_wait(0, deps=[acc])
+            else:
+                if not NO_MMA:
+                    acc = hp.warpgroup_mma(p1_s, k1.slice(0, HALF, dim=1), o, is_async=True)
+                    o = hp.warpgroup_mma_wait(0, deps=[acc])
+                stamp(Stamps, W, j, 6, STAMP_TILES)
+                if t + 3 < last:  # buffer 1's first half is free: the next odd tile's
+                    _load_half(0, t + 3, 1, k1, pe1, io, span, full_bars, PARTS, PAGE_SIZE, NO_GATHER, pg3, AHEAD)
+                stamp(Stamps, W, j, 7, STAMP_TILES)
+                if j + 1 < n_pairs:
+                    s = _scores(k0, pe0, q_lat_s.index(z), qpe, full_bars, 0, j + 1, 0, s_zero, PARTS, NO_MMA,
+                                Stamps, W, j, STAMP_TILES)
         else:
             hp.mbarrier.wait(max_bars.index(0), j & 1)
             stamp(Stamps, W, j, 0, STAMP_TILES)
@@ -228,7 +277,7 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
                 acc = hp.warpgroup_mma_wait(1, deps=[acc])  # the first P V is done: buffer 1's second half is free
             stamp(Stamps, W, j, 4, STAMP_TILES)
             if t + 2 < last:
-                _load_half(1, t + 2, 1, k1, pe1, io, span, full_bars, PARTS, PAGE_SIZE, NO_GATHER)
+                _load_half(1, t + 2, 1, k1, pe1, io, span, full_bars, PARTS, PAGE_SIZE, NO_GATHER, pg3, AHEAD)
             stamp(Stamps, W, j, 5, STAMP_TILES)
             if not NO_MMA:
                 o = hp.warpgroup_mma_wait(0, deps=[acc])  # and buffer 0's
@@ -236,7 +285,7 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
             if not NO_SOFTMAX:
                 m_i = m1
             if t + 1 < last:
-                _load_half(1, t + 1, 0, k0, pe0, io, span, full_bars, PARTS, PAGE_SIZE, NO_GATHER)
+                _load_half(1, t + 1, 0, k0, pe0, io, span, full_bars, PARTS, PAGE_SIZE, NO_GATHER, pg2, AHEAD)
             stamp(Stamps, W, j, 7, STAMP_TILES)
             if j + 1 < n_pairs:
                 s = _scores(k1, pe1, q_lat_s.index(z), qpe, full_bars, 1, j + 1, 1, s_zero, PARTS, NO_MMA,

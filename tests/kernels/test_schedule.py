@@ -138,3 +138,17 @@ def test_plan_fast_batch_schedule_and_the_uniform_one():
 def test_schedule_flag_is_checked():
     with pytest.raises(ValueError, match="schedule must be one of"):
         plan_fast(VerifyWorkload(ctx_len=100), "sm_90", 132, schedule="greedy")
+
+
+def test_scores_ahead_where_several_m_blocks_read_each_tile():
+    """The stagger reads the next pair's pages ahead and issues warpgroup 0's next scores under its second P V by
+    default where 9 or more M blocks read each tile (64 heads x 9 tokens), not on one block (16 heads); asked for,
+    either way; a flag of the stagger only."""
+    h64 = VerifyWorkload(ctx_len=131072, heads=64, q_len=9, page_size=64)
+    h16 = VerifyWorkload(ctx_len=10112, batch=16, heads=16, q_len=4, page_size=64)
+    assert plan_fast(h64, "sm_90", 132).split.constexprs["SCORES_AHEAD"]
+    assert "SCORES_AHEAD" not in plan_fast(h64, "sm_90", 132, scores_ahead=False).split.constexprs
+    assert "SCORES_AHEAD" not in plan_fast(h16, "sm_90", 132).split.constexprs
+    assert plan_fast(h16, "sm_90", 132, scores_ahead=True).split.constexprs["SCORES_AHEAD"]
+    with pytest.raises(ValueError, match="scores_ahead is an option of the gluon path's staggered schedule"):
+        plan_fast(h64, "sm_90", 132, stagger=False, scores_ahead=True)
