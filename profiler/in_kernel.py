@@ -100,6 +100,7 @@ def stamps_meta(kernel: str, workload: VerifyWorkload, stamps: dict, device: str
         "workload": workload.to_dict(),
         "device": device,
         "split_kernel": stamps["kernel"],
+        **({"schedule": stamps["schedule"]} if stamps.get("schedule") else {}),  # its stage names (STAGES)
         "grid": list(stamps["grid"]),
         "stamp_tiles": stamps["stamp_tiles"],
         "combine_kernel": stamps["combine_kernel"],

@@ -59,8 +59,8 @@ def read_in_kernel(path: str | Path) -> InKernelCapture:
         raise TimelineFileError(f"{path}: not an in-kernel timeline file ({exc})") from None
     if meta.get("format") != FORMAT:
         raise TimelineFileError(f"{path}: format {meta.get('format')!r}, this reader reads {FORMAT}")
-    schedule = SCHEDULE_KERNELS.get(meta.get("split_kernel", ""))
-    if schedule is None:
+    schedule = meta.get("schedule") or SCHEDULE_KERNELS.get(meta.get("split_kernel", ""))
+    if schedule not in STAGES:
         raise TimelineFileError(f"{path}: no stage names for {meta.get('split_kernel')!r}")
     ghz = _clock_ghz(split)
     roles, intervals = _tables(split, schedule, ghz)

@@ -157,6 +157,9 @@ def stamp_buffers(stamps: dict, plan: FastPlan, device: torch.device) -> tuple[d
         tiles = timeline_layout.stamp_tiles_for(-(-(longest + q_len) // split.constexprs["BLOCK_N"]) + 1)
         stamps.update(
             kernel=split.name,
+            schedule="stagger-ahead"
+            if split.constexprs.get("SCORES_AHEAD")
+            else timeline_layout.SCHEDULE_KERNELS.get(split.name),
             grid=tuple(split.grid),
             stamp_tiles=tiles,
             split=torch.zeros(

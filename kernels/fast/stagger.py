@@ -233,6 +233,8 @@ def _stagger(W: gl.constexpr, io, span, smem, p0_s, sum_bar, PARTS: gl.constexpr
                     stamp(Stamps, W, j, 9, STAMP_TILES)
                 else:  # the last pair: no next tile
                     o = hp.warpgroup_mma_wait(0, deps=[acc])
+                    stamp(Stamps, W, j, 6, STAMP_TILES)
+                    stamp(Stamps, W, j, 7, STAMP_TILES)
             else:
                 if not NO_MMA:
                     acc = hp.warpgroup_mma(p1_s, k1.slice(0, HALF, dim=1), o, is_async=True)

@@ -17,6 +17,7 @@ STAGE_COLOURS = {
     "wait buffer": "#8c6d31",
     "score MMA": "#d62728",
     "value MMA": "#ff9896",
+    "value MMA + scores ahead": "#f7b6d2",
     "softmax": "#2ca02c",
     "post P": "#98df8a",
     "issue loads": "#9467bd",

@@ -270,8 +270,9 @@ def test_fast_kernel_removal_switches_run_where_stagger_is_the_default(name, cut
     [
         dict(ctx_len=131072, heads=8, q_len=9, page_size=64),  # the ring with its tail warpgroup
         dict(ctx_len=4096, batch=3, ctx_lens=(4096, 20000, 32768), heads=16, q_len=4, page_size=64),  # stagger, items
+        dict(ctx_len=32768, heads=64, q_len=9, page_size=64),  # the stagger with scores_ahead
     ],
-    ids=["ring", "stagger-batch"],
+    ids=["ring", "stagger-batch", "stagger-ahead"],
 )
 def test_in_kernel_stamps_leave_the_output_as_it_was(fields):
     """With the in-kernel timeline's stamps on (kernels/fast/timeline.py) the step writes the same bytes, and

@@ -152,3 +152,15 @@ def test_scores_ahead_where_several_m_blocks_read_each_tile():
     assert plan_fast(h16, "sm_90", 132, scores_ahead=True).split.constexprs["SCORES_AHEAD"]
     with pytest.raises(ValueError, match="scores_ahead is an option of the gluon path's staggered schedule"):
         plan_fast(h64, "sm_90", 132, stagger=False, scores_ahead=True)
+
+
+def test_the_in_kernel_timeline_records_which_stagger_ran():
+    """A stamped launch names its schedule for the timeline's stage names: scores_ahead's own at 64 heads."""
+    torch = pytest.importorskip("torch")
+    from kernels.fast.run import stamp_buffers
+
+    h64 = VerifyWorkload(ctx_len=8192, heads=64, q_len=9, page_size=64)
+    for launch, schedule in ((dict(), "stagger-ahead"), (dict(scores_ahead=False), "stagger")):
+        stamps: dict = {}
+        stamp_buffers(stamps, plan_fast(h64, "sm_90", 132, **launch), torch.device("cpu"))
+        assert stamps["schedule"] == schedule

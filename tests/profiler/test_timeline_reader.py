@@ -102,3 +102,20 @@ def test_the_capture_writer_keeps_a_step_as_the_reader_reads_it(tmp_path, name):
     for frame in ("roles", "intervals", "combine"):
         assert getattr(after, frame).equals(getattr(before, frame)), frame
     assert after.clock_ghz == before.clock_ghz
+
+
+def test_a_capture_names_its_stages_by_the_schedule_it_ran(tmp_path):
+    """The meta's schedule picks the stage names (scores_ahead's warpgroup 0 scores ahead under its second P V);
+    without one, the split kernel's; an unknown one is refused."""
+    with np.load(IN_KERNEL / "skew16.npz") as z:
+        split, combine, meta = z["split"], z["combine"], json.loads(str(z["meta"]))
+    assert "schedule" not in meta and read_in_kernel(IN_KERNEL / "skew16.npz").schedule == "stagger"
+    for schedule in ("stagger-ahead", "bogus"):
+        np.savez(
+            tmp_path / f"{schedule}.npz", split=split, combine=combine, meta=json.dumps({**meta, "schedule": schedule})
+        )
+    ahead = read_in_kernel(tmp_path / "stagger-ahead.npz")
+    stages = set(ahead.intervals[ahead.intervals["role_name"] == "main 0"]["stage"])
+    assert ahead.schedule == "stagger-ahead" and "value MMA + scores ahead" in stages and "value MMA 2" not in stages
+    with pytest.raises(TimelineFileError, match="no stage names"):
+        read_in_kernel(tmp_path / "bogus.npz")
