@@ -229,9 +229,10 @@ def test_fast_graph_replays_on_new_values():
     assert float((second.float() - ref).norm() / ref.norm()) < 1e-2
 
 
-CUT_WORKLOADS = {  # the staggered schedule under the batch schedule (skew16) and at batch 1 (16 heads x 4 tokens)
+CUT_WORKLOADS = {  # the staggered schedule under the batch schedule (skew16) and at batch 1 (16 and 64 heads)
     "skew16": dict(ctx_len=131072, batch=16, ctx_lens=(131072,) + (2048,) * 15, heads=16, q_len=4),
     "b1-32k-h16q4": dict(ctx_len=32768, heads=16, q_len=4),
+    "b1-32k-h64q9": dict(ctx_len=32768, heads=64, q_len=9),  # with scores_ahead
 }
 
 
