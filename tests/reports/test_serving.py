@@ -126,7 +126,7 @@ def test_a_time_taken_with_a_throttle_reason_on_record_is_marked():
     assert [row for row, kernels in marked.items() if "triton_mla_fast_graph" in kernels] == []
     md = render_serving_markdown(committed.table)
     assert (
-        "| 151.7! | 263.4! | 207.5 |" in md and "| 173.7 | 190.8 | 208.3 |" in md and "| 49.7! | 80.6! | 69.9 |" in md
+        "| 151.8! | 261.4! | 232.1 |" in md and "| 173.8 | 189.3 | 211.2 |" in md and "| 49.7! | 80.7! | 70.3 |" in md
     )
     assert "throttle reason on record" in md
     assert "!" not in render_serving_markdown(bench_table(times(), get_gpu("h200"), 4489.0, 686.0, source="t"))
@@ -140,12 +140,12 @@ def test_a_layered_run_prints_its_gemm_and_its_ratios_join_the_readme_table():
     text = render_serving_text(layered.table, layered.meta["method"])
     assert "another layer's GEMM between steps" in text.splitlines()[0] and "GEMM between µs" in text
     even = next(line for line in text.splitlines() if line.startswith("even16"))
-    assert even.split()[-1] == "63.3"  # the output projection's GEMM alone, µs
+    assert even.split()[-1] == "63.6"  # the output projection's GEMM alone, µs
     committed = read_bench(ROOT / "docs/results/h200-serving/bench.json")
     md = render_serving_markdown(committed.table, layered.table)
     assert md.splitlines()[0].endswith("| a layer between: `triton_mla_fast_graph` / FlashMLA | / read |")
-    assert "| 66.3 | 1.09 | 1.33 | 0.96! | 1.39! |" in md  # even16: 67.8 / 70.6 and 67.8 / 48.7 with a GEMM between
-    assert "| 283.4 | 1.20 | 6.10 | 1.07! | 6.13! |" in md
+    assert "| 66.7 | 1.07 | 1.34 | 0.97! | 1.42! |" in md  # even16: 68.6 / 70.9 and 68.6 / 48.4 with a GEMM between
+    assert "| 273.1 | 1.02 | 5.88 | 0.97! | 5.63! |" in md
 
 
 def test_the_readme_serving_table_carries_the_layered_ratios_once_committed(bench, tmp_path):
