@@ -50,12 +50,13 @@ STAGES = {
         ),
     ),
 }
-# The split kernel that runs each schedule, and how a capture tells them apart.
-# With scores_ahead (SCORES_AHEAD), warpgroup 0's second P V runs with the next tile's first scores issued under it.
+# With scores_ahead (SCORES_AHEAD), warpgroup 0's second P V runs with the next tile's first scores issued under it
+# (a capture's meta names this schedule).
 STAGES["stagger-ahead"] = (
     ("main 0", STAGES["stagger"][0][1][:6] + ("value MMA + scores ahead",) + STAGES["stagger"][0][1][7:]),
     STAGES["stagger"][1],
 )
+# The split kernel that runs each schedule, and how a capture tells them apart.
 SCHEDULE_KERNELS = {"_gluon_ring_kernel": "ring", "_gluon_seesaw_kernel": "stagger"}
 
 

@@ -61,7 +61,7 @@ def read_in_kernel(path: str | Path) -> InKernelCapture:
         raise TimelineFileError(f"{path}: format {meta.get('format')!r}, this reader reads {FORMAT}")
     schedule = meta.get("schedule") or SCHEDULE_KERNELS.get(meta.get("split_kernel", ""))
     if schedule not in STAGES:
-        raise TimelineFileError(f"{path}: no stage names for {meta.get('split_kernel')!r}")
+        raise TimelineFileError(f"{path}: no stage names for schedule {schedule!r} of {meta.get('split_kernel')!r}")
     ghz = _clock_ghz(split)
     roles, intervals = _tables(split, schedule, ghz)
     comb = _combine(combine, ghz, _origin(split))

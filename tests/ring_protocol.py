@@ -10,6 +10,7 @@ announces a gathered tile one tile after issuing it.
     python -m tests.ring_protocol v4         # the order that hung on the H200
     python -m tests.ring_protocol whole      # ring_whole: whole M blocks, the tail only loads
     python -m tests.ring_protocol stagger    # the seesaw kernel's staggered schedule (kernels/fast/stagger.py)
+    python -m tests.ring_protocol stagger-ahead  # the same with scores_ahead (warpgroup 0 scores ahead)
 
 Edit the model together with the kernel's waits and arrivals; it checks the order, not the kernel.
 """
@@ -139,11 +140,12 @@ def deadlocks(n_tiles: int, n_full: int, paged: bool, variant: str = "shipped") 
     return stalls(live, full + empty + ts + [p_bar, sum_bar])
 
 
-def stagger_deadlocks(n_tiles: int, n_full: int, paged: bool) -> bool:
+def stagger_deadlocks(n_tiles: int, n_full: int, paged: bool, ahead: bool = False) -> bool:
     """The same question for the seesaw kernel's staggered schedule (kernels/fast/stagger.py): two
     warpgroups, each loading halves of tiles into both buffers (a load lands at once: TMA, or a gather
-    its own warpgroup waits for, which holds no one else up), max/P barriers between them. Also fails
-    where a barrier would complete a phase before its waiter has passed the one before."""
+    its own warpgroup waits for, which holds no one else up), max/P barriers between them; with `ahead`, warpgroup 0
+    waits for the next tile's first half before it loads buffer 1's (scores_ahead). Also fails where a barrier would
+    complete a phase before its waiter has passed the one before."""
     del n_full, paged  # (TMA or a gather: either way the loader's own business)
     full = [[Barrier(1) for _ in range(PARTS)] for _ in range(2)]
     max_bars, p_bars, sum_bar = [Barrier(1), Barrier(1)], [Barrier(1), Barrier(1)], Barrier(2)
@@ -183,10 +185,17 @@ def stagger_deadlocks(n_tiles: int, n_full: int, paged: bool) -> bool:
                 if t + 2 < last:
                     load(0, 0)
                 yield from wait(p_bars[1], j & 1)
+                if ahead and j + 1 < n_pairs:  # scores_ahead: the next tile's first half scored before this load
+                    for i in range(half):
+                        yield from wait(full[0][i], (j + 1) & 1)
                 if t + 3 < last:
                     load(1, 0)
                 if j + 1 < n_pairs:
-                    yield from scores(0, j + 1, 0)
+                    if ahead:
+                        for i in range(half, PARTS):
+                            yield from wait(full[0][i], (j + 1) & 1)
+                    else:
+                        yield from scores(0, j + 1, 0)
             else:
                 yield from wait(max_bars[0], j & 1)
                 arrive(max_bars[1])
@@ -212,7 +221,11 @@ def search(variant: str = "shipped", max_tiles: int = 8) -> list[tuple[int, int,
         for n in range(max_tiles + 1)
         for f in range(n + 1)
         for paged in (True, False)
-        if (stagger_deadlocks(n, f, paged) if variant == "stagger" else deadlocks(n, f, paged, variant))
+        if (
+            stagger_deadlocks(n, f, paged, ahead=variant == "stagger-ahead")
+            if variant.startswith("stagger")
+            else deadlocks(n, f, paged, variant)
+        )
     ]
 
 

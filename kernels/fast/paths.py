@@ -306,9 +306,8 @@ class Ring(Seesaw):
         return cfg.num_warps + 4
 
     def constexprs(self, w, cfg, rows):
-        c = {
-            k: v for k, v in super().constexprs(w, cfg, rows).items() if k not in ("STAGGER", "SCORES_AHEAD")
-        }  # the seesaw's
+        seesaw_only = ("STAGGER", "SCORES_AHEAD")
+        c = {k: v for k, v in super().constexprs(w, cfg, rows).items() if k not in seesaw_only}
         return {
             **c,
             "TAIL_M": rows.tail_m or 8,  # whole or padded blocks: the tail's buffers, unused by a producer-only tail

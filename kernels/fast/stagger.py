@@ -14,10 +14,14 @@ tile 2j+1 in buffer 1, scored by warpgroup 1; each warpgroup owns half of O's co
   warpgroup 1 refills buffer 1's half as soon as the first of its two P V MMAs is done, before the
   second (buffer 0's) is.
 
+With AHEAD (scores_ahead; by default where 9 or more M blocks read each tile), FlashMLA's order within a pair too:
+each pair starts by reading the next pair's page-table entries, and warpgroup 0 issues the next tile's first half of
+scores under its second P V, before it loads buffer 1's first half.
+
 The default where the rows are such blocks and pages hold whole tiles (GLUON_CONFIG in
 kernels/fast/common.py; the measurements: docs/results/fast-kernel-defaults.md). Padded rows (past q_len x heads)
 score zero queries, see no draft token and are never written.
-tests/ring_protocol.py (`stagger`) models its barriers: change the two together.
+tests/ring_protocol.py (`stagger`, `stagger-ahead`) models its barriers: change the two together.
 
 Removal experiments (roofline/pipelines/removal_experiment.py), as the seesaw's: NO_MMA leaves out every
 warpgroup MMA (scores and P V: S stays zero, O unchanged), NO_SOFTMAX the online softmax (P = the raw scaled

@@ -10,6 +10,7 @@ def test_shipped_order_never_stalls():
     assert ring_protocol.search("announce", max_tiles=8) == []  # async_gather=False: the tail announces them
     assert ring_protocol.search("whole", max_tiles=8) == []  # ring_whole: the tail only loads, posts ts at once
     assert ring_protocol.search("stagger", max_tiles=8) == []  # kernels/fast/stagger.py
+    assert ring_protocol.search("stagger-ahead", max_tiles=8) == []  # with scores_ahead
 
 
 def test_the_order_that_hung_on_the_h200_is_found():
