@@ -167,9 +167,12 @@ def stagger_deadlocks(n_tiles: int, n_full: int, paged: bool, ahead: bool = Fals
             yield
         seen[id(bar)] = seen.get(id(bar), 0) + 1
 
-    def scores(u, j, first):
-        for i in range(first * half, first * half + PARTS):
+    def slices(u, j, lo, hi):  # the waits of slices lo..hi-1 (modulo PARTS) of pair j's tile in buffer u
+        for i in range(lo, hi):
             yield from wait(full[u][i % PARTS], j & 1)
+
+    def scores(u, j, first):
+        yield from slices(u, j, first * half, first * half + PARTS)
 
     def wg(w):
         if n_pairs:
@@ -186,16 +189,11 @@ def stagger_deadlocks(n_tiles: int, n_full: int, paged: bool, ahead: bool = Fals
                     load(0, 0)
                 yield from wait(p_bars[1], j & 1)
                 if ahead and j + 1 < n_pairs:  # scores_ahead: the next tile's first half scored before this load
-                    for i in range(half):
-                        yield from wait(full[0][i], (j + 1) & 1)
+                    yield from slices(0, j + 1, 0, half)
                 if t + 3 < last:
                     load(1, 0)
                 if j + 1 < n_pairs:
-                    if ahead:
-                        for i in range(half, PARTS):
-                            yield from wait(full[0][i], (j + 1) & 1)
-                    else:
-                        yield from scores(0, j + 1, 0)
+                    yield from slices(0, j + 1, half, PARTS) if ahead else scores(0, j + 1, 0)
             else:
                 yield from wait(max_bars[0], j & 1)
                 arrive(max_bars[1])

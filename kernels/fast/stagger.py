@@ -104,14 +104,17 @@ def _page_ahead(t, io, span, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr):
 
 
 @gluon.jit
-def _score_slices(s, kb, ql, full_bars, u: gl.constexpr, j, LO: gl.constexpr, HI: gl.constexpr, PARTS: gl.constexpr):
-    """Latent slices LO..HI-1 of S = Q K^T for the tile in buffer u (pair j) issued onto s as each lands, not waited
-    for (the first slice overwrites s)."""
+def _score_slices(s, kb, ql, full_bars, u: gl.constexpr, j, LO: gl.constexpr, HI: gl.constexpr, PARTS: gl.constexpr,
+                  START: gl.constexpr = 0, NO_MMA: gl.constexpr = False):
+    """Latent slices LO..HI-1 (modulo PARTS) of S = Q K^T for the tile in buffer u (pair j) issued onto s as each
+    lands, not waited for; slice START, the score's first, overwrites s. NO_MMA: the waits alone."""
     PW: gl.constexpr = ql.shape[1] // PARTS
-    for i in gl.static_range(LO, HI):
-        hp.mbarrier.wait(full_bars.index(u * PARTS + i), j & 1)
-        s = hp.warpgroup_mma(ql.slice(i * PW, PW, dim=1), kb.slice(i * PW, PW, dim=1).permute((1, 0)), s,
-                             use_acc=i > 0, is_async=True)
+    for i in gl.static_range(LO, HI):  # (i % PARTS: the slice)
+        hp.mbarrier.wait(full_bars.index(u * PARTS + i % PARTS), j & 1)
+        if not NO_MMA:
+            s = hp.warpgroup_mma(ql.slice(i % PARTS * PW, PW, dim=1),
+                                 kb.slice(i % PARTS * PW, PW, dim=1).permute((1, 0)), s,
+                                 use_acc=i > START, is_async=True)
     return s
 
 
@@ -121,14 +124,9 @@ def _scores(kb, pe, ql, qpe, full_bars, u: gl.constexpr, j, FIRST: gl.constexpr,
     """S = Q K^T of the tile in buffer u (pair j), slice by slice as they land, half FIRST's slices
     first; the rope dims' MMA takes Q's from registers (qpe). NO_MMA: the waits alone (S zero). Stamps: the
     timeline's (kernels/fast/timeline.py), stamped at pair `at`."""
-    PW: gl.constexpr = ql.shape[1] // PARTS
-    s = hp.warpgroup_mma_init(s_zero)
-    for i in gl.static_range(FIRST * (PARTS // 2), FIRST * (PARTS // 2) + PARTS):  # (i % PARTS: the slice)
-        hp.mbarrier.wait(full_bars.index(u * PARTS + i % PARTS), j & 1)
-        if not NO_MMA:
-            s = hp.warpgroup_mma(ql.slice(i % PARTS * PW, PW, dim=1),
-                                 kb.slice(i % PARTS * PW, PW, dim=1).permute((1, 0)), s,
-                                 use_acc=i > FIRST * (PARTS // 2), is_async=True)
+    START: gl.constexpr = FIRST * (PARTS // 2)
+    s = _score_slices(hp.warpgroup_mma_init(s_zero), kb, ql, full_bars, u, j, START, START + PARTS, PARTS, START,
+                      NO_MMA)
     stamp(Stamps, ROLE, at, 8, STAMP_TILES)
     if not NO_MMA:
         s = hp.warpgroup_mma(qpe, pe.permute((1, 0)), s, is_async=True)
